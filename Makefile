@@ -1,0 +1,138 @@
+# mcpgw — build, test and install.
+#
+# `make`            optimised daemon at build/mcpgw (-O2 -g, no sanitizers)
+# `make deps`       Debian packages and the pinned npm packages of test/
+# `make run`        deps, build, run on conf/mcp.yaml
+# `make test`       deps, unit tests under ASan+UBSan, integration tests
+# `make valgrind`   integration tests with the daemon under valgrind
+
+CC      ?= cc
+PREFIX  ?= /usr/local
+DESTDIR ?=
+SYSCONFDIR ?= /etc
+BUILD   := build
+
+LLHTTP_SRC := /usr/share/llhttp
+LLHTTP_INC := /usr/share/include/llhttp
+
+WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+           -Wno-unused-parameter
+CPPFLAGS += -Iinclude -I$(LLHTTP_INC) -D_GNU_SOURCE
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=gnu11 $(WARN) -fno-strict-aliasing
+LDLIBS  := -luv -ljansson -lyaml -lcurl -lm
+SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm -pthread)
+
+SRC      := $(wildcard src/*.c)
+LIB_SRC  := $(filter-out src/main.c,$(SRC))
+HDRS     := $(wildcard include/gw/*.h)
+OBJ      := $(SRC:src/%.c=$(BUILD)/obj/%.o)
+ASAN_OBJ := $(SRC:src/%.c=$(BUILD)/asan/obj/%.o)
+ASAN_LIB_OBJ := $(LIB_SRC:src/%.c=$(BUILD)/asan/obj/%.o)
+UNIT_SRC := $(wildcard test/unit/test_*.c)
+UNIT_BIN := $(UNIT_SRC:test/unit/%.c=$(BUILD)/asan/%)
+FIXTURE_SRC := $(wildcard test/fixtures/*.c)
+FIXTURE_BIN := $(FIXTURE_SRC:test/fixtures/%.c=$(BUILD)/fixtures/%)
+LLHTTP_OBJ      := $(BUILD)/llhttp/api.o $(BUILD)/llhttp/http.o $(BUILD)/llhttp/llhttp.o
+ASAN_LLHTTP_OBJ := $(LLHTTP_OBJ:$(BUILD)/llhttp/%=$(BUILD)/asan/llhttp/%)
+
+DEB_PKGS := gcc make pkg-config libuv1-dev libyaml-dev node-llhttp libcurl4-openssl-dev \
+            libjansson-dev check clang libclang-rt-14-dev valgrind wrk curl
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+NODE_STAMP := test/node_modules/.mcpgw-installed
+
+.PHONY: all deps run test unit integration valgrind format install uninstall clean fixtures asan
+
+all: $(BUILD)/mcpgw
+
+$(BUILD)/mcpgw: $(OBJ) $(BUILD)/libllhttp.a
+	$(CC) $(CFLAGS) -o $@ $(OBJ) $(BUILD)/libllhttp.a $(LDLIBS)
+
+$(BUILD)/obj/%.o: src/%.c $(HDRS) | $(BUILD)/obj
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+# llhttp's generated sources are compiled as shipped, without our -Werror.
+$(BUILD)/llhttp/%.o: $(LLHTTP_SRC)/%.c | $(BUILD)/llhttp
+	$(CC) -O2 -g -fPIC -I$(LLHTTP_INC) -c -o $@ $<
+
+$(BUILD)/libllhttp.a: $(LLHTTP_OBJ)
+	ar rcs $@ $^
+
+$(BUILD)/asan/llhttp/%.o: $(LLHTTP_SRC)/%.c | $(BUILD)/asan/llhttp
+	$(CC) -O1 -g $(SAN) -I$(LLHTTP_INC) -c -o $@ $<
+
+$(BUILD)/asan/libllhttp.a: $(ASAN_LLHTTP_OBJ)
+	ar rcs $@ $^
+
+$(BUILD)/asan/obj/%.o: src/%.c $(HDRS) | $(BUILD)/asan/obj
+	$(CC) $(CPPFLAGS) -std=gnu11 $(WARN) -O1 -g $(SAN) -c -o $@ $<
+
+asan: $(BUILD)/asan/mcpgw
+
+$(BUILD)/asan/mcpgw: $(ASAN_OBJ) $(BUILD)/asan/libllhttp.a
+	$(CC) $(SAN) -o $@ $(ASAN_OBJ) $(BUILD)/asan/libllhttp.a $(LDLIBS)
+
+$(BUILD)/asan/test_%: test/unit/test_%.c $(ASAN_LIB_OBJ) $(BUILD)/asan/libllhttp.a $(HDRS)
+	$(CC) $(CPPFLAGS) -std=gnu11 $(WARN) -Wno-missing-prototypes -O1 -g $(SAN) -o $@ $< \
+		$(ASAN_LIB_OBJ) $(BUILD)/asan/libllhttp.a $(LDLIBS) $(CHECK_LIBS)
+
+# Adversarial MCP servers used by the integration tests.
+$(BUILD)/fixtures/%: test/fixtures/%.c | $(BUILD)/fixtures
+	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -Werror -o $@ $< -ljansson
+
+fixtures: $(FIXTURE_BIN)
+
+$(BUILD)/obj $(BUILD)/llhttp $(BUILD)/asan/obj $(BUILD)/asan/llhttp $(BUILD)/fixtures:
+	mkdir -p $@
+
+deps:
+	@missing=$$(for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if ! command -v node >/dev/null || ! command -v npm >/dev/null; then missing="$$missing nodejs npm"; fi; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:" $$missing; \
+		$(SUDO) apt-get update -qq && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+	@$(MAKE) --no-print-directory $(NODE_STAMP)
+
+$(NODE_STAMP): test/package.json test/package-lock.json
+	cd test && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+run: deps all
+	$(BUILD)/mcpgw -c conf/mcp.yaml
+
+unit: $(UNIT_BIN)
+	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; \
+		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 $$t; done
+
+integration: all asan fixtures $(NODE_STAMP)
+	MCPGW_BIN=$${MCPGW_BIN:-$(CURDIR)/$(BUILD)/asan/mcpgw} node --test test/integration/*.test.mjs
+
+test: deps all
+	@$(MAKE) --no-print-directory unit
+	@$(MAKE) --no-print-directory integration
+
+valgrind: all fixtures $(NODE_STAMP)
+	MCPGW_BIN=$(CURDIR)/$(BUILD)/mcpgw MCPGW_WRAPPER=valgrind node --test test/integration/*.test.mjs
+
+format:
+	clang-format -i $(SRC) $(HDRS) $(UNIT_SRC) $(FIXTURE_SRC)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(SYSCONFDIR)/mcpgw \
+		$(DESTDIR)$(PREFIX)/share/doc/mcpgw $(DESTDIR)$(PREFIX)/lib/systemd/system
+	install -m 0755 $(BUILD)/mcpgw $(DESTDIR)$(PREFIX)/bin/mcpgw
+	[ -e $(DESTDIR)$(SYSCONFDIR)/mcpgw/mcp.yaml ] || \
+		install -m 0640 conf/mcp.yaml $(DESTDIR)$(SYSCONFDIR)/mcpgw/mcp.yaml
+	install -m 0644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/mcpgw/
+	[ ! -e systemd/mcpgw.service ] || \
+		install -m 0644 systemd/mcpgw.service $(DESTDIR)$(PREFIX)/lib/systemd/system/
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/mcpgw $(DESTDIR)$(PREFIX)/lib/systemd/system/mcpgw.service
+	rm -rf $(DESTDIR)$(PREFIX)/share/doc/mcpgw
+
+clean:
+	rm -rf $(BUILD)

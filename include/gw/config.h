@@ -1,0 +1,204 @@
+/* Config: mcp.yaml version 1 loaded into a typed, immutable snapshot.
+ *
+ * gw_config_load() never spawns or connects anything. It returns a snapshot
+ * even for a broken file: workspace-level errors (unreadable file, invalid
+ * YAML, missing or unsupported version, duplicate keys, …) clear `ok`;
+ * per-server errors clear that server's `ok` and leave the others usable.
+ * Every error and warning is a gw_diag that names file:line:column, the
+ * server and the key. A snapshot is reference counted: the daemon holds the
+ * current one, a reload builds a new one and swaps what committed. */
+#ifndef GW_CONFIG_H
+#define GW_CONFIG_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gw/problems.h"
+
+/* Limits of the loader itself (security.md F1). */
+#define GW_CONFIG_MAX_FILE (4u << 20)
+#define GW_CONFIG_MAX_NODES 100000
+#define GW_CONFIG_MAX_DEPTH 64
+
+enum gw_transport {
+    GW_TRANSPORT_STDIO,
+    GW_TRANSPORT_STREAMABLE_HTTP,
+    GW_TRANSPORT_SSE,
+    GW_TRANSPORT_WEBSOCKET /* recognised, refused until implemented */
+};
+
+enum gw_tool_mode {
+    GW_MODE_UNSET,   /* omitted: dynamic with no per-tool cap (design §4) */
+    GW_MODE_DYNAMIC, /* written out: requires default_tool_config */
+    GW_MODE_STRICT
+};
+
+enum gw_tool_changes { GW_TOOL_CHANGES_WARN, GW_TOOL_CHANGES_DISABLE };
+
+/* A resolved name=value pair of `env` or `headers`. Values are secrets:
+ * nothing outside the transport may print them. */
+struct gw_kv {
+    char *name;
+    char *value;
+};
+
+/* seed 004's ToolConfig; has_* tell which keys were written. */
+struct gw_tool_config {
+    char *name; /* ORIGINAL tool name; NULL for default_tool_config */
+    int line, col;
+    bool has_max_instances, has_timeout;
+    int max_instances;   /* default 5 */
+    uint64_t timeout_ms; /* default 30000 */
+};
+
+enum gw_transform_kind {
+    GW_TRANSFORM_PREFIX,         /* prefix: s */
+    GW_TRANSFORM_PREFIX_REPLACE, /* prefix: {remove, add} */
+    GW_TRANSFORM_SUFFIX          /* suffix: s */
+};
+
+struct gw_transform {
+    enum gw_transform_kind kind;
+    char *add;    /* the text prepended or appended ("" allowed) */
+    char *remove; /* PREFIX_REPLACE only */
+};
+
+struct gw_server_config {
+    char *id;
+    int line, col; /* of the server's key */
+    bool ok;       /* false: a per-server error made it unusable */
+    char *error;   /* first per-server error, for /v1/servers; NULL if ok */
+
+    bool truely_stateless;
+    enum gw_transport transport;
+    bool required;
+
+    /* stdio */
+    char *command;      /* as written */
+    char *command_path; /* resolved executable (absolute), NULL if not found */
+    char **args;
+    size_t nargs;
+    char *cwd; /* absolute; defaults to the config file's directory */
+    char *env_file; /* absolute path, NULL if none */
+    struct gw_kv *env; /* envFile entries first, then `env` (later wins) */
+    size_t nenv;
+    char *encoding; /* only "utf-8" is accepted */
+
+    /* streamable_http / sse / websocket */
+    char *url;
+    struct gw_kv *headers;
+    size_t nheaders;
+    char *session_id; /* NULL when empty */
+    uint64_t timeout_ms;          /* connect timeout, default 10s */
+    uint64_t sse_read_timeout_ms; /* default 300s */
+    bool terminate_on_close;      /* default true */
+
+    uint64_t request_timeout_ms; /* 0: gateway.request_timeout applies */
+    json_t *init_config; /* `config`, sent as initialize params.config; NULL if absent */
+    bool load_tools, load_prompts, load_resources;
+
+    char **whitelist;
+    size_t nwhitelist;
+    char **blacklist;
+    size_t nblacklist;
+    struct gw_transform *transforms;
+    size_t ntransforms;
+
+    enum gw_tool_mode mode;
+    bool has_default_tool_config;
+    struct gw_tool_config default_tool_config; /* seed 004 defaults filled in */
+    struct gw_tool_config *tool_configs;       /* keyed by ORIGINAL name */
+    size_t ntool_configs;
+
+    /* Stable hashes (16 hex digits) for reload diffs, design §8. */
+    char spawn_hash[17];
+    char catalog_hash[17];
+};
+
+struct gw_gateway_config {
+    char *listen; /* "127.0.0.1:7420", "[::1]:7420" or "unix:/path" */
+    char *auth_token; /* NULL when unset; a secret */
+    int max_concurrent;
+    uint64_t request_timeout_ms;
+    uint64_t lease_idle_timeout_ms; /* 0 = never */
+    int max_instances_per_server;
+    int warm_spares;
+    char *artifacts_dir; /* absolute */
+    char **allowed_commands; /* empty: any command */
+    size_t nallowed_commands;
+    uint64_t max_body;
+    uint64_t max_header_bytes;
+    int max_connections;
+    uint64_t header_timeout_ms;
+    uint64_t keepalive_timeout_ms;
+    char **allowed_origins;
+    size_t nallowed_origins;
+    char **inherit_env; /* patterns, '*' wildcard */
+    size_t ninherit_env;
+    enum gw_tool_changes tool_changes;
+    uint64_t shutdown_grace_ms;
+    uint64_t reload_debounce_ms;
+    uint64_t reload_poll_interval_ms;
+};
+
+struct gw_diag {
+    enum gw_severity severity; /* GW_SEV_ERROR or GW_SEV_WARNING */
+    enum gw_scope scope;       /* WORKSPACE or SERVER */
+    char *file;
+    int line, col; /* 1-based; 0 when not tied to a place */
+    char *server;  /* NULL for workspace-level */
+    char *key;     /* dotted path, e.g. "servers.fs.env.TOKEN" */
+    char *message;
+};
+
+struct gw_config {
+    int refs;
+    char *path; /* absolute path of the file read (may not exist) */
+    char *dir;  /* its directory */
+    bool ok;    /* false: a workspace-level error; keep the last known good */
+    bool exists; /* false: the file was absent (an empty config) */
+    struct gw_gateway_config gateway;
+    struct gw_server_config *servers; /* in file order */
+    size_t nservers;
+    struct gw_diag *diags; /* in file order */
+    size_t ndiags;
+};
+
+/* Loads `path`. A missing file gives an empty, ok config with exists=false
+ * (the caller decides whether that is an error). Returns 0 and sets *out to
+ * a snapshot with one reference, or a negative code on out-of-memory only. */
+int gw_config_load(const char *path, struct gw_config **out);
+
+/* Same, from a buffer; `path` names it in diagnostics and anchors relative
+ * paths. Used by tests and the fuzz target. */
+int gw_config_load_buffer(const char *path, const char *buf, size_t len,
+                          struct gw_config **out);
+
+struct gw_config *gw_config_ref(struct gw_config *c);
+void gw_config_unref(struct gw_config *c);
+
+const struct gw_server_config *gw_config_server(const struct gw_config *c, const char *id);
+
+/* The effective tool config of a server's ORIGINAL tool name (design §5,
+ * seed 004): strict → the listed entry or NULL; dynamic → defaults merged
+ * with the listed entry; mode omitted → NULL (no per-tool cap). */
+int gw_config_tool_policy(const struct gw_server_config *s, const char *tool,
+                          struct gw_tool_config *out);
+
+/* "file:line:col: error: [server id] message" (as --check-config prints). */
+char *gw_diag_format(const struct gw_diag *d);
+
+/* Public, secret-free view of the config for /v1/servers: env and header
+ * names with "***" values, never the auth token. New reference. */
+json_t *gw_server_config_to_json(const struct gw_server_config *s);
+
+/* Parsers shared with other modules, exposed for tests. Each returns 0 and
+ * sets *out, or UV_EINVAL. */
+int gw_parse_duration(const char *s, uint64_t *out_ms);
+int gw_parse_size(const char *s, uint64_t *out_bytes);
+
+const char *gw_transport_name(enum gw_transport t);
+
+#endif
