@@ -22,7 +22,7 @@
 #define GW_CONFIG_MAX_NODES 100000
 #define GW_CONFIG_MAX_DEPTH 64
 
-enum gw_transport {
+enum gw_transport_kind {
     GW_TRANSPORT_STDIO,
     GW_TRANSPORT_STREAMABLE_HTTP,
     GW_TRANSPORT_SSE,
@@ -72,7 +72,7 @@ struct gw_server_config {
     char *error;   /* first per-server error, for /v1/servers; NULL if ok */
 
     bool truely_stateless;
-    enum gw_transport transport;
+    enum gw_transport_kind transport;
     bool required;
 
     /* stdio */
@@ -183,7 +183,9 @@ const struct gw_server_config *gw_config_server(const struct gw_config *c, const
 
 /* The effective tool config of a server's ORIGINAL tool name (design §5,
  * seed 004): strict → the listed entry or NULL; dynamic → defaults merged
- * with the listed entry; mode omitted → NULL (no per-tool cap). */
+ * with the listed entry; mode omitted → NULL (no per-tool cap). Returns 0
+ * and fills *out (out->name points into `s`, NULL for a tool that only
+ * takes the defaults), or UV_ENOENT for the NULL cases. */
 int gw_config_tool_policy(const struct gw_server_config *s, const char *tool,
                           struct gw_tool_config *out);
 
@@ -199,6 +201,19 @@ json_t *gw_server_config_to_json(const struct gw_server_config *s);
 int gw_parse_duration(const char *s, uint64_t *out_ms);
 int gw_parse_size(const char *s, uint64_t *out_bytes);
 
-const char *gw_transport_name(enum gw_transport t);
+const char *gw_transport_name(enum gw_transport_kind t);
+
+/* One row of the table of directives that drives the loader (style.md §7)
+ * and is documented in docs/config.md. Keys are dotted; "<id>" stands for
+ * a server id. Strings are static. */
+struct gw_config_directive_info {
+    const char *key;
+    const char *type;
+    const char *def; /* default as documented; "" when there is none */
+    const char *seed;
+};
+
+/* Row i of the table; returns 0, or UV_ENOENT past the last row. */
+int gw_config_directive(size_t i, struct gw_config_directive_info *out);
 
 #endif

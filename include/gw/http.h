@@ -6,7 +6,43 @@
  * answers at once or later (a tool call answers when the upstream does) with
  * exactly one gw_http_respond*() or a stream (gw_http_stream_*). A request
  * whose connection closes before it was answered gets its abort callback;
- * after that the handler must not touch it. */
+ * after that the handler must not touch it.
+ *
+ * Lifetime of a request (struct gw_http_request *req):
+ * - The server owns it. The handler borrows it from the handler call until
+ *   it answers: gw_http_respond*() or gw_http_stream_end(). After that call
+ *   returns, the handler must not touch req again (it is freed once the
+ *   answer is written, on a later loop turn).
+ * - A handler that answers later must register gw_http_on_abort() before
+ *   returning. If the client goes away first (hang-up, reset, write error,
+ *   gw_http_server_abort_all), the abort callback runs exactly once, from
+ *   the loop (never from inside a gw_http_* call the handler makes), and
+ *   req is freed right after it returns: the callback must drop every
+ *   pointer to req (cancel the timer/upstream call that would answer it).
+ *   Answering from inside the abort callback is ignored.
+ * - Without an abort callback a dead connection's request is orphaned: it
+ *   stays valid, and the handler's eventual answer is dropped and frees it.
+ *   Either way an answer never reaches a dead or reused connection.
+ * - A second answer to the same request is ignored (and logged).
+ * - While the handler holds a request the connection keeps reading (up to
+ *   64 KiB of pipelined bytes are buffered, not parsed) so that a hang-up is
+ *   noticed; EOF from the client at that point counts as a hang-up.
+ *
+ * Protocol notes for routes:
+ * - HEAD reaches the handler as method "HEAD"; answer it like GET: the
+ *   server sends the headers (Content-Length of the body given) and no
+ *   body. Routes may instead answer 405.
+ * - "Expect: 100-continue" is handled here: "100 Continue" is sent once the
+ *   headers passed the limits (never when the answer is 413).
+ * - 204, 304 and 1xx answers are sent without a body or Content-Length.
+ * - Extra headers containing CR or LF, or no colon, are dropped (logged).
+ * - Keep-alive follows HTTP/1.1 (Connection: close, HTTP/1.0 without
+ *   keep-alive, Upgrade requests close after the answer). A stream to an
+ *   HTTP/1.0 client is sent unchunked and ends with the connection.
+ * - llhttp 8.1 runs strict; on top of it the server refuses (400) what 8.1
+ *   still accepts: bare LF, obs-fold, whitespace before a header colon, and
+ *   HTTP versions other than 1.x.
+ * - Limits of 0 turn a timeout off; max_connections 0 means no cap. */
 #ifndef GW_HTTP_H
 #define GW_HTTP_H
 
@@ -63,9 +99,16 @@ void gw_http_server_set_limits(struct gw_http_server *srv, const struct gw_http_
  * `cb` runs once every handle is closed and the server is freed. */
 void gw_http_server_close(struct gw_http_server *srv, void (*cb)(void *data), void *data);
 
+/* Closes every connection now, answered or not: handlers get their abort
+ * callbacks (from this call). For the end of a shutdown grace period,
+ * after gw_http_server_close() or on its own. */
+void gw_http_server_abort_all(struct gw_http_server *srv);
+
 /* The address actually bound (port resolved when 0 was asked). */
 const char *gw_http_server_address(const struct gw_http_server *srv);
 
+/* Open connections counted against max_connections (those being refused
+ * with 503 are not counted). */
 size_t gw_http_server_connections(const struct gw_http_server *srv);
 
 /* Case-insensitive lookup; NULL when absent. */

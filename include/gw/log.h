@@ -6,6 +6,7 @@
 #define GW_LOG_H
 
 #include <stdarg.h>
+#include <stddef.h>
 
 enum gw_log_level { GW_LOG_DEBUG, GW_LOG_INFO, GW_LOG_WARN, GW_LOG_ERROR };
 
@@ -19,7 +20,7 @@ int gw_log_level_parse(const char *s, enum gw_log_level *out);
 /* Writes `ts=… level=… msg=… k1=v1 k2=v2 …`. The variadic part is pairs of
  * `const char *` key and value, ended by a NULL key; a NULL value is
  * skipped. Keys are written as given and must be plain identifiers. */
-void gw_log(enum gw_log_level level, const char *msg, ...);
+void gw_log(enum gw_log_level level, const char *msg, ...) __attribute__((sentinel));
 void gw_logv(enum gw_log_level level, const char *msg, va_list ap);
 
 /* Appends `value` to `dst` (capacity `cap`, NUL-terminated on return)

@@ -51,6 +51,9 @@ const struct gw_problem *gw_problems_find(const struct gw_problems *reg, const c
  * in insertion order; `since` is RFC 3339 UTC. New reference. */
 json_t *gw_problems_to_json(const struct gw_problems *reg);
 
+/* One problem as the JSON object of GET /v1/problems. New reference. */
+json_t *gw_problem_to_json(const struct gw_problem *p);
+
 const char *gw_severity_name(enum gw_severity s);
 const char *gw_scope_name(enum gw_scope s);
 

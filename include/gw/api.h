@@ -1,0 +1,37 @@
+/* The REST routes of design §7 over the HTTP server.
+ *
+ * The api reads the daemon's state through a gw_api_ctx that the daemon
+ * owns and updates (a reload swaps `config`); the api never owns any of it.
+ * Every request passes the same gate first: Host and Origin checks (DNS
+ * rebinding, security.md C1), then the bearer token when one is set (C8). */
+#ifndef GW_API_H
+#define GW_API_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <time.h>
+
+#include "gw/config.h"
+#include "gw/http.h"
+#include "gw/problems.h"
+#include "gw/servers.h"
+
+struct gw_api_ctx {
+    struct gw_config *config; /* current snapshot (not owned) */
+    struct gw_problems *problems;
+    bool ready;      /* the first load has finished */
+    bool loopback;   /* listening on loopback or a unix socket: Host is checked */
+    time_t loaded_at;
+    struct gw_servers *servers; /* NULL until the first load */
+};
+
+/* The gw_http_handler for every request; `data` is the gw_api_ctx. */
+void gw_api_handle(struct gw_http_request *req, void *data);
+
+/* True when `host` (a Host header value, port allowed) names loopback. */
+bool gw_api_host_is_loopback(const char *host);
+
+/* True when `origin` is a loopback origin or listed in allowed_origins. */
+bool gw_api_origin_allowed(const char *origin, const struct gw_gateway_config *gw);
+
+#endif

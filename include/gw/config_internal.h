@@ -1,0 +1,161 @@
+/* Internals shared by the config loader's files (config.c, config_server.c,
+ * config_value.c). Nothing outside the config module includes this. */
+#ifndef GW_CONFIG_INTERNAL_H
+#define GW_CONFIG_INTERNAL_H
+
+#include <stdarg.h>
+
+#include "gw/config.h"
+#include "gw/yaml_tree.h"
+
+struct gw_cfg_ld;
+struct gw_cfg_directive;
+
+/* Custom setter of a directive, or the validator of a typed one (then
+ * called after the value is stored). With n == NULL it applies the
+ * directive's default. `key` is the dotted key as the user sees it. */
+typedef int (*gw_cfg_fn)(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
+                         const struct gw_yaml_node *n, const char *key, void *base);
+
+enum gw_cfg_type {
+    GW_CFG_BOOL,
+    GW_CFG_INT,      /* int field */
+    GW_CFG_DURATION, /* uint64_t ms; a bare number is seconds */
+    GW_CFG_MS,       /* uint64_t ms; a bare number is milliseconds */
+    GW_CFG_SIZE,     /* uint64_t bytes */
+    GW_CFG_STRING,   /* char * */
+    GW_CFG_STRLIST,  /* char ** at off, size_t at off2 */
+    GW_CFG_SECTION,  /* a map whose keys are directives "key.sub" */
+    GW_CFG_CUSTOM    /* fn does everything */
+};
+
+/* One row of the table of directives (style.md §7): it drives the loader
+ * and is what docs/config.md is checked against. */
+struct gw_cfg_directive {
+    const char *key; /* full dotted key; "<id>" stands for a server id */
+    enum gw_cfg_type type;
+    size_t off, off2;
+    int64_t min;     /* ints; ms for durations; bytes for sizes */
+    const char *def; /* default as written in the docs; NULL: none */
+    gw_cfg_fn fn;
+    const char *seed;
+    const char *type_doc; /* type as the docs name it (custom rows) */
+};
+
+extern const struct gw_cfg_directive gw_cfg_server_directives[];
+extern const size_t gw_cfg_nserver_directives;
+
+/* A load in progress. `srv` is the server whose keys are being read (NULL
+ * for the top level and `gateway`): errors then clear that server's `ok`
+ * instead of the whole config's. */
+struct gw_cfg_ld {
+    struct gw_config *c;
+    struct gw_server_config *srv;
+    const char *file; /* diag file name, normally c->path */
+    size_t capdiags;
+    /* nodes stashed while walking a server, resolved when it is finished */
+    const struct gw_yaml_node *env, *headers, *env_file;
+    const char *transport_written;
+};
+
+/* Records a diagnostic at node `n` (may be NULL). With `ld->srv` set, the
+ * scope is that server; otherwise the workspace. An error clears the `ok`
+ * of its scope. */
+void gw_cfg_diag(struct gw_cfg_ld *ld, enum gw_severity sev, const struct gw_yaml_node *n,
+                 const char *key, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+#define gw_cfg_err(ld, n, key, ...)  gw_cfg_diag(ld, GW_SEV_ERROR, n, key, __VA_ARGS__)
+#define gw_cfg_warn(ld, n, key, ...) gw_cfg_diag(ld, GW_SEV_WARNING, n, key, __VA_ARGS__)
+
+/* Same with an explicit place and scope, for the few diags that are not
+ * about a node of the YAML file (envFile lines, skipped server ids). */
+void gw_cfg_diag_at(struct gw_cfg_ld *ld, enum gw_severity sev, enum gw_scope scope,
+                    const char *server, const char *file, int line, int col, const char *key,
+                    const char *msg);
+
+/* Memory: abort with a message on exhaustion, as the daemon does. */
+void *gw_cfg_xmalloc(size_t n);
+void *gw_cfg_xrealloc(void *p, size_t n);
+char *gw_cfg_xstrdup(const char *s);
+char *gw_cfg_xstrndup(const char *s, size_t n);
+char *gw_cfg_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* "a.b" + "." + "c" */
+char *gw_cfg_join_key(const char *a, const char *b);
+/* `p` made absolute against `dir` with "." components and repeated slashes
+ * removed. New string. */
+char *gw_cfg_abspath(const char *dir, const char *p);
+
+/* Scalar conversions. Each returns 0 or UV_EINVAL and writes nothing on
+ * error; the caller words the diagnostic. */
+int gw_cfg_scalar_str(const struct gw_yaml_node *n, const char **out);
+int gw_cfg_parse_bool(const char *s, bool *out);
+int gw_cfg_parse_int(const char *s, int64_t *out);
+/* A duration where a bare number means milliseconds ("200", "250ms", "1s"). */
+int gw_cfg_parse_ms(const char *s, uint64_t *out_ms);
+
+/* `${NAME}` substitution, once (security.md F3): returns 0 and a new
+ * string, or UV_ENOENT with the missing variable's name in *missing (new
+ * string). */
+int gw_cfg_subst(const char *s, char **out, char **missing);
+
+/* An env/header value node: a string (with ${VAR}), a number or bool
+ * scalar taken as text, or {env: NAME}. Returns 0 and a new string, or
+ * reports the problem at `key` and returns UV_EINVAL. */
+int gw_cfg_env_value(struct gw_cfg_ld *ld, const struct gw_yaml_node *n, const char *key,
+                     char **out);
+
+/* Parses envFile text (KEY=VALUE lines) into kv/nkv, appending.
+ * Reports each bad line as a diag at `file`:line. Returns 0 or UV_EINVAL. */
+int gw_cfg_parse_env_file(struct gw_cfg_ld *ld, const char *file, const char *text,
+                          struct gw_kv **kv, size_t *nkv);
+
+/* Sets name=value in the list, replacing an earlier value of the same
+ * name; takes ownership of both strings. */
+void gw_cfg_kv_set(struct gw_kv **kv, size_t *nkv, char *name, char *value);
+
+/* Reports every duplicate key in the subtree of `n` (scope per ld->srv). */
+void gw_cfg_check_dups(struct gw_cfg_ld *ld, const struct gw_yaml_node *n, const char *shown,
+                       int depth);
+
+/* Warning for an unknown key under table path `path`, with a suggestion
+ * when a known key there is within edit distance 2. */
+void gw_cfg_unknown_key(struct gw_cfg_ld *ld, const char *path, const char *shown,
+                        const struct gw_yaml_node *k);
+
+bool gw_cfg_is_token(const char *s);
+bool gw_cfg_has_ctl(const char *s, size_t len); /* CR, LF or NUL */
+/* 0, or UV_EINVAL with a sentence in *why (static). */
+int gw_cfg_check_listen(const char *s, const char **why);
+/* 0 for https:// or http:// to a loopback host (127.0.0.0/8, ::1,
+ * localhost); UV_EINVAL otherwise, with *malformed set when the text is not
+ * a URL with a host at all. */
+int gw_cfg_check_url(const char *url, bool *malformed);
+/* The url with userinfo and query hidden, for the public view. New string. */
+char *gw_cfg_redact_url(const char *url);
+
+/* Levenshtein distance, capped: returns cap+1 when larger. */
+int gw_cfg_edit_distance(const char *a, const char *b, int cap);
+
+/* FNV-1a 64 of the server's spawn-relevant and catalog-relevant fields. */
+void gw_cfg_hash_server(struct gw_server_config *s);
+
+/* Per-server key walking and the final transport checks (config_server.c). */
+void gw_cfg_server_defaults(struct gw_cfg_ld *ld, struct gw_server_config *s);
+void gw_cfg_load_server(struct gw_cfg_ld *ld, const struct gw_yaml_node *idn,
+                        const struct gw_yaml_node *body);
+void gw_cfg_free_server(struct gw_server_config *s);
+
+/* The directive table (config.c): walks map `m` at dotted `path` ("gateway",
+ * "servers.<id>", "servers.<id>.tools") storing into `base`. `shown` is the
+ * path as the user sees it ("servers.fs"). */
+void gw_cfg_walk(struct gw_cfg_ld *ld, const char *path, const char *shown,
+                 const struct gw_yaml_node *m, void *base);
+/* Applies the table's defaults for entries under `path`. */
+void gw_cfg_apply_defaults(struct gw_cfg_ld *ld, const char *path, void *base);
+
+/* String list helper: a sequence of scalars (or null = empty). */
+int gw_cfg_str_list(struct gw_cfg_ld *ld, const struct gw_yaml_node *n, const char *key,
+                    char ***out, size_t *nout);
+void gw_cfg_free_strv(char **v, size_t n);
+
+#endif

@@ -1,0 +1,141 @@
+/* Internals shared by the HTTP server's files: src/http.c (listener,
+ * connections), src/http_parse.c (requests from bytes, limits) and
+ * src/http_respond.c (answers and streams). Nothing else includes this. */
+#ifndef GW_HTTP_INTERNAL_H
+#define GW_HTTP_INTERNAL_H
+
+#include "gw/http.h"
+
+#include <llhttp.h>
+
+/* What a request is doing. Only HANDLER and STREAMING belong to the
+ * handler; those are the states a dying connection aborts. */
+enum req_state {
+    RQ_PARSING,   /* being received */
+    RQ_HANDLER,   /* handed to the handler, not answered yet */
+    RQ_STREAMING, /* stream begun, not ended */
+    RQ_ANSWERED,  /* answer queued; freed when it is written */
+    RQ_ABORTED,   /* abort callback ran or runs; freed with the connection */
+    RQ_ORPHAN,    /* connection gone, no abort callback: freed by the answer */
+};
+
+struct buf {
+    char *data;
+    size_t len, cap;
+};
+
+struct req {
+    struct gw_http_request pub; /* first: the handler's pointer is ours */
+    struct conn *conn;          /* NULL once orphaned */
+    enum req_state state;
+    int head;    /* HEAD: answers carry headers only */
+    int chunked; /* a stream uses chunked encoding (HTTP/1.1 client) */
+    gw_http_abort_cb abort_cb;
+    void *abort_data;
+    struct buf arena; /* target, header names and values, path, query */
+    size_t mark;      /* start of the string being collected in arena */
+    size_t nheaders;
+    struct gw_http_header *headers;
+    struct buf body;
+    char peer[64];
+};
+
+/* Connection states; the comment names the timer running in each. */
+enum conn_state {
+    CS_HEADERS, /* request line and headers: header_timeout */
+    CS_BODY,    /* body: body_timeout, restarted on every read */
+    CS_BUSY,    /* the handler has the request or streams it: none */
+    CS_SENDING, /* answered, last write pending: send timeout */
+    CS_IDLE,    /* keep-alive between requests: keepalive_timeout */
+    CS_FINAL,   /* last response (error or Connection: close) going out */
+    CS_LINGER,  /* shut down for writing; draining the client: linger */
+    CS_DEAD,    /* closes on the next loop turn (0 ms timer) */
+};
+
+/* Strictness llhttp 8.1 lacks even without lenient flags: it accepts a
+ * bare LF in the request line and at the end of the header block, and
+ * obs-fold continuation lines. This scanner runs over header and trailer
+ * bytes before llhttp sees them. */
+struct scan {
+    unsigned char prev_cr, line_start, lines;
+};
+
+struct conn {
+    union {
+        uv_handle_t handle;
+        uv_stream_t stream;
+        uv_tcp_t tcp;
+        uv_pipe_t pipe;
+    } h;
+    uv_timer_t timer;
+    uv_shutdown_t shutdown;
+    struct gw_http_server *srv;
+    struct conn *prev, *next;
+    struct gw_http_limits lim; /* snapshot taken as each request starts */
+    enum conn_state state;
+    llhttp_t parser;
+    struct req *req; /* the request being received or answered */
+    char *in;        /* received bytes; [in_off, in_len) not parsed yet */
+    size_t in_off, in_len, in_cap;
+    struct scan scan;
+    uint64_t head_bytes; /* request line + headers so far */
+    uint64_t body_bytes; /* body + trailers so far */
+    int headers_done, msg_done, in_trailers, keep_alive;
+    int rejected, closing, reading, eof, open_handles;
+    int fail_status; /* set by a parser callback that refuses the request */
+    const char *fail_code;
+    char fail_msg[160];
+    char peer[64];
+};
+
+struct gw_http_server {
+    uv_loop_t *loop;
+    union {
+        uv_handle_t handle;
+        uv_stream_t stream;
+        uv_tcp_t tcp;
+        uv_pipe_t pipe;
+    } lis;
+    int is_unix, closing, lis_closed;
+    char *unix_path; /* set once we created the socket file */
+    char address[320];
+    struct gw_http_limits lim;
+    gw_http_handler handler;
+    void *data;
+    struct conn *conns;
+    size_t nconns, nrejected;
+    void (*close_cb)(void *data);
+    void *close_data;
+};
+
+void *gw_http__xrealloc(void *p, size_t n);
+void gw_http__buf_reserve(struct buf *b, size_t n);
+void gw_http__buf_append(struct buf *b, const char *p, size_t n);
+
+void gw_http__req_free(struct req *r);
+
+/* Sets up the connection's llhttp parser (strict: no lenient flags). */
+void gw_http__parser_init(struct conn *c);
+
+/* Parses buffered input [in_off, in_len) while the connection is reading a
+ * request: stops when it needs more bytes, after handing a complete request
+ * to the handler, or after starting an error answer. */
+void gw_http__parse(struct conn *c);
+
+/* Writes `n` buffers as one write (copied). `last` marks the end of an
+ * answer: its completion finishes the response. Returns 0 or a libuv error,
+ * after which the connection closes on the next loop turn. */
+int gw_http__send(struct conn *c, const uv_buf_t *bufs, unsigned n, int last);
+
+/* (Re)starts the connection's timer for its current state. */
+void gw_http__arm_timer(struct conn *c);
+
+/* Sends an error answer with Connection: close, then shuts down. */
+void gw_http__final_error(struct conn *c, int status, const char *code, const char *msg);
+
+/* Formats the status line and headers. len < 0: chunked (or, when
+ * `chunked` is 0, no length: the body ends with the connection). */
+char *gw_http__head(int status, const char *ctype, long long len, int chunked, int keep_alive,
+                    const char *const *extra, size_t *out_len);
+
+#endif

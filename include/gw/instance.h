@@ -1,0 +1,80 @@
+/* An instance: one running upstream (today a stdio process) with the MCP
+ * client above it. It owns its transport and its client and counts the
+ * calls in flight so that a stop can wait for them (seed 000's draining).
+ *
+ * Lifetime: gw_instance_start() gives the caller an instance it owns until
+ * on_closed; the instance is freed right after on_closed returns. on_ready
+ * or on_failed fires once for the handshake; on_failed also fires when the
+ * instance dies later (its in-flight calls have then already failed with
+ * GW_MCP_E_TRANSPORT). After on_failed the owner calls gw_instance_stop(). */
+#ifndef GW_INSTANCE_H
+#define GW_INSTANCE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "gw/config.h"
+#include "gw/mcp_client.h"
+
+struct gw_instance;
+
+enum gw_instance_state {
+    GW_INSTANCE_STARTING, /* spawned, handshake under way */
+    GW_INSTANCE_READY,    /* takes calls */
+    GW_INSTANCE_FAILED,   /* handshake failed or the process died */
+    GW_INSTANCE_DRAINING, /* stopped taking calls; stops when none are in flight */
+    GW_INSTANCE_STOPPING, /* the transport's stop sequence runs */
+};
+
+struct gw_instance_cbs {
+    void (*on_ready)(struct gw_instance *inst, void *data);
+    void (*on_failed)(struct gw_instance *inst, const char *why, void *data);
+    void (*on_tools_changed)(struct gw_instance *inst, void *data);
+    void (*on_closed)(struct gw_instance *inst, void *data);
+    void *data;
+};
+
+/* Spawns the server of `cfg` and starts the handshake. `cfg` and `gw` must
+ * outlive the instance (the caller holds their config snapshot). Returns 0
+ * and sets *out, or a negative code with a sentence in *why (caller frees);
+ * then no callback fires. */
+int gw_instance_start(uv_loop_t *loop, const struct gw_server_config *cfg,
+                      const struct gw_gateway_config *gw, const struct gw_instance_cbs *cbs,
+                      uint64_t seq, struct gw_instance **out, char **why);
+
+/* Stops taking calls; once none is in flight, runs the transport's stop
+ * sequence (design §6). on_closed follows. Idempotent. */
+void gw_instance_stop(struct gw_instance *inst);
+
+/* Kills at once (daemon shutdown past its grace). on_closed follows. */
+void gw_instance_kill(struct gw_instance *inst);
+
+/* Sends tools/call with the ORIGINAL name. Same contract as
+ * gw_mcp_client_call_tool(); fails with GW_MCP_E_NOT_READY unless READY. */
+int gw_instance_call(struct gw_instance *inst, const char *name, json_t *arguments,
+                     uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data, gw_mcp_handle *handle);
+
+/* Cancels a call made through gw_instance_call (its callback runs inside). */
+int gw_instance_cancel(struct gw_instance *inst, gw_mcp_handle handle, const char *reason);
+
+/* tools/list with every page (discovery and re-listing). */
+int gw_instance_list_tools(struct gw_instance *inst, uint64_t timeout_ms, gw_mcp_reply_cb cb,
+                           void *data);
+
+enum gw_instance_state gw_instance_state(const struct gw_instance *inst);
+const char *gw_instance_state_name(enum gw_instance_state s);
+uint64_t gw_instance_seq(const struct gw_instance *inst);
+int gw_instance_pid(const struct gw_instance *inst);
+unsigned gw_instance_in_flight(const struct gw_instance *inst);
+uint64_t gw_instance_calls(const struct gw_instance *inst); /* tools/call sent */
+
+/* {"id","state","pid","since","inFlight","calls","protocolVersion",
+ *  "serverInfo","stderrTail":[…],"counters":{…}}. New reference. */
+json_t *gw_instance_to_json(const struct gw_instance *inst);
+
+/* The last stderr lines as a JSON array. New reference. */
+json_t *gw_instance_stderr_tail(const struct gw_instance *inst);
+
+#endif

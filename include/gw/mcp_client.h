@@ -1,0 +1,201 @@
+/* The MCP client protocol layer: JSON-RPC over whatever transport the owner
+ * wires in, the initialize handshake, pings, paginated lists, tool calls and
+ * cancellation, for one upstream instance.
+ *
+ * It never touches sockets or processes. The owner (the instance object)
+ * gives it a send function (normally wrapping gw_transport_send), feeds each
+ * incoming message to gw_mcp_client_receive() and reports a dead transport
+ * with gw_mcp_client_transport_down().
+ *
+ * JSON-RPC ids are the client's own integers, unique per instance and never
+ * reused, so a response can only reach the request this instance sent
+ * (security.md S1). Hostile input (non-JSON, wrong shapes, unknown ids) is
+ * counted and dropped, never fatal (S5); server requests the gateway did not
+ * declare a capability for are answered -32601 at once (S9).
+ *
+ * Ownership: the owner owns the client from gw_mcp_client_new() until it
+ * calls gw_mcp_client_close(); the client frees itself later, when its
+ * last uv handle is closed. All callbacks run on the loop thread. */
+#ifndef GW_MCP_CLIENT_H
+#define GW_MCP_CLIENT_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+/* Versions offered and accepted, newest first; the first is offered. */
+#define GW_MCP_PROTOCOL_VERSION "2025-11-25"
+
+/* Discovery bounds (design §5): a list longer than this fails. */
+#define GW_MCP_MAX_LIST_PAGES 100
+#define GW_MCP_MAX_LIST_ITEMS 10000
+
+/* Requests in flight at once on one instance; beyond, requests fail with
+ * UV_ENOBUFS (callers' own limits are far lower). */
+#define GW_MCP_MAX_IN_FLIGHT 8192
+
+#define GW_MCP_DEFAULT_INIT_TIMEOUT_MS 30000
+
+/* Error codes of this layer, outside libuv's errno range. Functions return 0
+ * or a negative code; a function that returns an error never calls its
+ * callback. */
+enum {
+    GW_MCP_E_RPC = -5101,       /* the server answered with a JSON-RPC error */
+    GW_MCP_E_TIMEOUT = -5102,   /* no answer in time; cancelled upstream (504) */
+    GW_MCP_E_CANCELLED = -5103, /* gw_mcp_client_cancel() */
+    GW_MCP_E_TRANSPORT = -5104, /* the transport went down (502) */
+    GW_MCP_E_CLOSED = -5105,    /* gw_mcp_client_close() */
+    GW_MCP_E_PROTOCOL = -5106,  /* the answer has the wrong shape (502) */
+    GW_MCP_E_LIMIT = -5107,     /* a list exceeded the discovery bounds */
+    GW_MCP_E_NOT_READY = -5108, /* the handshake has not succeeded */
+};
+
+/* A short name for a code ("timeout", "transport_down", …), for logs and
+ * error bodies; libuv codes go to uv_err_name(). */
+const char *gw_mcp_strerror(int code);
+
+enum gw_mcp_state {
+    GW_MCP_NEW,          /* created, gw_mcp_client_start() not yet called */
+    GW_MCP_INITIALIZING, /* initialize sent */
+    GW_MCP_READY,        /* handshake done; requests allowed */
+    GW_MCP_FAILED,       /* handshake failed; the owner should close */
+    GW_MCP_DOWN,         /* the transport went down */
+    GW_MCP_CLOSING,      /* gw_mcp_client_close() called */
+};
+
+/* The outcome of one request, passed to its callback exactly once. Every
+ * pointer is borrowed and valid only during the callback (json_incref() or
+ * strdup to keep). */
+struct gw_mcp_reply {
+    int code;            /* 0 or a GW_MCP_E_* code */
+    json_t *result;      /* code 0: the JSON-RPC result (lists: the array) */
+    const char *message; /* code != 0: a sentence for a person */
+    json_t *error;       /* GW_MCP_E_RPC: the server's error object, else NULL */
+};
+
+typedef void (*gw_mcp_reply_cb)(void *data, const struct gw_mcp_reply *reply);
+
+/* Identifies an operation for gw_mcp_client_cancel(). Handles are never
+ * reused within one client; 0 is never a valid handle. */
+typedef uint64_t gw_mcp_handle;
+
+struct gw_mcp_client_opts {
+    /* Sends one JSON text (no trailing newline, never containing one); the
+     * bytes are valid only during the call. Returns 0 or a negative code. */
+    int (*send)(void *data, const char *msg, size_t len);
+    /* The handshake succeeded. Arguments are borrowed from the client and
+     * stay valid until it is closed (see the accessors below). */
+    void (*on_ready)(void *data, const char *version, json_t *server_info, json_t *capabilities);
+    /* The handshake failed (error answer, unsupported version, timeout,
+     * transport down during it). The owner should close the client. */
+    void (*on_failed)(void *data, int code, const char *why);
+    /* notifications/tools/list_changed arrived. May be NULL. */
+    void (*on_tools_changed)(void *data);
+    /* Any other notification (progress, logging, other list_changed…);
+     * `msg` is the whole message, borrowed. May be NULL. */
+    void (*on_notification)(void *data, const char *method, json_t *msg);
+    void *data;
+    const char *server_id;      /* for logs; copied */
+    json_t *config;             /* sent as initialize params.config when non-NULL; borrowed */
+    uint64_t init_timeout_ms;   /* 0: GW_MCP_DEFAULT_INIT_TIMEOUT_MS */
+    const char *client_version; /* clientInfo.version; NULL: GW_VERSION */
+};
+
+struct gw_mcp_client_stats {
+    uint64_t non_json;              /* messages that were not JSON */
+    uint64_t bad_shape;             /* JSON but not a valid JSON-RPC message */
+    uint64_t unknown_ids;           /* responses to ids this client never sent */
+    uint64_t duplicate_ids;         /* second responses to answered requests */
+    uint64_t late;                  /* responses after a timeout or cancel */
+    uint64_t notifications;         /* every notification received */
+    uint64_t unknown_notifications; /* notifications of unknown methods */
+    uint64_t server_requests;       /* server → client requests (all answered) */
+    uint64_t log_suppressed;        /* warnings not logged by the rate limit */
+    uint64_t in_flight;             /* requests currently awaiting an answer */
+};
+
+struct gw_mcp_client;
+
+/* Creates a client in state GW_MCP_NEW; nothing is sent yet. Copies what it
+ * keeps from `opts` (server_id; config gets a reference). Returns 0 and sets
+ * *out, or UV_EINVAL (no send function). */
+int gw_mcp_client_new(uv_loop_t *loop, const struct gw_mcp_client_opts *opts,
+                      struct gw_mcp_client **out);
+
+/* Sends `initialize`. on_ready or on_failed follows, later (never from
+ * inside this call). Returns 0, UV_EINVAL if already started, or the send
+ * function's error. */
+int gw_mcp_client_start(struct gw_mcp_client *c);
+
+/* Feeds one incoming message (a JSON object or, from 2025-03-26 servers, an
+ * array of them). Never fails: bad input is counted and logged. Callbacks
+ * may run inside this call, and may close the client. */
+void gw_mcp_client_receive(struct gw_mcp_client *c, const char *msg, size_t len);
+
+/* The transport died: every request in flight fails at once with
+ * GW_MCP_E_TRANSPORT (on_failed instead during the handshake), and later
+ * requests fail with it. `why` may be NULL. */
+void gw_mcp_client_transport_down(struct gw_mcp_client *c, const char *why);
+
+/* Sends a request. `params` is borrowed (NULL: none). timeout_ms 0 means no
+ * timeout; on timeout the callback gets GW_MCP_E_TIMEOUT and the server
+ * gets notifications/cancelled. Returns 0 (sets *handle when non-NULL, the
+ * callback fires exactly once later), GW_MCP_E_NOT_READY, GW_MCP_E_TRANSPORT,
+ * GW_MCP_E_CLOSED, UV_ENOBUFS, or the send function's error. */
+int gw_mcp_client_request(struct gw_mcp_client *c, const char *method, json_t *params,
+                          uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data,
+                          gw_mcp_handle *handle);
+
+/* Sends a notification (no answer). Returns 0 or an error as above. */
+int gw_mcp_client_notify(struct gw_mcp_client *c, const char *method, json_t *params);
+
+/* `ping`; the result is {}. Same contract as gw_mcp_client_request(). */
+int gw_mcp_client_ping(struct gw_mcp_client *c, uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data,
+                       gw_mcp_handle *handle);
+
+/* `tools/call` with `arguments` (borrowed object; NULL: {}) and, when
+ * `progress_token` is non-NULL (string or integer), params._meta.progressToken.
+ * The callback gets the raw CallToolResult. Contract as gw_mcp_client_request. */
+int gw_mcp_client_call_tool(struct gw_mcp_client *c, const char *name, json_t *arguments,
+                            json_t *progress_token, uint64_t timeout_ms, gw_mcp_reply_cb cb,
+                            void *data, gw_mcp_handle *handle);
+
+/* A paginated list (`tools/list`, `prompts/list`, `resources/list`, …):
+ * follows nextCursor and collects every element of result[`key`] into one
+ * array (reply.result). At most GW_MCP_MAX_LIST_PAGES pages and
+ * GW_MCP_MAX_LIST_ITEMS elements (else GW_MCP_E_LIMIT); a page that is not
+ * an object with a `key` array fails with GW_MCP_E_PROTOCOL. `timeout_ms`
+ * applies to each page. One handle covers every page. */
+int gw_mcp_client_list_all(struct gw_mcp_client *c, const char *method, const char *key,
+                           uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data,
+                           gw_mcp_handle *handle);
+
+/* gw_mcp_client_list_all(c, "tools/list", "tools", …). */
+int gw_mcp_client_list_tools(struct gw_mcp_client *c, uint64_t timeout_ms, gw_mcp_reply_cb cb,
+                             void *data, gw_mcp_handle *handle);
+
+/* Cancels an operation in flight: sends notifications/cancelled {requestId,
+ * reason} (reason may be NULL) and calls its callback with
+ * GW_MCP_E_CANCELLED, before returning. A later answer is dropped and
+ * counted as late. Returns 0 or UV_ENOENT (unknown or already finished). */
+int gw_mcp_client_cancel(struct gw_mcp_client *c, gw_mcp_handle handle, const char *reason);
+
+/* Fails everything in flight with GW_MCP_E_CLOSED (callbacks run inside
+ * this call), then no callback fires again. The client is freed on a later
+ * loop turn, once its timers are closed; `c` must not be used after this
+ * call. Safe from inside any of the client's callbacks. */
+void gw_mcp_client_close(struct gw_mcp_client *c);
+
+enum gw_mcp_state gw_mcp_client_state(const struct gw_mcp_client *c);
+
+/* From on_ready on: the negotiated version, serverInfo and capabilities
+ * (borrowed, valid until close; kept after the transport goes down); NULL
+ * before the handshake succeeded. */
+const char *gw_mcp_client_version(const struct gw_mcp_client *c);
+json_t *gw_mcp_client_server_info(const struct gw_mcp_client *c);
+json_t *gw_mcp_client_capabilities(const struct gw_mcp_client *c);
+
+void gw_mcp_client_stats(const struct gw_mcp_client *c, struct gw_mcp_client_stats *out);
+
+#endif

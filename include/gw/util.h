@@ -1,0 +1,30 @@
+/* Small helpers every module uses: allocation that aborts on exhaustion (as
+ * the daemons we imitate do: a half-built object is worse than a clean
+ * stop), string building, and time formatting. */
+#ifndef GW_UTIL_H
+#define GW_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#define GW_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+void *gw_xmalloc(size_t n);
+void *gw_xcalloc(size_t n, size_t size);
+void *gw_xrealloc(void *p, size_t n);
+char *gw_xstrdup(const char *s);
+char *gw_xstrndup(const char *s, size_t n);
+/* printf into a new heap string. */
+char *gw_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* RFC 3339 UTC, e.g. "2026-11-23T08:00:00Z". */
+void gw_format_time(time_t t, char *buf, size_t cap);
+
+/* Milliseconds on the monotonic clock. */
+uint64_t gw_now_ms(void);
+
+/* Constant-time comparison of two byte strings (length leaks, content not). */
+int gw_secure_equal(const char *a, size_t alen, const char *b, size_t blen);
+
+#endif

@@ -1,0 +1,296 @@
+/* The daemon's lifetime: load, listen, serve, reload on SIGHUP, stop on
+ * SIGTERM/SIGINT. Signal handlers only set things in motion on the loop
+ * (libuv delivers them as ordinary callbacks), as in Redis' ae. */
+#include "gw/daemon.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#include "gw/api.h"
+#include "gw/config.h"
+#include "gw/http.h"
+#include "gw/log.h"
+#include "gw/problems.h"
+#include "gw/reaper.h"
+#include "gw/servers.h"
+#include "gw/util.h"
+
+struct daemon {
+    uv_loop_t *loop;
+    const struct gw_daemon_options *opts;
+    struct gw_config *config; /* current snapshot, one reference */
+    struct gw_problems *problems;
+    struct gw_http_server *http;
+    struct gw_servers *servers;
+    struct gw_reaper *reaper;
+    struct gw_api_ctx api;
+    uv_signal_t sigterm, sigint, sighup;
+    uv_timer_t stop_timer; /* defers a stop out of the servers module */
+    int exit_code;
+    bool stopping;
+};
+
+/* Replaces the config problems with this load's diagnostics. The id holds
+ * key and line so an unchanged diagnostic keeps its `since`. */
+static void publish_diags(struct daemon *d, const struct gw_config *c)
+{
+    gw_problems_clear_prefix(d->problems, "config:");
+    for (size_t i = 0; i < c->ndiags; i++) {
+        const struct gw_diag *g = &c->diags[i];
+        char *id = gw_xasprintf("config:%s:%d:%d", g->key ? g->key : "", g->line, g->col);
+        char *msg = gw_diag_format(g);
+        struct gw_problem p = {.id = id,
+                               .severity = g->severity,
+                               .scope = g->scope,
+                               .server = g->server,
+                               .message = msg};
+        gw_problems_set(d->problems, &p);
+        free(msg);
+        free(id);
+    }
+}
+
+static void http_limits(const struct gw_gateway_config *g, struct gw_http_limits *l)
+{
+    l->max_body = g->max_body;
+    l->max_header_bytes = g->max_header_bytes;
+    l->max_headers = 100;
+    l->max_connections = (unsigned)g->max_connections;
+    l->header_timeout_ms = g->header_timeout_ms;
+    l->body_timeout_ms = g->header_timeout_ms;
+    l->keepalive_timeout_ms = g->keepalive_timeout_ms;
+}
+
+/* Swaps in `next` when it has no workspace-level error; else keeps the
+ * last known good snapshot (seed 000) and only reports. Takes `next`. */
+static void apply_config(struct daemon *d, struct gw_config *next)
+{
+    publish_diags(d, next);
+    if (!next->ok) {
+        gw_log(GW_LOG_ERROR, "configuration refused, keeping the last known good one", "file",
+               next->path, NULL);
+        gw_config_unref(next);
+        return;
+    }
+    if (d->config != NULL && strcmp(d->config->gateway.listen, next->gateway.listen) != 0 &&
+        d->opts->listen == NULL)
+        gw_log(GW_LOG_WARN, "gateway.listen changed; it takes effect at the next restart", NULL);
+    if (d->config != NULL)
+        gw_config_unref(d->config);
+    d->config = next;
+    d->api.config = next;
+    d->api.loaded_at = time(NULL);
+    if (d->http != NULL) {
+        struct gw_http_limits limits;
+        http_limits(&next->gateway, &limits);
+        gw_http_server_set_limits(d->http, &limits);
+    }
+    gw_servers_apply(d->servers, next);
+}
+
+static int load(struct daemon *d, struct gw_config **out)
+{
+    int rc = gw_config_load(d->opts->config_path, out);
+
+    if (rc != 0) {
+        gw_log(GW_LOG_ERROR, "cannot load the configuration", "file", d->opts->config_path,
+               "error", uv_strerror(rc), NULL);
+        return rc;
+    }
+    return 0;
+}
+
+static void reload(struct daemon *d)
+{
+    struct gw_config *next;
+
+    gw_log(GW_LOG_INFO, "reloading", "file", d->opts->config_path, NULL);
+    if (load(d, &next) == 0)
+        apply_config(d, next);
+}
+
+static void on_http_closed(void *data)
+{
+    struct daemon *d = data;
+
+    d->http = NULL;
+}
+
+static void on_servers_closed(void *data)
+{
+    struct daemon *d = data;
+
+    d->servers = NULL;
+    if (d->reaper != NULL) {
+        gw_reaper_scan(d->reaper);
+        gw_reaper_stop(d->reaper, NULL, NULL);
+        d->reaper = NULL;
+    }
+}
+
+static void on_handle_closed(uv_handle_t *h)
+{
+    (void)h;
+}
+
+/* Stop accepting, drain the servers for up to shutdown_grace, then let the
+ * loop end once every handle is closed. */
+static void stop(struct daemon *d)
+{
+    if (d->stopping)
+        return;
+    d->stopping = true;
+    gw_log(GW_LOG_INFO, "stopping", NULL);
+    if (d->http != NULL)
+        gw_http_server_close(d->http, on_http_closed, d);
+    gw_servers_close(d->servers, d->config ? d->config->gateway.shutdown_grace_ms : 0,
+                     on_servers_closed, d);
+    uv_close((uv_handle_t *)&d->sigterm, on_handle_closed);
+    uv_close((uv_handle_t *)&d->sigint, on_handle_closed);
+    uv_close((uv_handle_t *)&d->sighup, on_handle_closed);
+    uv_close((uv_handle_t *)&d->stop_timer, on_handle_closed);
+}
+
+static void on_stop_timer(uv_timer_t *t)
+{
+    stop(t->data);
+}
+
+static void on_signal(uv_signal_t *h, int signum)
+{
+    struct daemon *d = h->data;
+
+    if (d->stopping)
+        return;
+    if (signum == SIGHUP)
+        reload(d);
+    else
+        stop(d);
+}
+
+static void watch_signal(struct daemon *d, uv_signal_t *h, int signum)
+{
+    uv_signal_init(d->loop, h);
+    h->data = d;
+    uv_signal_start(h, on_signal, signum);
+}
+
+static void on_settled(void *data)
+{
+    struct daemon *d = data;
+
+    if (d->api.ready)
+        return;
+    d->api.ready = true;
+    gw_log(GW_LOG_INFO, "ready: every server finished its first attempt", NULL);
+}
+
+/* Called from inside the servers module: the stop waits for the next loop
+ * turn so that module is not torn down under its own feet. */
+static void on_required_failed(void *data, const char *why)
+{
+    struct daemon *d = data;
+
+    if (d->api.ready || d->stopping)
+        return;
+    gw_log(GW_LOG_ERROR, why, NULL);
+    d->exit_code = 1;
+    uv_timer_start(&d->stop_timer, on_stop_timer, 0, 0);
+}
+
+static bool listen_is_loopback(const char *listen)
+{
+    if (strncmp(listen, "unix:", 5) == 0)
+        return true;
+    return gw_api_host_is_loopback(listen);
+}
+
+/* Loads the first config. A missing file is an empty config unless -c named
+ * it; a broken one still lets the daemon start (design §4), with problems. */
+static int first_load(struct daemon *d)
+{
+    struct gw_config *c;
+
+    if (load(d, &c) != 0)
+        return -1;
+    if (!c->exists && d->opts->config_path_explicit) {
+        gw_log(GW_LOG_ERROR, "configuration file not found", "file", c->path, NULL);
+        gw_config_unref(c);
+        return -1;
+    }
+    if (!c->exists)
+        gw_log(GW_LOG_WARN, "no configuration file; serving an empty catalog", "file", c->path,
+               NULL);
+    if (!c->ok) {
+        struct gw_config *empty;
+        publish_diags(d, c);
+        gw_config_unref(c);
+        if (gw_config_load_buffer(d->opts->config_path, "version: 1\n", 11, &empty) != 0)
+            return -1;
+        gw_log(GW_LOG_ERROR, "configuration refused; starting with no servers", NULL);
+        c = empty;
+    }
+    apply_config(d, c);
+    return 0;
+}
+
+static int start_http(struct daemon *d)
+{
+    const char *listen = d->opts->listen ? d->opts->listen : d->config->gateway.listen;
+    struct gw_http_limits limits;
+    char *err = NULL;
+
+    d->api.loopback = listen_is_loopback(listen);
+    if (!d->api.loopback && d->config->gateway.auth_token == NULL) {
+        gw_log(GW_LOG_ERROR,
+               "refusing to listen on a non-loopback address without gateway.auth_token", "listen",
+               listen, NULL);
+        return -1;
+    }
+    http_limits(&d->config->gateway, &limits);
+    if (gw_http_server_start(d->loop, listen, &limits, gw_api_handle, &d->api, &d->http, &err) !=
+        0) {
+        gw_log(GW_LOG_ERROR, err ? err : "cannot listen", "listen", listen, NULL);
+        free(err);
+        return -1;
+    }
+    gw_log(GW_LOG_INFO, "listening", "addr", gw_http_server_address(d->http), NULL);
+    return 0;
+}
+
+int gw_daemon_run(const struct gw_daemon_options *opts)
+{
+    struct daemon d = {.loop = uv_default_loop(), .opts = opts};
+    struct gw_servers_cbs cbs = {on_settled, on_required_failed, &d};
+    int rc;
+
+    signal(SIGPIPE, SIG_IGN);
+    rc = gw_reaper_start(d.loop, &d.reaper);
+    if (rc != 0)
+        gw_log(GW_LOG_WARN, "cannot become a child subreaper; orphaned grandchildren may linger",
+               "error", uv_strerror(rc), NULL);
+    d.problems = gw_problems_new();
+    d.api.problems = d.problems;
+    d.servers = gw_servers_new(d.loop, d.problems, &cbs);
+    d.api.servers = d.servers;
+    watch_signal(&d, &d.sigterm, SIGTERM);
+    watch_signal(&d, &d.sigint, SIGINT);
+    watch_signal(&d, &d.sighup, SIGHUP);
+    uv_timer_init(d.loop, &d.stop_timer);
+    d.stop_timer.data = &d;
+    if (first_load(&d) != 0 || start_http(&d) != 0) {
+        d.exit_code = 1;
+        stop(&d);
+    }
+    uv_run(d.loop, UV_RUN_DEFAULT);
+    gw_log(GW_LOG_INFO, "stopped", "exit", d.exit_code ? "1" : "0", NULL);
+    if (uv_loop_close(d.loop) != 0)
+        gw_log(GW_LOG_WARN, "event loop closed with handles still open", NULL);
+    if (d.config != NULL)
+        gw_config_unref(d.config);
+    gw_problems_free(d.problems);
+    return d.exit_code;
+}

@@ -1,0 +1,692 @@
+/* HTTP/1.1 server: listener, connections, timers, writes and keep-alive.
+ * Turning bytes into requests (llhttp, limits, strictness) is in
+ * http_parse.c, answers and streams in http_respond.c; the structures they
+ * share are in gw/http_internal.h.
+ *
+ * Ownership: the server owns its connections; a connection owns the
+ * request it is receiving or answering. A request handed to the handler is
+ * borrowed by it until it answers (freed when the answer is written) or
+ * until the connection dies (abort callback, then freed with the
+ * connection; without an abort callback the request is orphaned and freed
+ * by the handler's eventual answer, which goes nowhere). Every heap object
+ * holding a uv handle is freed in the close callback that runs last. */
+#include "gw/http_internal.h"
+
+#include "gw/log.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#define READ_CHUNK (16 * 1024)
+/* Pipelined bytes kept while a request is handled; beyond, reading stops
+ * (and with it the early notice of a client hanging up). */
+#define HOLD_MAX (64 * 1024)
+/* Time a closing connection drains what the client still sends, so our
+ * last answer is not destroyed by a reset. */
+#define LINGER_MS 1000
+/* Connections being told 503 at once; beyond, they are closed silently. */
+#define REJECT_MAX 64
+#define BACKLOG    511
+
+void *gw_http__xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (q == NULL) {
+        fprintf(stderr, "mcpgw: out of memory allocating %zu bytes\n", n);
+        abort();
+    }
+    return q;
+}
+
+/* Makes room for `n` more bytes and the NUL kept after the data. */
+void gw_http__buf_reserve(struct buf *b, size_t n)
+{
+    if (b->len + n + 1 <= b->cap)
+        return;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->len + n + 1)
+        cap *= 2;
+    b->data = gw_http__xrealloc(b->data, cap);
+    b->cap = cap;
+}
+
+/* Appends and keeps a NUL after the data. Callers check their hard
+ * maximum (header bytes, max_body) before appending. `p` must not point
+ * into `b` (it may move). */
+void gw_http__buf_append(struct buf *b, const char *p, size_t n)
+{
+    gw_http__buf_reserve(b, n);
+    if (n > 0)
+        memcpy(b->data + b->len, p, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+}
+
+static void debug(const struct conn *c, const char *msg, const char *err)
+{
+    gw_log(GW_LOG_DEBUG, msg, "peer", c->peer, "error", err, NULL);
+}
+
+/* The connection is going away: the handler learns it through the abort
+ * callback (after which the request is ours to free), or, having none, its
+ * request is orphaned and its later answer frees it. */
+static void req_detach(struct conn *c)
+{
+    struct req *r = c->req;
+    if (r == NULL || (r->state != RQ_HANDLER && r->state != RQ_STREAMING))
+        return;
+    if (r->abort_cb) {
+        r->state = RQ_ABORTED;
+        r->abort_cb(&r->pub, r->abort_data);
+        return;
+    }
+    r->state = RQ_ORPHAN;
+    r->conn = NULL;
+    c->req = NULL;
+}
+
+/* ---- connections ---- */
+
+static void on_conn_closed(uv_handle_t *h);
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
+static void srv_maybe_done(struct gw_http_server *srv);
+
+static void conn_close(struct conn *c)
+{
+    if (c->closing)
+        return;
+    c->closing = 1;
+    req_detach(c);
+    uv_close(&c->h.handle, on_conn_closed);
+    uv_close((uv_handle_t *)&c->timer, on_conn_closed);
+}
+
+/* Pending write and shutdown requests get UV_ECANCELED before this runs;
+ * the second of the two handles to close frees the connection. */
+static void on_conn_closed(uv_handle_t *h)
+{
+    struct conn *c = h->data;
+    struct gw_http_server *srv = c->srv;
+    if (--c->open_handles > 0)
+        return;
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        srv->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    if (c->rejected)
+        srv->nrejected--;
+    else
+        srv->nconns--;
+    gw_http__req_free(c->req);
+    free(c->in);
+    free(c);
+    srv_maybe_done(srv);
+}
+
+static void conn_read_start(struct conn *c)
+{
+    if (c->reading || c->eof || c->closing)
+        return;
+    int rc = uv_read_start(&c->h.stream, on_alloc, on_read);
+    if (rc < 0) {
+        debug(c, "http read failed", uv_strerror(rc));
+        c->state = CS_DEAD;
+        gw_http__arm_timer(c);
+        return;
+    }
+    c->reading = 1;
+}
+
+static void conn_read_stop(struct conn *c)
+{
+    if (c->reading)
+        uv_read_stop(&c->h.stream);
+    c->reading = 0;
+}
+
+static void on_timer(uv_timer_t *t)
+{
+    struct conn *c = t->data;
+    switch (c->state) {
+    case CS_HEADERS:
+        gw_http__final_error(c, 408, "request_timeout",
+                             "The request headers did not arrive in time.");
+        break;
+    case CS_BODY:
+        gw_http__final_error(c, 408, "request_timeout", "The request body stopped arriving.");
+        break;
+    default:
+        /* idle keep-alive, a client that stopped reading, linger over */
+        conn_close(c);
+        break;
+    }
+}
+
+void gw_http__arm_timer(struct conn *c)
+{
+    uint64_t ms = 0;
+    switch (c->state) {
+    case CS_HEADERS:
+        ms = c->lim.header_timeout_ms;
+        break;
+    case CS_BODY:
+    case CS_SENDING:
+    case CS_FINAL:
+        /* a peer that stops reading our answer is treated like one that
+         * stops sending its body */
+        ms = c->lim.body_timeout_ms ? c->lim.body_timeout_ms : LINGER_MS;
+        break;
+    case CS_IDLE:
+        ms = c->lim.keepalive_timeout_ms;
+        break;
+    case CS_LINGER:
+        ms = LINGER_MS;
+        break;
+    case CS_DEAD:
+        ms = 0;
+        break;
+    case CS_BUSY:
+        uv_timer_stop(&c->timer);
+        return;
+    }
+    if (ms == 0 && c->state != CS_DEAD) {
+        uv_timer_stop(&c->timer);
+        return;
+    }
+    uv_timer_start(&c->timer, on_timer, ms, 0);
+}
+
+static void conn_reset_request(struct conn *c)
+{
+    c->lim = c->srv->lim;
+    c->head_bytes = c->body_bytes = 0;
+    c->headers_done = c->msg_done = c->in_trailers = 0;
+    c->scan = (struct scan){0};
+    c->fail_status = 0;
+}
+
+static void conn_next_request(struct conn *c)
+{
+    conn_reset_request(c);
+    conn_read_start(c);
+    if (c->in_off < c->in_len) {
+        c->state = CS_HEADERS;
+        gw_http__arm_timer(c);
+        gw_http__parse(c);
+        return;
+    }
+    c->state = CS_IDLE;
+    free(c->in);
+    c->in = NULL;
+    c->in_off = c->in_len = c->in_cap = 0;
+    gw_http__arm_timer(c);
+}
+
+static void on_shutdown(uv_shutdown_t *req, int status)
+{
+    struct conn *c = req->handle->data;
+    if (c->closing)
+        return;
+    if (status < 0 || c->eof || c->srv->closing) {
+        conn_close(c);
+        return;
+    }
+    c->state = CS_LINGER;
+    gw_http__arm_timer(c);
+    conn_read_start(c);
+}
+
+static void conn_shutdown(struct conn *c)
+{
+    c->state = CS_FINAL;
+    gw_http__arm_timer(c);
+    int rc = uv_shutdown(&c->shutdown, &c->h.stream, on_shutdown);
+    if (rc < 0)
+        conn_close(c);
+}
+
+/* The last write of an answer completed. */
+static void conn_response_done(struct conn *c)
+{
+    if (c->state == CS_FINAL) {
+        conn_shutdown(c);
+        return;
+    }
+    gw_http__req_free(c->req);
+    c->req = NULL;
+    if (!c->keep_alive || c->srv->closing) {
+        conn_shutdown(c);
+        return;
+    }
+    conn_next_request(c);
+}
+
+struct wreq {
+    uv_write_t w;
+    struct conn *c;
+    int last;
+    char data[];
+};
+
+static void on_write(uv_write_t *w, int status)
+{
+    struct wreq *wr = (struct wreq *)w;
+    struct conn *c = wr->c;
+    int last = wr->last;
+    free(wr);
+    if (c->closing)
+        return;
+    if (status < 0) {
+        debug(c, "http write failed", uv_strerror(status));
+        conn_close(c);
+        return;
+    }
+    if (c->state == CS_SENDING || c->state == CS_FINAL)
+        gw_http__arm_timer(c); /* progress restarts the send timeout */
+    if (last)
+        conn_response_done(c);
+}
+
+int gw_http__send(struct conn *c, const uv_buf_t *bufs, unsigned n, int last)
+{
+    size_t total = 0;
+    for (unsigned i = 0; i < n; i++)
+        total += bufs[i].len;
+    struct wreq *wr = gw_http__xrealloc(NULL, sizeof *wr + total);
+    wr->c = c;
+    wr->last = last;
+    total = 0;
+    for (unsigned i = 0; i < n; i++) {
+        if (bufs[i].len)
+            memcpy(wr->data + total, bufs[i].base, bufs[i].len);
+        total += bufs[i].len;
+    }
+    uv_buf_t b = uv_buf_init(wr->data, (unsigned)total);
+    int rc = uv_write(&wr->w, &c->h.stream, &b, 1, on_write);
+    if (rc < 0) {
+        /* Closing now could fire the abort callback inside the handler's
+         * own call; the 0 ms timer closes from the loop instead. */
+        free(wr);
+        debug(c, "http write failed", uv_strerror(rc));
+        c->state = CS_DEAD;
+        gw_http__arm_timer(c);
+    }
+    return rc;
+}
+
+void gw_http__final_error(struct conn *c, int status, const char *code, const char *msg)
+{
+    json_t *j = json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", msg);
+    char *body = json_dumps(j, JSON_COMPACT);
+    size_t blen = strlen(body), hlen;
+    char *head = gw_http__head(status, "application/json; charset=utf-8", (long long)blen, 0, 0,
+                               NULL, &hlen);
+    gw_log(GW_LOG_DEBUG, "http request refused", "peer", c->peer, "code", code, "message", msg,
+           NULL);
+    c->state = CS_FINAL;
+    c->keep_alive = 0;
+    c->in_off = c->in_len = 0; /* nothing more is parsed */
+    uv_buf_t bufs[2] = {uv_buf_init(head, (unsigned)hlen), uv_buf_init(body, (unsigned)blen)};
+    if (gw_http__send(c, bufs, 2, 1) == 0)
+        gw_http__arm_timer(c);
+    free(head);
+    free(body);
+    json_decref(j);
+}
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    struct conn *c = h->data;
+    if (c->in_off == c->in_len)
+        c->in_off = c->in_len = 0;
+    if (c->in_cap - c->in_len < READ_CHUNK && c->in_off > 0) {
+        memmove(c->in, c->in + c->in_off, c->in_len - c->in_off);
+        c->in_len -= c->in_off;
+        c->in_off = 0;
+    }
+    if (c->in_cap - c->in_len < READ_CHUNK) {
+        /* bounded: reading stops once HOLD_MAX bytes wait (on_read) */
+        c->in_cap = c->in_len + READ_CHUNK;
+        c->in = gw_http__xrealloc(c->in, c->in_cap);
+    }
+    *buf = uv_buf_init(c->in + c->in_len, (unsigned)(c->in_cap - c->in_len));
+}
+
+/* EOF or a read error. A client that hangs up while its request is with
+ * the handler aborts it; one that only half-closed after its request gets
+ * the answer already being written. */
+static void on_read_end(struct conn *c, int err)
+{
+    conn_read_stop(c);
+    c->eof = 1;
+    if (err != UV_EOF)
+        debug(c, "http read failed", uv_strerror(err));
+    if (err == UV_EOF && (c->state == CS_SENDING || c->state == CS_FINAL)) {
+        c->keep_alive = 0;
+        return;
+    }
+    conn_close(c);
+}
+
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
+{
+    struct conn *c = s->data;
+    if (nread < 0) {
+        on_read_end(c, (int)nread);
+        return;
+    }
+    c->in_len += (size_t)nread;
+    if (nread == 0)
+        return;
+    if (c->state == CS_IDLE) {
+        c->state = CS_HEADERS; /* the header clock starts at the first byte */
+        gw_http__arm_timer(c);
+    } else if (c->state == CS_BODY) {
+        gw_http__arm_timer(c);
+    }
+    if (c->state == CS_HEADERS || c->state == CS_BODY) {
+        gw_http__parse(c);
+    } else if (c->state == CS_BUSY || c->state == CS_SENDING) {
+        if (c->in_len - c->in_off >= HOLD_MAX)
+            conn_read_stop(c);
+    } else {
+        c->in_off = c->in_len = 0; /* draining a connection we are closing */
+    }
+}
+
+static void format_addr(const struct sockaddr_storage *ss, char *out, size_t n)
+{
+    char ip[INET6_ADDRSTRLEN] = "?";
+    if (ss->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)ss;
+        uv_ip6_name(a, ip, sizeof ip);
+        snprintf(out, n, "[%s]:%u", ip, (unsigned)ntohs(a->sin6_port));
+    } else {
+        const struct sockaddr_in *a = (const struct sockaddr_in *)ss;
+        uv_ip4_name(a, ip, sizeof ip);
+        snprintf(out, n, "%s:%u", ip, (unsigned)ntohs(a->sin_port));
+    }
+}
+
+static void set_peer(struct conn *c)
+{
+    struct sockaddr_storage ss;
+    int len = sizeof ss;
+    if (c->srv->is_unix)
+        snprintf(c->peer, sizeof c->peer, "unix");
+    else if (uv_tcp_getpeername(&c->h.tcp, (struct sockaddr *)&ss, &len) == 0)
+        format_addr(&ss, c->peer, sizeof c->peer);
+    else
+        snprintf(c->peer, sizeof c->peer, "unknown");
+}
+
+static struct conn *conn_new(struct gw_http_server *srv)
+{
+    struct conn *c = gw_http__xrealloc(NULL, sizeof *c);
+    memset(c, 0, sizeof *c);
+    int rc =
+        srv->is_unix ? uv_pipe_init(srv->loop, &c->h.pipe, 0) : uv_tcp_init(srv->loop, &c->h.tcp);
+    if (rc < 0) {
+        free(c);
+        return NULL;
+    }
+    uv_timer_init(srv->loop, &c->timer);
+    c->h.handle.data = c;
+    c->timer.data = c;
+    c->open_handles = 2;
+    c->srv = srv;
+    c->next = srv->conns;
+    if (srv->conns)
+        srv->conns->prev = c;
+    srv->conns = c;
+    gw_http__parser_init(c);
+    return c;
+}
+
+/* Over max_connections: told 503 and closed, but not counted, so the
+ * listener keeps accepting and the queue never starves. */
+static void conn_reject(struct conn *c)
+{
+    c->rejected = 1;
+    c->srv->nrejected++;
+    c->lim = c->srv->lim;
+    if (c->srv->nrejected > REJECT_MAX) {
+        conn_close(c);
+        return;
+    }
+    conn_read_start(c);
+    gw_http__final_error(c, 503, "too_many_connections",
+                         "The gateway has too many open connections; try again later.");
+}
+
+static void on_connection(uv_stream_t *lis, int status)
+{
+    struct gw_http_server *srv = lis->data;
+    if (status < 0) {
+        gw_log(GW_LOG_DEBUG, "http accept failed", "error", uv_strerror(status), NULL);
+        return;
+    }
+    struct conn *c = conn_new(srv);
+    if (c == NULL)
+        return;
+    srv->nconns++;
+    int rc = uv_accept(lis, &c->h.stream);
+    if (rc == 0)
+        set_peer(c);
+    if (rc < 0) {
+        debug(c, "http accept failed", uv_strerror(rc));
+        conn_close(c);
+        return;
+    }
+    if (srv->lim.max_connections && srv->nconns > srv->lim.max_connections) {
+        srv->nconns--;
+        conn_reject(c);
+        return;
+    }
+    conn_reset_request(c);
+    c->state = CS_HEADERS; /* the header clock starts at accept */
+    gw_http__arm_timer(c);
+    conn_read_start(c);
+}
+
+/* ---- the listener ---- */
+
+static void srv_maybe_done(struct gw_http_server *srv)
+{
+    if (!srv->closing || !srv->lis_closed || srv->conns)
+        return;
+    if (srv->unix_path)
+        unlink(srv->unix_path);
+    void (*cb)(void *) = srv->close_cb;
+    void *data = srv->close_data;
+    free(srv->unix_path);
+    free(srv);
+    if (cb)
+        cb(data);
+}
+
+static void on_listener_closed(uv_handle_t *h)
+{
+    struct gw_http_server *srv = h->data;
+    srv->lis_closed = 1;
+    srv_maybe_done(srv);
+}
+
+/* "host:port" or "[v6]:port" into *ss. */
+static int parse_inet(const char *listen, struct sockaddr_storage *ss)
+{
+    char host[64];
+    const char *colon = strrchr(listen, ':');
+    if (colon == NULL || colon == listen || colon[1] == '\0')
+        return UV_EINVAL;
+    char *end;
+    errno = 0;
+    unsigned long port = strtoul(colon + 1, &end, 10);
+    if (*end || errno || port > 65535 || !isdigit((unsigned char)colon[1]))
+        return UV_EINVAL;
+    size_t hlen = (size_t)(colon - listen);
+    if (listen[0] == '[') {
+        if (hlen < 3 || listen[hlen - 1] != ']' || hlen - 2 >= sizeof host)
+            return UV_EINVAL;
+        memcpy(host, listen + 1, hlen - 2);
+        host[hlen - 2] = '\0';
+        return uv_ip6_addr(host, (int)port, (struct sockaddr_in6 *)ss);
+    }
+    if (hlen >= sizeof host)
+        return UV_EINVAL;
+    memcpy(host, listen, hlen);
+    host[hlen] = '\0';
+    if (strcmp(host, "localhost") == 0)
+        snprintf(host, sizeof host, "127.0.0.1");
+    return uv_ip4_addr(host, (int)port, (struct sockaddr_in *)ss);
+}
+
+static int listen_tcp(struct gw_http_server *srv, const struct sockaddr_storage *ss)
+{
+    int rc = uv_tcp_bind(&srv->lis.tcp, (const struct sockaddr *)ss,
+                         ss->ss_family == AF_INET6 ? UV_TCP_IPV6ONLY : 0);
+    if (rc == 0)
+        rc = uv_listen(&srv->lis.stream, BACKLOG, on_connection);
+    if (rc < 0)
+        return rc;
+    struct sockaddr_storage bound;
+    int len = sizeof bound;
+    rc = uv_tcp_getsockname(&srv->lis.tcp, (struct sockaddr *)&bound, &len);
+    if (rc == 0)
+        format_addr(&bound, srv->address, sizeof srv->address);
+    return rc;
+}
+
+/* A stale socket from a previous run is removed; anything else in the way
+ * is an error. Mode 0660 is set between bind and listen, when nobody can
+ * connect yet. */
+static int listen_unix(struct gw_http_server *srv, const char *path, const char **why)
+{
+    struct stat st;
+    if (strlen(path) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+        *why = "the socket path is too long";
+        return UV_ENAMETOOLONG;
+    }
+    if (lstat(path, &st) == 0) {
+        if (!S_ISSOCK(st.st_mode)) {
+            *why = "a file that is not a socket is in the way";
+            return UV_EEXIST;
+        }
+        unlink(path);
+    }
+    int rc = uv_pipe_bind(&srv->lis.pipe, path);
+    if (rc < 0)
+        return rc;
+    srv->unix_path = strdup(path);
+    if (srv->unix_path == NULL)
+        gw_http__xrealloc(NULL, SIZE_MAX); /* reports and aborts */
+    if (chmod(path, 0660) < 0)
+        return -errno;
+    snprintf(srv->address, sizeof srv->address, "unix:%s", path);
+    return uv_listen(&srv->lis.stream, BACKLOG, on_connection);
+}
+
+static int start_listening(struct gw_http_server *srv, const char *listen, const char **why)
+{
+    struct sockaddr_storage ss;
+    int rc;
+    if (strncmp(listen, "unix:", 5) == 0) {
+        srv->is_unix = 1;
+        if (listen[5] == '\0') {
+            *why = "the socket path is empty";
+            return UV_EINVAL;
+        }
+        rc = uv_pipe_init(srv->loop, &srv->lis.pipe, 0);
+        if (rc < 0)
+            return rc;
+        srv->lis.handle.data = srv; /* also marks the handle as needing uv_close */
+        return listen_unix(srv, listen + 5, why);
+    }
+    memset(&ss, 0, sizeof ss);
+    if (parse_inet(listen, &ss) < 0) {
+        *why = "expected IPv4:port, [IPv6]:port or unix:/path";
+        return UV_EINVAL;
+    }
+    rc = uv_tcp_init(srv->loop, &srv->lis.tcp);
+    if (rc < 0)
+        return rc;
+    srv->lis.handle.data = srv;
+    return listen_tcp(srv, &ss);
+}
+
+int gw_http_server_start(uv_loop_t *loop, const char *listen, const struct gw_http_limits *limits,
+                         gw_http_handler handler, void *data, struct gw_http_server **out,
+                         char **err)
+{
+    struct gw_http_server *srv = gw_http__xrealloc(NULL, sizeof *srv);
+    memset(srv, 0, sizeof *srv);
+    srv->loop = loop;
+    srv->lim = *limits;
+    srv->handler = handler;
+    srv->data = data;
+    const char *why = NULL;
+    int rc = start_listening(srv, listen, &why);
+    if (rc == 0) {
+        *out = srv;
+        return 0;
+    }
+    if (err && asprintf(err, "cannot listen on %s: %s", listen, why ? why : uv_strerror(rc)) < 0)
+        *err = NULL;
+    srv->closing = 1;
+    if (srv->lis.handle.data) {
+        uv_close(&srv->lis.handle, on_listener_closed); /* frees srv */
+    } else {
+        free(srv);
+    }
+    return rc;
+}
+
+void gw_http_server_set_limits(struct gw_http_server *srv, const struct gw_http_limits *limits)
+{
+    srv->lim = *limits;
+}
+
+/* Idle and half-received connections close now; those whose request is
+ * with the handler, or whose answer is being written, close after it. */
+void gw_http_server_close(struct gw_http_server *srv, void (*cb)(void *data), void *data)
+{
+    if (srv->closing)
+        return;
+    srv->closing = 1;
+    srv->close_cb = cb;
+    srv->close_data = data;
+    uv_close(&srv->lis.handle, on_listener_closed);
+    for (struct conn *c = srv->conns, *next; c; c = next) {
+        next = c->next;
+        if (c->state != CS_BUSY && c->state != CS_SENDING)
+            conn_close(c);
+    }
+}
+
+void gw_http_server_abort_all(struct gw_http_server *srv)
+{
+    for (struct conn *c = srv->conns, *next; c; c = next) {
+        next = c->next;
+        conn_close(c);
+    }
+}
+
+const char *gw_http_server_address(const struct gw_http_server *srv)
+{
+    return srv->address;
+}
+
+size_t gw_http_server_connections(const struct gw_http_server *srv)
+{
+    return srv->nconns;
+}

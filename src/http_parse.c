@@ -1,0 +1,382 @@
+/* HTTP/1.1 server: turning received bytes into requests. llhttp runs in
+ * strict mode (no lenient flags); a scan in front of it refuses what
+ * llhttp 8.1 still lets through. Limits are enforced here as bytes arrive:
+ * request line + headers (431), header count (431), body by Content-Length
+ * before reading it and by count while reading chunks (413). A complete
+ * request pauses the parser and goes to the handler; the connection side
+ * (http.c) resumes parsing once the answer is written. */
+#include "gw/http_internal.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static int on_message_begin(llhttp_t *p);
+static int on_url(llhttp_t *p, const char *at, size_t len);
+static int on_url_complete(llhttp_t *p);
+static int on_header_field(llhttp_t *p, const char *at, size_t len);
+static int on_header_field_complete(llhttp_t *p);
+static int on_header_value(llhttp_t *p, const char *at, size_t len);
+static int on_header_value_complete(llhttp_t *p);
+static int on_headers_complete(llhttp_t *p);
+static int on_body(llhttp_t *p, const char *at, size_t len);
+static int on_chunk_header(llhttp_t *p);
+static int on_message_complete(llhttp_t *p);
+
+static const llhttp_settings_t settings = {
+    .on_message_begin = on_message_begin,
+    .on_url = on_url,
+    .on_url_complete = on_url_complete,
+    .on_header_field = on_header_field,
+    .on_header_field_complete = on_header_field_complete,
+    .on_header_value = on_header_value,
+    .on_header_value_complete = on_header_value_complete,
+    .on_headers_complete = on_headers_complete,
+    .on_body = on_body,
+    .on_chunk_header = on_chunk_header,
+    .on_message_complete = on_message_complete,
+};
+
+static struct req *req_new(struct conn *c)
+{
+    struct req *r = gw_http__xrealloc(NULL, sizeof *r);
+    memset(r, 0, sizeof *r);
+    r->conn = c;
+    r->state = RQ_PARSING;
+    snprintf(r->peer, sizeof r->peer, "%s", c->peer);
+    r->pub.peer = r->peer;
+    r->pub.is_unix = c->srv->is_unix;
+    return r;
+}
+
+static void req_free(struct req *r)
+{
+    if (r == NULL)
+        return;
+    free(r->arena.data);
+    free(r->body.data);
+    free(r->headers);
+    free(r);
+}
+
+void gw_http__req_free(struct req *r)
+{
+    req_free(r);
+}
+
+void gw_http__parser_init(struct conn *c)
+{
+    llhttp_init(&c->parser, HTTP_REQUEST, &settings);
+    c->parser.data = c;
+}
+
+/* Turns the arena "target\0name\0value\0…" into the public fields. Path
+ * and query are copied from the target inside the arena, so the room is
+ * made first; pointers are taken once nothing more is appended. */
+static void req_finish_head(struct req *r, const llhttp_t *p)
+{
+    gw_http__buf_reserve(&r->arena, strlen(r->arena.data) + 2);
+    const char *target = r->arena.data;
+    size_t tlen = strlen(target);
+    const char *q = memchr(target, '?', tlen);
+    size_t plen = q ? (size_t)(q - target) : tlen;
+    size_t first = tlen + 1;
+    size_t path_off = r->arena.len;
+
+    gw_http__buf_append(&r->arena, target, plen);
+    gw_http__buf_append(&r->arena, "", 1);
+    size_t query_off = r->arena.len;
+    if (q)
+        gw_http__buf_append(&r->arena, q + 1, tlen - plen - 1);
+    gw_http__buf_append(&r->arena, "", 1);
+
+    r->headers = gw_http__xrealloc(NULL, (r->nheaders ? r->nheaders : 1) * sizeof *r->headers);
+    const char *s = r->arena.data + first;
+    for (size_t i = 0; i < r->nheaders; i++) {
+        r->headers[i].name = s;
+        s += strlen(s) + 1;
+        r->headers[i].value = s;
+        s += strlen(s) + 1;
+    }
+    r->pub.method = llhttp_method_name((llhttp_method_t)p->method);
+    r->pub.target = r->arena.data;
+    r->pub.path = r->arena.data + path_off;
+    r->pub.query = r->arena.data + query_off;
+    r->pub.headers = r->headers;
+    r->pub.nheaders = r->nheaders;
+    r->head = p->method == HTTP_HEAD;
+}
+
+/* ---- parser callbacks ---- */
+
+static int refuse(struct conn *c, int status, const char *code, const char *msg)
+{
+    c->fail_status = status;
+    c->fail_code = code;
+    snprintf(c->fail_msg, sizeof c->fail_msg, "%s", msg);
+    return HPE_USER;
+}
+
+static int on_message_begin(llhttp_t *p)
+{
+    struct conn *c = p->data;
+    req_free(c->req);
+    c->req = req_new(c);
+    return 0;
+}
+
+static int on_url(llhttp_t *p, const char *at, size_t len)
+{
+    struct conn *c = p->data;
+    gw_http__buf_append(&c->req->arena, at, len);
+    return 0;
+}
+
+static int end_string(struct req *r)
+{
+    gw_http__buf_append(&r->arena, "", 1);
+    r->mark = r->arena.len;
+    return 0;
+}
+
+static int on_url_complete(llhttp_t *p)
+{
+    struct conn *c = p->data;
+    return end_string(c->req);
+}
+
+/* Trailer fields are not kept; their bytes count against max_body. */
+static int count_trailer(struct conn *c, size_t len)
+{
+    c->body_bytes += len;
+    if (c->body_bytes > c->lim.max_body)
+        return refuse(c, 413, "payload_too_large", "The request body is too large.");
+    return 0;
+}
+
+static int on_header_field(llhttp_t *p, const char *at, size_t len)
+{
+    struct conn *c = p->data;
+    if (c->headers_done)
+        return count_trailer(c, len);
+    gw_http__buf_append(&c->req->arena, at, len);
+    return 0;
+}
+
+static int on_header_field_complete(llhttp_t *p)
+{
+    struct conn *c = p->data;
+    struct req *r = c->req;
+    if (c->headers_done)
+        return 0;
+    if (++r->nheaders > c->lim.max_headers)
+        return refuse(c, 431, "headers_too_large", "The request has too many header fields.");
+    for (char *s = r->arena.data + r->mark; *s; s++) {
+        /* "Host : x" is accepted by llhttp 8.1; RFC 9112 says reject. */
+        if (*s == ' ' || *s == '\t')
+            return refuse(c, 400, "bad_request",
+                          "The request has whitespace between a header name and its colon.");
+        *s = (char)tolower((unsigned char)*s);
+    }
+    return end_string(r);
+}
+
+static int on_header_value(llhttp_t *p, const char *at, size_t len)
+{
+    struct conn *c = p->data;
+    if (c->headers_done)
+        return count_trailer(c, len);
+    gw_http__buf_append(&c->req->arena, at, len);
+    return 0;
+}
+
+/* llhttp keeps trailing whitespace in values; the field value does not
+ * include it (RFC 9110 5.5). */
+static int on_header_value_complete(llhttp_t *p)
+{
+    struct conn *c = p->data;
+    struct req *r = c->req;
+    if (c->headers_done)
+        return 0;
+    while (r->arena.len > r->mark &&
+           (r->arena.data[r->arena.len - 1] == ' ' || r->arena.data[r->arena.len - 1] == '\t'))
+        r->arena.len--;
+    return end_string(r);
+}
+
+static void send_continue(struct conn *c, const llhttp_t *p)
+{
+    const char *expect = gw_http_header(&c->req->pub, "expect");
+    static const char line[] = "HTTP/1.1 100 Continue\r\n\r\n";
+    if (expect == NULL || strcasecmp(expect, "100-continue") != 0 || p->http_minor == 0)
+        return;
+    uv_buf_t b = uv_buf_init((char *)line, sizeof line - 1);
+    gw_http__send(c, &b, 1, 0);
+}
+
+static int on_headers_complete(llhttp_t *p)
+{
+    struct conn *c = p->data;
+    c->headers_done = 1;
+    req_finish_head(c->req, p);
+    if (p->http_major != 1)
+        return refuse(c, 400, "bad_request", "Only HTTP/1.0 and HTTP/1.1 are served.");
+    if ((p->flags & F_CONTENT_LENGTH) && p->content_length > c->lim.max_body)
+        return refuse(c, 413, "payload_too_large", "The request body is too large.");
+    if ((p->flags & F_CHUNKED) || p->content_length > 0) {
+        c->state = CS_BODY;
+        gw_http__arm_timer(c);
+        send_continue(c, p);
+    }
+    return 0;
+}
+
+static int on_body(llhttp_t *p, const char *at, size_t len)
+{
+    struct conn *c = p->data;
+    c->body_bytes += len;
+    if (c->body_bytes > c->lim.max_body)
+        return refuse(c, 413, "payload_too_large", "The request body is too large.");
+    gw_http__buf_append(&c->req->body, at, len);
+    return 0;
+}
+
+/* The last chunk starts the trailer section, which gets the same scan as
+ * the headers; pausing here makes the scan start at its exact first byte. */
+static int on_chunk_header(llhttp_t *p)
+{
+    struct conn *c = p->data;
+    if (p->content_length != 0)
+        return 0;
+    c->in_trailers = 1;
+    c->scan = (struct scan){.prev_cr = 0, .line_start = 1, .lines = 1};
+    return HPE_PAUSED;
+}
+
+/* One request at a time: pausing leaves pipelined bytes unparsed. */
+static int on_message_complete(llhttp_t *p)
+{
+    struct conn *c = p->data;
+    c->msg_done = 1;
+    c->keep_alive = llhttp_should_keep_alive(p) && !p->upgrade;
+    return HPE_PAUSED;
+}
+
+/* ---- the strictness scan ---- */
+
+static void scan_step(struct scan *s, unsigned char ch)
+{
+    s->line_start = ch == '\n';
+    if (ch == '\n' && s->lines < 2)
+        s->lines++;
+    s->prev_cr = ch == '\r';
+}
+
+/* Offset of the first byte strict HTTP/1.1 forbids (bare LF, or a line
+ * after the first starting with SP/HT: obs-fold), or n. */
+static size_t scan_find(const struct scan *from, const char *p, size_t n, const char **why)
+{
+    struct scan s = *from;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)p[i];
+        if (ch == '\n' && !s.prev_cr) {
+            *why = "The request has a bare LF where CRLF is required.";
+            return i;
+        }
+        if (s.line_start && s.lines > 0 && (ch == ' ' || ch == '\t')) {
+            *why = "The request folds a header line (obs-fold).";
+            return i;
+        }
+        scan_step(&s, ch);
+    }
+    return n;
+}
+
+static void scan_update(struct scan *s, const char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        scan_step(s, (unsigned char)p[i]);
+}
+
+static void parse_failed(struct conn *c, llhttp_errno_t e)
+{
+    char msg[160];
+    if (c->fail_status) {
+        gw_http__final_error(c, c->fail_status, c->fail_code, c->fail_msg);
+        return;
+    }
+    const char *why = llhttp_get_error_reason(&c->parser);
+    snprintf(msg, sizeof msg, "The request is not valid HTTP/1.1: %s.",
+             why ? why : llhttp_errno_name(e));
+    gw_http__final_error(c, 400, "bad_request", msg);
+}
+
+static void conn_dispatch(struct conn *c)
+{
+    struct req *r = c->req;
+    if (r->body.data == NULL)
+        gw_http__buf_append(&r->body, "", 0);
+    r->pub.body = r->body.data;
+    r->pub.body_len = r->body.len;
+    r->state = RQ_HANDLER;
+    c->state = CS_BUSY;
+    gw_http__arm_timer(c);
+    c->srv->handler(&r->pub, c->srv->data);
+}
+
+/* Feeds one slice to llhttp. Header bytes are fed at most up to one past
+ * max_header_bytes, and only up to the first byte the scan refuses, so
+ * both limits hit exactly. Returns bytes consumed, or -1 after an error
+ * answer was started. */
+static long parse_slice(struct conn *c, const char *p, size_t n)
+{
+    int scanning = !c->headers_done || c->in_trailers;
+    uint64_t room = c->lim.max_header_bytes - c->head_bytes;
+    if (!c->headers_done && n > room)
+        n = (size_t)room + 1;
+    if (scanning) {
+        const char *why = NULL;
+        n = scan_find(&c->scan, p, n, &why);
+        if (n == 0) {
+            gw_http__final_error(c, 400, "bad_request", why);
+            return -1;
+        }
+    }
+    llhttp_errno_t e = llhttp_execute(&c->parser, p, n);
+    size_t used = n;
+    if (e == HPE_PAUSED) {
+        used = (size_t)(llhttp_get_error_pos(&c->parser) - p);
+        llhttp_resume(&c->parser);
+    } else if (e != HPE_OK) {
+        parse_failed(c, e);
+        return -1;
+    }
+    if (scanning)
+        scan_update(&c->scan, p, used);
+    return (long)used;
+}
+
+void gw_http__parse(struct conn *c)
+{
+    while (c->in_off < c->in_len && (c->state == CS_HEADERS || c->state == CS_BODY)) {
+        int was_head = !c->headers_done;
+        long used = parse_slice(c, c->in + c->in_off, c->in_len - c->in_off);
+        if (used < 0)
+            return;
+        c->in_off += (size_t)used;
+        if (was_head && !c->headers_done) {
+            c->head_bytes += (uint64_t)used;
+            if (c->head_bytes > c->lim.max_header_bytes) {
+                gw_http__final_error(c, 431, "headers_too_large",
+                                     "The request line and headers are too large.");
+                return;
+            }
+        }
+        if (c->msg_done) {
+            conn_dispatch(c);
+            return;
+        }
+    }
+}

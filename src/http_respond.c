@@ -1,0 +1,280 @@
+/* HTTP/1.1 server: answers and streams. The connection side (parsing,
+ * limits, writing, keep-alive) is in http.c. Each entry point first checks
+ * the request's state, so a second answer, or an answer given from inside
+ * the abort callback, is ignored rather than written to a dead socket. */
+#include "gw/http_internal.h"
+
+#include "gw/log.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* A response head is built from our own strings and from header values
+ * the routes pass; this bound only catches a bug. */
+#define HEAD_MAX (64 * 1024)
+
+struct sbuf {
+    struct buf b;
+    int overflow;
+};
+
+static void sbuf_printf(struct sbuf *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void sbuf_printf(struct sbuf *s, const char *fmt, ...)
+{
+    char tmp[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= sizeof tmp || s->b.len + (size_t)n > HEAD_MAX) {
+        s->overflow = 1;
+        return;
+    }
+    gw_http__buf_append(&s->b, tmp, (size_t)n);
+}
+
+/* Route code may echo client values into headers; a CR or LF would let
+ * them split the response, so such a header is dropped and logged. */
+static int header_ok(const char *h)
+{
+    return strchr(h, ':') != NULL && strpbrk(h, "\r\n") == NULL;
+}
+
+static void add_extra(struct sbuf *s, const char *const *extra)
+{
+    for (; extra && *extra; extra++) {
+        if (!header_ok(*extra) || strlen(*extra) > 400) {
+            gw_log(GW_LOG_WARN, "http response header dropped", "header", *extra, NULL);
+            continue;
+        }
+        sbuf_printf(s, "%s\r\n", *extra);
+    }
+}
+
+char *gw_http__head(int status, const char *ctype, long long len, int chunked, int keep_alive,
+                    const char *const *extra, size_t *out_len)
+{
+    struct sbuf s = {{0}, 0};
+    sbuf_printf(&s, "HTTP/1.1 %d %s\r\n", status, gw_http_status_text(status));
+    if (ctype)
+        sbuf_printf(&s, "Content-Type: %s\r\n", ctype);
+    if (len >= 0)
+        sbuf_printf(&s, "Content-Length: %lld\r\n", len);
+    else if (chunked)
+        sbuf_printf(&s, "Transfer-Encoding: chunked\r\n");
+    sbuf_printf(&s, "Connection: %s\r\n", keep_alive ? "keep-alive" : "close");
+    add_extra(&s, extra);
+    sbuf_printf(&s, "\r\n");
+    if (s.overflow) {
+        gw_log(GW_LOG_ERROR, "http response head too large", NULL);
+        free(s.b.data);
+        return gw_http__head(500, NULL, 0, 0, 0, NULL, out_len);
+    }
+    *out_len = s.b.len;
+    return s.b.data;
+}
+
+/* The connection that may still take an answer for `r`, or NULL after
+ * freeing an orphan (its connection is gone and nobody else holds it). */
+static struct conn *answerable(struct req *r, enum req_state want)
+{
+    if (r->state == RQ_ORPHAN) {
+        if (want == RQ_HANDLER || want == RQ_STREAMING)
+            gw_http__req_free(r);
+        return NULL;
+    }
+    if (r->state != want) {
+        if (r->state != RQ_ABORTED)
+            gw_log(GW_LOG_ERROR, "http request answered twice", "path", r->pub.path, NULL);
+        return NULL;
+    }
+    return r->conn;
+}
+
+static int keep_alive(struct conn *c)
+{
+    if (c->srv->closing)
+        c->keep_alive = 0;
+    return c->keep_alive;
+}
+
+/* 204 and 304 carry no body and (for 204, must not) no Content-Length. */
+static int bodiless(int status)
+{
+    return status == 204 || status == 304 || (status >= 100 && status < 200);
+}
+
+void gw_http_respond(struct gw_http_request *req, int status, const char *content_type,
+                     const char *body, size_t len, const char *const *extra_headers)
+{
+    struct req *r = (struct req *)req;
+    struct conn *c = answerable(r, RQ_HANDLER);
+    if (c == NULL)
+        return;
+    r->state = RQ_ANSWERED;
+    if (c->state == CS_DEAD)
+        return; /* closing on the next loop turn; the request goes with it */
+    if (bodiless(status))
+        len = 0;
+    size_t hlen;
+    char *head = gw_http__head(status, content_type, bodiless(status) ? -1 : (long long)len, 0,
+                               keep_alive(c), extra_headers, &hlen);
+    uv_buf_t bufs[2] = {uv_buf_init(head, (unsigned)hlen),
+                        uv_buf_init((char *)body, r->head ? 0 : (unsigned)len)};
+    c->state = CS_SENDING;
+    if (gw_http__send(c, bufs, 2, 1) == 0)
+        gw_http__arm_timer(c);
+    free(head);
+}
+
+void gw_http_respond_json(struct gw_http_request *req, int status, json_t *body,
+                          const char *const *extra_headers)
+{
+    char *s = json_dumps(body, JSON_COMPACT);
+    json_decref(body);
+    if (s == NULL) {
+        gw_http_respond_error(req, 500, "internal_error", "The response could not be encoded.",
+                              NULL);
+        return;
+    }
+    gw_http_respond(req, status, "application/json; charset=utf-8", s, strlen(s), extra_headers);
+    free(s);
+}
+
+void gw_http_respond_error(struct gw_http_request *req, int status, const char *code,
+                           const char *message, const char *const *extra_headers)
+{
+    json_t *j = json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", message);
+    gw_http_respond_json(req, status, j, extra_headers);
+}
+
+void gw_http_stream_begin(struct gw_http_request *req, int status, const char *content_type,
+                          const char *const *extra_headers)
+{
+    struct req *r = (struct req *)req;
+    if (r->state == RQ_ORPHAN)
+        return; /* kept for gw_http_stream_end to free */
+    struct conn *c = answerable(r, RQ_HANDLER);
+    if (c == NULL)
+        return;
+    r->state = RQ_STREAMING;
+    if (c->state == CS_DEAD)
+        return;
+    /* An HTTP/1.0 client cannot read chunks: the body ends at close. */
+    r->chunked = c->parser.http_minor >= 1;
+    if (!r->chunked)
+        c->keep_alive = 0;
+    size_t hlen;
+    char *head =
+        gw_http__head(status, content_type, -1, r->chunked, keep_alive(c), extra_headers, &hlen);
+    uv_buf_t b = uv_buf_init(head, (unsigned)hlen);
+    gw_http__send(c, &b, 1, 0);
+    free(head);
+}
+
+int gw_http_stream_write(struct gw_http_request *req, const char *data, size_t len,
+                         size_t max_queued)
+{
+    struct req *r = (struct req *)req;
+    if (r->state == RQ_ORPHAN)
+        return UV_EPIPE;
+    if (r->state != RQ_STREAMING)
+        return UV_EINVAL;
+    struct conn *c = r->conn;
+    if (c->state == CS_DEAD)
+        return UV_EPIPE;
+    if (len == 0 || r->head)
+        return 0; /* an empty chunk would end the stream */
+    if (uv_stream_get_write_queue_size(&c->h.stream) > max_queued)
+        return UV_ENOBUFS;
+    char size[32];
+    int n = snprintf(size, sizeof size, "%zx\r\n", len);
+    uv_buf_t bufs[3] = {uv_buf_init(size, (unsigned)n), uv_buf_init((char *)data, (unsigned)len),
+                        uv_buf_init((char *)"\r\n", 2)};
+    if (!r->chunked)
+        return gw_http__send(c, bufs + 1, 1, 0);
+    return gw_http__send(c, bufs, 3, 0);
+}
+
+void gw_http_stream_end(struct gw_http_request *req)
+{
+    struct req *r = (struct req *)req;
+    struct conn *c = answerable(r, RQ_STREAMING);
+    if (c == NULL)
+        return;
+    r->state = RQ_ANSWERED;
+    if (c->state == CS_DEAD)
+        return;
+    uv_buf_t b = uv_buf_init((char *)"0\r\n\r\n", r->chunked && !r->head ? 5 : 0);
+    c->state = CS_SENDING;
+    if (gw_http__send(c, &b, 1, 1) == 0)
+        gw_http__arm_timer(c);
+}
+
+void gw_http_on_abort(struct gw_http_request *req, gw_http_abort_cb cb, void *data)
+{
+    struct req *r = (struct req *)req;
+    r->abort_cb = cb;
+    r->abort_data = data;
+}
+
+const char *gw_http_header(const struct gw_http_request *req, const char *name)
+{
+    for (size_t i = 0; i < req->nheaders; i++) {
+        if (strcasecmp(req->headers[i].name, name) == 0)
+            return req->headers[i].value;
+    }
+    return NULL;
+}
+
+const char *gw_http_status_text(int status)
+{
+    static const struct {
+        int code;
+        const char *text;
+    } table[] = {
+        {100, "Continue"},
+        {200, "OK"},
+        {201, "Created"},
+        {202, "Accepted"},
+        {204, "No Content"},
+        {206, "Partial Content"},
+        {301, "Moved Permanently"},
+        {302, "Found"},
+        {304, "Not Modified"},
+        {307, "Temporary Redirect"},
+        {400, "Bad Request"},
+        {401, "Unauthorized"},
+        {403, "Forbidden"},
+        {404, "Not Found"},
+        {405, "Method Not Allowed"},
+        {406, "Not Acceptable"},
+        {408, "Request Timeout"},
+        {409, "Conflict"},
+        {410, "Gone"},
+        {411, "Length Required"},
+        {413, "Content Too Large"},
+        {414, "URI Too Long"},
+        {415, "Unsupported Media Type"},
+        {416, "Range Not Satisfiable"},
+        {417, "Expectation Failed"},
+        {422, "Unprocessable Content"},
+        {429, "Too Many Requests"},
+        {431, "Request Header Fields Too Large"},
+        {500, "Internal Server Error"},
+        {501, "Not Implemented"},
+        {502, "Bad Gateway"},
+        {503, "Service Unavailable"},
+        {504, "Gateway Timeout"},
+        {505, "HTTP Version Not Supported"},
+    };
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+        if (table[i].code == status)
+            return table[i].text;
+    }
+    return "Unknown";
+}

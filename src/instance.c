@@ -1,0 +1,290 @@
+/* Glue between one transport and its MCP client, plus the in-flight count
+ * that draining needs. Close order: the transport ends first (its on_closed
+ * is the last event it gives), then the client is closed, then the owner
+ * hears on_closed and the instance is freed. */
+#include "gw/instance.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "gw/log.h"
+#include "gw/upstream_stdio.h"
+#include "gw/util.h"
+
+struct gw_instance {
+    uv_loop_t *loop;
+    const struct gw_server_config *cfg;
+    struct gw_instance_cbs cbs;
+    struct gw_upstream_stdio *stdio;
+    struct gw_transport *transport;
+    struct gw_mcp_client *client;
+    enum gw_instance_state state;
+    uint64_t seq;
+    int pid;
+    unsigned in_flight;
+    uint64_t calls;
+    time_t since;
+    json_t *last_stderr; /* kept from the transport when it closes */
+    bool failed_reported;
+};
+
+/* A call in flight: wraps the caller's callback to keep the count. */
+struct call {
+    struct gw_instance *inst;
+    gw_mcp_reply_cb cb;
+    void *data;
+};
+
+static const char *const state_names[] = {"starting", "ready", "failed", "draining", "stopping"};
+
+const char *gw_instance_state_name(enum gw_instance_state s)
+{
+    return state_names[s];
+}
+
+static void report_failed(struct gw_instance *inst, const char *why)
+{
+    if (inst->failed_reported)
+        return;
+    inst->failed_reported = true;
+    if (inst->state == GW_INSTANCE_STARTING || inst->state == GW_INSTANCE_READY)
+        inst->state = GW_INSTANCE_FAILED;
+    if (inst->cbs.on_failed != NULL)
+        inst->cbs.on_failed(inst, why, inst->cbs.data);
+}
+
+static void stop_transport(struct gw_instance *inst)
+{
+    if (inst->state == GW_INSTANCE_STOPPING)
+        return;
+    inst->state = GW_INSTANCE_STOPPING;
+    gw_upstream_stdio_stop(inst->stdio);
+}
+
+static int client_send(void *data, const char *msg, size_t len)
+{
+    struct gw_instance *inst = data;
+
+    return gw_transport_send(inst->transport, msg, len);
+}
+
+static void client_ready(void *data, const char *version, json_t *info, json_t *caps)
+{
+    struct gw_instance *inst = data;
+    json_t *name = json_object_get(info, "name");
+    (void)caps;
+
+    if (inst->state != GW_INSTANCE_STARTING)
+        return;
+    inst->state = GW_INSTANCE_READY;
+    gw_log(GW_LOG_INFO, "instance ready", "server", inst->cfg->id, "protocol", version,
+           "upstream", json_is_string(name) ? json_string_value(name) : NULL, NULL);
+    inst->cbs.on_ready(inst, inst->cbs.data);
+}
+
+static void client_failed(void *data, int code, const char *why)
+{
+    (void)code;
+    report_failed(data, why);
+}
+
+static void client_tools_changed(void *data)
+{
+    struct gw_instance *inst = data;
+
+    if (inst->cbs.on_tools_changed != NULL && inst->state == GW_INSTANCE_READY)
+        inst->cbs.on_tools_changed(inst, inst->cbs.data);
+}
+
+static void transport_message(void *data, const char *msg, size_t len)
+{
+    struct gw_instance *inst = data;
+
+    gw_mcp_client_receive(inst->client, msg, len);
+}
+
+static void transport_down(void *data, int code, const char *why)
+{
+    struct gw_instance *inst = data;
+    (void)code;
+
+    inst->last_stderr = gw_upstream_stdio_stderr_lines(inst->stdio);
+    gw_mcp_client_transport_down(inst->client, why);
+    report_failed(inst, why);
+}
+
+static void transport_closed(void *data)
+{
+    struct gw_instance *inst = data;
+
+    inst->stdio = NULL;
+    inst->transport = NULL;
+    gw_mcp_client_close(inst->client);
+    inst->cbs.on_closed(inst, inst->cbs.data);
+    json_decref(inst->last_stderr);
+    free(inst);
+}
+
+static int make_client(struct gw_instance *inst, const struct gw_gateway_config *gw)
+{
+    struct gw_mcp_client_opts o = {
+        .send = client_send,
+        .on_ready = client_ready,
+        .on_failed = client_failed,
+        .on_tools_changed = client_tools_changed,
+        .data = inst,
+        .server_id = inst->cfg->id,
+        .config = inst->cfg->init_config,
+        .init_timeout_ms = inst->cfg->request_timeout_ms ? inst->cfg->request_timeout_ms
+                                                         : gw->request_timeout_ms,
+    };
+    return gw_mcp_client_new(inst->loop, &o, &inst->client);
+}
+
+int gw_instance_start(uv_loop_t *loop, const struct gw_server_config *cfg,
+                      const struct gw_gateway_config *gw, const struct gw_instance_cbs *cbs,
+                      uint64_t seq, struct gw_instance **out, char **why)
+{
+    struct gw_instance *inst = gw_xcalloc(1, sizeof *inst);
+    struct gw_upstream_stdio_options so;
+    struct gw_transport_cbs tcbs = {transport_message, transport_down, transport_closed, inst};
+    char buf[256] = "";
+    int rc;
+
+    inst->loop = loop;
+    inst->cfg = cfg;
+    inst->cbs = *cbs;
+    inst->seq = seq;
+    inst->since = time(NULL);
+    if (make_client(inst, gw) != 0) {
+        *why = gw_xstrdup("cannot create the MCP client");
+        free(inst);
+        return UV_EINVAL;
+    }
+    gw_upstream_stdio_options_init(&so);
+    so.inherit_env = gw->inherit_env;
+    so.ninherit_env = gw->ninherit_env;
+    rc = gw_upstream_stdio_start(loop, cfg, &so, &tcbs, &inst->stdio, buf, sizeof buf);
+    if (rc != 0) {
+        *why = gw_xstrdup(buf[0] ? buf : uv_strerror(rc));
+        gw_mcp_client_close(inst->client);
+        free(inst);
+        return rc;
+    }
+    inst->transport = gw_upstream_stdio_transport(inst->stdio);
+    inst->pid = gw_upstream_stdio_pid(inst->stdio);
+    gw_mcp_client_start(inst->client);
+    *out = inst;
+    return 0;
+}
+
+void gw_instance_stop(struct gw_instance *inst)
+{
+    if (inst->state == GW_INSTANCE_STOPPING)
+        return;
+    inst->state = GW_INSTANCE_DRAINING;
+    if (inst->in_flight == 0)
+        stop_transport(inst);
+}
+
+void gw_instance_kill(struct gw_instance *inst)
+{
+    inst->state = GW_INSTANCE_STOPPING;
+    gw_upstream_stdio_kill(inst->stdio);
+}
+
+static void call_done(void *data, const struct gw_mcp_reply *reply)
+{
+    struct call *c = data;
+    struct gw_instance *inst = c->inst;
+
+    inst->in_flight--;
+    c->cb(c->data, reply);
+    free(c);
+    if (inst->state == GW_INSTANCE_DRAINING && inst->in_flight == 0)
+        stop_transport(inst);
+}
+
+int gw_instance_call(struct gw_instance *inst, const char *name, json_t *arguments,
+                     uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data, gw_mcp_handle *handle)
+{
+    struct call *c;
+    int rc;
+
+    if (inst->state != GW_INSTANCE_READY)
+        return GW_MCP_E_NOT_READY;
+    c = gw_xmalloc(sizeof *c);
+    *c = (struct call){inst, cb, data};
+    inst->in_flight++;
+    rc = gw_mcp_client_call_tool(inst->client, name, arguments, NULL, timeout_ms, call_done, c,
+                                 handle);
+    if (rc != 0) {
+        inst->in_flight--;
+        free(c);
+        return rc;
+    }
+    inst->calls++;
+    return 0;
+}
+
+int gw_instance_cancel(struct gw_instance *inst, gw_mcp_handle handle, const char *reason)
+{
+    return gw_mcp_client_cancel(inst->client, handle, reason);
+}
+
+int gw_instance_list_tools(struct gw_instance *inst, uint64_t timeout_ms, gw_mcp_reply_cb cb,
+                           void *data)
+{
+    return gw_mcp_client_list_tools(inst->client, timeout_ms, cb, data, NULL);
+}
+
+enum gw_instance_state gw_instance_state(const struct gw_instance *inst)
+{
+    return inst->state;
+}
+
+uint64_t gw_instance_seq(const struct gw_instance *inst)
+{
+    return inst->seq;
+}
+
+int gw_instance_pid(const struct gw_instance *inst)
+{
+    return inst->pid;
+}
+
+unsigned gw_instance_in_flight(const struct gw_instance *inst)
+{
+    return inst->in_flight;
+}
+
+uint64_t gw_instance_calls(const struct gw_instance *inst)
+{
+    return inst->calls;
+}
+
+json_t *gw_instance_stderr_tail(const struct gw_instance *inst)
+{
+    if (inst->stdio != NULL && inst->last_stderr == NULL)
+        return gw_upstream_stdio_stderr_lines(inst->stdio);
+    return inst->last_stderr ? json_incref(inst->last_stderr) : json_array();
+}
+
+json_t *gw_instance_to_json(const struct gw_instance *inst)
+{
+    struct gw_mcp_client_stats st;
+    const char *version = gw_mcp_client_version(inst->client);
+    json_t *info = gw_mcp_client_server_info(inst->client);
+    char since[32];
+
+    gw_format_time(inst->since, since, sizeof since);
+    gw_mcp_client_stats(inst->client, &st);
+    return json_pack("{s:I, s:s, s:i, s:s, s:i, s:I, s:s?, s:O?, s:o, s:{s:I,s:I,s:I,s:I,s:I}}",
+                     "id", (json_int_t)inst->seq, "state", state_names[inst->state], "pid",
+                     inst->pid, "since", since, "inFlight", (int)inst->in_flight, "calls",
+                     (json_int_t)inst->calls, "protocolVersion", version, "serverInfo", info,
+                     "stderrTail", gw_instance_stderr_tail(inst), "counters", "nonJson",
+                     (json_int_t)st.non_json, "badShape", (json_int_t)st.bad_shape, "unknownIds",
+                     (json_int_t)st.unknown_ids, "late", (json_int_t)st.late, "notifications",
+                     (json_int_t)st.notifications);
+}

@@ -1,0 +1,126 @@
+/* Command line (design §3). */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gw/config.h"
+#include "gw/daemon.h"
+#include "gw/log.h"
+#include "gw/version.h"
+
+static const char usage[] =
+    "usage: mcpgw [-c FILE] [--listen ADDR] [--log-level debug|info|warn|error]\n"
+    "       mcpgw --check-config [-c FILE]\n"
+    "       mcpgw --version\n"
+    "\n"
+    "  -c, --config FILE   configuration file (default: ./mcp.yaml, else .minds/mcp.yaml,\n"
+    "                      else /etc/mcpgw/mcp.yaml)\n"
+    "      --listen ADDR   host:port, [::1]:port or unix:/path (overrides gateway.listen)\n"
+    "      --log-level L   debug, info, warn or error (default info)\n"
+    "  -t, --check-config  validate the configuration, print every problem, exit 0 or 1\n"
+    "  -V, --version       print the version\n"
+    "  -h, --help          print this help\n"
+    "\n"
+    "Signals: SIGHUP reloads the configuration; SIGTERM and SIGINT stop gracefully.\n";
+
+static const char *const default_paths[] = {"mcp.yaml", ".minds/mcp.yaml", "/etc/mcpgw/mcp.yaml"};
+
+/* The first default path that exists, else the first one (which then reads
+ * as an empty configuration). */
+static const char *find_config(void)
+{
+    for (size_t i = 0; i < sizeof default_paths / sizeof default_paths[0]; i++) {
+        if (access(default_paths[i], F_OK) == 0)
+            return default_paths[i];
+    }
+    return default_paths[0];
+}
+
+static int check_config(const char *path)
+{
+    struct gw_config *c;
+    int errors = 0;
+
+    if (gw_config_load(path, &c) != 0) {
+        fprintf(stderr, "mcpgw: cannot load %s\n", path);
+        return 1;
+    }
+    if (!c->exists) {
+        fprintf(stderr, "%s: error: no such file\n", path);
+        errors++;
+    }
+    for (size_t i = 0; i < c->ndiags; i++) {
+        char *line = gw_diag_format(&c->diags[i]);
+        fprintf(stderr, "%s\n", line);
+        free(line);
+        errors += c->diags[i].severity == GW_SEV_ERROR;
+    }
+    fprintf(stderr, "mcpgw: configuration file %s test %s (%d error%s, %zu server%s)\n", c->path,
+            errors ? "failed" : "is successful", errors, errors == 1 ? "" : "s", c->nservers,
+            c->nservers == 1 ? "" : "s");
+    gw_config_unref(c);
+    return errors ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    enum { OPT_LISTEN = 256, OPT_LOG_LEVEL };
+    static const struct option longopts[] = {
+        {"config", required_argument, NULL, 'c'},
+        {"listen", required_argument, NULL, OPT_LISTEN},
+        {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+        {"check-config", no_argument, NULL, 't'},
+        {"version", no_argument, NULL, 'V'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    struct gw_daemon_options opts = {0};
+    int check = 0, c;
+
+    while ((c = getopt_long(argc, argv, "c:tVh", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'c':
+            opts.config_path = optarg;
+            opts.config_path_explicit = true;
+            break;
+        case OPT_LISTEN:
+            opts.listen = optarg;
+            break;
+        case OPT_LOG_LEVEL: {
+            enum gw_log_level level;
+            if (gw_log_level_parse(optarg, &level) != 0) {
+                fprintf(stderr, "mcpgw: --log-level must be debug, info, warn or error\n");
+                return 2;
+            }
+            gw_log_set_level(level);
+            break;
+        }
+        case 't':
+            check = 1;
+            break;
+        case 'V':
+            printf("mcpgw %s\n", GW_VERSION);
+            return 0;
+        case 'h':
+            fputs(usage, stdout);
+            return 0;
+        default:
+            fputs(usage, stderr);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        if (strcmp(argv[optind], "import") == 0)
+            fprintf(stderr, "mcpgw: import is not available in this version\n");
+        else
+            fprintf(stderr, "mcpgw: unexpected argument '%s'\n%s", argv[optind], usage);
+        return 2;
+    }
+    if (opts.config_path == NULL)
+        opts.config_path = find_config();
+    if (check)
+        return check_config(opts.config_path);
+    return gw_daemon_run(&opts);
+}

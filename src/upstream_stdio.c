@@ -1,0 +1,865 @@
+/* The stdio upstream transport: spawn, framing, stderr, stop sequence.
+ *
+ * Close order: the stdin pipe may close first (stop); the process handle,
+ * stdout, stderr and the timer close together once the process has exited
+ * and its group, stdout and stderr have ended (or a deadline passed). The
+ * instance is freed in the last close callback, after on_closed. */
+#include "gw/upstream_stdio.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "gw/log.h"
+#include "gw/util.h"
+
+extern char **environ;
+
+#define READ_BUF_SIZE   (64u << 10)
+#define LINGER_TICK_MS  10
+#define STDOUT_DRAIN_MS 250          /* after the exit, wait this long for EOFs */
+#define FINAL_WAIT_MS   1000         /* after SIGKILL to the group, give up on EOFs */
+#define LINE_KEEP_CAP   (256u << 10) /* a line buffer larger is freed when empty */
+
+enum phase { PHASE_RUNNING, PHASE_CLOSE_WAIT, PHASE_TERM_WAIT, PHASE_KILLED };
+
+struct write_req {
+    uv_write_t req;
+    struct gw_upstream_stdio *s;
+    size_t len;
+    char data[];
+};
+
+struct gw_upstream_stdio {
+    struct gw_transport base; /* first: a gw_transport * is this instance */
+    uv_loop_t *loop;
+    struct gw_transport_cbs cbs;
+    uint64_t close_wait_ms, term_wait_ms;
+    char *id;
+    int pid;
+    char pidstr[16];
+
+    uv_process_t proc;
+    uv_pipe_t in, out, err;
+    uv_timer_t timer;
+    int open_handles;
+
+    char *rbuf; /* shared by stdout and stderr: each read uses it at once */
+    char *line; /* the partial stdout line */
+    size_t line_len, line_cap;
+
+    char eline[GW_STDIO_STDERR_LINE_MAX + 1];
+    size_t eline_len;
+    int eline_skip; /* the current stderr line was truncated */
+    char *ering[GW_STDIO_STDERR_KEEP];
+    size_t ering_next, ering_n;
+    uint64_t rate_window;
+    unsigned rate_count;
+    uint64_t rate_dropped;
+
+    struct gw_upstream_stdio_stats st;
+
+    enum phase phase;
+    int in_open, stop_requested, exited, out_done, err_done;
+    int down_fired, group_killed, closing, silent;
+    uint64_t exit_at, kill_at;
+    int64_t exit_status;
+    int term_signal;
+};
+
+static void advance(struct gw_upstream_stdio *s);
+static void log_dropped(struct gw_upstream_stdio *s);
+static void fail(struct gw_upstream_stdio *s, int code, const char *why);
+
+/* ---- environment ---- */
+
+int gw_env_pattern_match(const char *pattern, const char *name)
+{
+    const char *star = NULL, *resume = NULL;
+    while (*name) {
+        if (*pattern == '*') {
+            star = pattern++;
+            resume = name;
+        } else if (*pattern == *name) {
+            pattern++;
+            name++;
+        } else if (star) {
+            pattern = star + 1;
+            name = ++resume;
+        } else {
+            return 0;
+        }
+    }
+    while (*pattern == '*')
+        pattern++;
+    return *pattern == '\0';
+}
+
+/* The auth token and every other MCPGW_* setting stay in the daemon (P4). */
+static int is_daemon_var(const char *name)
+{
+    return strncasecmp(name, "MCPGW_", 6) == 0;
+}
+
+static int inherited(const char *entry, char *const *pats, size_t npats)
+{
+    const char *eq = strchr(entry, '=');
+    if (!eq || eq == entry)
+        return 0;
+    size_t n = (size_t)(eq - entry);
+    char name[256];
+    if (n >= sizeof(name))
+        return 0;
+    memcpy(name, entry, n);
+    name[n] = '\0';
+    if (is_daemon_var(name))
+        return 0;
+    for (size_t i = 0; i < npats; i++) {
+        if (gw_env_pattern_match(pats[i], name))
+            return 1;
+    }
+    return 0;
+}
+
+/* Replaces the entry named like `kv` ("NAME=value") or appends it. */
+static void env_put(char **env, size_t *n, char *kv, size_t namelen)
+{
+    for (size_t i = 0; i < *n; i++) {
+        if (strncmp(env[i], kv, namelen + 1) == 0) {
+            free(env[i]);
+            env[i] = kv;
+            return;
+        }
+    }
+    env[(*n)++] = kv;
+}
+
+/* Builds the child's environment: inherited matches, then the configured
+ * entries (later wins). Every string is owned by the returned array. */
+static char **build_env(const struct gw_server_config *cfg, char *const *pats, size_t npats)
+{
+    size_t total = cfg->nenv + 1;
+    for (char **e = environ; *e; e++)
+        total++;
+    char **env = gw_xmalloc(total * sizeof(*env));
+    size_t n = 0;
+    for (char **e = environ; *e; e++) {
+        if (inherited(*e, pats, npats))
+            env_put(env, &n, gw_xstrdup(*e), (size_t)(strchr(*e, '=') - *e));
+    }
+    for (size_t i = 0; i < cfg->nenv; i++) {
+        const struct gw_kv *kv = &cfg->env[i];
+        if (!kv->name[0] || strchr(kv->name, '=') || is_daemon_var(kv->name))
+            continue;
+        size_t nl = strlen(kv->name), vl = strlen(kv->value);
+        char *entry = gw_xmalloc(nl + vl + 2);
+        memcpy(entry, kv->name, nl);
+        entry[nl] = '=';
+        memcpy(entry + nl + 1, kv->value, vl + 1);
+        env_put(env, &n, entry, nl);
+    }
+    env[n] = NULL;
+    return env;
+}
+
+static void free_strv(char **v)
+{
+    for (char **p = v; *p; p++)
+        free(*p);
+    free(v);
+}
+
+/* libuv opens its descriptors close-on-exec, but a library may not (older
+ * libcurl sockets, for one). Marking every descriptor above 2 before each
+ * spawn keeps P1 true whoever opened them. */
+static void cloexec_sweep(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return;
+    int self = dirfd(d);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        int fd = atoi(e->d_name);
+        if (fd <= 2 || fd == self)
+            continue;
+        int fl = fcntl(fd, F_GETFD);
+        if (fl >= 0 && !(fl & FD_CLOEXEC))
+            fcntl(fd, F_SETFD, fl | FD_CLOEXEC);
+    }
+    closedir(d);
+}
+
+/* ---- down, close, free ---- */
+
+static void free_instance(struct gw_upstream_stdio *s)
+{
+    for (size_t i = 0; i < GW_STDIO_STDERR_KEEP; i++)
+        free(s->ering[i]);
+    free(s->line);
+    free(s->rbuf);
+    free(s->id);
+    free(s);
+}
+
+static void on_handle_closed(uv_handle_t *h)
+{
+    struct gw_upstream_stdio *s = h->data;
+    if (--s->open_handles > 0)
+        return;
+    if (!s->silent && s->cbs.on_closed)
+        s->cbs.on_closed(s->cbs.data);
+    free_instance(s);
+}
+
+static void close_handle(struct gw_upstream_stdio *s, void *h)
+{
+    if (!uv_is_closing(h))
+        uv_close(h, on_handle_closed);
+}
+
+static void close_stdin(struct gw_upstream_stdio *s)
+{
+    if (!s->in_open)
+        return;
+    s->in_open = 0;
+    close_handle(s, &s->in);
+}
+
+static void close_all(struct gw_upstream_stdio *s)
+{
+    if (s->closing)
+        return;
+    s->closing = 1;
+    log_dropped(s);
+    close_stdin(s);
+    close_handle(s, &s->proc);
+    close_handle(s, &s->out);
+    close_handle(s, &s->err);
+    close_handle(s, &s->timer);
+}
+
+static void fire_down(struct gw_upstream_stdio *s, int code, const char *why)
+{
+    if (s->down_fired)
+        return;
+    s->down_fired = 1;
+    gw_log(GW_LOG_INFO, "server instance down", "server", s->id, "pid", s->pidstr, "reason", why,
+           NULL);
+    if (s->cbs.on_down)
+        s->cbs.on_down(s->cbs.data, code, why);
+}
+
+/* Signals the process group and, in case the leader left it, the leader. */
+static void signal_group(struct gw_upstream_stdio *s, int sig)
+{
+    if (s->pid <= 0)
+        return;
+    kill(-s->pid, sig);
+    if (!s->exited)
+        kill(s->pid, sig);
+    if (sig == SIGKILL && !s->group_killed) {
+        s->group_killed = 1;
+        s->kill_at = uv_now(s->loop);
+    }
+}
+
+/* A zombie member still counts; the reaper removes those quickly. */
+static int group_alive(const struct gw_upstream_stdio *s)
+{
+    return kill(-s->pid, 0) == 0 || errno == EPERM;
+}
+
+/* The line buffer stays: on_message may be running on its bytes. */
+static void stop_stdout(struct gw_upstream_stdio *s)
+{
+    if (s->out_done)
+        return;
+    s->out_done = 1;
+    s->line_len = 0;
+    uv_read_stop((uv_stream_t *)&s->out);
+}
+
+/* The instance is unusable: report it and kill the group. */
+static void fail(struct gw_upstream_stdio *s, int code, const char *why)
+{
+    fire_down(s, code, why);
+    stop_stdout(s);
+    close_stdin(s);
+    if (!s->closing && !s->group_killed) {
+        signal_group(s, SIGKILL);
+        s->phase = PHASE_KILLED;
+    }
+    if (s->exited)
+        advance(s);
+}
+
+/* ---- stop sequence and lingering after the exit ---- */
+
+static void on_timer(uv_timer_t *t)
+{
+    struct gw_upstream_stdio *s = t->data;
+    if (s->exited) {
+        advance(s);
+    } else if (s->phase == PHASE_CLOSE_WAIT) {
+        s->phase = PHASE_TERM_WAIT;
+        signal_group(s, SIGTERM);
+        uv_timer_start(&s->timer, on_timer, s->term_wait_ms, 0);
+    } else if (s->phase == PHASE_TERM_WAIT) {
+        s->phase = PHASE_KILLED;
+        signal_group(s, SIGKILL);
+    }
+}
+
+static void exit_sentence(const struct gw_upstream_stdio *s, char *buf, size_t cap)
+{
+    const char *when = s->stop_requested ? " after a stop" : "";
+    if (s->term_signal)
+        snprintf(buf, cap, "process %d was killed by signal %d (%s)%s", s->pid, s->term_signal,
+                 strsignal(s->term_signal), when);
+    else
+        snprintf(buf, cap, "process %d exited with status %lld%s", s->pid,
+                 (long long)s->exit_status, when);
+}
+
+/* After the leader exited: deliver what stdout still holds and read the
+ * last stderr lines (so on_down's owner sees them), then wait for
+ * the rest of the group to end (SIGTERM at the exit, SIGKILL after
+ * term_wait_ms) and for stdout and stderr to reach EOF, within bounds. */
+static void advance(struct gw_upstream_stdio *s)
+{
+    if (s->closing)
+        return;
+    uint64_t now = uv_now(s->loop);
+    if (!s->down_fired && ((s->out_done && s->err_done) || now >= s->exit_at + STDOUT_DRAIN_MS)) {
+        char why[160];
+        exit_sentence(s, why, sizeof(why));
+        fire_down(s, UV_EOF, why);
+        stop_stdout(s);
+        if (s->closing)
+            return; /* on_down killed the instance */
+    }
+    int alive = group_alive(s);
+    if (s->down_fired && s->out_done && s->err_done && !alive) {
+        close_all(s);
+        return;
+    }
+    if (!s->group_killed && now >= s->exit_at + s->term_wait_ms)
+        signal_group(s, SIGKILL);
+    if (s->group_killed && now >= s->kill_at + FINAL_WAIT_MS) {
+        close_all(s); /* something outside the group holds a pipe */
+        return;
+    }
+    uv_timer_start(&s->timer, on_timer, LINGER_TICK_MS, 0);
+}
+
+static void on_exit_cb(uv_process_t *p, int64_t status, int term_signal)
+{
+    struct gw_upstream_stdio *s = p->data;
+    s->exited = 1;
+    s->exit_status = status;
+    s->term_signal = term_signal;
+    s->exit_at = uv_now(s->loop);
+    char st[24];
+    snprintf(st, sizeof(st), "%lld", (long long)status);
+    gw_log(GW_LOG_INFO, "server process exited", "server", s->id, "pid", s->pidstr, "status",
+           term_signal ? NULL : st, "signal", term_signal ? strsignal(term_signal) : NULL, NULL);
+    close_stdin(s);
+    if (!s->group_killed && group_alive(s))
+        signal_group(s, SIGTERM);
+    uv_timer_stop(&s->timer);
+    advance(s);
+}
+
+void gw_upstream_stdio_stop(struct gw_upstream_stdio *s)
+{
+    if (s->stop_requested || s->closing)
+        return;
+    s->stop_requested = 1;
+    close_stdin(s);
+    if (s->exited || s->phase != PHASE_RUNNING)
+        return;
+    s->phase = PHASE_CLOSE_WAIT;
+    uv_timer_start(&s->timer, on_timer, s->close_wait_ms, 0);
+}
+
+void gw_upstream_stdio_kill(struct gw_upstream_stdio *s)
+{
+    if (s->closing)
+        return;
+    s->stop_requested = 1;
+    if (!s->exited || group_alive(s))
+        signal_group(s, SIGKILL);
+    char why[96];
+    snprintf(why, sizeof(why), "process %d was killed by the gateway", s->pid);
+    fire_down(s, UV_ECANCELED, why);
+    stop_stdout(s);
+    close_all(s);
+}
+
+/* ---- stdout framing ---- */
+
+/* Fails the instance for an oversized line and releases its buffer; never
+ * called while on_message runs on that buffer. */
+static void overflow(struct gw_upstream_stdio *s)
+{
+    fail(s, UV_EMSGSIZE, "stdout line exceeds 16 MiB");
+    free(s->line);
+    s->line = NULL;
+    s->line_len = s->line_cap = 0;
+}
+
+static void deliver(struct gw_upstream_stdio *s, const char *msg, size_t len)
+{
+    if (len > 0 && msg[len - 1] == '\r')
+        len--;
+    if (len == 0)
+        return;
+    if (len > GW_STDIO_MAX_LINE) {
+        overflow(s);
+        return;
+    }
+    if (s->down_fired || s->stop_requested)
+        return; /* drained, not delivered */
+    s->st.lines_in++;
+    if (s->cbs.on_message)
+        s->cbs.on_message(s->cbs.data, msg, len);
+}
+
+/* Appends to the partial line; fails the instance past the cap (one byte
+ * more is allowed for a trailing \r). */
+static int line_append(struct gw_upstream_stdio *s, const char *p, size_t n)
+{
+    if (s->line_len + n > GW_STDIO_MAX_LINE + 1) {
+        overflow(s);
+        return -1;
+    }
+    if (s->line_len + n > s->line_cap) {
+        size_t cap = s->line_cap ? s->line_cap : 4096;
+        while (cap < s->line_len + n)
+            cap *= 2;
+        if (cap > GW_STDIO_MAX_LINE + 1)
+            cap = GW_STDIO_MAX_LINE + 1;
+        s->line = gw_xrealloc(s->line, cap);
+        s->line_cap = cap;
+    }
+    memcpy(s->line + s->line_len, p, n);
+    s->line_len += n;
+    if (s->line_len > s->st.stdout_buffered_max)
+        s->st.stdout_buffered_max = s->line_len;
+    return 0;
+}
+
+/* Delivers the buffered line and releases an oversized buffer, so one
+ * large message does not pin its memory for the instance's life. */
+static void line_flush(struct gw_upstream_stdio *s)
+{
+    size_t len = s->line_len;
+    s->line_len = 0;
+    deliver(s, s->line, len);
+    if (s->line && s->line_len == 0 && s->line_cap > LINE_KEEP_CAP) {
+        free(s->line);
+        s->line = NULL;
+        s->line_cap = 0;
+    }
+}
+
+static void frame_stdout(struct gw_upstream_stdio *s, const char *p, size_t n)
+{
+    const char *end = p + n;
+    while (p < end && !s->out_done && !s->closing) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (!nl) {
+            line_append(s, p, (size_t)(end - p));
+            return;
+        }
+        if (s->line_len == 0) {
+            deliver(s, p, (size_t)(nl - p));
+        } else if (line_append(s, p, (size_t)(nl - p)) == 0) {
+            line_flush(s);
+        }
+        p = nl + 1;
+    }
+}
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    struct gw_upstream_stdio *s = h->data;
+    *buf = uv_buf_init(s->rbuf, READ_BUF_SIZE);
+}
+
+static void on_stdout(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
+{
+    struct gw_upstream_stdio *s = st->data;
+    if (n > 0) {
+        s->st.bytes_in += (uint64_t)n;
+        frame_stdout(s, buf->base, (size_t)n);
+        return;
+    }
+    if (n == 0)
+        return;
+    if (n == UV_EOF && !s->out_done && s->line_len > 0)
+        line_flush(s); /* a last message without its newline */
+    stop_stdout(s);
+    if (s->exited)
+        advance(s);
+}
+
+/* ---- stderr ---- */
+
+/* The length of the well-formed UTF-8 sequence at `u` (no overlongs, no
+ * surrogates, at most U+10FFFF), or 0. */
+static size_t utf8_valid_len(const unsigned char *u, size_t avail)
+{
+    static const uint32_t min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
+    size_t len = u[0] < 0x80             ? 1
+                 : (u[0] & 0xe0) == 0xc0 ? 2
+                 : (u[0] & 0xf0) == 0xe0 ? 3
+                 : (u[0] & 0xf8) == 0xf0 ? 4
+                                         : 0;
+    if (len == 1)
+        return 1;
+    if (len == 0 || avail < len)
+        return 0;
+    uint32_t cp = u[0] & (0x7fu >> len); /* the lead byte's payload bits */
+    for (size_t i = 1; i < len; i++) {
+        if ((u[i] & 0xc0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (u[i] & 0x3fu);
+    }
+    if (cp < min_cp[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return len;
+}
+
+/* Copies `line` replacing bytes that are not valid UTF-8 with U+FFFD and
+ * NUL with '?', so the ring can always become JSON. */
+static char *utf8_sanitize(const char *p, size_t n)
+{
+    char *out = gw_xmalloc(n * 3 + 1), *o = out;
+    const unsigned char *u = (const unsigned char *)p, *end = u + n;
+    while (u < end) {
+        size_t len = utf8_valid_len(u, (size_t)(end - u));
+        if (len == 0) {
+            memcpy(o, "\xef\xbf\xbd", 3);
+            o += 3;
+            u++;
+            continue;
+        }
+        for (size_t i = 0; i < len; i++)
+            *o++ = u[i] ? (char)u[i] : '?';
+        u += len;
+    }
+    *o = '\0';
+    return out;
+}
+
+/* Logs how many stderr lines the current window dropped, if any. */
+static void log_dropped(struct gw_upstream_stdio *s)
+{
+    if (s->rate_dropped == 0)
+        return;
+    char n[24];
+    snprintf(n, sizeof(n), "%llu", (unsigned long long)s->rate_dropped);
+    gw_log(GW_LOG_WARN, "server stderr lines dropped", "server", s->id, "pid", s->pidstr, "dropped",
+           n, NULL);
+    s->rate_dropped = 0;
+}
+
+/* At most GW_STDIO_STDERR_RATE lines per one-second window are logged; a
+ * window that dropped lines is summed up once the next one begins (or the
+ * instance closes). */
+static int rate_allow(struct gw_upstream_stdio *s)
+{
+    uint64_t now = uv_now(s->loop);
+    if (now - s->rate_window >= 1000) {
+        log_dropped(s);
+        s->rate_window = now;
+        s->rate_count = 0;
+    }
+    if (s->rate_count < GW_STDIO_STDERR_RATE) {
+        s->rate_count++;
+        return 1;
+    }
+    s->rate_dropped++;
+    s->st.stderr_dropped++;
+    return 0;
+}
+
+static void stderr_line(struct gw_upstream_stdio *s)
+{
+    size_t n = s->eline_len;
+    if (n > 0 && s->eline[n - 1] == '\r')
+        n--;
+    s->eline_len = 0;
+    s->eline_skip = 0;
+    s->st.stderr_lines++;
+    char *line = utf8_sanitize(s->eline, n);
+    if (rate_allow(s))
+        gw_log(GW_LOG_INFO, "server stderr", "server", s->id, "pid", s->pidstr, "line", line, NULL);
+    free(s->ering[s->ering_next]);
+    s->ering[s->ering_next] = line;
+    s->ering_next = (s->ering_next + 1) % GW_STDIO_STDERR_KEEP;
+    if (s->ering_n < GW_STDIO_STDERR_KEEP)
+        s->ering_n++;
+}
+
+static void split_stderr(struct gw_upstream_stdio *s, const char *p, size_t n)
+{
+    const char *end = p + n;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t take = (size_t)((nl ? nl : end) - p);
+        size_t room = GW_STDIO_STDERR_LINE_MAX - s->eline_len;
+        if (take > room) {
+            s->eline_skip = 1; /* the rest of this line is dropped */
+            take = room;
+        }
+        memcpy(s->eline + s->eline_len, p, take);
+        s->eline_len += take;
+        if (!nl)
+            return;
+        stderr_line(s);
+        p = nl + 1;
+    }
+}
+
+static void on_stderr(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
+{
+    struct gw_upstream_stdio *s = st->data;
+    if (n > 0) {
+        split_stderr(s, buf->base, (size_t)n);
+        return;
+    }
+    if (n == 0)
+        return;
+    if (s->eline_len > 0)
+        stderr_line(s);
+    s->err_done = 1;
+    uv_read_stop(st);
+    if (s->exited)
+        advance(s);
+}
+
+/* ---- stdin ---- */
+
+static void on_written(uv_write_t *req, int status)
+{
+    struct write_req *w = (struct write_req *)req;
+    struct gw_upstream_stdio *s = w->s;
+    s->st.queued -= w->len;
+    free(w);
+    if (status < 0 && status != UV_ECANCELED && !s->closing) {
+        char why[128];
+        snprintf(why, sizeof(why), "writing to the stdin of process %d failed: %s", s->pid,
+                 uv_strerror(status));
+        fail(s, status, why);
+    }
+}
+
+static int queue_write(struct gw_upstream_stdio *s, const char *a, size_t alen, int newline)
+{
+    size_t len = alen + (newline ? 1 : 0);
+    struct write_req *w = gw_xmalloc(sizeof(*w) + len);
+    memcpy(w->data, a, alen);
+    if (newline)
+        w->data[alen] = '\n';
+    w->s = s;
+    w->len = len;
+    uv_buf_t b = uv_buf_init(w->data, (unsigned)len);
+    int err = uv_write(&w->req, (uv_stream_t *)&s->in, &b, 1, on_written);
+    if (err < 0) {
+        free(w);
+        return err;
+    }
+    s->st.queued += len;
+    return 0;
+}
+
+static int stdio_send(struct gw_transport *t, const char *msg, size_t len)
+{
+    struct gw_upstream_stdio *s = (struct gw_upstream_stdio *)t;
+    if (!s->in_open || s->down_fired || s->stop_requested)
+        return UV_EPIPE;
+    if (len >= GW_STDIO_MAX_QUEUED || s->st.queued + len + 1 > GW_STDIO_MAX_QUEUED)
+        return UV_ENOBUFS;
+    size_t done = 0;
+    if (s->st.queued == 0) {
+        uv_buf_t b[2] = {uv_buf_init((char *)msg, (unsigned)len), uv_buf_init("\n", 1)};
+        int n = uv_try_write((uv_stream_t *)&s->in, b, 2);
+        if (n < 0 && n != UV_EAGAIN)
+            return n;
+        done = n > 0 ? (size_t)n : 0;
+    }
+    int err = 0;
+    if (done < len)
+        err = queue_write(s, msg + done, len - done, 1);
+    else if (done == len)
+        err = queue_write(s, "\n", 1, 0);
+    if (err < 0)
+        return err;
+    s->st.bytes_out += len + 1;
+    s->st.lines_out++;
+    return 0;
+}
+
+static void stdio_stop(struct gw_transport *t)
+{
+    gw_upstream_stdio_stop((struct gw_upstream_stdio *)t);
+}
+
+static const struct gw_transport_ops stdio_ops = {.send = stdio_send, .stop = stdio_stop};
+
+/* ---- start ---- */
+
+void gw_upstream_stdio_options_init(struct gw_upstream_stdio_options *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->close_wait_ms = 2000;
+    o->term_wait_ms = 3000;
+}
+
+static void say(char *why, size_t cap, const char *fmt, ...)
+{
+    if (cap == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, cap, fmt, ap);
+    va_end(ap);
+}
+
+static struct gw_upstream_stdio *instance_new(uv_loop_t *loop, const struct gw_server_config *cfg,
+                                              const struct gw_upstream_stdio_options *o,
+                                              const struct gw_transport_cbs *cbs)
+{
+    struct gw_upstream_stdio *s = gw_xcalloc(1, sizeof(*s));
+    s->base.ops = &stdio_ops;
+    s->loop = loop;
+    s->cbs = *cbs;
+    s->close_wait_ms = o->close_wait_ms;
+    s->term_wait_ms = o->term_wait_ms;
+    s->id = gw_xstrdup(cfg->id ? cfg->id : "");
+    s->rbuf = gw_xmalloc(READ_BUF_SIZE);
+    uv_pipe_init(loop, &s->in, 0);
+    uv_pipe_init(loop, &s->out, 0);
+    uv_pipe_init(loop, &s->err, 0);
+    uv_timer_init(loop, &s->timer);
+    s->in.data = s->out.data = s->err.data = s->timer.data = s->proc.data = s;
+    s->open_handles = 5; /* in, out, err, timer, proc (uv_spawn inits it) */
+    s->in_open = 1;
+    return s;
+}
+
+static int spawn(struct gw_upstream_stdio *s, const struct gw_server_config *cfg,
+                 const struct gw_upstream_stdio_options *o)
+{
+    char **args = gw_xmalloc((cfg->nargs + 2) * sizeof(*args));
+    args[0] = cfg->command ? cfg->command : cfg->command_path;
+    for (size_t i = 0; i < cfg->nargs; i++)
+        args[i + 1] = cfg->args[i];
+    args[cfg->nargs + 1] = NULL;
+    char **env = build_env(cfg, o->inherit_env, o->ninherit_env);
+    uv_stdio_container_t io[3] = {
+        {.flags = UV_CREATE_PIPE | UV_READABLE_PIPE, .data.stream = (uv_stream_t *)&s->in},
+        {.flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE, .data.stream = (uv_stream_t *)&s->out},
+        {.flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE, .data.stream = (uv_stream_t *)&s->err},
+    };
+    uv_process_options_t po = {
+        .exit_cb = on_exit_cb,
+        .file = cfg->command_path,
+        .args = args,
+        .env = env,
+        .cwd = cfg->cwd,
+        .flags = UV_PROCESS_DETACHED,
+        .stdio_count = 3,
+        .stdio = io,
+    };
+    cloexec_sweep();
+    int err = uv_spawn(s->loop, &s->proc, &po);
+    free_strv(env);
+    free(args);
+    return err;
+}
+
+int gw_upstream_stdio_start(uv_loop_t *loop, const struct gw_server_config *cfg,
+                            const struct gw_upstream_stdio_options *opts,
+                            const struct gw_transport_cbs *cbs, struct gw_upstream_stdio **out,
+                            char *why, size_t whylen)
+{
+    struct gw_upstream_stdio_options defaults;
+    gw_upstream_stdio_options_init(&defaults);
+    const struct gw_upstream_stdio_options *o = opts ? opts : &defaults;
+    if (!cfg->command_path) {
+        say(why, whylen, "command \"%s\" was not found", cfg->command ? cfg->command : "");
+        return UV_ENOENT;
+    }
+    struct gw_upstream_stdio *s = instance_new(loop, cfg, o, cbs);
+    int err = spawn(s, cfg, o);
+    if (err < 0)
+        goto fail_spawn;
+    s->pid = s->proc.pid;
+    snprintf(s->pidstr, sizeof(s->pidstr), "%d", s->pid);
+    uv_read_start((uv_stream_t *)&s->out, on_alloc, on_stdout);
+    uv_read_start((uv_stream_t *)&s->err, on_alloc, on_stderr);
+    gw_log(GW_LOG_INFO, "server process started", "server", s->id, "pid", s->pidstr, "command",
+           cfg->command_path, NULL);
+    *out = s;
+    return 0;
+
+fail_spawn:
+    say(why, whylen, "cannot start \"%s\": %s (%s)", cfg->command_path, uv_strerror(err),
+        uv_err_name(err));
+    /* The handles are initialised and must be closed; no callback fires. */
+    s->silent = 1;
+    close_all(s);
+    return err;
+}
+
+/* ---- accessors ---- */
+
+struct gw_transport *gw_upstream_stdio_transport(struct gw_upstream_stdio *s)
+{
+    return &s->base;
+}
+
+int gw_upstream_stdio_pid(const struct gw_upstream_stdio *s)
+{
+    return s->pid;
+}
+
+void gw_upstream_stdio_get_stats(const struct gw_upstream_stdio *s,
+                                 struct gw_upstream_stdio_stats *out)
+{
+    *out = s->st;
+}
+
+void gw_upstream_stdio_stderr_foreach(const struct gw_upstream_stdio *s,
+                                      void (*fn)(void *data, const char *line), void *data)
+{
+    size_t first = (s->ering_next + GW_STDIO_STDERR_KEEP - s->ering_n) % GW_STDIO_STDERR_KEEP;
+    for (size_t i = 0; i < s->ering_n; i++)
+        fn(data, s->ering[(first + i) % GW_STDIO_STDERR_KEEP]);
+}
+
+static void append_json(void *data, const char *line)
+{
+    json_array_append_new(data, json_string(line));
+}
+
+json_t *gw_upstream_stdio_stderr_lines(const struct gw_upstream_stdio *s)
+{
+    json_t *a = json_array();
+    if (a)
+        gw_upstream_stdio_stderr_foreach(s, append_json, a);
+    return a;
+}

@@ -1,0 +1,90 @@
+#include "gw/util.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+static void out_of_memory(size_t n)
+{
+    fprintf(stderr, "level=error msg=\"out of memory\" bytes=%zu\n", n);
+    abort();
+}
+
+void *gw_xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+
+    if (p == NULL)
+        out_of_memory(n);
+    return p;
+}
+
+void *gw_xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+
+    if (p == NULL)
+        out_of_memory(n * size);
+    return p;
+}
+
+void *gw_xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+
+    if (q == NULL)
+        out_of_memory(n);
+    return q;
+}
+
+char *gw_xstrdup(const char *s)
+{
+    return gw_xstrndup(s, strlen(s));
+}
+
+char *gw_xstrndup(const char *s, size_t n)
+{
+    char *p = gw_xmalloc(n + 1);
+
+    memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
+char *gw_xasprintf(const char *fmt, ...)
+{
+    va_list ap;
+    char *s;
+
+    va_start(ap, fmt);
+    int n = vasprintf(&s, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        out_of_memory(0);
+    return s;
+}
+
+void gw_format_time(time_t t, char *buf, size_t cap)
+{
+    struct tm tm;
+
+    gmtime_r(&t, &tm);
+    strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+uint64_t gw_now_ms(void)
+{
+    return uv_hrtime() / 1000000u;
+}
+
+int gw_secure_equal(const char *a, size_t alen, const char *b, size_t blen)
+{
+    unsigned char diff = alen != blen;
+    size_t n = alen < blen ? alen : blen;
+
+    for (size_t i = 0; i < n; i++)
+        diff |= (unsigned char)(a[i] ^ b[i]);
+    return diff == 0;
+}

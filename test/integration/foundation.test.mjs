@@ -1,0 +1,291 @@
+// Foundation: command line, --check-config, routes, limits, signals, secrets.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { start, run, tmpdir, request, rawExchange, sleep, waitFor, root } from './lib/harness.mjs';
+
+const SECRET = 'sekrit-7f3a9c-value';
+
+function writeConfig(yaml) {
+  const dir = tmpdir();
+  const file = path.join(dir, 'mcp.yaml');
+  fs.writeFileSync(file, yaml);
+  return file;
+}
+
+test('--version and --help exit 0', async () => {
+  const v = await run(['--version']);
+  assert.equal(v.code, 0);
+  assert.match(v.stdout, /^mcpgw \d+\.\d+\.\d+/);
+  const h = await run(['--help']);
+  assert.equal(h.code, 0);
+  assert.match(h.stdout, /--check-config/);
+  const bad = await run(['--log-level', 'loud']);
+  assert.equal(bad.code, 2);
+});
+
+test('--check-config accepts the example configs', async () => {
+  const env = { GITHUB_TOKEN: 'x', DATABASE_URL: 'x', API_KEY: 'x', CUSTOM_CONFIG: 'x',
+    CLOUD_API_KEY: 'x', TOKEN: 'x', MY_API_KEY: 'x', MCP_AUTH_TOKEN: 'x', API_TOKEN: 'x' };
+  const r = await run(['--check-config', '-c', path.join(root, 'conf/mcp.yaml')], { env });
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, /test is successful/);
+  for (const name of ['000-dominds-playwright.yaml', '004-strict-dynamic.yaml']) {
+    const e = await run(['--check-config', '-c', path.join(root, 'conf/examples', name)], { env });
+    assert.equal(e.code, 0, `${name}: ${e.stderr}`);
+  }
+});
+
+test('--check-config rejects broken configs naming file, line and cause', async () => {
+  const cases = [
+    ['version: 2\n', /:1:\d+: error: .*version/],
+    ['servers: {}\n', /error: .*version/],
+    ['version: 1\nservers:\n  a: {command: npx}\n  a: {command: npx}\n', /:4:\d+: error: .*duplicate/i],
+    ['version: 1\nservers:\n  s:\n    transport: carrier-pigeon\n    command: npx\n', /:4:\d+: error: \[server s\] .*transport/],
+    ['version: 1\nservers:\n  s:\n    command: definitely-not-a-command-xyz\n', /:4:\d+: error: \[server s\] .*definitely-not-a-command-xyz/],
+    ['version: 1\nservers:\n  s:\n    transport: streamable_http\n    url: http://example.com/mcp\n', /:5:\d+: error: \[server s\] MCPConfigError: 'url' must use https:\/\/ \(or http:\/\/ for localhost\)/],
+    ['version: 1\nservers:\n  s:\n    command: npx\n    env:\n      X: {env: MCPGW_TEST_NOT_SET_ANYWHERE}\n', /:6:\d+: error: \[server s\] ConfigError: Environment variable 'MCPGW_TEST_NOT_SET_ANYWHERE' not found/],
+    ['version: 1\nservers:\n  s:\n    command: npx\n    mode: dynamic\n', /error: \[server s\] MCP server 's' is configured with mode='dynamic' but missing required field 'default_tool_config'/],
+    ['version: 1\nservers:\n  s:\n    command: npx\n    transform:\n      - prefix: a\n        suffix: b\n', /:6:\d+: error: \[server s\] .*transform/],
+    ['version: 1\ngateway:\n  request_timeout: soon\nservers: {}\n', /:3:\d+: error: .*request_timeout/],
+    ['version: 1\nservers:\n  s: [unclosed\n', /error: .*(YAML|yaml)/],
+  ];
+  for (const [yaml, re] of cases) {
+    const file = writeConfig(yaml);
+    const r = await run(['--check-config', '-c', file]);
+    assert.equal(r.code, 1, `expected failure for:\n${yaml}\n${r.stderr}`);
+    assert.ok(r.stderr.includes(file), `file name missing:\n${r.stderr}`);
+    assert.match(r.stderr, re, `for:\n${yaml}`);
+  }
+});
+
+test('--check-config warns about unknown keys but passes', async () => {
+  const file = writeConfig('version: 1\nservers:\n  s:\n    command: npx\n    truly-stateless: true\n');
+  const r = await run(['--check-config', '-c', file]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, /:5:\d+: warning: \[server s\] .*truly-stateless/);
+});
+
+test('a missing -c file is a startup error', async () => {
+  const r = await run(['-c', '/nonexistent/mcp.yaml', '--listen', '127.0.0.1:0']);
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /not found/);
+});
+
+test('routes: healthz, readyz, problems, servers, 404, 405', async (t) => {
+  const d = await start('version: 1\nservers:\n  ok:\n    command: npx\n');
+  t.after(() => d.stop());
+  let r = await d.get('/healthz');
+  assert.equal(r.status, 200);
+  assert.deepEqual(r.json, { status: 'ok' });
+  assert.match(r.headers['content-type'], /^application\/json/);
+  r = await d.get('/readyz');
+  assert.equal(r.status, 200);
+  r = await d.get('/v1/problems');
+  assert.equal(r.status, 200);
+  assert.ok(Array.isArray(r.json.problems));
+  r = await d.get('/v1/servers');
+  assert.equal(r.status, 200);
+  assert.equal(r.json.servers.length, 1);
+  assert.equal(r.json.servers[0].id, 'ok');
+  assert.equal(r.json.servers[0].transport, 'stdio');
+  r = await d.get('/nope');
+  assert.equal(r.status, 404);
+  assert.equal(r.json.error.code, 'not_found');
+  assert.equal(typeof r.json.error.message, 'string');
+  r = await d.post('/healthz', {});
+  assert.equal(r.status, 405);
+  assert.equal(r.json.error.code, 'method_not_allowed');
+});
+
+test('the daemon starts when every server is broken and says why for each', async (t) => {
+  const d = await start(`version: 1
+gateway:
+  allowed_commands: [npx]
+servers:
+  badcmd:
+    command: node
+  badurl:
+    transport: streamable_http
+    url: ftp://127.0.0.1/mcp
+  badenv:
+    command: npx
+    env: {K: {env: MCPGW_TEST_MISSING_VAR}}
+  badtransport:
+    transport: websocket
+    url: wss://127.0.0.1/ws
+`);
+  t.after(() => d.stop());
+  const r = await d.get('/v1/problems');
+  assert.equal(r.status, 200);
+  const byServer = (id) => r.json.problems.filter((p) => p.server === id && p.severity === 'error');
+  assert.match(byServer('badcmd')[0].message, /Invalid command 'node'. Supported commands: npx/);
+  assert.match(byServer('badurl')[0].message, /url/);
+  assert.match(byServer('badenv')[0].message, /Environment variable 'MCPGW_TEST_MISSING_VAR' not found/);
+  assert.match(byServer('badtransport')[0].message, /websocket/);
+  for (const p of r.json.problems) {
+    for (const k of ['id', 'severity', 'scope', 'message', 'since']) assert.ok(k in p, `${k} in ${JSON.stringify(p)}`);
+  }
+  const s = await d.get('/v1/servers');
+  assert.deepEqual(s.json.servers.map((x) => x.state), ['failed', 'failed', 'failed', 'failed']);
+  assert.ok(s.json.servers.every((x) => typeof x.lastError === 'string'));
+});
+
+test('secrets never appear in responses or logs', async (t) => {
+  const d = await start(`version: 1
+gateway:
+  auth_token: {env: MCPGW_TEST_TOKEN}
+servers:
+  s:
+    command: npx
+    env:
+      LITERAL: '${SECRET}-lit'
+      COPIED: {env: MCPGW_TEST_SECRET}
+      SUBST: 'Bearer \${MCPGW_TEST_SECRET}'
+  h:
+    transport: streamable_http
+    url: http://127.0.0.1:1/mcp
+    headers:
+      Authorization: 'Bearer \${MCPGW_TEST_SECRET}'
+      X-Literal: '${SECRET}-hdr'
+`, { env: { MCPGW_TEST_SECRET: SECRET, MCPGW_TEST_TOKEN: `${SECRET}-token` } });
+  t.after(() => d.stop());
+  const auth = { authorization: `Bearer ${SECRET}-token` };
+  for (const p of ['/v1/servers', '/v1/problems', '/healthz', '/readyz', '/nope']) {
+    const r = await d.get(p, { headers: auth });
+    assert.ok(!r.body.includes(SECRET), `${p} leaks the secret: ${r.body}`);
+  }
+  const s = await d.get('/v1/servers', { headers: auth });
+  assert.equal(s.status, 200);
+  assert.match(s.body, /\*\*\*/);
+  d.child.kill('SIGHUP');
+  await d.waitLog(/msg=reloading/);
+  await sleep(200);
+  assert.ok(!d.stderr.includes(SECRET), 'the log leaks the secret');
+});
+
+test('auth: bearer token on every route but /healthz', async (t) => {
+  const d = await start('version: 1\ngateway:\n  auth_token: {env: MCPGW_TEST_TOKEN}\n',
+    { env: { MCPGW_TEST_TOKEN: 'tok-123456' } });
+  t.after(() => d.stop());
+  assert.equal((await d.get('/healthz')).status, 200);
+  for (const h of [{}, { authorization: 'Bearer wrong' }, { authorization: 'Bearer tok-12345' },
+    { authorization: 'Basic tok-123456' }]) {
+    const r = await d.get('/v1/problems', { headers: h });
+    assert.equal(r.status, 401, JSON.stringify(h));
+    assert.match(r.headers['www-authenticate'], /^Bearer/);
+    assert.equal(r.json.error.code, 'unauthorized');
+  }
+  assert.equal((await d.get('/v1/problems', { headers: { authorization: 'Bearer tok-123456' } })).status, 200);
+});
+
+test('a non-loopback listen without auth_token refuses to start', async () => {
+  const file = writeConfig('version: 1\n');
+  const r = await run(['-c', file, '--listen', '0.0.0.0:0']);
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /auth_token/);
+});
+
+test('DNS rebinding: foreign Host and Origin get 403', async (t) => {
+  const d = await start('version: 1\ngateway:\n  allowed_origins: [https://app.example]\n');
+  t.after(() => d.stop());
+  let r = await d.get('/healthz', { headers: { host: 'evil.example' } });
+  assert.equal(r.status, 403);
+  assert.equal(r.json.error.code, 'forbidden_host');
+  r = await d.get('/healthz', { headers: { origin: 'http://evil.example' } });
+  assert.equal(r.status, 403);
+  assert.equal(r.json.error.code, 'forbidden_origin');
+  for (const origin of ['http://localhost:3000', 'http://127.0.0.1', 'http://[::1]:8080', 'https://app.example']) {
+    r = await d.get('/healthz', { headers: { origin } });
+    assert.equal(r.status, 200, origin);
+  }
+  r = await d.get('/healthz', { headers: { host: 'localhost:7420' } });
+  assert.equal(r.status, 200);
+});
+
+test('limits: 431, 413, 408 and malformed requests', async (t) => {
+  const d = await start('version: 1\ngateway:\n  header_timeout: 300ms\n  max_body: 1MiB\n');
+  t.after(() => d.stop());
+  const big = 'x'.repeat(20 * 1024);
+  let out = await d.raw(`GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${big}\r\n\r\n`);
+  assert.match(out, /^HTTP\/1\.1 431 /);
+  out = await d.raw(`POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${9 * 1024 * 1024}\r\n\r\n`, { keepOpen: true, timeoutMs: 3000 });
+  assert.match(out, /^HTTP\/1\.1 413 /);
+  const chunk = 'a'.repeat(512 * 1024);
+  const chunked = `POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n` +
+    `${(chunk.length).toString(16)}\r\n${chunk}\r\n`.repeat(3) + '0\r\n\r\n';
+  out = await d.raw(chunked);
+  assert.match(out, /^HTTP\/1\.1 413 /);
+  out = await d.raw('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n', { keepOpen: true, timeoutMs: 3000 });
+  assert.match(out, /^HTTP\/1\.1 408 /);
+  out = await d.raw('POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n');
+  assert.match(out, /^HTTP\/1\.1 400 /);
+  out = await d.raw('GARBAGE\r\n\r\n');
+  assert.match(out, /^HTTP\/1\.1 400 /);
+  out = await d.raw('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-A: a\r\n folded\r\n\r\n');
+  assert.match(out, /^HTTP\/1\.1 400 /);
+  // The daemon is still healthy after all of that.
+  assert.equal((await d.get('/healthz')).status, 200);
+});
+
+test('keep-alive and pipelining answer in order', async (t) => {
+  const d = await start('version: 1\n');
+  t.after(() => d.stop());
+  const req = (p) => `GET ${p} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`;
+  const out = await d.raw(req('/healthz') + req('/nope') + req('/readyz'), { keepOpen: true, timeoutMs: 1500 });
+  const statuses = [...out.matchAll(/HTTP\/1\.1 (\d+)/g)].map((m) => m[1]);
+  assert.deepEqual(statuses, ['200', '404', '200']);
+});
+
+test('connection cap: beyond max_connections gets 503', async (t) => {
+  const d = await start('version: 1\ngateway:\n  max_connections: 4\n');
+  t.after(() => d.stop());
+  const net = await import('node:net');
+  const socks = [];
+  for (let i = 0; i < 4; i++) {
+    const s = net.connect({ host: d.host, port: d.port });
+    await new Promise((r) => s.on('connect', r));
+    socks.push(s);
+  }
+  await sleep(100);
+  const out = await rawExchange({ host: d.host, port: d.port }, 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n', 3000);
+  assert.match(out, /^HTTP\/1\.1 503 /);
+  for (const s of socks) s.destroy();
+  await waitFor(async () => (await d.get('/healthz')).status === 200);
+});
+
+test('unix socket listener with mode 0660', async (t) => {
+  const dir = tmpdir();
+  const sock = path.join(dir, 'gw.sock');
+  const d = await start('version: 1\n', { listen: `unix:${sock}` });
+  t.after(() => d.stop());
+  const st = fs.statSync(sock);
+  assert.ok(st.isSocket());
+  assert.equal(st.mode & 0o777, 0o660);
+  const r = await request({ socketPath: sock, method: 'GET', path: '/healthz' });
+  assert.equal(r.status, 200);
+  await d.stop();
+  assert.ok(!fs.existsSync(sock), 'socket file removed on stop');
+});
+
+test('SIGTERM and SIGINT stop with exit 0', async () => {
+  for (const sig of ['SIGTERM', 'SIGINT']) {
+    const d = await start('version: 1\n');
+    const r = await d.stop(sig);
+    assert.equal(r.code, 0, `${sig}: ${d.stderr}`);
+  }
+});
+
+test('SIGHUP reloads; a broken file keeps the last known good config', async (t) => {
+  const d = await start('version: 1\nservers:\n  a:\n    command: npx\n');
+  t.after(() => d.stop());
+  fs.writeFileSync(d.configPath, 'version: 1\nservers:\n  a:\n    command: npx\n  b:\n    command: npx\n');
+  d.child.kill('SIGHUP');
+  await waitFor(async () => (await d.get('/v1/servers')).json.servers.length === 2);
+  fs.writeFileSync(d.configPath, 'version: 1\nservers: [oops\n');
+  d.child.kill('SIGHUP');
+  await waitFor(async () => (await d.get('/v1/problems')).json.problems.some((p) => p.scope === 'workspace' && p.severity === 'error'));
+  const s = await d.get('/v1/servers');
+  assert.deepEqual(s.json.servers.map((x) => x.id), ['a', 'b']);
+});

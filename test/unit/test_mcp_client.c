@@ -1,0 +1,989 @@
+/* Unit tests of the MCP client layer, driven by an in-process fake server:
+ * the send function parses and keeps every message the client sends, and
+ * each test answers by feeding text to gw_mcp_client_receive(). */
+#include "gw/log.h"
+#include "gw/mcp_client.h"
+
+#include <check.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+struct fake {
+    json_t *sent; /* every message sent, parsed */
+    int fail_send;
+    int ready;
+    int failed;
+    int failed_code;
+    char why[512];
+    char version[32];
+    int tools_changed;
+    int notes;
+    char last_note[128];
+    int close_on_ready;
+    struct gw_mcp_client *c;
+};
+
+struct got {
+    int n;
+    int code;
+    json_t *result;
+    json_t *error;
+    char msg[512];
+    struct gw_mcp_client *close_me; /* close this client from inside the callback */
+};
+
+static int fake_send(void *data, const char *msg, size_t len)
+{
+    struct fake *f = data;
+    json_error_t err;
+    json_t *m;
+
+    if (f->fail_send)
+        return UV_EPIPE;
+    ck_assert_ptr_null(memchr(msg, '\n', len));
+    m = json_loadb(msg, len, 0, &err);
+    ck_assert_msg(m != NULL, "client sent invalid JSON: %s", err.text);
+    json_array_append_new(f->sent, m);
+    return 0;
+}
+
+static void on_ready(void *data, const char *version, json_t *info, json_t *caps)
+{
+    struct fake *f = data;
+
+    f->ready++;
+    snprintf(f->version, sizeof f->version, "%s", version);
+    ck_assert(json_is_object(info));
+    ck_assert(json_is_object(caps));
+    if (f->close_on_ready)
+        gw_mcp_client_close(f->c);
+}
+
+static void on_failed(void *data, int code, const char *why)
+{
+    struct fake *f = data;
+
+    f->failed++;
+    f->failed_code = code;
+    snprintf(f->why, sizeof f->why, "%s", why);
+}
+
+static void on_tools_changed(void *data)
+{
+    ((struct fake *)data)->tools_changed++;
+}
+
+static void on_notification(void *data, const char *method, json_t *msg)
+{
+    struct fake *f = data;
+
+    f->notes++;
+    snprintf(f->last_note, sizeof f->last_note, "%s", method);
+    ck_assert(json_is_object(msg));
+}
+
+static void got_cb(void *data, const struct gw_mcp_reply *r)
+{
+    struct got *g = data;
+
+    g->n++;
+    g->code = r->code;
+    json_decref(g->result);
+    json_decref(g->error);
+    g->result = r->result ? json_deep_copy(r->result) : NULL;
+    g->error = r->error ? json_deep_copy(r->error) : NULL;
+    snprintf(g->msg, sizeof g->msg, "%s", r->message ? r->message : "");
+    if (g->close_me)
+        gw_mcp_client_close(g->close_me);
+}
+
+static void got_clear(struct got *g)
+{
+    json_decref(g->result);
+    json_decref(g->error);
+    memset(g, 0, sizeof *g);
+}
+
+static struct gw_mcp_client *make(uv_loop_t *loop, struct fake *f, json_t *config,
+                                  uint64_t init_timeout_ms)
+{
+    struct gw_mcp_client_opts o = {
+        .send = fake_send,
+        .on_ready = on_ready,
+        .on_failed = on_failed,
+        .on_tools_changed = on_tools_changed,
+        .on_notification = on_notification,
+        .data = f,
+        .server_id = "fake",
+        .config = config,
+        .init_timeout_ms = init_timeout_ms,
+    };
+    struct gw_mcp_client *c = NULL;
+
+    f->sent = json_array();
+    ck_assert_int_eq(gw_mcp_client_new(loop, &o, &c), 0);
+    f->c = c;
+    return c;
+}
+
+static void feed(struct gw_mcp_client *c, const char *fmt, ...)
+{
+    char buf[4096];
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    ck_assert(n > 0 && (size_t)n < sizeof buf);
+    gw_mcp_client_receive(c, buf, (size_t)n);
+}
+
+static void feed_json(struct gw_mcp_client *c, json_t *m)
+{
+    char *s = json_dumps(m, JSON_COMPACT);
+
+    gw_mcp_client_receive(c, s, strlen(s));
+    free(s);
+    json_decref(m);
+}
+
+/* The n-th (0-based) message sent with `method`, or NULL. */
+static json_t *sent_nth(struct fake *f, const char *method, int n)
+{
+    size_t i;
+    json_t *m;
+
+    json_array_foreach(f->sent, i, m)
+    {
+        json_t *mm = json_object_get(m, "method");
+        if (json_is_string(mm) && strcmp(json_string_value(mm), method) == 0 && n-- == 0)
+            return m;
+    }
+    return NULL;
+}
+
+static int sent_count(struct fake *f, const char *method)
+{
+    int n = 0;
+
+    while (sent_nth(f, method, n))
+        n++;
+    return n;
+}
+
+static json_int_t id_of(json_t *m)
+{
+    ck_assert_ptr_nonnull(m);
+    ck_assert(json_is_integer(json_object_get(m, "id")));
+    return json_integer_value(json_object_get(m, "id"));
+}
+
+static void answer(struct gw_mcp_client *c, json_int_t id, const char *result)
+{
+    feed(c, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":%s}", (long long)id, result);
+}
+
+/* Runs the handshake answering `version`; the client must be ready. */
+static struct gw_mcp_client *ready_client(uv_loop_t *loop, struct fake *f)
+{
+    struct gw_mcp_client *c = make(loop, f, NULL, 0);
+    char res[256];
+
+    ck_assert_int_eq(gw_mcp_client_start(c), 0);
+    snprintf(res, sizeof res,
+             "{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{\"tools\":{\"listChanged\":"
+             "true}},\"serverInfo\":{\"name\":\"fake\",\"version\":\"1\"}}");
+    answer(c, id_of(sent_nth(f, "initialize", 0)), res);
+    ck_assert_int_eq(f->ready, 1);
+    ck_assert_int_eq(gw_mcp_client_state(c), GW_MCP_READY);
+    return c;
+}
+
+static void finish_loop(uv_loop_t *loop, struct fake *f, struct gw_mcp_client *c)
+{
+    if (c)
+        gw_mcp_client_close(c);
+    uv_run(loop, UV_RUN_DEFAULT);
+    ck_assert_int_eq(uv_loop_close(loop), 0);
+    json_decref(f->sent);
+}
+
+static struct gw_mcp_client_stats stats_of(struct gw_mcp_client *c)
+{
+    struct gw_mcp_client_stats s;
+
+    gw_mcp_client_stats(c, &s);
+    return s;
+}
+
+START_TEST(handshake_happy)
+{
+    uv_loop_t loop;
+    struct fake f = {0};
+    json_t *config = json_pack("{s:s}", "apiKey", "k");
+    struct gw_mcp_client *c;
+    json_t *init, *params;
+
+    uv_loop_init(&loop);
+    c = make(&loop, &f, config, 0);
+    json_decref(config);
+    ck_assert_int_eq(gw_mcp_client_ping(c, 0, got_cb, NULL, NULL), GW_MCP_E_NOT_READY);
+    ck_assert_int_eq(gw_mcp_client_start(c), 0);
+    ck_assert_int_eq(gw_mcp_client_start(c), UV_EINVAL);
+    init = sent_nth(&f, "initialize", 0);
+    params = json_object_get(init, "params");
+    ck_assert_str_eq(json_string_value(json_object_get(init, "jsonrpc")), "2.0");
+    ck_assert_str_eq(json_string_value(json_object_get(params, "protocolVersion")), "2025-11-25");
+    ck_assert_str_eq(
+        json_string_value(json_object_get(json_object_get(params, "clientInfo"), "name")), "mcpgw");
+    ck_assert_int_eq(json_object_size(json_object_get(params, "capabilities")), 0);
+    ck_assert_str_eq(
+        json_string_value(json_object_get(json_object_get(params, "config"), "apiKey")), "k");
+    ck_assert_ptr_null(sent_nth(&f, "notifications/initialized", 0));
+    answer(c, id_of(init),
+           "{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{\"tools\":{}},"
+           "\"serverInfo\":{\"name\":\"s\",\"version\":\"2\"}}");
+    ck_assert_int_eq(f.ready, 1);
+    ck_assert_str_eq(f.version, "2025-11-25");
+    ck_assert_ptr_nonnull(sent_nth(&f, "notifications/initialized", 0));
+    ck_assert_str_eq(gw_mcp_client_version(c), "2025-11-25");
+    ck_assert_str_eq(json_string_value(json_object_get(gw_mcp_client_server_info(c), "name")), "s");
+    ck_assert_ptr_nonnull(json_object_get(gw_mcp_client_capabilities(c), "tools"));
+    finish_loop(&loop, &f, c);
+}
+END_TEST
+
+START_TEST(handshake_each_version)
+{
+    static const char *const versions[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"};
+
+    for (size_t i = 0; i < 4; i++) {
+        uv_loop_t loop;
+        struct fake f = {0};
+        struct gw_mcp_client *c;
+        char res[256];
+
+        uv_loop_init(&loop);
+        c = make(&loop, &f, NULL, 0);
+        ck_assert_int_eq(gw_mcp_client_start(c), 0);
+        ck_assert_ptr_null(
+            json_object_get(json_object_get(sent_nth(&f, "initialize", 0), "params"), "config"));
+        snprintf(res, sizeof res,
+                 "{\"protocolVersion\":\"%s\",\"capabilities\":{},\"serverInfo\":{}}", versions[i]);
+        answer(c, id_of(sent_nth(&f, "initialize", 0)), res);
+        ck_assert_int_eq(f.ready, 1);
+        ck_assert_str_eq(f.version, versions[i]);
+        ck_assert_str_eq(gw_mcp_client_version(c), versions[i]);
+        finish_loop(&loop, &f, c);
+    }
+}
+END_TEST
+
+START_TEST(handshake_unsupported_version)
+{
+    uv_loop_t loop;
+    struct fake f = {0};
+    struct gw_mcp_client *c;
+
+    uv_loop_init(&loop);
+    c = make(&loop, &f, NULL, 0);
+    ck_assert_int_eq(gw_mcp_client_start(c), 0);
+    answer(c, id_of(sent_nth(&f, "initialize", 0)),
+           "{\"protocolVersion\":\"2099-01-01\",\"capabilities\":{},\"serverInfo\":{}}");
+    ck_assert_int_eq(f.ready, 0);
+    ck_assert_int_eq(f.failed, 1);
+    ck_assert_int_eq(f.failed_code, GW_MCP_E_PROTOCOL);
+    ck_assert_ptr_nonnull(strstr(f.why, "\"2099-01-01\", which mcpgw does not support"));
+    ck_assert_int_eq(gw_mcp_client_state(c), GW_MCP_FAILED);
+    ck_assert_ptr_null(sent_nth(&f, "notifications/initialized", 0));
+    ck_assert_ptr_null(gw_mcp_client_version(c));
+    ck_assert_int_eq(gw_mcp_client_ping(c, 0, got_cb, NULL, NULL), GW_MCP_E_NOT_READY);
+    finish_loop(&loop, &f, c);
+}
+END_TEST
+
+START_TEST(handshake_error_and_bad_result)
+{
+    uv_loop_t loop;
+    struct fake f = {0};
+    struct gw_mcp_client *c;
+
+    uv_loop_init(&loop);
+    c = make(&loop, &f, NULL, 0);
+    ck_assert_int_eq(gw_mcp_client_start(c), 0);
+    feed(c, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"error\":{\"code\":-32602,\"message\":\"no\"}}",
+         (long long)id_of(sent_nth(&f, "initialize", 0)));
+    ck_assert_int_eq(f.failed, 1);
+    ck_assert_int_eq(f.failed_code, GW_MCP_E_RPC);
+    ck_assert_ptr_nonnull(strstr(f.why, "-32602: no"));
+    finish_loop(&loop, &f, c);
+
+    memset(&f, 0, sizeof f);
+    uv_loop_init(&loop);
+    c = make(&loop, &f, NULL, 0);
+    ck_assert_int_eq(gw_mcp_client_start(c), 0);
+    answer(c, id_of(sent_nth(&f, "initialize", 0)), "{\"capabilities\":{}}");
+    ck_assert_int_eq(f.failed, 1);
+    ck_assert_ptr_nonnull(strstr(f.why, "protocolVersion"));
+    finish_loop(&loop, &f, c);
+}
+END_TEST
+
+START_TEST(handshake_timeout)
+{
+    uv_loop_t loop;
+    struct fake f = {0};
+    struct gw_mcp_client *c;
+    json_int_t id;
+
+    uv_loop_init(&loop);
+    c = make(&loop, &f, NULL, 30);
+    ck_assert_int_eq(gw_mcp_client_start(c), 0);
+    id = id_of(sent_nth(&f, "initialize", 0));
+    uv_run(&loop, UV_RUN_DEFAULT);
+    ck_assert_int_eq(f.failed, 1);
+    ck_assert_int_eq(f.failed_code, GW_MCP_E_TIMEOUT);
+    /* The spec forbids cancelling initialize. */
+    ck_assert_ptr_null(sent_nth(&f, "notifications/cancelled", 0));
+    answer(c, id, "{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{}}");
+    ck_assert_int_eq(f.ready, 0);
+    ck_assert_uint_eq(stats_of(c).late, 1);
+    finish_loop(&loop, &f, c);
+}
+END_TEST
+
+START_TEST(handshake_transport_down)
+{
+    uv_loop_t loop;
+    struct fake f = {0};
+    struct gw_mcp_client *c;
+
+    uv_loop_init(&loop);
+    c = make(&loop, &f, NULL, 1000);
+    ck_assert_int_eq(gw_mcp_client_start(c), 0);
+    gw_mcp_client_transport_down(c, "process exited with status 3");
+    ck_assert_int_eq(f.failed, 1);
+    ck_assert_int_eq(f.failed_code, GW_MCP_E_TRANSPORT);
+    ck_assert_ptr_nonnull(strstr(f.why, "status 3"));
+    ck_assert_int_eq(gw_mcp_client_state(c), GW_MCP_DOWN);
+    finish_loop(&loop, &f, c);
+
+    memset(&f, 0, sizeof f);
+    uv_loop_init(&loop);
+    c = make(&loop, &f, NULL, 0);
+    f.fail_send = 1;
+    ck_assert_int_eq(gw_mcp_client_start(c), UV_EPIPE);
+    ck_assert_int_eq(f.failed, 0);
+    finish_loop(&loop, &f, c);
+}
+END_TEST
+
+/* Answers the n-th tools/list with `count` tools named from `first`, and a
+ * nextCursor unless `last`. */
+static void answer_page(struct gw_mcp_client *c, struct fake *f, int n, int first, int count,
+                        int last)
+{
+    json_t *tools = json_array();
+    json_t *res;
+
+    for (int i = 0; i < count; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "tool_%d", first + i);
+        json_array_append_new(
+            tools, json_pack("{s:s, s:{s:s}}", "name", name, "inputSchema", "type", "object"));
+    }
+    res = json_pack("{s:o}", "tools", tools);
+    if (!last) {
+        char cur[32];
+        snprintf(cur, sizeof cur, "c%d", n + 1);
+        json_object_set_new(res, "nextCursor", json_string(cur));
+    }
+    feed_json(c, json_pack("{s:s, s:I, s:o}", "jsonrpc", "2.0", "id",
+                           id_of(sent_nth(f, "tools/list", n)), "result", res));
+}
+
+START_TEST(pagination)
+{
+    uv_loop_t loop;
+    struct fake f = {0};
+    struct got g = {0};
+    struct gw_mcp_client *c;
+
+    uv_loop_init(&loop);
+    c = ready_client(&loop, &f);
+    ck_assert_int_eq(gw_mcp_client_list_tools(c, 1000, got_cb, &g, NULL), 0);
+    ck_assert_ptr_null(json_object_get(sent_nth(&f, "tools/list", 0), "params"));
+    answer_page(c, &f, 0, 0, 2, 0);
+    ck_assert_str_eq(json_string_value(json_object_get(
+                         json_object_get(sent_nth(&f, "tools/list", 1), "params"), "cursor")),
+                     "c1");
+    answer_page(c, &f, 1, 2, 2, 0);
+    ck_assert_int_eq(g.n, 0);
+    answer_page(c, &f, 2, 4, 3, 1);
+    ck_assert_int_eq(g.n, 1);
+    ck_assert_int_eq(g.code, 0);
+    ck_assert_uint_eq(json_array_size(g.result), 7);
+    for (size_t i = 0; i < 7; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "tool_%zu", i);
+        ck_assert_str_eq(json_string_value(json_object_get(json_array_get(g.result, i), "name")),
+                         name);
+    }
+    ck_assert_int_eq(sent_count(&f, "tools/list"), 3);
+    ck_assert_int_eq(sent_count(&f, "tools/call"), 0);
+    ck_assert_uint_eq(stats_of(c).in_flight, 0);
+    got_clear(&g);
+    finish_loop(&loop, &f, c);
+}
+END_TEST
+
+START_TEST(pagination_101_pages)
+{
+    uv_loop_t loop;
+    struct fake f = {0};
+    struct got g = {0};
+    struct gw_mcp_client *c;
+
+    uv_loop_init(&loop);
+    c = ready_client(&loop, &f);
+    ck_assert_int_eq(gw_mcp_client_list_tools(c, 1000, got_cb, &g, NULL), 0);
+    for (int i = 0; i < GW_MCP_MAX_LIST_PAGES; i++)
+        answer_page(c, &f, i, i, 1, 0);
+    ck_assert_int_eq(g.n, 1);
+    ck_assert_int_eq(g.code, GW_MCP_E_LIMIT);
+    ck_assert_ptr_nonnull(strstr(g.msg, "100 pages"));
+    ck_assert_int_eq(sent_count(&f, "tools/list"), GW_MCP_MAX_LIST_PAGES);
+    ck_assert_uint_eq(stats_of(c).in_flight, 0);
+    got_clear(&g);
+
+    /* Exactly 100 pages is fine. */
+    json_array_clear(f.sent);
+    ck_assert_int_eq(gw_mcp_client_list_tools(c, 1000, got_cb, &g, NULL), 0);
+    for (int i = 0; i < GW_MCP_MAX_LIST_PAGES; i++)
+        answer_page(c, &f, i, i, 1, i == GW_MCP_MAX_LIST_PAGES - 1);
+    ck_assert_int_eq(g.code, 0);
+    ck_assert_uint_eq(json_array_size(g.result), 100);
+    got_clear(&g);
+    finish_loop(&loop, &f, c);
+}
+END_TEST
+
+START_TEST(pagination_too_many_tools)
+{
+    uv_loop_t loop;
+    struct fake f = {0};
+    struct got g = {0};
+    struct gw_mcp_client *c;
+
+    uv_loop_init(&loop);
+    c = ready_client(&loop, &f);
+    ck_assert_int_eq(gw_mcp_client_list_tools(c, 0, got_cb, &g, NULL), 0);
+    answer_page(c, &f, 0, 0, 10001, 1);
+    ck_assert_int_eq(g.code, GW_MCP_E_LIMIT);
+    ck_assert_ptr_nonnull(strstr(g.msg, "more than 10000 tools"));
+    got_clear(&g);
+
+    json_array_clear(f.sent);
+    ck_assert_int_eq(gw_mcp_client_list_tools(c, 0, got_cb, &g, NULL), 0);
+    answer_page(c, &f, 0, 0, 5000, 0);
+    answer_page(c, &f, 1, 5000, 5001, 1);
+    ck_assert_int_eq(g.code, GW_MCP_E_LIMIT);
+    got_clear(&g);
+
+    json_array_clear(f.sent);
+    ck_assert_int_eq(gw_mcp_client_list_tools(c, 0, got_cb, &g, NULL), 0);
+    answer_page(c, &f, 0, 0, 5000, 0);
+    answer_page(c, &f, 1, 5000, 5000, 1);
+    ck_assert_int_eq(g.code, 0);
+    ck_assert_uint_eq(json_array_size(g.result), 10000);
+    got_clear(&g);
+    finish_loop(&loop, &f, c);
+}
+END_TEST
+
+START_TEST(pagination_bad_pages)
+{
+    static const char *const bad[] = {"{}", "{\"tools\":5}", "{\"tools\":{}}",
+                                      "{\"tools\":[],\"nextCursor\":7}"};
+    uv_loop_t loop;
+    struct fake f = {0};
+    struct got g = {0};
+    struct gw_mcp_client *c;
+
+    uv_loop_init(&loop);
+    c = ready_client(&loop, &f);
+    for (size_t i = 0; i < 4; i++) {
+        ck_assert_int_eq(gw_mcp_client_list_tools(c, 0, got_cb, &g, NULL), 0);
+        answer(c, id_of(sent_nth(&f, "tools/list", (int)i)), bad[i]);
+        ck_assert_int_eq(g.n, 1);
+        ck_assert_int_eq(g.code, GW_MCP_E_PROTOCOL);
+        got_clear(&g);
+    }
+    /* A result that is not an object at all. */
+    ck_assert_int_eq(gw_mcp_client_list_tools(c, 0, got_cb, &g, NULL), 0);
+    answer(c, id_of(sent_nth(&f, "tools/list", 4)), "[1]");
+    ck_assert_int_eq(g.code, GW_MCP_E_PROTOCOL);
+    got_clear(&g);
+    /* An empty or null nextCursor ends the list. */
+    ck_assert_int_eq(gw_mcp_client_list_tools(c, 0, got_cb, &g, NULL), 0);
+    answer(c, id_of(sent_nth(&f, "tools/list", 5)), "{\"tools\":[{}],\"nextCursor\":\"\"}");
+    ck_assert_int_eq(g.code, 0);
+    ck_assert_uint_eq(json_array_size(g.result), 1);
+    got_clear(&g);
+    finish_loop(&loop, &f, c);
+}
+END_TEST
+
+#define NCALLS 64
+
+START_TEST(concurrent_out_of_order)
+{
+    uv_loop_t loop;
+    struct fake f = {0};
+    struct got g[NCALLS] = {0};
+    struct gw_mcp_client *c;
+
+    uv_loop_init(&loop);
+    c = ready_client(&loop, &f);
+    for (int i = 0; i < NCALLS; i++) {
+        json_t *args = json_pack("{s:i}", "n", i);
+        ck_assert_int_eq(gw_mcp_client_call_tool(c, "echo", args, NULL, 5000, got_cb, &g[i], NULL),
+                         0);
+        json_decref(args);
+    }
+    ck_assert_uint_eq(stats_of(c).in_flight, NCALLS);
+    /* Answer odd ones backwards, then even ones backwards, each echoing n. */
+    for (int pass = 1; pass >= 0; pass--) {
+        for (int i = NCALLS - 1; i >= 0; i--) {
+            json_t *m = sent_nth(&f, "tools/call", i);
+            json_int_t n = json_integer_value(
+                json_object_get(json_object_get(json_object_get(m, "params"), "arguments"), "n"));
+            char res[128];
+            if (i % 2 != pass)
+                continue;
+            snprintf(res, sizeof res, "{\"content\":[{\"type\":\"text\",\"text\":\"%lld\"}]}",
+                     (long long)n);
+            answer(c, id_of(m), res);
+        }
+    }
+    for (int i = 0; i < NCALLS; i++) {
+        char want[16];
+        snprintf(want, sizeof want, "%d", i);
+        ck_assert_int_eq(g[i].n, 1);
+        ck_assert_int_eq(g[i].code, 0);
+        ck_assert_str_eq(json_string_value(json_object_get(
+                             json_array_get(json_object_get(g[i].result, "content"), 0), "text")),
+                         want);
+        got_clear(&g[i]);
+    }
+    /* Every id distinct. */
+    for (int i = 0; i < NCALLS; i++)
+        for (int j = i + 1; j < NCALLS; j++)
+            ck_assert(id_of(sent_nth(&f, "tools/call", i)) != id_of(sent_nth(&f, "tools/call", j)));
+    ck_assert_uint_eq(stats_of(c).in_flight, 0);
+    finish_loop(&loop, &f, c);
+}
+END_TEST
+
+START_TEST(call_tool_params)
+{
+    uv_loop_t loop;
+    struct fake f = {0};
+    struct got g = {0};
+    struct gw_mcp_client *c;
+    json_t *tok = json_string("p1");
+    json_t *params;
+
+    uv_loop_init(&loop);
+    c = ready_client(&loop, &f);
+    ck_assert_int_eq(gw_mcp_client_call_tool(c, "add", NULL, tok, 0, got_cb, &g, NULL), 0);
+    params = json_object_get(sent_nth(&f, "tools/call", 0), "params");
+    ck_assert_str_eq(json_string_value(json_object_get(params, "name")), "add");
+    ck_assert(json_is_object(json_object_get(params, "arguments")));
+    ck_assert_str_eq(
+        json_string_value(json_object_get(json_object_get(params, "_meta"), "progressToken")),
+        "p1");
+    json_decref(tok);
+    tok = json_real(1.5);
+    ck_assert_int_eq(gw_mcp_client_call_tool(c, "add", NULL, tok, 0, got_cb, &g, NULL), UV_EINVAL);
+    json_decref(tok);
+    feed(c,
+         "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"error\":{\"code\":-32602,\"message\":\"bad "
+         "args\",\"data\":1}}",
+         (long long)id_of(sent_nth(&f, "tools/call", 0)));
+    ck_assert_int_eq(g.code, GW_MCP_E_RPC);
+    ck_assert_int_eq(json_integer_value(json_object_get(g.error, "code")), -32602);
+    ck_assert_ptr_nonnull(strstr(g.msg, "bad args"));
+    got_clear(&g);
+    finish_loop(&loop, &f, c);
+}
+END_TEST
+
+START_TEST(timeout_cancels_and_drops_late)
+{
+    uv_loop_t loop;
+    struct fake f = {0};
+    struct got g = {0};
+    struct gw_mcp_client *c;
+    gw_mcp_handle h = 0;
+    json_t *cancel;
+    json_int_t id;
+
+    uv_loop_init(&loop);
+    c = ready_client(&loop, &f);
+    ck_assert_int_eq(gw_mcp_client_call_tool(c, "sleep", NULL, NULL, 20, got_cb, &g, &h), 0);
+    id = id_of(sent_nth(&f, "tools/call", 0));
+    ck_assert_uint_eq(h, (gw_mcp_handle)id);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    ck_assert_int_eq(g.n, 1);
+    ck_assert_int_eq(g.code, GW_MCP_E_TIMEOUT);
+    cancel = sent_nth(&f, "notifications/cancelled", 0);
+    ck_assert_ptr_nonnull(cancel);
+    ck_assert_ptr_null(json_object_get(cancel, "id"));
+    ck_assert_int_eq(
+        json_integer_value(json_object_get(json_object_get(cancel, "params"), "requestId")), id);
+    ck_assert(json_is_string(json_object_get(json_object_get(cancel, "params"), "reason")));
+    answer(c, id, "{\"content\":[]}");
+    ck_assert_int_eq(g.n, 1);
+    ck_assert_uint_eq(stats_of(c).late, 1);
+    ck_assert_uint_eq(stats_of(c).unknown_ids, 0);
+    ck_assert_int_eq(gw_mcp_client_cancel(c, h, "x"), UV_ENOENT);
+    got_clear(&g);
+    finish_loop(&loop, &f, c);
+}
+END_TEST
+
+START_TEST(cancel_api)
+{
+    uv_loop_t loop;
+    struct fake f = {0};
+    struct got g = {0}, g2 = {0};
+    struct gw_mcp_client *c;
+    gw_mcp_handle h = 0, hl = 0;
+    json_t *params;
+
+    uv_loop_init(&loop);
+    c = ready_client(&loop, &f);
+    ck_assert_int_eq(gw_mcp_client_call_tool(c, "sleep", NULL, NULL, 5000, got_cb, &g, &h), 0);
+    ck_assert_int_eq(gw_mcp_client_cancel(c, h, "user asked"), 0);
+    ck_assert_int_eq(g.n, 1);
+    ck_assert_int_eq(g.code, GW_MCP_E_CANCELLED);
+    params = json_object_get(sent_nth(&f, "notifications/cancelled", 0), "params");
+    ck_assert_int_eq(json_integer_value(json_object_get(params, "requestId")), (json_int_t)h);
+    ck_assert_str_eq(json_string_value(json_object_get(params, "reason")), "user asked");
+    ck_assert_int_eq(gw_mcp_client_cancel(c, h, NULL), UV_ENOENT);
+    answer(c, (json_int_t)h, "{}");
+    ck_assert_int_eq(g.n, 1);
+    ck_assert_uint_eq(stats_of(c).late, 1);
+
+    /* A list cancelled on its second page: one handle covers every page. */
+    ck_assert_int_eq(gw_mcp_client_list_tools(c, 5000, got_cb, &g2, &hl), 0);
+    answer_page(c, &f, 0, 0, 1, 0);
+    ck_assert_int_eq(gw_mcp_client_cancel(c, hl, NULL), 0);
+    ck_assert_int_eq(g2.n, 1);
+    ck_assert_int_eq(g2.code, GW_MCP_E_CANCELLED);
+    params = json_object_get(sent_nth(&f, "notifications/cancelled", 1), "params");
+    ck_assert_int_eq(json_integer_value(json_object_get(params, "requestId")),
+                     id_of(sent_nth(&f, "tools/list", 1)));
+    ck_assert_ptr_null(json_object_get(params, "reason"));
+    ck_assert_uint_eq(stats_of(c).in_flight, 0);
+    got_clear(&g);
+    got_clear(&g2);
+    finish_loop(&loop, &f, c);
+}
+END_TEST
+
+START_TEST(unknown_and_duplicate_ids)
+{
+    uv_loop_t loop;
+    struct fake f = {0};
+    struct got g = {0};
+    struct gw_mcp_client *c;
+    json_int_t id;
+
+    uv_loop_init(&loop);
+    c = ready_client(&loop, &f);
+    ck_assert_int_eq(gw_mcp_client_ping(c, 0, got_cb, &g, NULL), 0);
+    id = id_of(sent_nth(&f, "ping", 0));
+    answer(c, 999999, "{}");
+    answer(c, -1, "{}");
+    feed(c, "{\"jsonrpc\":\"2.0\",\"id\":\"%lld\",\"result\":{}}", (long long)id);
+    ck_assert_uint_eq(stats_of(c).unknown_ids, 3);
+    ck_assert_int_eq(g.n, 0);
+    answer(c, id, "{}");
+    ck_assert_int_eq(g.n, 1);
+    ck_assert_int_eq(g.code, 0);
+    answer(c, id, "{}");
+    ck_assert_int_eq(g.n, 1);
+    ck_assert_uint_eq(stats_of(c).duplicate_ids, 1);
+    got_clear(&g);
+    finish_loop(&loop, &f, c);
+}
+END_TEST
+
+START_TEST(garbage_counted)
+{
+    static const char *const not_json[] = {"hello", "{\"jsonrpc\":", "\x01\x02\xff", "{} trailing"};
+    static const char *const bad[] = {
+        "42",
+        "\"str\"",
+        "[]",
+        "[1]",
+        "{}",
+        "{\"jsonrpc\":\"1.0\",\"id\":1,\"result\":{}}",
+        "{\"id\":1,\"result\":{}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":true,\"result\":{}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":\"parse\"}}",
+        "{\"jsonrpc\":\"2.0\",\"method\":5}",
+        "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":\"x\"}",
+        "{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"ping\"}",
+    };
+    uv_loop_t loop;
+    struct fake f = {0};
+    struct got g = {0};
+    struct gw_mcp_client *c;
+    struct gw_mcp_client_stats s;
+    char big[3000];
+
+    gw_log_set_level(GW_LOG_DEBUG);
+    uv_loop_init(&loop);
+    c = ready_client(&loop, &f);
+    for (size_t i = 0; i < 4; i++)
+        gw_mcp_client_receive(c, not_json[i], strlen(not_json[i]));
+    gw_mcp_client_receive(c, "{\"a\":\"\0\"}", 9); /* embedded NUL */
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        gw_mcp_client_receive(c, bad[i], strlen(bad[i]));
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    gw_mcp_client_receive(c, big, strlen(big));
+    s = stats_of(c);
+    ck_assert_uint_eq(s.non_json, 6);
+    ck_assert_uint_eq(s.bad_shape, sizeof bad / sizeof bad[0]);
+    ck_assert(s.log_suppressed > 0);
+    /* A live request answered with both result and error fails, once. */
+    ck_assert_int_eq(gw_mcp_client_ping(c, 0, got_cb, &g, NULL), 0);
+    feed(c, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{},\"error\":{}}",
+         (long long)id_of(sent_nth(&f, "ping", 0)));
+    ck_assert_int_eq(g.n, 1);
+    ck_assert_int_eq(g.code, GW_MCP_E_PROTOCOL);
+    got_clear(&g);
+    ck_assert_int_eq(gw_mcp_client_state(c), GW_MCP_READY);
+    gw_log_set_level(GW_LOG_ERROR);
+    finish_loop(&loop, &f, c);
+}
+END_TEST
+
+START_TEST(server_requests_answered)
+{
+    uv_loop_t loop;
+    struct fake f = {0};
+    struct gw_mcp_client *c;
+    json_t *m;
+    size_t before;
+
+    uv_loop_init(&loop);
+    c = ready_client(&loop, &f);
+    before = json_array_size(f.sent);
+    feed(c, "{\"jsonrpc\":\"2.0\",\"id\":\"s1\",\"method\":\"sampling/createMessage\","
+            "\"params\":{}}");
+    m = json_array_get(f.sent, before);
+    ck_assert_str_eq(json_string_value(json_object_get(m, "id")), "s1");
+    ck_assert_ptr_null(json_object_get(m, "result"));
+    ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(m, "error"), "code")),
+                     -32601);
+    ck_assert_ptr_nonnull(
+        strstr(json_string_value(json_object_get(json_object_get(m, "error"), "message")),
+               "sampling/createMessage"));
+    feed(c, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}");
+    m = json_array_get(f.sent, before + 1);
+    ck_assert_int_eq(json_integer_value(json_object_get(m, "id")), 7);
+    ck_assert(json_is_object(json_object_get(m, "result")));
+    ck_assert_int_eq(json_object_size(json_object_get(m, "result")), 0);
+    feed(c, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"roots/list\"}");
+    m = json_array_get(f.sent, before + 2);
+    ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(m, "error"), "code")),
+                     -32601);
+    ck_assert_uint_eq(stats_of(c).server_requests, 3);
+    finish_loop(&loop, &f, c);
+}
+END_TEST
+
+START_TEST(notifications_and_batch)
+{
+    uv_loop_t loop;
+    struct fake f = {0};
+    struct got g = {0};
+    struct gw_mcp_client *c;
+    size_t before;
+
+    uv_loop_init(&loop);
+    c = ready_client(&loop, &f);
+    feed(c, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}");
+    ck_assert_int_eq(f.tools_changed, 1);
+    feed(c, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":"
+            "{\"progressToken\":\"p\",\"progress\":1}}");
+    ck_assert_int_eq(f.notes, 1);
+    ck_assert_str_eq(f.last_note, "notifications/progress");
+    feed(c, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/whatever\"}");
+    ck_assert_uint_eq(stats_of(c).unknown_notifications, 1);
+    ck_assert_uint_eq(stats_of(c).notifications, 3);
+
+    /* A 2025-03-26 batch: a response, a notification and a request. */
+    ck_assert_int_eq(gw_mcp_client_ping(c, 0, got_cb, &g, NULL), 0);
+    before = json_array_size(f.sent);
+    feed(c,
+         "[{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{}},"
+         "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"},"
+         "{\"jsonrpc\":\"2.0\",\"id\":\"q\",\"method\":\"ping\"}]",
+         (long long)id_of(sent_nth(&f, "ping", 0)));
+    ck_assert_int_eq(g.n, 1);
+    ck_assert_int_eq(g.code, 0);
+    ck_assert_int_eq(f.tools_changed, 2);
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(f.sent, before), "id")), "q");
+    got_clear(&g);
+    finish_loop(&loop, &f, c);
+}
+END_TEST
+
+START_TEST(transport_down_fails_all)
+{
+    uv_loop_t loop;
+    struct fake f = {0};
+    struct got g[5] = {0};
+    struct gw_mcp_client *c;
+
+    uv_loop_init(&loop);
+    c = ready_client(&loop, &f);
+    for (int i = 0; i < 4; i++)
+        ck_assert_int_eq(
+            gw_mcp_client_call_tool(c, "echo", NULL, NULL, i ? 5000 : 0, got_cb, &g[i], NULL), 0);
+    ck_assert_int_eq(gw_mcp_client_list_tools(c, 5000, got_cb, &g[4], NULL), 0);
+    gw_mcp_client_transport_down(c, "exit status 3");
+    for (int i = 0; i < 5; i++) {
+        ck_assert_int_eq(g[i].n, 1);
+        ck_assert_int_eq(g[i].code, GW_MCP_E_TRANSPORT);
+        ck_assert_ptr_nonnull(strstr(g[i].msg, "exit status 3"));
+        got_clear(&g[i]);
+    }
+    ck_assert_int_eq(gw_mcp_client_state(c), GW_MCP_DOWN);
+    ck_assert_int_eq(gw_mcp_client_ping(c, 0, got_cb, &g[0], NULL), GW_MCP_E_TRANSPORT);
+    ck_assert_str_eq(gw_mcp_client_version(c), "2025-11-25");
+    /* A late answer after the transport died is harmless. */
+    answer(c, id_of(sent_nth(&f, "tools/call", 0)), "{}");
+    ck_assert_int_eq(g[0].n, 0);
+    /* A send failure is returned, and no callback fires. */
+    finish_loop(&loop, &f, c);
+
+    memset(&f, 0, sizeof f);
+    uv_loop_init(&loop);
+    c = ready_client(&loop, &f);
+    f.fail_send = 1;
+    ck_assert_int_eq(gw_mcp_client_call_tool(c, "echo", NULL, NULL, 100, got_cb, &g[0], NULL),
+                     UV_EPIPE);
+    ck_assert_uint_eq(stats_of(c).in_flight, 0);
+    ck_assert_int_eq(g[0].n, 0);
+    finish_loop(&loop, &f, c);
+}
+END_TEST
+
+START_TEST(close_inside_callback)
+{
+    uv_loop_t loop;
+    struct fake f = {0};
+    struct got g[3] = {0};
+    struct gw_mcp_client *c;
+
+    uv_loop_init(&loop);
+    c = ready_client(&loop, &f);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(gw_mcp_client_call_tool(c, "echo", NULL, NULL, 5000, got_cb, &g[i], NULL),
+                         0);
+    g[0].close_me = c;
+    /* A batch: the first answer closes the client; the rest must be ignored. */
+    feed(c,
+         "[{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{}},"
+         "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{}}]",
+         (long long)id_of(sent_nth(&f, "tools/call", 0)),
+         (long long)id_of(sent_nth(&f, "tools/call", 1)));
+    ck_assert_int_eq(g[0].n, 1);
+    ck_assert_int_eq(g[0].code, 0);
+    ck_assert_int_eq(g[1].n, 1);
+    ck_assert_int_eq(g[1].code, GW_MCP_E_CLOSED);
+    ck_assert_int_eq(g[2].n, 1);
+    ck_assert_int_eq(g[2].code, GW_MCP_E_CLOSED);
+    for (int i = 0; i < 3; i++)
+        got_clear(&g[i]);
+    finish_loop(&loop, &f, NULL);
+
+    /* Close from on_ready. */
+    memset(&f, 0, sizeof f);
+    uv_loop_init(&loop);
+    f.close_on_ready = 1;
+    c = make(&loop, &f, NULL, 1000);
+    ck_assert_int_eq(gw_mcp_client_start(c), 0);
+    answer(c, id_of(sent_nth(&f, "initialize", 0)),
+           "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{}}");
+    ck_assert_int_eq(f.ready, 1);
+    finish_loop(&loop, &f, NULL);
+
+    /* Close from inside a timeout callback, with other timers pending. */
+    memset(&f, 0, sizeof f);
+    uv_loop_init(&loop);
+    c = ready_client(&loop, &f);
+    g[0].close_me = c;
+    ck_assert_int_eq(gw_mcp_client_ping(c, 10, got_cb, &g[0], NULL), 0);
+    ck_assert_int_eq(gw_mcp_client_ping(c, 60000, got_cb, &g[1], NULL), 0);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    ck_assert_int_eq(g[0].code, GW_MCP_E_TIMEOUT);
+    ck_assert_int_eq(g[1].code, GW_MCP_E_CLOSED);
+    got_clear(&g[0]);
+    got_clear(&g[1]);
+    finish_loop(&loop, &f, NULL);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("mcp_client");
+    TCase *tc = tcase_create("core");
+
+    tcase_set_timeout(tc, 20);
+    tcase_add_test(tc, handshake_happy);
+    tcase_add_test(tc, handshake_each_version);
+    tcase_add_test(tc, handshake_unsupported_version);
+    tcase_add_test(tc, handshake_error_and_bad_result);
+    tcase_add_test(tc, handshake_timeout);
+    tcase_add_test(tc, handshake_transport_down);
+    tcase_add_test(tc, pagination);
+    tcase_add_test(tc, pagination_101_pages);
+    tcase_add_test(tc, pagination_too_many_tools);
+    tcase_add_test(tc, pagination_bad_pages);
+    tcase_add_test(tc, concurrent_out_of_order);
+    tcase_add_test(tc, call_tool_params);
+    tcase_add_test(tc, timeout_cancels_and_drops_late);
+    tcase_add_test(tc, cancel_api);
+    tcase_add_test(tc, unknown_and_duplicate_ids);
+    tcase_add_test(tc, garbage_counted);
+    tcase_add_test(tc, server_requests_answered);
+    tcase_add_test(tc, notifications_and_batch);
+    tcase_add_test(tc, transport_down_fails_all);
+    tcase_add_test(tc, close_inside_callback);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(suite());
+    int failed;
+
+    gw_log_set_level(GW_LOG_ERROR);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
