@@ -121,7 +121,7 @@ test('filters and transforms give exactly seed 000\'s catalog', async (t) => {
   for (const [i, [, , expected]] of cases.entries()) {
     assert.deepEqual(await names(d, `c${i}`), expected.map((n) => `c${i}_${n}`), `case ${i}: ${cases[i][0]}`);
   }
-  assert.deepEqual(await names(d, 'tr'), ['pw_my_prefix_x_tr', 'pw_other_tr']);
+  assert.deepEqual(await names(d, 'tr'), ['pw_my_prefix_x_tr', 'pw_my_prefix_other_tr']);
   const problems = (await d.get('/v1/problems')).json.problems;
   const c3 = problems.filter((p) => p.server === 'c3' && p.tool);
   assert.deepEqual(c3.map((p) => p.tool).sort(), ['browser_unsafe', 'page_unsafe']);

@@ -3,7 +3,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { start, run, tmpdir, request, rawExchange, sleep, waitFor, root } from './lib/harness.mjs';
+import { start, run, tmpdir, request, rawExchange, sleep, waitFor, root, fixtures } from './lib/harness.mjs';
+
+const FIXTURE = path.join(fixtures, 'mcp_fixture');
 
 const SECRET = 'sekrit-7f3a9c-value';
 
@@ -74,7 +76,7 @@ test('a missing -c file is a startup error', async () => {
 });
 
 test('routes: healthz, readyz, problems, servers, 404, 405', async (t) => {
-  const d = await start('version: 1\nservers:\n  ok:\n    command: npx\n');
+  const d = await start(`version: 1\nservers:\n  ok:\n    command: ${FIXTURE}\n`, { waitReady: true });
   t.after(() => d.stop());
   let r = await d.get('/healthz');
   assert.equal(r.status, 200);
@@ -138,7 +140,7 @@ gateway:
   auth_token: {env: MCPGW_TEST_TOKEN}
 servers:
   s:
-    command: npx
+    command: ${FIXTURE}
     env:
       LITERAL: '${SECRET}-lit'
       COPIED: {env: MCPGW_TEST_SECRET}
@@ -278,9 +280,9 @@ test('SIGTERM and SIGINT stop with exit 0', async () => {
 });
 
 test('SIGHUP reloads; a broken file keeps the last known good config', async (t) => {
-  const d = await start('version: 1\nservers:\n  a:\n    command: npx\n');
+  const d = await start(`version: 1\nservers:\n  a:\n    command: ${FIXTURE}\n`);
   t.after(() => d.stop());
-  fs.writeFileSync(d.configPath, 'version: 1\nservers:\n  a:\n    command: npx\n  b:\n    command: npx\n');
+  fs.writeFileSync(d.configPath, `version: 1\nservers:\n  a:\n    command: ${FIXTURE}\n  b:\n    command: ${FIXTURE}\n    transform: [{prefix: b_}]\n`);
   d.child.kill('SIGHUP');
   await waitFor(async () => (await d.get('/v1/servers')).json.servers.length === 2);
   fs.writeFileSync(d.configPath, 'version: 1\nservers: [oops\n');
