@@ -105,11 +105,11 @@ void gw_problems_set(struct gw_problems *reg, const struct gw_problem *p)
         e->p.since = time(NULL);
         *slot = e;
     } else {
+        if (e->p.severity != p->severity || !same_text(e->p.message, p->message))
+            e->p.since = time(NULL);
         free((char *)e->p.server);
         free((char *)e->p.tool);
         free((char *)e->p.message);
-        if (e->p.severity != p->severity || !same_text(e->p.message, p->message))
-            e->p.since = time(NULL);
     }
     e->p.severity = p->severity;
     e->p.scope = p->scope;

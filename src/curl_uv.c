@@ -1,0 +1,336 @@
+/* libcurl multi on the libuv loop.
+ *
+ * Close order: gw_curl_uv_close() detaches every transfer, stops libcurl
+ * from calling back (socket and timer functions cleared), cleans the multi
+ * handle up, then closes each socket's poll handle and the timer. The
+ * object is freed in the last of those close callbacks. */
+#include "gw/curl_uv.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "gw/util.h"
+
+/* One socket libcurl asked us to watch; freed in its close callback. */
+struct sock_ctx {
+    uv_poll_t poll;
+    curl_socket_t fd;
+    struct gw_curl_uv *m;
+    struct sock_ctx *next, *prev;
+};
+
+struct gw_curl_uv {
+    uv_loop_t *loop;
+    CURLM *multi;
+    uv_timer_t timer;
+    struct sock_ctx *socks;
+    struct gw_curl_uv_xfer *xfers;
+    size_t active;
+    int open_handles; /* the timer and every poll not yet closed */
+    int busy;         /* inside drain(): closing waits for it */
+    int closing, torn_down;
+    void (*close_cb)(void *data);
+    void *close_data;
+};
+
+static void teardown(struct gw_curl_uv *m);
+
+/* ---- handles ---- */
+
+static void maybe_free(struct gw_curl_uv *m)
+{
+    if (!m->torn_down || m->open_handles > 0)
+        return;
+    if (m->close_cb)
+        m->close_cb(m->close_data);
+    free(m);
+}
+
+static void on_sock_closed(uv_handle_t *h)
+{
+    struct sock_ctx *c = h->data;
+    struct gw_curl_uv *m = c->m;
+    free(c);
+    m->open_handles--;
+    maybe_free(m);
+}
+
+static void sock_close(struct sock_ctx *c)
+{
+    struct gw_curl_uv *m = c->m;
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        m->socks = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    uv_poll_stop(&c->poll);
+    uv_close((uv_handle_t *)&c->poll, on_sock_closed);
+}
+
+static void on_timer_closed(uv_handle_t *h)
+{
+    struct gw_curl_uv *m = h->data;
+    m->open_handles--;
+    maybe_free(m);
+}
+
+/* ---- driving libcurl ---- */
+
+/* Hands every finished transfer to its owner. A `done` callback may add
+ * or remove transfers, or close the multi (then teardown waits for us). */
+static void drain(struct gw_curl_uv *m)
+{
+    CURLMsg *msg;
+    int pending;
+    m->busy++;
+    while (!m->torn_down && (msg = curl_multi_info_read(m->multi, &pending)) != NULL) {
+        if (msg->msg != CURLMSG_DONE)
+            continue;
+        struct gw_curl_uv_xfer *x = NULL;
+        CURLcode result = msg->data.result;
+        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&x);
+        gw_curl_uv_remove(m, x);
+        x->done(x, result);
+    }
+    m->busy--;
+    if (m->closing && !m->busy && !m->torn_down)
+        teardown(m);
+}
+
+static void action(struct gw_curl_uv *m, curl_socket_t fd, int flags)
+{
+    int running;
+    curl_multi_socket_action(m->multi, fd, flags, &running);
+    drain(m);
+}
+
+static void on_poll(uv_poll_t *h, int status, int events)
+{
+    struct sock_ctx *c = h->data;
+    int flags = 0;
+    if (status < 0)
+        flags = CURL_CSELECT_ERR;
+    if (events & UV_READABLE)
+        flags |= CURL_CSELECT_IN;
+    if (events & UV_WRITABLE)
+        flags |= CURL_CSELECT_OUT;
+    action(c->m, c->fd, flags);
+}
+
+static void on_timeout(uv_timer_t *t)
+{
+    action(t->data, CURL_SOCKET_TIMEOUT, 0);
+}
+
+/* CURLMOPT_TIMERFUNCTION: libcurl wants to be called in `ms` (-1: never).
+ * A zero delay still goes through the loop: calling libcurl from here
+ * would be a recursive call. */
+static int on_timer_set(CURLM *multi, long ms, void *userp)
+{
+    struct gw_curl_uv *m = userp;
+    if (ms < 0)
+        uv_timer_stop(&m->timer);
+    else
+        uv_timer_start(&m->timer, on_timeout, (uint64_t)ms, 0);
+    return 0;
+}
+
+static struct sock_ctx *sock_new(struct gw_curl_uv *m, curl_socket_t fd)
+{
+    struct sock_ctx *c = gw_xcalloc(1, sizeof(*c));
+    if (uv_poll_init_socket(m->loop, &c->poll, fd) < 0) {
+        free(c);
+        return NULL;
+    }
+    c->fd = fd;
+    c->m = m;
+    c->poll.data = c;
+    c->next = m->socks;
+    if (m->socks)
+        m->socks->prev = c;
+    m->socks = c;
+    m->open_handles++;
+    return c;
+}
+
+/* CURLMOPT_SOCKETFUNCTION: start, change or stop watching one socket. */
+static int on_socket(CURL *easy, curl_socket_t fd, int what, void *userp, void *socketp)
+{
+    struct gw_curl_uv *m = userp;
+    struct sock_ctx *c = socketp;
+    if (what == CURL_POLL_REMOVE) {
+        if (c) {
+            curl_multi_assign(m->multi, fd, NULL);
+            sock_close(c);
+        }
+        return 0;
+    }
+    if (!c) {
+        c = sock_new(m, fd);
+        if (!c)
+            return -1;
+        curl_multi_assign(m->multi, fd, c);
+    }
+    int ev = 0;
+    if (what & CURL_POLL_IN)
+        ev |= UV_READABLE;
+    if (what & CURL_POLL_OUT)
+        ev |= UV_WRITABLE;
+    uv_poll_start(&c->poll, ev, on_poll);
+    return 0;
+}
+
+/* ---- sockets (S10, P1) ---- */
+
+static int is_loopback(const struct sockaddr *sa)
+{
+    if (sa->sa_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+        return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+    }
+    if (sa->sa_family == AF_INET6) {
+        const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+        if (IN6_IS_ADDR_LOOPBACK(a))
+            return 1;
+        return IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127;
+    }
+    return 0;
+}
+
+static void name_address(const struct sockaddr *sa, char *buf, size_t cap)
+{
+    char ip[INET6_ADDRSTRLEN] = "?";
+    if (sa->sa_family == AF_INET)
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, ip, sizeof(ip));
+    else if (sa->sa_family == AF_INET6)
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, ip, sizeof(ip));
+    snprintf(buf, cap, "%s", ip);
+}
+
+/* CURLOPT_OPENSOCKETFUNCTION: every upstream socket is created here, so it
+ * is close-on-exec from birth and its address is checked before any byte
+ * leaves. Refusing returns CURL_SOCKET_BAD: libcurl tries the next address
+ * and finally fails with CURLE_COULDNT_CONNECT. */
+static curl_socket_t open_socket(void *clientp, curlsocktype purpose, struct curl_sockaddr *a)
+{
+    struct gw_curl_uv_xfer *x = clientp;
+    if (x->loopback_only && !is_loopback(&a->addr)) {
+        name_address(&a->addr, x->refused, sizeof(x->refused));
+        return CURL_SOCKET_BAD;
+    }
+    return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+}
+
+static void secure(struct gw_curl_uv_xfer *x)
+{
+    CURL *e = x->easy;
+    curl_easy_setopt(e, CURLOPT_PRIVATE, (char *)x);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
+    curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
+    curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, open_socket);
+    curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, x);
+    /* A proxy from the environment would make the connected address the
+     * proxy's and defeat the loopback rule; loopback needs no proxy. */
+    if (x->loopback_only)
+        curl_easy_setopt(e, CURLOPT_PROXY, "");
+}
+
+/* ---- public ---- */
+
+int gw_curl_uv_new(uv_loop_t *loop, struct gw_curl_uv **out)
+{
+    static int global_done;
+    if (!global_done) {
+        if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+            return UV_ENOMEM;
+        global_done = 1;
+    }
+    struct gw_curl_uv *m = gw_xcalloc(1, sizeof(*m));
+    m->multi = curl_multi_init();
+    if (!m->multi) {
+        free(m);
+        return UV_ENOMEM;
+    }
+    m->loop = loop;
+    uv_timer_init(loop, &m->timer);
+    m->timer.data = m;
+    m->open_handles = 1;
+    curl_multi_setopt(m->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
+    curl_multi_setopt(m->multi, CURLMOPT_SOCKETDATA, m);
+    curl_multi_setopt(m->multi, CURLMOPT_TIMERFUNCTION, on_timer_set);
+    curl_multi_setopt(m->multi, CURLMOPT_TIMERDATA, m);
+    *out = m;
+    return 0;
+}
+
+int gw_curl_uv_add(struct gw_curl_uv *m, struct gw_curl_uv_xfer *x)
+{
+    if (x->added || m->closing)
+        return UV_EINVAL;
+    x->refused[0] = '\0';
+    secure(x);
+    if (curl_multi_add_handle(m->multi, x->easy) != CURLM_OK)
+        return UV_EIO;
+    x->added = 1;
+    x->prev = NULL;
+    x->next = m->xfers;
+    if (m->xfers)
+        m->xfers->prev = x;
+    m->xfers = x;
+    m->active++;
+    return 0;
+}
+
+void gw_curl_uv_remove(struct gw_curl_uv *m, struct gw_curl_uv_xfer *x)
+{
+    if (!x->added)
+        return;
+    curl_multi_remove_handle(m->multi, x->easy);
+    if (x->prev)
+        x->prev->next = x->next;
+    else
+        m->xfers = x->next;
+    if (x->next)
+        x->next->prev = x->prev;
+    x->added = 0;
+    m->active--;
+}
+
+size_t gw_curl_uv_active(const struct gw_curl_uv *m)
+{
+    return m->active;
+}
+
+static void teardown(struct gw_curl_uv *m)
+{
+    m->torn_down = 1;
+    while (m->xfers)
+        gw_curl_uv_remove(m, m->xfers);
+    curl_multi_setopt(m->multi, CURLMOPT_SOCKETFUNCTION, NULL);
+    curl_multi_setopt(m->multi, CURLMOPT_TIMERFUNCTION, NULL);
+    while (m->socks)
+        sock_close(m->socks);
+    curl_multi_cleanup(m->multi);
+    m->multi = NULL;
+    uv_close((uv_handle_t *)&m->timer, on_timer_closed);
+}
+
+void gw_curl_uv_close(struct gw_curl_uv *m, void (*cb)(void *data), void *data)
+{
+    if (m->closing)
+        return;
+    m->closing = 1;
+    m->close_cb = cb;
+    m->close_data = data;
+    if (!m->busy)
+        teardown(m);
+}
