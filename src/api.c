@@ -5,12 +5,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "gw/artifacts.h"
 #include "gw/log.h"
 #include "gw/result.h"
 #include "gw/util.h"
 
 #define MAX_SEGMENTS 8
+/* The largest artifact the route serves (tool output is capped at 16 MiB). */
+#define GW_ARTIFACT_SERVE_MAX (64u << 20)
 
 /* Path segments of a request; `arg` holds the segments matched by '*'. */
 struct match {
@@ -22,15 +27,6 @@ struct route {
     const char *method;
     const char *pattern; /* '/'-separated; a '*' segment matches one segment */
     void (*fn)(struct gw_api_ctx *ctx, struct gw_http_request *req, struct match *m);
-};
-
-/* A tool call waiting for its upstream. Freed by the reply callback. */
-struct pending_call {
-    struct gw_http_request *req;
-    struct gw_call *call;
-    char *tool;
-    uint64_t started_ms;
-    bool aborted;
 };
 
 static void route_healthz(struct gw_api_ctx *ctx, struct gw_http_request *req, struct match *m)
@@ -129,57 +125,97 @@ static void route_toolsets(struct gw_api_ctx *ctx, struct gw_http_request *req, 
 
 /* ---- tool calls ---- */
 
-static void log_call(const struct pending_call *pc, const char *status)
+/* A tool call waiting for its upstream. Freed by the outcome callback. */
+struct pending_call {
+    struct gw_api_ctx *ctx;
+    struct gw_http_request *req;
+    struct gw_call *call;
+    char *tool;
+    uint64_t started_ms;
+    bool aborted;
+};
+
+static void log_call(const struct pending_call *pc, const struct gw_call_outcome *o,
+                     const char *status)
 {
     char ms[24];
 
     snprintf(ms, sizeof ms, "%llu", (unsigned long long)(gw_now_ms() - pc->started_ms));
-    gw_log(GW_LOG_INFO, "tool call", "tool", pc->tool, "server",
-           pc->call ? gw_call_server(pc->call) : NULL, "status", status, "duration_ms", ms, NULL);
+    gw_log(GW_LOG_INFO, "tool call", "tool", pc->tool, "server", o->server, "dialog", o->dialog,
+           "status", status, "duration_ms", ms, NULL);
 }
 
-static void reply_error(struct gw_http_request *req, const struct gw_mcp_reply *reply)
+static void respond_outcome_error(struct gw_http_request *req, const struct gw_call_outcome *o)
 {
-    char *msg;
+    static const char *const retry[] = {"Retry-After: 1", NULL};
+    char *msg = NULL;
 
-    switch (reply->code) {
+    switch (o->code) {
     case GW_MCP_E_TIMEOUT:
         gw_http_respond_error(req, 504, "call_timeout",
-                              "the tool did not answer in time; the call was cancelled upstream",
+                              o->message && strstr(o->message, "ready")
+                                  ? o->message
+                                  : "the tool did not answer in time; the call was cancelled "
+                                    "upstream",
                               NULL);
         return;
-    case GW_MCP_E_TRANSPORT:
-        msg = gw_xasprintf("the server died during the call: %s", reply->message);
-        gw_http_respond_error(req, 502, "upstream_died", msg, NULL);
+    case GW_SERVERS_E_LIMIT:
+        gw_http_respond_error(req, 429, "limit_reached", o->message, retry);
+        return;
+    case GW_SERVERS_E_RELEASED:
+        msg = gw_xasprintf("the call was dropped before it was sent: %s", o->message);
+        gw_http_respond_error(req, 409, "released", msg, NULL);
         break;
     case GW_MCP_E_CLOSED:
         gw_http_respond_error(req, 503, "shutting_down", "the gateway is stopping", NULL);
         return;
+    case GW_MCP_E_TRANSPORT:
+    case GW_SERVERS_E_SPAWN:
+        msg = gw_xasprintf("the server's instance died or failed to start: %s", o->message);
+        gw_http_respond_error(req, 502, "upstream_died", msg, NULL);
+        break;
     default:
-        msg = gw_xasprintf("the server answered with an error: %s", reply->message);
+        msg = gw_xasprintf("the server answered with an error: %s", o->message);
         gw_http_respond_error(req, 502, "upstream_error", msg, NULL);
         break;
     }
     free(msg);
 }
 
-static void on_call_reply(void *data, const struct gw_mcp_reply *reply)
+static void respond_result(struct pending_call *pc, const struct gw_call_outcome *o)
 {
-    struct pending_call *pc = data;
+    char root[GW_DIALOG_PART_MAX + 1] = "anonymous", self[GW_DIALOG_PART_MAX + 1] = "anonymous";
+    char canon[GW_DIALOG_MAX + 1];
+    struct gw_result_ctx rctx = {pc->ctx->config->gateway.artifacts_dir, root, self, o->server,
+                                 o->tool};
     json_t *r;
 
-    if (pc->aborted) {
-        log_call(pc, "client_gone");
-    } else if (reply->code != 0) {
-        log_call(pc, gw_mcp_strerror(reply->code));
-        reply_error(pc->req, reply);
-    } else if ((r = gw_result_from_mcp(reply->result)) == NULL) {
-        log_call(pc, "bad_result");
+    if (o->dialog != NULL)
+        gw_dialog_parse(o->dialog, root, self, canon);
+    r = gw_result_from_mcp(o->result, &rctx);
+    if (r == NULL) {
+        log_call(pc, o, "bad_result");
         gw_http_respond_error(pc->req, 502, "upstream_error",
                               "the server's answer is not a CallToolResult", NULL);
+        return;
+    }
+    if (o->lease != NULL)
+        json_object_set(r, "lease", o->lease);
+    log_call(pc, o, json_is_true(json_object_get(r, "isError")) ? "tool_error" : "ok");
+    gw_http_respond_json(pc->req, 200, r, NULL);
+}
+
+static void on_call_outcome(void *data, const struct gw_call_outcome *o)
+{
+    struct pending_call *pc = data;
+
+    if (pc->aborted) {
+        log_call(pc, o, "client_gone");
+    } else if (o->code != 0) {
+        log_call(pc, o, gw_mcp_strerror(o->code));
+        respond_outcome_error(pc->req, o);
     } else {
-        log_call(pc, json_is_true(json_object_get(r, "isError")) ? "tool_error" : "ok");
-        gw_http_respond_json(pc->req, 200, r, NULL);
+        respond_result(pc, o);
     }
     free(pc->tool);
     free(pc);
@@ -193,46 +229,71 @@ static void on_call_abort(struct gw_http_request *req, void *data)
     gw_servers_cancel(pc->call, "the client disconnected");
 }
 
-/* Checks the call body; returns its arguments (borrowed from *body) or NULL
- * after answering the request. */
-static json_t *call_arguments(struct gw_http_request *req, json_t **body, uint64_t *timeout_ms)
+/* The parsed body of a call: {"dialog"?, "arguments"?, "timeout_ms"?}. */
+struct call_body {
+    json_t *json;
+    json_t *arguments; /* borrowed from json */
+    uint64_t timeout_ms;
+    char dialog[GW_DIALOG_MAX + 1];
+    bool has_dialog;
+};
+
+static int bad_request(struct gw_http_request *req, const char *code, const char *msg)
+{
+    gw_http_respond_error(req, 400, code, msg, NULL);
+    return -1;
+}
+
+static int parse_dialog(struct gw_http_request *req, json_t *d, struct call_body *b)
+{
+    char root[GW_DIALOG_PART_MAX + 1], self[GW_DIALOG_PART_MAX + 1];
+
+    if (d == NULL)
+        return 0;
+    if (!json_is_string(d) || gw_dialog_parse(json_string_value(d), root, self, b->dialog) != 0)
+        return bad_request(req, "bad_dialog",
+                           "dialog must be \"root\" or \"root/self\", each 1-64 characters of "
+                           "A-Z a-z 0-9 _ . -");
+    b->has_dialog = true;
+    return 0;
+}
+
+/* Checks the body; returns 0, or -1 after answering the request. */
+static int parse_call_body(struct gw_http_request *req, struct call_body *b)
 {
     const char *ctype = gw_http_header(req, "content-type");
     json_error_t err;
-    json_t *args, *t;
+    json_t *t;
 
     if (req->body_len > 0 && (ctype == NULL || strncasecmp(ctype, "application/json", 16) != 0)) {
         gw_http_respond_error(req, 415, "unsupported_media_type",
                               "the body must be application/json", NULL);
-        return NULL;
+        return -1;
     }
-    *body = req->body_len ? json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &err)
-                          : json_object();
-    if (*body == NULL || !json_is_object(*body)) {
-        char *msg = *body ? gw_xstrdup("the body must be a JSON object")
-                          : gw_xasprintf("invalid JSON at line %d column %d: %s", err.line,
-                                         err.column, err.text);
-        gw_http_respond_error(req, 400, "bad_json", msg, NULL);
+    b->json = req->body_len ? json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &err)
+                            : json_object();
+    if (b->json == NULL) {
+        char *msg = gw_xasprintf("invalid JSON at line %d column %d: %s", err.line, err.column,
+                                 err.text);
+        bad_request(req, "bad_json", msg);
         free(msg);
-        return NULL;
+        return -1;
     }
-    args = json_object_get(*body, "arguments");
-    t = json_object_get(*body, "timeout_ms");
-    if (args != NULL && !json_is_object(args)) {
-        gw_http_respond_error(req, 400, "bad_arguments", "arguments must be a JSON object", NULL);
-        return NULL;
+    if (!json_is_object(b->json))
+        return bad_request(req, "bad_json", "the body must be a JSON object");
+    b->arguments = json_object_get(b->json, "arguments");
+    t = json_object_get(b->json, "timeout_ms");
+    if (b->arguments != NULL && !json_is_object(b->arguments))
+        return bad_request(req, "bad_arguments", "arguments must be a JSON object");
+    if (t != NULL && (!json_is_integer(t) || json_integer_value(t) <= 0))
+        return bad_request(req, "bad_arguments",
+                           "timeout_ms must be a positive integer (milliseconds)");
+    b->timeout_ms = t ? (uint64_t)json_integer_value(t) : 0;
+    if (b->arguments == NULL) {
+        b->arguments = json_object();
+        json_object_set_new(b->json, "arguments", b->arguments);
     }
-    if (t != NULL && (!json_is_integer(t) || json_integer_value(t) <= 0)) {
-        gw_http_respond_error(req, 400, "bad_arguments",
-                              "timeout_ms must be a positive integer (milliseconds)", NULL);
-        return NULL;
-    }
-    *timeout_ms = t ? (uint64_t)json_integer_value(t) : 0;
-    if (args == NULL) {
-        args = json_object();
-        json_object_set_new(*body, "arguments", args);
-    }
-    return args;
+    return parse_dialog(req, json_object_get(b->json, "dialog"), b);
 }
 
 static void start_call_error(struct gw_http_request *req, int rc)
@@ -241,6 +302,14 @@ static void start_call_error(struct gw_http_request *req, int rc)
 
     if (rc == GW_SERVERS_E_NO_TOOL)
         gw_http_respond_error(req, 404, "unknown_tool", "no tool has this name", NULL);
+    else if (rc == GW_SERVERS_E_NEED_DIALOG)
+        gw_http_respond_error(req, 400, "dialog_required",
+                              "this tool's server leases an instance per dialog: give "
+                              "\"dialog\": \"root\" or \"root/self\" in the body",
+                              NULL);
+    else if (rc == GW_SERVERS_E_LIMIT)
+        gw_http_respond_error(req, 429, "limit_reached",
+                              "gateway.max_instances_per_server or a call queue is full", retry);
     else if (rc == GW_SERVERS_E_NOT_READY || rc == GW_MCP_E_NOT_READY)
         gw_http_respond_error(req, 503, "server_not_ready",
                               "the tool's server has no ready instance right now", retry);
@@ -248,24 +317,67 @@ static void start_call_error(struct gw_http_request *req, int rc)
         gw_http_respond_error(req, 502, "upstream_failed", gw_mcp_strerror(rc), NULL);
 }
 
+static json_t *text_result(bool is_error, char *text)
+{
+    json_t *r = json_pack("{s:b, s:[{s:s, s:s}]}", "isError", is_error, "contentItems", "type",
+                          "input_text", "text", text);
+    free(text);
+    return r;
+}
+
+/* The built-in mcp_release({"serverId"}) (seed 000). Input problems are
+ * tool errors (isError), as MCP 2025-11-25 asks. */
+static void call_release_tool(struct gw_api_ctx *ctx, struct gw_http_request *req,
+                              struct call_body *b)
+{
+    const char *id = json_string_value(json_object_get(b->arguments, "serverId"));
+    json_t *released = json_array();
+    json_t *r;
+
+    if (!b->has_dialog) {
+        json_decref(released);
+        gw_http_respond_error(req, 400, "dialog_required",
+                              "mcp_release releases the calling dialog's lease: give \"dialog\"",
+                              NULL);
+        return;
+    }
+    if (id == NULL)
+        r = text_result(true, gw_xstrdup("mcp_release needs {\"serverId\": \"<server id>\"}"));
+    else if (gw_servers_release(ctx->servers, b->dialog, id, released) != 0)
+        r = text_result(true, gw_xasprintf("no server is named '%s'", id));
+    else if (json_array_size(released) == 0)
+        r = text_result(false, gw_xasprintf("this dialog held no lease on '%s'", id));
+    else
+        r = text_result(false, gw_xasprintf("released the lease on '%s'", id));
+    json_decref(released);
+    gw_http_respond_json(req, 200, r, NULL);
+}
+
 static void route_call(struct gw_api_ctx *ctx, struct gw_http_request *req, struct match *m)
 {
-    json_t *body = NULL, *args;
-    uint64_t timeout_ms = 0;
+    struct call_body b = {0};
+    struct gw_call_request r;
     struct pending_call *pc;
     int rc;
 
-    args = call_arguments(req, &body, &timeout_ms);
-    if (args == NULL) {
-        json_decref(body);
+    if (parse_call_body(req, &b) != 0) {
+        json_decref(b.json);
         return;
     }
+    if (strcmp(m->arg[0], GW_CATALOG_RELEASE_TOOL) == 0) {
+        call_release_tool(ctx, req, &b);
+        json_decref(b.json);
+        return;
+    }
+    r = (struct gw_call_request){m->arg[0], b.has_dialog ? b.dialog : NULL, b.arguments,
+                                 b.timeout_ms};
     pc = gw_xcalloc(1, sizeof *pc);
+    pc->ctx = ctx;
     pc->req = req;
     pc->tool = gw_xstrdup(m->arg[0]);
     pc->started_ms = gw_now_ms();
-    rc = gw_servers_call(ctx->servers, m->arg[0], args, timeout_ms, on_call_reply, pc, &pc->call);
-    json_decref(body);
+    rc = gw_servers_call(ctx->servers, &r, on_call_outcome, pc, &pc->call);
+    json_decref(b.json);
     if (rc != 0) {
         free(pc->tool);
         free(pc);
@@ -273,6 +385,111 @@ static void route_call(struct gw_api_ctx *ctx, struct gw_http_request *req, stru
         return;
     }
     gw_http_on_abort(req, on_call_abort, pc);
+}
+
+/* ---- dialogs ---- */
+
+static void route_dialogs(struct gw_api_ctx *ctx, struct gw_http_request *req, struct match *m)
+{
+    gw_http_respond_json(req, 200, gw_servers_dialogs_json(ctx->servers), NULL);
+}
+
+static void route_release(struct gw_api_ctx *ctx, struct gw_http_request *req, struct match *m)
+{
+    char root[GW_DIALOG_PART_MAX + 1], self[GW_DIALOG_PART_MAX + 1], canon[GW_DIALOG_MAX + 1];
+    char *given = m->narg == 2 ? gw_xasprintf("%s/%s", m->arg[0], m->arg[1])
+                               : gw_xstrdup(m->arg[0]);
+    struct call_body b = {0};
+    const char *id;
+    json_t *released;
+
+    if (gw_dialog_parse(given, root, self, canon) != 0) {
+        free(given);
+        gw_http_respond_error(req, 400, "bad_dialog", "the dialog must be root or root/self",
+                              NULL);
+        return;
+    }
+    free(given);
+    if (parse_call_body(req, &b) != 0) {
+        json_decref(b.json);
+        return;
+    }
+    id = json_string_value(json_object_get(b.json, "serverId"));
+    if (json_object_get(b.json, "serverId") != NULL && id == NULL) {
+        json_decref(b.json);
+        bad_request(req, "bad_arguments", "serverId must be a string");
+        return;
+    }
+    released = json_array();
+    if (!gw_servers_dialog_known(ctx->servers, canon) && id == NULL)
+        gw_http_respond_error(req, 404, "unknown_dialog", "this dialog holds no lease", NULL);
+    else if (gw_servers_release(ctx->servers, canon, id, released) != 0)
+        gw_http_respond_error(req, 404, "unknown_server", "no server has this id", NULL);
+    else
+        gw_http_respond_json(req, 200, json_pack("{s:O}", "released", released), NULL);
+    json_decref(released);
+    json_decref(b.json);
+}
+
+/* ---- artifacts ---- */
+
+static int hex(int c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                          : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                                                 : -1;
+}
+
+/* Percent-decodes in place; a %00 or a malformed escape fails. */
+static int percent_decode(char *s)
+{
+    char *out = s;
+
+    for (; *s; s++) {
+        if (*s == '+') {
+            *out++ = ' ';
+        } else if (*s == '%') {
+            int hi = hex((unsigned char)s[1]), lo = hi < 0 ? -1 : hex((unsigned char)s[2]);
+            if (lo < 0 || (hi == 0 && lo == 0))
+                return -1;
+            *out++ = (char)(hi * 16 + lo);
+            s += 2;
+        } else {
+            *out++ = *s;
+        }
+    }
+    *out = '\0';
+    return 0;
+}
+
+static void route_artifact(struct gw_api_ctx *ctx, struct gw_http_request *req, struct match *m)
+{
+    static const char *const nosniff[] = {"X-Content-Type-Options: nosniff", NULL};
+    char root[GW_DIALOG_PART_MAX + 1], self[GW_DIALOG_PART_MAX + 1], canon[GW_DIALOG_MAX + 1];
+    char *given = gw_xasprintf("%s/%s", m->arg[0], m->arg[1]);
+    char *path = query_param(req->query, "path");
+    int fd = -1;
+    struct stat st;
+    char *buf = NULL;
+
+    if (gw_dialog_parse(given, root, self, canon) == 0 && path != NULL &&
+        percent_decode(path) == 0)
+        fd = gw_artifact_open(ctx->config->gateway.artifacts_dir, root, self, path);
+    if (fd >= 0 && fstat(fd, &st) == 0 && (uint64_t)st.st_size <= GW_ARTIFACT_SERVE_MAX) {
+        buf = gw_xmalloc((size_t)st.st_size + 1);
+        if (read(fd, buf, (size_t)st.st_size) == st.st_size)
+            gw_http_respond(req, 200, gw_mime_for_path(path), buf, (size_t)st.st_size, nosniff);
+        else
+            gw_http_respond_error(req, 500, "read_failed", "the artifact could not be read",
+                                  nosniff);
+    } else {
+        gw_http_respond_error(req, 404, "not_found", "no such artifact in this dialog", nosniff);
+    }
+    if (fd >= 0)
+        close(fd);
+    free(buf);
+    free(path);
+    free(given);
 }
 
 static const struct route routes[] = {
@@ -284,6 +501,10 @@ static const struct route routes[] = {
     {"GET", "/v1/tools/*", route_tool},
     {"POST", "/v1/tools/*/call", route_call},
     {"GET", "/v1/toolsets", route_toolsets},
+    {"GET", "/v1/dialogs", route_dialogs},
+    {"POST", "/v1/dialogs/*/release", route_release},
+    {"POST", "/v1/dialogs/*/*/release", route_release},
+    {"GET", "/api/dialogs/*/*/artifact", route_artifact},
 };
 
 /* Splits `path` in place into at most MAX_SEGMENTS segments. */

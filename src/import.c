@@ -1,24 +1,20 @@
 /* `mcpgw import FILE`: other tools' MCP configurations → mcp.yaml v1.
  *
- * Every input is first read into a jansson tree (JSON directly, YAML
- * through gw_yaml_tree with PyYAML's scalar typing), then one importer per
+ * The input is read into a jansson tree (import_read.c), one importer per
  * format fills a model that already has mcp.yaml's shape (a `gateway`
  * object, a `servers` object in output order, a comment per server), and
- * only then is YAML written, by hand (import_emit.c's job would be too
- * small to split out: see emit_* below). */
-#include "gw/import.h"
+ * only when that succeeded is YAML written (import_yaml.c). */
+#include "gw/import_internal.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <jansson.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gw/util.h"
-#include "gw/yaml_tree.h"
 
 struct imp {
     const char *file;
@@ -40,232 +36,6 @@ static void warn(struct imp *im, const char *fmt, ...)
     vfprintf(im->err, fmt, ap);
     va_end(ap);
     fputc('\n', im->err);
-}
-
-/* ---- reading: JSON (with VS Code's comments) and YAML ---- */
-
-/* Blanks out // and slash-star comments outside strings, keeping newlines
- * so jansson's line numbers still match the file. */
-static void strip_comments(char *s, size_t n)
-{
-    bool str = false;
-
-    for (size_t i = 0; i < n; i++) {
-        if (str) {
-            if (s[i] == '\\' && i + 1 < n)
-                i++;
-            else if (s[i] == '"')
-                str = false;
-        } else if (s[i] == '"') {
-            str = true;
-        } else if (s[i] == '/' && i + 1 < n && s[i + 1] == '/') {
-            for (; i < n && s[i] != '\n'; i++)
-                s[i] = ' ';
-        } else if (s[i] == '/' && i + 1 < n && s[i + 1] == '*') {
-            size_t j = i + 2;
-            while (j + 1 < n && !(s[j] == '*' && s[j + 1] == '/'))
-                j++;
-            for (size_t end = j + 2 < n ? j + 2 : n; i < end; i++)
-                s[i] = s[i] == '\n' ? '\n' : ' ';
-            i--;
-        }
-    }
-}
-
-/* Blanks out commas followed only by blanks and a closing bracket (JSONC's
- * trailing commas). Runs after strip_comments. */
-static void strip_trailing_commas(char *s, size_t n)
-{
-    bool str = false;
-
-    for (size_t i = 0; i < n; i++) {
-        if (str) {
-            if (s[i] == '\\' && i + 1 < n)
-                i++;
-            else if (s[i] == '"')
-                str = false;
-        } else if (s[i] == '"') {
-            str = true;
-        } else if (s[i] == ',') {
-            size_t j = i + 1;
-            while (j < n && isspace((unsigned char)s[j]))
-                j++;
-            if (j < n && (s[j] == '}' || s[j] == ']'))
-                s[i] = ' ';
-        }
-    }
-}
-
-static json_t *read_json(struct imp *im, const char *buf, size_t len)
-{
-    char *copy = gw_xstrndup(buf, len);
-    json_error_t e;
-    json_t *root;
-
-    strip_comments(copy, len);
-    strip_trailing_commas(copy, len);
-    root = json_loadb(copy, len, JSON_REJECT_DUPLICATES, &e);
-    free(copy);
-    if (root == NULL)
-        fprintf(im->err, "%s:%d:%d: error: invalid JSON: %s\n", im->file, e.line, e.column,
-                e.text);
-    return root;
-}
-
-/* PyYAML (YAML 1.1) reads these plain scalars as booleans; HoloDeck and
- * chatagent load their files with it, so `load_tools: yes` means true. */
-static int yaml11_bool(const char *s, bool *out)
-{
-    static const char *const t[] = {"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON"};
-    static const char *const f[] = {"false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF"};
-
-    for (size_t i = 0; i < GW_ARRAY_SIZE(t); i++) {
-        if (strcmp(s, t[i]) == 0 || strcmp(s, f[i]) == 0) {
-            *out = strcmp(s, t[i]) == 0;
-            return 0;
-        }
-    }
-    return -1;
-}
-
-static json_t *yaml_scalar(const struct gw_yaml_node *n)
-{
-    bool b;
-    char *end;
-
-    if (!n->plain || (n->tag != NULL && strstr(n->tag, ":str") != NULL))
-        return json_stringn(n->str, n->len);
-    if (gw_yaml_is_null(n))
-        return json_null();
-    if (yaml11_bool(n->str, &b) == 0)
-        return json_boolean(b);
-    if (n->len > 0 && strspn(n->str + (n->str[0] == '-' || n->str[0] == '+'), "0123456789") ==
-                          n->len - (n->str[0] == '-' || n->str[0] == '+')) {
-        errno = 0;
-        long long v = strtoll(n->str, &end, 10);
-        if (errno == 0 && *end == '\0' && end != n->str)
-            return json_integer(v);
-    }
-    if (strpbrk(n->str, "0123456789") && strspn(n->str, "0123456789+-.eE") == n->len) {
-        double d = strtod(n->str, &end);
-        if (*end == '\0' && isfinite(d))
-            return json_real(d);
-    }
-    return json_stringn(n->str, n->len);
-}
-
-static json_t *yaml_to_json(struct imp *im, const struct gw_yaml_node *n);
-
-static json_t *yaml_map(struct imp *im, const struct gw_yaml_node *n)
-{
-    json_t *o = json_object();
-
-    for (size_t i = 0; i < gw_yaml_map_len(n); i++) {
-        const struct gw_yaml_node *k = gw_yaml_map_key(n, i);
-        json_t *v;
-        if (k->kind != GW_YAML_SCALAR || strlen(k->str) != k->len) {
-            fprintf(im->err, "%s:%d:%d: error: a key is not a string\n", im->file, k->line, k->col);
-            json_decref(o);
-            return NULL;
-        }
-        if (json_object_get(o, k->str) != NULL)
-            warn(im, "line %d: duplicate key '%s': the last one was imported", k->line, k->str);
-        v = yaml_to_json(im, gw_yaml_map_value(n, i));
-        if (v == NULL || json_object_set_new(o, k->str, v) != 0) {
-            json_decref(o);
-            return NULL;
-        }
-    }
-    return o;
-}
-
-static json_t *yaml_to_json(struct imp *im, const struct gw_yaml_node *n)
-{
-    json_t *v;
-
-    if (n->kind == GW_YAML_MAP)
-        return yaml_map(im, n);
-    if (n->kind == GW_YAML_SCALAR) {
-        v = yaml_scalar(n);
-        if (v == NULL)
-            fprintf(im->err, "%s:%d:%d: error: a value is not valid UTF-8\n", im->file, n->line,
-                    n->col);
-        return v;
-    }
-    v = json_array();
-    for (size_t i = 0; i < n->nkids; i++) {
-        json_t *item = yaml_to_json(im, n->kids[i]);
-        if (item == NULL) {
-            json_decref(v);
-            return NULL;
-        }
-        json_array_append_new(v, item);
-    }
-    return v;
-}
-
-static json_t *read_yaml(struct imp *im, const char *buf, size_t len)
-{
-    struct gw_yaml_doc *doc;
-    struct gw_yaml_error e;
-    json_t *root = NULL;
-
-    if (gw_yaml_parse(buf, len, 100000, 64, &doc, &e) != 0) {
-        fprintf(im->err, "%s:%d:%d: error: invalid YAML: %s\n", im->file, e.line, e.col,
-                e.message);
-        return NULL;
-    }
-    if (gw_yaml_root(doc) == NULL)
-        fprintf(im->err, "%s: error: the file is empty\n", im->file);
-    else
-        root = yaml_to_json(im, gw_yaml_root(doc));
-    gw_yaml_free(doc);
-    return root;
-}
-
-/* Runs `read` with messages captured; returns the tree, and the messages
- * in *msg (new string). */
-static json_t *captured(struct imp *im, json_t *(*read)(struct imp *, const char *, size_t),
-                        const char *buf, size_t len, char **msg)
-{
-    FILE *real_err = im->err;
-    size_t n;
-    json_t *root;
-
-    im->err = open_memstream(msg, &n);
-    if (im->err == NULL)
-        abort();
-    root = read(im, buf, len);
-    fclose(im->err);
-    im->err = real_err;
-    return root;
-}
-
-/* JSON when the document starts with '{'. A YAML flow map starts so too:
- * when jansson refuses the text and libyaml takes it, it was YAML; when
- * both refuse it, jansson's message is the one that helps. */
-static json_t *read_input(struct imp *im, const char *buf, size_t len)
-{
-    char *jmsg = NULL, *ymsg = NULL;
-    json_t *root;
-    size_t i = 0;
-
-    if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0) {
-        buf += 3;
-        len -= 3;
-    }
-    while (i < len && isspace((unsigned char)buf[i]))
-        i++;
-    if (i == len || buf[i] != '{')
-        return read_yaml(im, buf, len);
-    root = captured(im, read_json, buf, len, &jmsg);
-    if (root == NULL) {
-        root = captured(im, read_yaml, buf, len, &ymsg);
-        fputs(root != NULL ? ymsg : jmsg, im->err);
-    }
-    free(jmsg);
-    free(ymsg);
-    return root;
 }
 
 /* ---- the output model ---- */
@@ -304,16 +74,21 @@ static json_t *new_server(struct imp *im, const char *name, const char *what, co
     return srv;
 }
 
+/* Appends a line to the comment above server `id`; trailing newlines (a
+ * YAML block scalar's) are dropped so no empty comment line appears. */
 static void add_note(struct imp *im, const char *id, const char *text)
 {
     json_t *old = json_object_get(im->notes, id);
+    size_t n = strlen(text);
     char *both;
 
+    while (n > 0 && (text[n - 1] == '\n' || text[n - 1] == '\r'))
+        n--;
     if (old == NULL) {
-        json_object_set_new(im->notes, id, json_string(text));
+        json_object_set_new(im->notes, id, json_stringn(text, n));
         return;
     }
-    both = gw_xasprintf("%s\n%s", json_string_value(old), text);
+    both = gw_xasprintf("%s\n%.*s", json_string_value(old), (int)n, text);
     json_object_set_new(im->notes, id, json_string(both));
     free(both);
 }
@@ -435,13 +210,15 @@ static void check_literal_tree(struct imp *im, const char *where, const json_t *
     if (json_is_string(v)) {
         check_literal(im, where, json_string_value(v));
     } else if (json_is_object(v)) {
-        json_object_foreach ((json_t *)v, k, item) {
+        json_object_foreach((json_t *)v, k, item)
+        {
             char *w = gw_xasprintf("%s.%s", where, k);
             check_literal_tree(im, w, item);
             free(w);
         }
     } else if (json_is_array(v)) {
-        json_array_foreach (v, i, item) {
+        json_array_foreach(v, i, item)
+        {
             char *w = gw_xasprintf("%s[%zu]", where, i);
             check_literal_tree(im, w, item);
             free(w);
@@ -488,7 +265,8 @@ static void copy_args(struct imp *im, json_t *srv, json_t *v, const char *where)
     } else {
         json_incref(v);
     }
-    json_array_foreach (v, i, item) {
+    json_array_foreach(v, i, item)
+    {
         char *s = scalar_text(item);
         char *w = gw_xasprintf("%s[%zu]", where, i);
         if (s == NULL) {
@@ -515,7 +293,8 @@ static void copy_env(struct imp *im, json_t *srv, const struct field *f, json_t 
         json_decref(out);
         return;
     }
-    json_object_foreach (v, k, item) {
+    json_object_foreach(v, k, item)
+    {
         char *w = gw_xasprintf("%s.%s", where, k);
         char *s = scalar_text(item);
         if (s == NULL) {
@@ -568,7 +347,8 @@ static void copy_fields(struct imp *im, json_t *srv, const char *id, json_t *ent
         if (v != NULL && f->kind != K_DONE)
             copy_field(im, srv, id, f, v);
     }
-    json_object_foreach (entry, k, v) {
+    json_object_foreach(entry, k, v)
+    {
         const struct field *f = table;
         while (f->src != NULL && strcmp(f->src, k) != 0)
             f++;
@@ -580,9 +360,9 @@ static void copy_fields(struct imp *im, json_t *srv, const char *id, json_t *ent
 /* ---- mcpServers JSON and VS Code ---- */
 
 static const struct field client_fields[] = {
-    {"command", "command", K_STR}, {"args", "args", K_ARGS},     {"cwd", "cwd", K_STR},
+    {"command", "command", K_STR}, {"args", "args", K_ARGS},      {"cwd", "cwd", K_STR},
     {"env", "env", K_ENV},         {"envFile", "envFile", K_STR}, {"url", "url", K_STR},
-    {"headers", "headers", K_ENV}, {"type", NULL, K_DONE},       {"transport", NULL, K_DONE},
+    {"headers", "headers", K_ENV}, {"type", NULL, K_DONE},        {"transport", NULL, K_DONE},
     {"disabled", NULL, K_DONE},    {NULL, NULL, K_DONE}};
 
 /* The mcp.yaml transport of a client entry, or NULL (reported). */
@@ -642,8 +422,7 @@ static void import_clients(struct imp *im, json_t *servers)
     const char *k;
     json_t *v;
 
-    json_object_foreach (servers, k, v)
-        import_client_entry(im, k, v);
+    json_object_foreach(servers, k, v) import_client_entry(im, k, v);
 }
 
 static void import_vscode(struct imp *im, json_t *root)
@@ -658,7 +437,8 @@ static void import_vscode(struct imp *im, json_t *root)
              "inputs (%zu) were not imported: mcpgw cannot prompt for values; each "
              "${input:ID} in env or headers now names an environment variable",
              json_array_size(inputs));
-    json_object_foreach (root, k, v) {
+    json_object_foreach(root, k, v)
+    {
         if (strcmp(k, "servers") != 0 && strcmp(k, "inputs") != 0)
             warn(im, "'%s' was not imported: it is not part of VS Code's MCP servers", k);
     }
@@ -667,27 +447,26 @@ static void import_vscode(struct imp *im, json_t *root)
 
 /* ---- HoloDeck agent.yaml (seed 002) ---- */
 
-static const struct field holodeck_fields[] = {
-    {"command", "command", K_STR},
-    {"args", "args", K_ARGS},
-    {"env", "env", K_ENV},
-    {"envFile", "envFile", K_STR},
-    {"encoding", "encoding", K_STR},
-    {"url", "url", K_STR},
-    {"headers", "headers", K_ENV},
-    {"timeout", "timeout", K_DURATION},
-    {"sse_read_timeout", "sse_read_timeout", K_DURATION},
-    {"terminate_on_close", "terminate_on_close", K_BOOL},
-    {"request_timeout", "request_timeout", K_DURATION},
-    {"config", "config", K_ANY},
-    {"load_tools", "load_tools", K_BOOL},
-    {"load_prompts", "load_prompts", K_BOOL},
-    {"name", NULL, K_DONE},
-    {"description", NULL, K_DONE},
-    {"type", NULL, K_DONE},
-    {"server", NULL, K_DONE},
-    {"transport", NULL, K_DONE},
-    {NULL, NULL, K_DONE}};
+static const struct field holodeck_fields[] = {{"command", "command", K_STR},
+                                               {"args", "args", K_ARGS},
+                                               {"env", "env", K_ENV},
+                                               {"envFile", "envFile", K_STR},
+                                               {"encoding", "encoding", K_STR},
+                                               {"url", "url", K_STR},
+                                               {"headers", "headers", K_ENV},
+                                               {"timeout", "timeout", K_DURATION},
+                                               {"sse_read_timeout", "sse_read_timeout", K_DURATION},
+                                               {"terminate_on_close", "terminate_on_close", K_BOOL},
+                                               {"request_timeout", "request_timeout", K_DURATION},
+                                               {"config", "config", K_ANY},
+                                               {"load_tools", "load_tools", K_BOOL},
+                                               {"load_prompts", "load_prompts", K_BOOL},
+                                               {"name", NULL, K_DONE},
+                                               {"description", NULL, K_DONE},
+                                               {"type", NULL, K_DONE},
+                                               {"server", NULL, K_DONE},
+                                               {"transport", NULL, K_DONE},
+                                               {NULL, NULL, K_DONE}};
 
 /* One part of an npm package name: lower case letters, digits, "-._~",
  * not starting with '.' or '_'. */
@@ -790,7 +569,8 @@ static void holodeck_tool(struct imp *im, json_t *e, size_t i)
     if (desc != NULL)
         add_note(im, id, desc);
     if (json_string_value(json_object_get(e, "server")) != NULL) {
-        char *note = gw_xasprintf("HoloDeck server: %s", json_string_value(json_object_get(e, "server")));
+        char *note =
+            gw_xasprintf("HoloDeck server: %s", json_string_value(json_object_get(e, "server")));
         add_note(im, id, note);
         free(note);
     }
@@ -802,14 +582,16 @@ static void import_holodeck(struct imp *im, json_t *tools)
     size_t i;
 
     im->format = "HoloDeck agent.yaml";
-    json_array_foreach (tools, i, e) {
+    json_array_foreach(tools, i, e)
+    {
         if (json_is_object(e))
             holodeck_tool(im, e, i);
         else
             warn(im, "tools[%zu] was not imported: it is not a map", i);
     }
     /* HoloDeck accepts only these commands; keep that policy. */
-    json_object_set_new(im->gateway, "allowed_commands", json_pack("[sss]", "npx", "uvx", "docker"));
+    json_object_set_new(im->gateway, "allowed_commands",
+                        json_pack("[sss]", "npx", "uvx", "docker"));
 }
 
 /* ---- chatagent myai.toolbox (seed 004) ---- */
@@ -821,7 +603,8 @@ static json_t *tool_config(struct imp *im, json_t *in, const char *where, bool k
     json_t *out = json_object(), *v;
     const char *k;
 
-    json_object_foreach (in, k, v) {
+    json_object_foreach(in, k, v)
+    {
         if (strcmp(k, "max_instances") == 0 || strcmp(k, "timeout") == 0)
             json_object_set(out, k, v);
         else if (strcmp(k, "name") != 0 || !keep_name)
@@ -853,9 +636,9 @@ static void chatagent_mcp(struct imp *im, json_t *e, size_t i)
         return;
     }
     srv = new_server(im, name, "mcp name", &id);
-    json_object_set_new(
-        srv, "transport",
-        json_string(chatagent_transport(im, name, json_string_value(json_object_get(e, "transport")))));
+    json_object_set_new(srv, "transport",
+                        json_string(chatagent_transport(
+                            im, name, json_string_value(json_object_get(e, "transport")))));
     /* chatagent exits when an MCP server cannot be reached at startup. */
     json_object_set_new(srv, "required", json_true());
     add_note(im, id, "required: chatagent does not start without every MCP server");
@@ -878,7 +661,8 @@ static void chatagent_mcp(struct imp *im, json_t *e, size_t i)
              "prompts of mcp '%s' (%zu) were not imported: mcpgw serves every prompt a server "
              "lists (load_prompts)",
              name, json_array_size(prompts));
-    json_object_foreach (e, k, v) {
+    json_object_foreach(e, k, v)
+    {
         if (strcmp(k, "name") && strcmp(k, "url") && strcmp(k, "transport") && strcmp(k, "mode") &&
             strcmp(k, "default_tool_config") && strcmp(k, "prompts"))
             warn(im, "'%s' of mcp '%s' was not imported: mcp.yaml has no such setting", k, name);
@@ -898,7 +682,8 @@ static void chatagent_tools(struct imp *im, json_t *tools)
     const char *id;
     size_t i;
 
-    json_array_foreach (tools, i, e) {
+    json_array_foreach(tools, i, e)
+    {
         const char *name = json_string_value(json_object_get(e, "name"));
         char *w = gw_xasprintf("toolbox.tools[%zu]", i);
         if (name == NULL)
@@ -915,7 +700,8 @@ static void chatagent_tools(struct imp *im, json_t *tools)
              "into the tool_config of all %zu servers; remove the ones a server does not list, "
              "and local (non-MCP) tools, which mcpgw does not run",
              json_object_size(byname), json_object_size(im->servers));
-    json_object_foreach (im->servers, id, srv) {
+    json_object_foreach(im->servers, id, srv)
+    {
         if (json_object_size(byname) > 0)
             json_object_set_new(srv, "tool_config", json_deep_copy(byname));
     }
@@ -932,14 +718,16 @@ static void import_chatagent(struct imp *im, json_t *box)
     v = json_object_get(box, "max_concurrent");
     if (v != NULL)
         json_object_set(im->gateway, "max_concurrent", v);
-    json_array_foreach (mcps, i, e) {
+    json_array_foreach(mcps, i, e)
+    {
         if (json_is_object(e))
             chatagent_mcp(im, e, i);
         else
             warn(im, "mcps[%zu] was not imported: it is not a map", i);
     }
     chatagent_tools(im, json_object_get(box, "tools"));
-    json_object_foreach (box, k, v) {
+    json_object_foreach(box, k, v)
+    {
         if (strcmp(k, "max_concurrent") && strcmp(k, "mcps") && strcmp(k, "tools"))
             warn(im, "toolbox.%s was not imported: mcp.yaml has no such setting", k);
     }
@@ -990,243 +778,6 @@ static int import_tree(struct imp *im, json_t *root)
     return 0;
 }
 
-/* ---- YAML output ---- */
-
-static bool is_special_word(const char *s)
-{
-    static const char *const w[] = {"null", "~",  "true", "false", "yes", "no",
-                                    "on",   "off", "y",    "n",     "nan", "inf"};
-
-    for (size_t i = 0; i < GW_ARRAY_SIZE(w); i++) {
-        if (strcasecmp(s, w[i]) == 0)
-            return true;
-    }
-    return false;
-}
-
-/* Plain only when no YAML reader could take it for anything but this
- * string: a conservative character set, a letter or '_' or '/' first, no
- * ": ", "#", flow indicators, and not a 1.1 boolean or null. */
-static bool plain_ok(const char *s)
-{
-    if (!isalpha((unsigned char)s[0]) && s[0] != '_' && s[0] != '/')
-        return false;
-    for (const char *p = s; *p != '\0'; p++) {
-        if (!isalnum((unsigned char)*p) && strchr("_-./@=+", *p) == NULL)
-            return false;
-    }
-    return !is_special_word(s) && strlen(s) <= 120;
-}
-
-/* Characters YAML allows in a quoted scalar without escaping (its
- * printable set, YAML 1.1 §5.1), decoded from UTF-8. Returns the length
- * of the sequence at s when printable, else 0. */
-static size_t printable_at(const unsigned char *s, unsigned *cp)
-{
-    size_t n = s[0] < 0x80 ? 1 : (s[0] >> 5) == 6 ? 2 : (s[0] >> 4) == 14 ? 3 : 4;
-    unsigned c = n == 1 ? s[0] : n == 2 ? s[0] & 0x1F : n == 3 ? s[0] & 0x0F : s[0] & 0x07;
-
-    for (size_t i = 1; i < n; i++)
-        c = (c << 6) | (s[i] & 0x3F);
-    *cp = c;
-    if (c == '\t' || (c >= 0x20 && c <= 0x7E) || c == 0x85 || (c >= 0xA0 && c <= 0xD7FF) ||
-        (c >= 0xE000 && c <= 0xFFFD && c != 0xFEFF) || (c >= 0x10000 && c <= 0x10FFFF))
-        return n;
-    return 0;
-}
-
-static bool single_quote_ok(const char *s)
-{
-    unsigned cp;
-
-    for (const unsigned char *p = (const unsigned char *)s; *p != '\0';) {
-        size_t n = printable_at(p, &cp);
-        if (n == 0 || cp == '\t')
-            return false;
-        p += n;
-    }
-    return true;
-}
-
-static void emit_double_quoted(FILE *out, const char *s)
-{
-    unsigned cp;
-
-    fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)s; *p != '\0';) {
-        size_t n = printable_at(p, &cp);
-        if (n > 0 && cp != '"' && cp != '\\' && cp != '\t') {
-            fwrite(p, 1, n, out);
-            p += n;
-            continue;
-        }
-        if (n == 0)
-            n = *p < 0x80 ? 1 : (*p >> 5) == 6 ? 2 : (*p >> 4) == 14 ? 3 : 4;
-        if (cp == '"' || cp == '\\')
-            fprintf(out, "\\%c", (char)cp);
-        else if (cp == '\n' || cp == '\t' || cp == '\r')
-            fprintf(out, "\\%c", cp == '\n' ? 'n' : cp == '\t' ? 't' : 'r');
-        else if (cp <= 0xFFFF)
-            fprintf(out, "\\u%04X", cp);
-        else
-            fprintf(out, "\\U%08X", cp);
-        p += n;
-    }
-    fputc('"', out);
-}
-
-static void emit_string(FILE *out, const char *s)
-{
-    if (plain_ok(s)) {
-        fputs(s, out);
-    } else if (single_quote_ok(s)) {
-        fputc('\'', out);
-        for (; *s != '\0'; s++) {
-            if (*s == '\'')
-                fputc('\'', out);
-            fputc(*s, out);
-        }
-        fputc('\'', out);
-    } else {
-        emit_double_quoted(out, s);
-    }
-}
-
-static void emit_scalar(FILE *out, const json_t *v)
-{
-    if (json_is_string(v)) {
-        emit_string(out, json_string_value(v));
-    } else if (json_is_integer(v)) {
-        fprintf(out, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-    } else if (json_is_real(v)) {
-        char buf[64];
-        snprintf(buf, sizeof buf, "%.17g", json_real_value(v));
-        /* keep it a float for readers that type numbers */
-        fprintf(out, "%s%s", buf, strpbrk(buf, ".eE") ? "" : ".0");
-    } else if (json_is_boolean(v)) {
-        fputs(json_is_true(v) ? "true" : "false", out);
-    } else {
-        fputs("null", out);
-    }
-}
-
-static bool is_scalar(const json_t *v)
-{
-    return !json_is_object(v) && !json_is_array(v);
-}
-
-static bool all_scalars(const json_t *a)
-{
-    json_t *v;
-    size_t i;
-
-    json_array_foreach (a, i, v) {
-        if (!is_scalar(v))
-            return false;
-    }
-    return true;
-}
-
-static void emit_block(FILE *out, const json_t *v, int indent, bool inline_first);
-
-/* The text after "key:" or "- ": a scalar, a flow list of scalars, {} or
- * [], or a newline and a nested block. */
-static void emit_after_indicator(FILE *out, const json_t *v, int indent)
-{
-    if (is_scalar(v)) {
-        fputc(' ', out);
-        emit_scalar(out, v);
-        fputc('\n', out);
-    } else if (json_is_object(v) && json_object_size(v) == 0) {
-        fputs(" {}\n", out);
-    } else if (json_is_array(v) && all_scalars(v)) {
-        json_t *item;
-        size_t i;
-        fputs(" [", out);
-        json_array_foreach (v, i, item) {
-            fputs(i ? ", " : "", out);
-            emit_scalar(out, item);
-        }
-        fputs("]\n", out);
-    } else {
-        fputc('\n', out);
-        emit_block(out, v, indent + 2, false);
-    }
-}
-
-static void emit_block(FILE *out, const json_t *v, int indent, bool inline_first)
-{
-    const char *k;
-    json_t *item;
-    size_t i;
-
-    if (json_is_object(v)) {
-        bool first = true;
-        json_object_foreach ((json_t *)v, k, item) {
-            fprintf(out, "%*s", first && inline_first ? 0 : indent, "");
-            first = false;
-            emit_string(out, k);
-            fputc(':', out);
-            emit_after_indicator(out, item, indent);
-        }
-        return;
-    }
-    json_array_foreach (v, i, item) {
-        fprintf(out, "%*s-", indent, "");
-        if (json_is_object(item) && json_object_size(item) > 0) {
-            fputc(' ', out);
-            emit_block(out, item, indent + 2, true);
-        } else {
-            emit_after_indicator(out, item, indent);
-        }
-    }
-}
-
-/* "# text" lines; control characters cannot end a comment early. */
-static void emit_comment(FILE *out, const char *text, int indent)
-{
-    fprintf(out, "%*s# ", indent, "");
-    for (const char *p = text; *p != '\0'; p++) {
-        if (*p == '\n' && p[1] != '\0')
-            fprintf(out, "\n%*s# ", indent, "");
-        else if ((unsigned char)*p >= 0x20 && *p != 0x7F)
-            fputc(*p, out);
-        else if (*p != '\n')
-            fputc(' ', out);
-    }
-    fputc('\n', out);
-}
-
-static void emit(struct imp *im, FILE *out)
-{
-    const char *id;
-    json_t *srv;
-
-    char *head = gw_xasprintf("Converted by mcpgw import from %s (%s).", im->file, im->format);
-
-    emit_comment(out, head, 0);
-    free(head);
-    fputs("version: 1\n", out);
-    if (json_object_size(im->gateway) > 0) {
-        fputs("gateway:\n", out);
-        emit_block(out, im->gateway, 2, false);
-    }
-    if (json_object_size(im->servers) == 0) {
-        fputs("servers: {}\n", out);
-        return;
-    }
-    fputs("servers:\n", out);
-    json_object_foreach (im->servers, id, srv) {
-        const char *note = json_string_value(json_object_get(im->notes, id));
-        if (note != NULL)
-            emit_comment(out, note, 2);
-        fputs("  ", out);
-        emit_string(out, id);
-        fputc(':', out);
-        emit_after_indicator(out, srv, 2);
-    }
-}
-
 int gw_import_buffer(const char *name, const char *buf, size_t len, FILE *out, FILE *err)
 {
     struct imp im = {.file = name,
@@ -1234,13 +785,16 @@ int gw_import_buffer(const char *name, const char *buf, size_t len, FILE *out, F
                      .gateway = json_object(),
                      .servers = json_object(),
                      .notes = json_object()};
-    json_t *root = read_input(&im, buf, len);
+    json_t *root = gw_import_read(name, buf, len, err);
     int rc = 1;
 
     if (root != NULL)
         rc = import_tree(&im, root);
-    if (rc == 0)
-        emit(&im, out);
+    if (rc == 0) {
+        char *head = gw_xasprintf("Converted by mcpgw import from %s (%s).", name, im.format);
+        gw_import_write_yaml(out, head, im.gateway, im.servers, im.notes);
+        free(head);
+    }
     json_decref(root);
     json_decref(im.gateway);
     json_decref(im.servers);

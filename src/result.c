@@ -1,9 +1,15 @@
 #include "gw/result.h"
 
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "gw/artifacts.h"
+#include "gw/log.h"
 #include "gw/util.h"
+
+static const char *const image_types[] = {"image/jpeg", "image/png", "image/gif", "image/webp"};
 
 static json_t *input_text(const char *text)
 {
@@ -25,50 +31,105 @@ static const char *str(json_t *o, const char *key, const char *fallback)
     return v ? v : fallback;
 }
 
-/* Binary content not stored yet: say what it was and how big. */
-static json_t *describe_binary(const char *type, json_t *item)
+static bool is_image_type(const char *mime)
 {
-    const char *data = str(item, "data", "");
-    size_t approx = strlen(data) / 4 * 3;
-
-    return input_text_new(gw_xasprintf("[%s content, %s, about %zu bytes, not stored]", type,
-                                       str(item, "mimeType", "unknown type"), approx));
+    for (size_t i = 0; i < GW_ARRAY_SIZE(image_types); i++) {
+        if (strcmp(image_types[i], mime) == 0)
+            return true;
+    }
+    return false;
 }
 
-static json_t *convert_resource(json_t *item)
+/* Splits "data:<mime>;base64,<payload>" when present. */
+static const char *strip_data_url(const char *data, char *mime, size_t cap)
+{
+    const char *comma, *semi;
+
+    if (strncmp(data, "data:", 5) != 0 || (comma = strchr(data, ',')) == NULL)
+        return data;
+    semi = memchr(data + 5, ';', (size_t)(comma - data - 5));
+    if (semi != NULL && (size_t)(semi - data - 5) < cap) {
+        memcpy(mime, data + 5, (size_t)(semi - data - 5));
+        mime[semi - data - 5] = '\0';
+    }
+    return comma + 1;
+}
+
+static json_t *save_binary(const struct gw_result_ctx *ctx, const char *kind, const char *b64,
+                           const char *given_mime)
+{
+    char mime[128];
+    const char *payload;
+    unsigned char *bytes;
+    long n;
+    char *rel = NULL;
+    int rc;
+    json_t *item;
+
+    snprintf(mime, sizeof mime, "%s", given_mime ? given_mime : "");
+    payload = strip_data_url(b64, mime, sizeof mime);
+    bytes = gw_xmalloc(strlen(payload) / 4 * 3 + 3);
+    n = gw_base64_decode(payload, strlen(payload), bytes);
+    if (n < 0) {
+        free(bytes);
+        return input_text_new(gw_xasprintf("[%s content that is not valid base64 was dropped]", kind));
+    }
+    rc = gw_artifact_save(ctx->artifacts_dir, ctx->root, ctx->self, ctx->server, ctx->tool, mime,
+                          bytes, (size_t)n, &rel);
+    free(bytes);
+    if (rc != 0) {
+        gw_log(GW_LOG_ERROR, "cannot save an artifact", "server", ctx->server, "tool", ctx->tool,
+               "error", strerror(-rc), NULL);
+        return input_text_new(gw_xasprintf("[%s content of %ld bytes could not be saved: %s]",
+                                           kind, n, strerror(-rc)));
+    }
+    if (strcmp(kind, "image") == 0 && is_image_type(mime)) {
+        item = json_pack("{s:s, s:s, s:I, s:{s:s, s:s, s:s}}", "type", "input_image", "mimeType",
+                         mime, "byteLength", (json_int_t)n, "artifact", "rootId", ctx->root,
+                         "selfId", ctx->self, "relPath", rel);
+    } else {
+        item = input_text_new(gw_xasprintf("[%s content (%s, %ld bytes) saved as artifact %s]",
+                                           kind, mime[0] ? mime : "unknown type", n, rel));
+    }
+    free(rel);
+    return item;
+}
+
+static json_t *convert_resource(const struct gw_result_ctx *ctx, json_t *item)
 {
     json_t *res = json_object_get(item, "resource");
-    const char *uri = str(res, "uri", "");
     const char *text = json_string_value(json_object_get(res, "text"));
+    const char *blob = json_string_value(json_object_get(res, "blob"));
 
     if (text != NULL)
         return input_text(text);
-    return input_text_new(gw_xasprintf("[embedded resource %s, %s]", uri,
-                                       str(res, "mimeType", "binary")));
+    if (blob != NULL)
+        return save_binary(ctx, "resource", blob, json_string_value(json_object_get(res, "mimeType")));
+    return input_text_new(gw_xasprintf("[embedded resource %s]", str(res, "uri", "")));
 }
 
-static json_t *convert_item(json_t *item)
+static json_t *convert_item(const struct gw_result_ctx *ctx, json_t *item)
 {
     const char *type = str(item, "type", "");
 
     if (strcmp(type, "text") == 0)
         return input_text(str(item, "text", ""));
     if (strcmp(type, "image") == 0 || strcmp(type, "audio") == 0)
-        return describe_binary(type, item);
+        return save_binary(ctx, type, str(item, "data", ""),
+                           json_string_value(json_object_get(item, "mimeType")));
     if (strcmp(type, "resource_link") == 0)
         return input_text_new(gw_xasprintf("[resource link %s: %s]", str(item, "name", ""),
                                            str(item, "uri", "")));
     if (strcmp(type, "resource") == 0)
-        return convert_resource(item);
+        return convert_resource(ctx, item);
     return input_text_new(gw_xasprintf("[unsupported content type '%s']", type));
 }
 
-json_t *gw_result_from_mcp(json_t *result)
+json_t *gw_result_from_mcp(json_t *result, const struct gw_result_ctx *ctx)
 {
     json_t *content = json_object_get(result, "content");
-    json_t *items, *out, *structured;
+    json_t *items, *out, *structured, *item;
     size_t i;
-    json_t *item;
 
     if (!json_is_object(result) || !json_is_array(content))
         return NULL;
@@ -76,7 +137,7 @@ json_t *gw_result_from_mcp(json_t *result)
     json_array_foreach(content, i, item)
     {
         if (json_is_object(item))
-            json_array_append_new(items, convert_item(item));
+            json_array_append_new(items, convert_item(ctx, item));
     }
     out = json_pack("{s:b, s:o}", "isError", json_is_true(json_object_get(result, "isError")),
                     "contentItems", items);

@@ -1,73 +1,29 @@
-/* Server runtimes: spawn, discover, commit, restart, stop.
+/* Server runtimes: spawn, discover, commit, restart, lease, stop.
  *
- * Ownership: gw_servers owns its servers (a list); a server owns its
- * instances (an array) and its restart timer, and holds a reference to the
- * config snapshot its cfg points into. A removed server is unlinked at
- * once and freed when its last instance and its timer have closed. */
+ * Each live instance sits in a slot whose role says what it is for (see
+ * servers_internal.h). Calls are dispatch.c's; this file decides which
+ * instances exist and who holds them. */
 #include "gw/servers.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "gw/instance.h"
 #include "gw/log.h"
+#include "gw/servers_internal.h"
 #include "gw/util.h"
 
 #define BACKOFF_MIN_MS 500
 #define BACKOFF_MAX_MS 30000
 #define BACKOFF_RESET_MS 60000
+#define SWEEP_MS 1000
 
-enum server_state { SRV_STARTING, SRV_READY, SRV_DEGRADED, SRV_FAILED, SRV_STOPPED };
 static const char *const server_state_names[] = {"starting", "ready", "degraded", "failed",
                                                  "stopped"};
 
-struct server {
-    struct gw_servers *owner;
-    struct server *next;
-    struct gw_config *snap; /* reference; cfg points into it */
-    const struct gw_server_config *cfg;
-    enum server_state state;
-    struct gw_instance *shared; /* the instance taking calls, or NULL */
-    struct gw_instance **insts; /* every live instance, shared included */
-    size_t ninsts, cap;
-    uint64_t seq;
-    uint64_t backoff_ms;
-    uint64_t ready_at_ms;
-    uv_timer_t timer; /* restart backoff */
-    bool first_done;
-    bool removed;
-    bool listing, relist;
-    bool timer_closed;
-    unsigned restarts;
-    char *last_error;
-    json_t *stderr_tail;
-    time_t loaded_at;
-};
-
-struct gw_servers {
-    uv_loop_t *loop;
-    struct gw_problems *problems;
-    struct gw_catalog *catalog;
-    struct gw_servers_cbs cbs;
-    struct server *head;  /* configured servers, in config order */
-    struct server *dying; /* removed servers whose instances still close */
-    bool settled_told;
-    bool closing;
-    uv_timer_t grace;
-    void (*close_cb)(void *data);
-    void *close_data;
-};
-
-struct gw_call {
-    struct gw_instance *inst;
-    gw_mcp_handle handle;
-    gw_mcp_reply_cb cb;
-    void *data;
-    char server[65];
-};
-
-static void server_spawn(struct server *srv);
+static struct slot *slot_spawn(struct server *srv, enum slot_role role);
+static void top_up_spares(struct server *srv);
 static void maybe_finish_close(struct gw_servers *s);
+static void list_tools(struct server *srv, struct slot *slot);
 
 /* ---- problems ---- */
 
@@ -97,7 +53,7 @@ static void server_clear_problems(struct server *srv, const char *what)
 static void set_error(struct server *srv, const char *why)
 {
     free(srv->last_error);
-    srv->last_error = gw_xstrdup(why);
+    srv->last_error = why ? gw_xstrdup(why) : NULL;
 }
 
 /* Catalog diagnostics become Problems (warnings and errors) or log lines
@@ -114,6 +70,22 @@ static void publish_cat_diags(struct server *srv, const struct gw_cat_diags *d)
         server_problem(srv, what, g->severity, g->tool, g->message);
         free(what);
     }
+}
+
+/* An instance's death as a Problem: the reason and the last stderr lines. */
+static void death_problem(struct server *srv, const char *what, enum gw_severity sev,
+                          const char *why, json_t *tail)
+{
+    size_t n = json_array_size(tail), from = n > 5 ? n - 5 : 0;
+    char *msg = gw_xasprintf("%s%s", why, n ? "; last stderr lines:" : "");
+
+    for (size_t i = from; i < n; i++) {
+        char *next = gw_xasprintf("%s\n%s", msg, json_string_value(json_array_get(tail, i)));
+        free(msg);
+        msg = next;
+    }
+    server_problem(srv, what, sev, NULL, msg);
+    free(msg);
 }
 
 /* ---- settling (readyz, required servers) ---- */
@@ -141,32 +113,94 @@ static void first_attempt_done(struct server *srv, bool ok)
     check_settled(srv->owner);
 }
 
-/* ---- instances ---- */
+/* ---- restarted dialogs ---- */
 
-static void insts_add(struct server *srv, struct gw_instance *inst)
+static void restarted_add(struct server *srv, const char *dialog)
 {
-    if (srv->ninsts == srv->cap) {
-        srv->cap = srv->cap ? srv->cap * 2 : 4;
-        srv->insts = gw_xrealloc(srv->insts, srv->cap * sizeof *srv->insts);
+    size_t i = (srv->restarted_head + srv->nrestarted) % RESTARTED_MAX;
+
+    if (srv->restarted == NULL)
+        srv->restarted = gw_xcalloc(RESTARTED_MAX, sizeof(char *));
+    if (srv->nrestarted == RESTARTED_MAX) {
+        free(srv->restarted[srv->restarted_head]);
+        srv->restarted_head = (srv->restarted_head + 1) % RESTARTED_MAX;
+        srv->nrestarted--;
     }
-    srv->insts[srv->ninsts++] = inst;
+    srv->restarted[i] = gw_xstrdup(dialog);
+    srv->nrestarted++;
 }
 
-static void insts_remove(struct server *srv, struct gw_instance *inst)
+/* Removes the dialog from the set; returns whether it was there. */
+static bool restarted_take(struct server *srv, const char *dialog)
 {
-    for (size_t i = 0; i < srv->ninsts; i++) {
-        if (srv->insts[i] == inst) {
-            srv->insts[i] = srv->insts[--srv->ninsts];
-            return;
+    for (size_t k = 0; k < srv->nrestarted; k++) {
+        size_t i = (srv->restarted_head + k) % RESTARTED_MAX;
+        if (srv->restarted[i] != NULL && strcmp(srv->restarted[i], dialog) == 0) {
+            free(srv->restarted[i]);
+            srv->restarted[i] = NULL;
+            return true;
         }
     }
+    return false;
+}
+
+static void restarted_free(struct server *srv)
+{
+    for (size_t i = 0; srv->restarted != NULL && i < RESTARTED_MAX; i++)
+        free(srv->restarted[i]);
+    free(srv->restarted);
+}
+
+/* ---- slots ---- */
+
+static size_t count_slots(const struct server *srv, int role, bool ready_only)
+{
+    size_t n = 0;
+
+    for (const struct slot *sl = srv->slots; sl != NULL; sl = sl->next) {
+        if ((role < 0 ? sl->role != ROLE_RETIRED : sl->role == (enum slot_role)role) &&
+            (!ready_only || sl->ready))
+            n++;
+    }
+    return n;
+}
+
+static struct slot *find_slot(const struct server *srv, enum slot_role role, bool ready)
+{
+    for (struct slot *sl = srv->slots; sl != NULL; sl = sl->next) {
+        if (sl->role == role && (!ready || sl->ready))
+            return sl;
+    }
+    return NULL;
+}
+
+static void lease_free(struct lease *l)
+{
+    struct lease **link = &l->srv->leases;
+
+    while (*link != l)
+        link = &(*link)->next;
+    *link = l->next;
+    if (l->slot != NULL)
+        l->slot->lease = NULL;
+    free(l);
+}
+
+/* The slot stops taking work; its instance drains and stops. */
+static void slot_retire(struct slot *sl)
+{
+    if (sl->role == ROLE_RETIRED)
+        return;
+    sl->role = ROLE_RETIRED;
+    sl->ready = false;
+    gw_instance_stop(sl->inst);
 }
 
 static void server_free_if_done(struct server *srv)
 {
     struct gw_servers *s = srv->owner;
 
-    if (!srv->removed || srv->ninsts > 0 || !srv->timer_closed)
+    if (!srv->removed || srv->slots != NULL || !srv->timer_closed)
         return;
     for (struct server **link = &s->dying; *link != NULL; link = &(*link)->next) {
         if (*link == srv) {
@@ -175,7 +209,7 @@ static void server_free_if_done(struct server *srv)
         }
     }
     gw_config_unref(srv->snap);
-    free(srv->insts);
+    restarted_free(srv);
     free(srv->last_error);
     json_decref(srv->stderr_tail);
     free(srv);
@@ -190,27 +224,51 @@ static void on_timer_closed(uv_handle_t *h)
     server_free_if_done(srv);
 }
 
+/* The timer brings back the discovery/shared instance, or the spares. */
 static void on_restart_timer(uv_timer_t *t)
 {
     struct server *srv = t->data;
+    enum slot_role first = srv->cfg->truely_stateless ? ROLE_SHARED : ROLE_DISCOVERY;
 
-    srv->restarts++;
-    server_spawn(srv);
+    if (srv->state == SRV_READY && !srv->cfg->truely_stateless) {
+        top_up_spares(srv);
+        return;
+    }
+    if (find_slot(srv, first, false) == NULL) {
+        srv->restarts++;
+        slot_spawn(srv, first);
+    }
 }
 
 static void schedule_restart(struct server *srv)
 {
-    if (srv->removed || srv->owner->closing)
+    if (srv->removed || srv->owner->closing || uv_is_active((uv_handle_t *)&srv->timer))
         return;
     if (srv->ready_at_ms && gw_now_ms() - srv->ready_at_ms >= BACKOFF_RESET_MS)
         srv->backoff_ms = BACKOFF_MIN_MS;
     srv->ready_at_ms = 0;
-    gw_log(GW_LOG_INFO, "restarting server after backoff", "server", srv->cfg->id, NULL);
+    gw_log(GW_LOG_INFO, "restarting after backoff", "server", srv->cfg->id, NULL);
     uv_timer_start(&srv->timer, on_restart_timer, srv->backoff_ms, 0);
     srv->backoff_ms = srv->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : srv->backoff_ms * 2;
 }
 
-static void commit_listing(struct server *srv, json_t *listing, unsigned flags)
+static void top_up_spares(struct server *srv)
+{
+    const struct gw_gateway_config *gw = &srv->snap->gateway;
+
+    if (srv->cfg->truely_stateless || srv->state != SRV_READY || srv->removed ||
+        srv->owner->closing)
+        return;
+    while (count_slots(srv, ROLE_SPARE, false) < (size_t)gw->warm_spares &&
+           count_slots(srv, -1, false) < (size_t)gw->max_instances_per_server) {
+        if (slot_spawn(srv, ROLE_SPARE) == NULL)
+            return;
+    }
+}
+
+/* ---- discovery ---- */
+
+static bool commit_listing(struct server *srv, json_t *listing, unsigned flags)
 {
     struct gw_toolset_build *b = gw_catalog_derive(srv->cfg, listing);
     struct gw_cat_diags diags = {0};
@@ -224,105 +282,137 @@ static void commit_listing(struct server *srv, json_t *listing, unsigned flags)
     if (!ok && srv->state == SRV_READY) {
         /* A re-listing refused: the last known good tools stay served. */
         set_error(srv, "the new tool listing was refused; serving the last known good one");
-        return;
+        return true;
     }
     if (!ok) {
         set_error(srv, "the tool listing was refused (see problems)");
         srv->state = SRV_FAILED;
-        if (srv->shared != NULL) {
-            struct gw_instance *inst = srv->shared;
-            srv->shared = NULL;
-            gw_instance_stop(inst);
-        }
+        for (struct slot *sl = srv->slots; sl != NULL; sl = sl->next)
+            slot_retire(sl);
         first_attempt_done(srv, false);
-        return;
+        return false;
     }
     srv->state = SRV_READY;
-    free(srv->last_error);
-    srv->last_error = NULL;
+    set_error(srv, NULL);
     first_attempt_done(srv, true);
+    return true;
 }
 
-static void list_tools(struct server *srv, unsigned flags);
+static void listing_failed(struct server *srv, struct slot *slot, const char *message)
+{
+    char *why = gw_xasprintf("tools/list failed: %s", message);
+
+    set_error(srv, why);
+    server_problem(srv, "start", GW_SEV_ERROR, NULL, why);
+    free(why);
+    if (srv->state == SRV_READY)
+        return; /* a re-listing: keep serving the last known good tools */
+    slot_retire(slot);
+    srv->state = SRV_FAILED;
+    first_attempt_done(srv, false);
+    schedule_restart(srv);
+}
 
 static void on_listing(void *data, const struct gw_mcp_reply *reply)
 {
-    struct server *srv = data;
+    struct slot *slot = data;
+    struct server *srv = slot->srv;
     unsigned flags = srv->state == SRV_READY ? 0 : GW_CATALOG_RELOAD;
 
     srv->listing = false;
-    if (srv->removed)
+    if (srv->removed || slot->role == ROLE_RETIRED)
         return;
     if (reply->code != 0) {
-        char *why = gw_xasprintf("tools/list failed: %s", reply->message);
-        set_error(srv, why);
-        server_problem(srv, "start", GW_SEV_ERROR, NULL, why);
-        free(why);
-        if (srv->shared != NULL) {
-            struct gw_instance *inst = srv->shared;
-            srv->shared = NULL;
-            gw_instance_stop(inst);
-        }
-        srv->state = srv->state == SRV_READY ? SRV_DEGRADED : SRV_FAILED;
-        first_attempt_done(srv, false);
-        schedule_restart(srv);
+        listing_failed(srv, slot, reply->message);
         return;
     }
-    commit_listing(srv, reply->result, flags);
-    if (srv->relist && srv->shared != NULL) {
+    if (!commit_listing(srv, reply->result, flags))
+        return;
+    if (slot->role == ROLE_DISCOVERY)
+        slot->role = ROLE_SPARE;
+    top_up_spares(srv);
+    if (srv->relist) {
         srv->relist = false;
-        list_tools(srv, 0);
+        list_tools(srv, slot);
     }
 }
 
-static void list_tools(struct server *srv, unsigned flags)
+static void list_tools(struct server *srv, struct slot *slot)
 {
     uint64_t timeout = srv->cfg->request_timeout_ms ? srv->cfg->request_timeout_ms
                                                     : srv->snap->gateway.request_timeout_ms;
-    (void)flags;
     if (srv->listing) {
         srv->relist = true;
         return;
     }
-    if (gw_instance_list_tools(srv->shared, timeout, on_listing, srv) == 0)
+    if (!srv->cfg->load_tools) {
+        if (commit_listing(srv, NULL, GW_CATALOG_RELOAD) && slot->role == ROLE_DISCOVERY)
+            slot->role = ROLE_SPARE;
+        top_up_spares(srv);
+        return;
+    }
+    if (gw_instance_list_tools(slot->inst, timeout, on_listing, slot) == 0)
         srv->listing = true;
 }
 
+/* ---- instance events ---- */
+
 static void inst_ready(struct gw_instance *inst, void *data)
 {
-    struct server *srv = data;
+    struct slot *slot = data;
+    struct server *srv = slot->srv;
 
-    if (inst != srv->shared)
+    if (slot->role == ROLE_RETIRED)
         return;
-    server_clear_problems(srv, "start");
-    srv->ready_at_ms = gw_now_ms();
-    if (srv->cfg->load_tools) {
-        list_tools(srv, GW_CATALOG_RELOAD);
-        return;
+    slot->ready = true;
+    switch (slot->role) {
+    case ROLE_DISCOVERY:
+    case ROLE_SHARED:
+        server_clear_problems(srv, "start");
+        srv->ready_at_ms = gw_now_ms();
+        list_tools(srv, slot);
+        break;
+    case ROLE_LEASED:
+        gw_dispatch_lease_ready(slot->lease);
+        break;
+    default:
+        break;
     }
-    commit_listing(srv, NULL, GW_CATALOG_RELOAD);
+}
+
+static void lease_died(struct server *srv, struct slot *slot, const char *why)
+{
+    struct lease *l = slot->lease;
+
+    restarted_add(srv, l->dialog);
+    gw_log(GW_LOG_WARN, "leased instance died; the dialog's next call gets a new one", "server",
+           srv->cfg->id, "dialog", l->dialog, "reason", why, NULL);
+    gw_dispatch_abandon(srv->owner, l, slot, GW_SERVERS_E_SPAWN, why);
+    lease_free(l);
 }
 
 static void inst_failed(struct gw_instance *inst, const char *why, void *data)
 {
-    struct server *srv = data;
+    struct slot *slot = data;
+    struct server *srv = slot->srv;
+    enum slot_role role = slot->role;
     json_t *tail = gw_instance_stderr_tail(inst);
 
-    gw_instance_stop(inst);
-    if (inst != srv->shared) {
-        json_decref(tail);
-        return;
-    }
-    srv->shared = NULL;
+    if (slot->lease != NULL)
+        lease_died(srv, slot, why);
+    gw_dispatch_abandon(srv->owner, NULL, slot, GW_MCP_E_TRANSPORT, why);
+    slot_retire(slot);
     json_decref(srv->stderr_tail);
     srv->stderr_tail = tail;
+    if (role == ROLE_RETIRED || srv->removed)
+        return;
     set_error(srv, why);
-    {
-        char *msg = gw_xasprintf("%s; last stderr lines: %s", why,
-                                 json_array_size(tail) ? "see /v1/servers" : "none");
-        server_problem(srv, "start", GW_SEV_ERROR, NULL, msg);
-        free(msg);
+    if (role == ROLE_LEASED || (role == ROLE_SPARE && srv->state == SRV_READY)) {
+        death_problem(srv, "instance", GW_SEV_WARNING, why, tail);
+        schedule_restart(srv);
+        return;
     }
+    death_problem(srv, "start", GW_SEV_ERROR, why, tail);
     srv->state = srv->state == SRV_READY || srv->state == SRV_DEGRADED ? SRV_DEGRADED : SRV_FAILED;
     first_attempt_done(srv, false);
     schedule_restart(srv);
@@ -330,40 +420,163 @@ static void inst_failed(struct gw_instance *inst, const char *why, void *data)
 
 static void inst_tools_changed(struct gw_instance *inst, void *data)
 {
-    struct server *srv = data;
+    struct slot *slot = data;
 
-    if (inst == srv->shared && srv->state == SRV_READY)
-        list_tools(srv, 0);
+    if (slot->srv->state == SRV_READY && slot->ready)
+        list_tools(slot->srv, slot);
 }
 
 static void inst_closed(struct gw_instance *inst, void *data)
 {
-    struct server *srv = data;
+    struct slot *slot = data;
+    struct server *srv = slot->srv;
+    struct slot **link = &srv->slots;
 
-    insts_remove(srv, inst);
-    if (srv->shared == inst)
-        srv->shared = NULL;
+    while (*link != slot)
+        link = &(*link)->next;
+    *link = slot->next;
+    free(slot);
     server_free_if_done(srv);
 }
 
-static void server_spawn(struct server *srv)
+static struct slot *slot_spawn(struct server *srv, enum slot_role role)
 {
-    struct gw_instance_cbs cbs = {inst_ready, inst_failed, inst_tools_changed, inst_closed, srv};
-    struct gw_instance *inst;
+    struct slot *slot = gw_xcalloc(1, sizeof *slot);
+    struct gw_instance_cbs cbs = {inst_ready, inst_failed, inst_tools_changed, inst_closed, slot};
     char *why = NULL;
 
+    slot->srv = srv;
+    slot->role = role;
     if (gw_instance_start(srv->owner->loop, srv->cfg, &srv->snap->gateway, &cbs, ++srv->seq,
-                          &inst, &why) != 0) {
+                          &slot->inst, &why) != 0) {
         set_error(srv, why);
         server_problem(srv, "start", GW_SEV_ERROR, NULL, why);
         free(why);
-        srv->state = srv->state == SRV_STARTING ? SRV_FAILED : srv->state;
+        free(slot);
+        if (srv->state == SRV_STARTING)
+            srv->state = SRV_FAILED;
         first_attempt_done(srv, false);
         schedule_restart(srv);
-        return;
+        return NULL;
     }
-    insts_add(srv, inst);
-    srv->shared = inst;
+    slot->next = srv->slots;
+    srv->slots = slot;
+    return slot;
+}
+
+/* ---- leases ---- */
+
+struct lease *gw_server_lease(struct server *srv, const char *dialog)
+{
+    for (struct lease *l = srv->leases; l != NULL; l = l->next) {
+        if (strcmp(l->dialog, dialog) == 0)
+            return l;
+    }
+    return NULL;
+}
+
+/* A ready spare first, then one still starting, then a new instance. */
+static struct slot *lease_slot(struct server *srv, int *code)
+{
+    struct slot *sl = find_slot(srv, ROLE_SPARE, true);
+
+    if (sl == NULL)
+        sl = find_slot(srv, ROLE_SPARE, false);
+    if (sl != NULL)
+        return sl;
+    if (count_slots(srv, -1, false) >= (size_t)srv->snap->gateway.max_instances_per_server) {
+        *code = GW_SERVERS_E_LIMIT;
+        return NULL;
+    }
+    sl = slot_spawn(srv, ROLE_LEASED);
+    if (sl == NULL)
+        *code = GW_SERVERS_E_NOT_READY;
+    return sl;
+}
+
+struct lease *gw_server_acquire(struct server *srv, const char *dialog, int *code)
+{
+    struct lease *l;
+    struct slot *sl;
+
+    if (srv->state != SRV_READY) {
+        *code = GW_SERVERS_E_NOT_READY;
+        return NULL;
+    }
+    sl = lease_slot(srv, code);
+    if (sl == NULL)
+        return NULL;
+    l = gw_xcalloc(1, sizeof *l);
+    l->srv = srv;
+    snprintf(l->dialog, sizeof l->dialog, "%s", dialog);
+    l->slot = sl;
+    l->since = time(NULL);
+    l->last_used_ms = gw_now_ms();
+    l->restarted = restarted_take(srv, dialog);
+    sl->role = ROLE_LEASED;
+    sl->lease = l;
+    l->next = srv->leases;
+    srv->leases = l;
+    gw_log(GW_LOG_INFO, "lease", "server", srv->cfg->id, "dialog", dialog, "instance_ready",
+           sl->ready ? "yes" : "no", NULL);
+    top_up_spares(srv);
+    return l;
+}
+
+void gw_server_release(struct lease *l, const char *why)
+{
+    struct slot *sl = l->slot;
+
+    gw_log(GW_LOG_INFO, "lease released", "server", l->srv->cfg->id, "dialog", l->dialog,
+           "reason", why, NULL);
+    gw_dispatch_abandon(l->srv->owner, l, NULL, GW_SERVERS_E_RELEASED, why);
+    lease_free(l);
+    if (sl != NULL)
+        slot_retire(sl);
+}
+
+int gw_servers_release(struct gw_servers *s, const char *dialog, const char *server,
+                       json_t *released)
+{
+    for (struct server *srv = s->head; srv != NULL; srv = srv->next) {
+        struct lease *l;
+        if (server != NULL && strcmp(srv->cfg->id, server) != 0)
+            continue;
+        l = gw_server_lease(srv, dialog);
+        if (l != NULL) {
+            gw_server_release(l, "released by the dialog");
+            json_array_append_new(released, json_string(srv->cfg->id));
+        }
+        if (server != NULL)
+            return 0;
+    }
+    return server != NULL ? UV_ENOENT : 0;
+}
+
+bool gw_servers_dialog_known(const struct gw_servers *s, const char *dialog)
+{
+    for (struct server *srv = s->head; srv != NULL; srv = srv->next) {
+        if (gw_server_lease(srv, dialog) != NULL)
+            return true;
+    }
+    return false;
+}
+
+static void on_sweep(uv_timer_t *t)
+{
+    struct gw_servers *s = t->data;
+    uint64_t now = gw_now_ms();
+
+    for (struct server *srv = s->head; srv != NULL; srv = srv->next) {
+        uint64_t idle = srv->snap->gateway.lease_idle_timeout_ms;
+        struct lease *l = srv->leases, *next;
+        for (; idle > 0 && l != NULL; l = next) {
+            next = l->next;
+            if (l->waiting == NULL && l->slot != NULL && gw_instance_in_flight(l->slot->inst) == 0 &&
+                now - l->last_used_ms >= idle)
+                gw_server_release(l, "idle past gateway.lease_idle_timeout");
+        }
+    }
 }
 
 /* ---- the set of servers ---- */
@@ -377,12 +590,17 @@ struct gw_servers *gw_servers_new(uv_loop_t *loop, struct gw_problems *problems,
     s->problems = problems;
     s->catalog = gw_catalog_new();
     s->cbs = *cbs;
+    s->tool_in_flight = json_object();
     uv_timer_init(loop, &s->grace);
     s->grace.data = s;
+    uv_timer_init(loop, &s->sweep);
+    s->sweep.data = s;
+    uv_timer_start(&s->sweep, on_sweep, SWEEP_MS, SWEEP_MS);
+    uv_unref((uv_handle_t *)&s->sweep);
     return s;
 }
 
-static struct server *find(const struct gw_servers *s, const char *id)
+struct server *gw_servers_find(const struct gw_servers *s, const char *id)
 {
     for (struct server *srv = s->head; srv != NULL; srv = srv->next) {
         if (strcmp(srv->cfg->id, id) == 0)
@@ -409,14 +627,14 @@ static struct server *server_new(struct gw_servers *s, struct gw_config *c,
         first_attempt_done(srv, false);
     } else {
         srv->state = SRV_STARTING;
-        server_spawn(srv);
+        slot_spawn(srv, cfg->truely_stateless ? ROLE_SHARED : ROLE_DISCOVERY);
     }
     return srv;
 }
 
 /* The caller has unlinked `srv` from the configured list. Moves it to the
- * dying list, stops its instances, withdraws its tools; the close
- * callbacks free it. */
+ * dying list, ends its leases, stops its instances, withdraws its tools;
+ * the close callbacks free it. */
 static void server_remove(struct server *srv)
 {
     struct gw_cat_diags diags = {0};
@@ -424,18 +642,26 @@ static void server_remove(struct server *srv)
     srv->removed = true;
     srv->next = srv->owner->dying;
     srv->owner->dying = srv;
+    while (srv->leases != NULL) {
+        gw_dispatch_abandon(srv->owner, srv->leases, NULL, GW_SERVERS_E_RELEASED,
+                            "the server was removed or replaced");
+        lease_free(srv->leases);
+    }
+    for (struct slot *sl = srv->slots; sl != NULL; sl = sl->next) {
+        gw_dispatch_abandon(srv->owner, NULL, sl, GW_SERVERS_E_RELEASED,
+                            "the server was removed or replaced");
+        slot_retire(sl);
+    }
     gw_catalog_remove(srv->owner->catalog, srv->cfg->id, &diags);
     gw_cat_diags_free(&diags);
     if (!srv->owner->closing)
         server_clear_problems(srv, "");
-    srv->shared = NULL;
-    for (size_t i = 0; i < srv->ninsts; i++)
-        gw_instance_stop(srv->insts[i]);
     uv_close((uv_handle_t *)&srv->timer, on_timer_closed);
 }
 
-/* A server whose spawn inputs are unchanged keeps its instances and moves
- * to the new snapshot; its catalog is derived again if filters changed. */
+/* A server whose spawn inputs are unchanged keeps its instances and leases
+ * and moves to the new snapshot; its catalog is derived again in place if
+ * only the catalog hash changed (seed 000's in-place update). */
 static void server_adopt(struct server *srv, struct gw_config *c,
                          const struct gw_server_config *cfg)
 {
@@ -446,8 +672,7 @@ static void server_adopt(struct server *srv, struct gw_config *c,
     srv->cfg = cfg;
     gw_config_unref(old);
     if (catalog_changed && srv->state == SRV_READY) {
-        json_t *listing = gw_catalog_listing(srv->owner->catalog, cfg->id);
-        json_incref(listing);
+        json_t *listing = json_incref(gw_catalog_listing(srv->owner->catalog, cfg->id));
         commit_listing(srv, listing, GW_CATALOG_RELOAD);
         json_decref(listing);
     }
@@ -457,6 +682,7 @@ void gw_servers_apply(struct gw_servers *s, struct gw_config *c)
 {
     struct server **link = &s->head;
 
+    s->gw = &c->gateway;
     while (*link != NULL) {
         struct server *srv = *link;
         const struct gw_server_config *cfg = gw_config_server(c, srv->cfg->id);
@@ -470,9 +696,19 @@ void gw_servers_apply(struct gw_servers *s, struct gw_config *c)
         server_remove(srv);
     }
     for (size_t i = 0; i < c->nservers; i++) {
-        if (find(s, c->servers[i].id) != NULL)
+        if (gw_servers_find(s, c->servers[i].id) != NULL)
             continue;
         struct server *srv = server_new(s, c, &c->servers[i]);
+        /* Dialogs that held leases on the replaced server start afresh. */
+        for (struct server *old = s->dying; old != NULL; old = old->next) {
+            if (strcmp(old->cfg->id, srv->cfg->id) == 0) {
+                for (size_t k = 0; k < old->nrestarted; k++) {
+                    const char *d = old->restarted[(old->restarted_head + k) % RESTARTED_MAX];
+                    if (d != NULL)
+                        restarted_add(srv, d);
+                }
+            }
+        }
         *link = srv;
         link = &srv->next;
     }
@@ -493,23 +729,31 @@ struct gw_catalog *gw_servers_catalog(struct gw_servers *s)
     return s->catalog;
 }
 
+static const char *const role_names[] = {"discovery", "spare", "shared", "leased", "retired"};
+
 static json_t *server_json(const struct server *srv)
 {
     const struct gw_cat_toolset *ts = gw_catalog_toolset(srv->owner->catalog, srv->cfg->id);
     json_t *insts = json_array();
     char loaded[32];
 
-    for (size_t i = 0; i < srv->ninsts; i++)
-        json_array_append_new(insts, gw_instance_to_json(srv->insts[i]));
+    for (const struct slot *sl = srv->slots; sl != NULL; sl = sl->next) {
+        json_t *o = gw_instance_to_json(sl->inst);
+        json_object_set_new(o, "role", json_string(role_names[sl->role]));
+        if (sl->lease != NULL)
+            json_object_set_new(o, "dialog", json_string(sl->lease->dialog));
+        json_array_append_new(insts, o);
+    }
     gw_format_time(srv->loaded_at, loaded, sizeof loaded);
-    return json_pack("{s:s, s:s, s:s, s:i, s:o, s:s?, s:s, s:s, s:s, s:i, s:O?, s:o}", "id",
-                     srv->cfg->id, "transport", gw_transport_name(srv->cfg->transport), "state",
-                     server_state_names[srv->state], "tools",
-                     ts ? (int)gw_cat_toolset_ntools(ts) : 0, "instances", insts, "lastError",
-                     srv->last_error, "configHash", srv->cfg->spawn_hash, "catalogHash",
-                     srv->cfg->catalog_hash, "loadedAt", loaded, "restarts", (int)srv->restarts,
-                     "lastStderr", srv->stderr_tail, "config",
-                     gw_server_config_to_json(srv->cfg));
+    return json_pack("{s:s, s:s, s:s, s:b, s:i, s:o, s:i, s:s?, s:s, s:s, s:s, s:i, s:O?, s:o}",
+                     "id", srv->cfg->id, "transport", gw_transport_name(srv->cfg->transport),
+                     "state", server_state_names[srv->state], "leased",
+                     !srv->cfg->truely_stateless, "tools",
+                     ts ? (int)gw_cat_toolset_ntools(ts) : 0, "instances", insts, "leases",
+                     (int)count_slots(srv, ROLE_LEASED, false), "lastError", srv->last_error,
+                     "configHash", srv->cfg->spawn_hash, "catalogHash", srv->cfg->catalog_hash,
+                     "loadedAt", loaded, "restarts", (int)srv->restarts, "lastStderr",
+                     srv->stderr_tail, "config", gw_server_config_to_json(srv->cfg));
 }
 
 json_t *gw_servers_json(const struct gw_servers *s)
@@ -521,75 +765,54 @@ json_t *gw_servers_json(const struct gw_servers *s)
     return json_pack("{s:o}", "servers", list);
 }
 
-/* ---- calls ---- */
-
-static void call_reply(void *data, const struct gw_mcp_reply *reply)
+static json_t *lease_json(const struct lease *l)
 {
-    struct gw_call *call = data;
+    char since[32], used[32];
+    time_t used_at = time(NULL) - (time_t)((gw_now_ms() - l->last_used_ms) / 1000);
 
-    call->cb(call->data, reply);
-    free(call);
+    gw_format_time(l->since, since, sizeof since);
+    gw_format_time(used_at, used, sizeof used);
+    return json_pack("{s:s, s:I, s:i, s:s, s:s, s:i, s:b}", "server", l->srv->cfg->id,
+                     "instance", (json_int_t)gw_instance_seq(l->slot->inst), "pid",
+                     gw_instance_pid(l->slot->inst), "since", since, "lastUsed", used,
+                     "inFlight", (int)gw_instance_in_flight(l->slot->inst), "ready",
+                     l->slot->ready);
 }
 
-static uint64_t call_timeout(const struct server *srv, const struct gw_cat_tool *t,
-                             uint64_t asked)
+json_t *gw_servers_dialogs_json(const struct gw_servers *s)
 {
-    if (asked > 0)
-        return asked;
-    if (t->has_policy && t->policy.timeout_ms > 0)
-        return t->policy.timeout_ms;
-    if (srv->cfg->request_timeout_ms > 0)
-        return srv->cfg->request_timeout_ms;
-    return srv->snap->gateway.request_timeout_ms;
-}
+    json_t *by_dialog = json_object(), *list = json_array(), *leases;
+    const char *dialog;
 
-int gw_servers_call(struct gw_servers *s, const char *tool, json_t *arguments,
-                    uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data, struct gw_call **out)
-{
-    const struct gw_cat_tool *t = gw_catalog_lookup(s->catalog, tool);
-    struct server *srv;
-    struct gw_call *call;
-    int rc;
-
-    if (t == NULL || t->server == NULL)
-        return GW_SERVERS_E_NO_TOOL;
-    srv = find(s, t->server);
-    if (srv == NULL || srv->shared == NULL ||
-        gw_instance_state(srv->shared) != GW_INSTANCE_READY)
-        return GW_SERVERS_E_NOT_READY;
-    call = gw_xcalloc(1, sizeof *call);
-    call->inst = srv->shared;
-    call->cb = cb;
-    call->data = data;
-    snprintf(call->server, sizeof call->server, "%s", srv->cfg->id);
-    rc = gw_instance_call(srv->shared, t->original_name, arguments,
-                          call_timeout(srv, t, timeout_ms), call_reply, call, &call->handle);
-    if (rc != 0) {
-        free(call);
-        return rc;
+    for (const struct server *srv = s->head; srv != NULL; srv = srv->next) {
+        for (const struct lease *l = srv->leases; l != NULL; l = l->next) {
+            leases = json_object_get(by_dialog, l->dialog);
+            if (leases == NULL) {
+                leases = json_array();
+                json_object_set_new(by_dialog, l->dialog, leases);
+            }
+            json_array_append_new(leases, lease_json(l));
+        }
     }
-    if (out != NULL)
-        *out = call;
-    return 0;
-}
-
-void gw_servers_cancel(struct gw_call *call, const char *reason)
-{
-    gw_instance_cancel(call->inst, call->handle, reason);
-}
-
-const char *gw_call_server(const struct gw_call *call)
-{
-    return call->server;
+    json_object_foreach(by_dialog, dialog, leases)
+    {
+        json_array_append_new(list, json_pack("{s:s, s:O}", "dialog", dialog, "leases", leases));
+    }
+    json_decref(by_dialog);
+    return json_pack("{s:o}", "dialogs", list);
 }
 
 /* ---- shutdown ---- */
 
-static void on_grace_closed(uv_handle_t *h)
+/* The grace and sweep timers close last; the second close frees `s`. */
+static void on_last_timer_closed(uv_handle_t *h)
 {
     struct gw_servers *s = h->data;
 
+    if (--s->timers_open > 0)
+        return;
     gw_catalog_free(s->catalog);
+    json_decref(s->tool_in_flight);
     s->close_cb(s->close_data);
     free(s);
 }
@@ -598,7 +821,9 @@ static void maybe_finish_close(struct gw_servers *s)
 {
     if (!s->closing || s->dying != NULL || uv_is_closing((uv_handle_t *)&s->grace))
         return;
-    uv_close((uv_handle_t *)&s->grace, on_grace_closed);
+    s->timers_open = 2;
+    uv_close((uv_handle_t *)&s->grace, on_last_timer_closed);
+    uv_close((uv_handle_t *)&s->sweep, on_last_timer_closed);
 }
 
 static void on_grace(uv_timer_t *t)
@@ -607,8 +832,8 @@ static void on_grace(uv_timer_t *t)
 
     gw_log(GW_LOG_WARN, "shutdown grace over; killing the remaining instances", NULL);
     for (struct server *srv = s->dying; srv != NULL; srv = srv->next) {
-        for (size_t i = 0; i < srv->ninsts; i++)
-            gw_instance_kill(srv->insts[i]);
+        for (struct slot *sl = srv->slots; sl != NULL; sl = sl->next)
+            gw_instance_kill(sl->inst);
     }
 }
 
@@ -618,6 +843,7 @@ void gw_servers_close(struct gw_servers *s, uint64_t grace_ms, void (*cb)(void *
     s->closing = true;
     s->close_cb = cb;
     s->close_data = data;
+    uv_timer_stop(&s->sweep);
     while (s->head != NULL) {
         struct server *srv = s->head;
         s->head = srv->next;

@@ -1,15 +1,24 @@
 /* Servers: the runtime of every configured server — its instances, its
- * discovery, its state and restarts — and the merged catalog they feed.
+ * discovery, its leases, its state and restarts — the merged catalog they
+ * feed, and the calls routed to them.
  *
- * The daemon hands each loaded config snapshot to gw_servers_apply(); the
- * servers module holds a reference to it as long as any of its servers runs
- * on it. Discovery (initialize, tools/list) commits a server's toolset into
- * the catalog; nothing else writes the catalog. Problems about a server are
- * keyed "server:<id>:…" and cleared when the cause goes away.
+ * The daemon hands each loaded config snapshot to gw_servers_apply(); a
+ * server holds a reference to the snapshot its config lives in. Discovery
+ * (initialize, tools/list) commits a server's toolset into the catalog;
+ * nothing else writes the catalog. Problems about a server are keyed
+ * "server:<id>:…" and cleared when the cause goes away.
  *
- * Until leasing lands every call uses the server's one shared instance.
- * A shared instance that dies is restarted with exponential backoff (0.5 s
- * doubling to 30 s, reset once an instance stayed ready for 60 s). */
+ * Leasing (design §6, seed 000): a `truely-stateless: true` server has one
+ * shared instance. Any other server gives each dialog its own instance on
+ * its first call (a warm spare when one is ready, else a new spawn, within
+ * gateway.max_instances_per_server); later calls of that dialog reuse it
+ * until it is released (mcp_release, the release route, or
+ * lease_idle_timeout). The instance that did discovery is the first spare.
+ *
+ * Call policy (seed 004): at most gateway.max_concurrent calls in flight in
+ * all, and a tool's policy max_instances calls of that tool at once. A call
+ * over a limit waits in one FIFO queue (bounded) until a slot frees or its
+ * timeout passes; then it gets GW_SERVERS_E_LIMIT (429). */
 #ifndef GW_SERVERS_H
 #define GW_SERVERS_H
 
@@ -22,12 +31,24 @@
 #include "gw/mcp_client.h"
 #include "gw/problems.h"
 
-/* Error codes beside GW_MCP_E_*: a tool name the catalog does not know, a
- * server with no ready instance. */
+/* Error codes beside GW_MCP_E_*. */
 enum {
-    GW_SERVERS_E_NO_TOOL = -5201,  /* 404 */
-    GW_SERVERS_E_NOT_READY = -5202, /* 503 */
+    GW_SERVERS_E_NO_TOOL = -5201,     /* 404: no such tool */
+    GW_SERVERS_E_NOT_READY = -5202,   /* 503: no ready instance */
+    GW_SERVERS_E_NEED_DIALOG = -5203, /* 400: a leased server's tool needs a dialog */
+    GW_SERVERS_E_LIMIT = -5204,       /* 429: a concurrency limit stayed full */
+    GW_SERVERS_E_SPAWN = -5205,       /* 502: the lease's instance failed to start */
+    GW_SERVERS_E_RELEASED = -5206,    /* 409: released or removed while waiting */
 };
+
+/* The longest dialog id "root/self". */
+#define GW_DIALOG_MAX 129
+#define GW_DIALOG_PART_MAX 64
+
+/* Parses "root" or "root/self" (each 1–64 of [A-Za-z0-9_.-], not "." or
+ * ".."); self defaults to root. Writes the canonical id ("root" when self
+ * equals root) to `canon` (GW_DIALOG_MAX + 1 bytes). Returns 0 or UV_EINVAL. */
+int gw_dialog_parse(const char *s, char *root, char *self, char *canon);
 
 struct gw_servers;
 struct gw_call;
@@ -46,7 +67,8 @@ struct gw_servers *gw_servers_new(uv_loop_t *loop, struct gw_problems *problems,
 
 /* Starts, keeps or stops servers to match `config` (an ok snapshot; a
  * reference is taken). Servers whose spawn hash is unchanged keep their
- * instances; the others are replaced. */
+ * instances and leases; the others are replaced, and their dialogs' next
+ * calls say lease.restarted. */
 void gw_servers_apply(struct gw_servers *s, struct gw_config *config);
 
 /* Stops every instance (draining in-flight calls for up to `grace_ms`, then
@@ -57,23 +79,47 @@ void gw_servers_close(struct gw_servers *s, uint64_t grace_ms, void (*cb)(void *
 bool gw_servers_settled(const struct gw_servers *s);
 struct gw_catalog *gw_servers_catalog(struct gw_servers *s);
 
-/* The body of GET /v1/servers ({"servers":[…]}). New reference. */
+/* GET /v1/servers and GET /v1/dialogs bodies. New references. */
 json_t *gw_servers_json(const struct gw_servers *s);
+json_t *gw_servers_dialogs_json(const struct gw_servers *s);
 
-/* Calls the tool with this final name. `arguments` is borrowed;
- * `timeout_ms` 0 takes the tool's policy, else the server's, else the
- * gateway's request_timeout. On 0 the callback fires exactly once, later,
- * and *call (when non-NULL) is valid until it does. Else returns
- * GW_SERVERS_E_NO_TOOL, GW_SERVERS_E_NOT_READY or a GW_MCP_E_* code. */
-int gw_servers_call(struct gw_servers *s, const char *tool, json_t *arguments,
-                    uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data, struct gw_call **call);
+struct gw_call_request {
+    const char *tool;   /* final name */
+    const char *dialog; /* canonical dialog id, or NULL */
+    json_t *arguments;  /* borrowed object */
+    uint64_t timeout_ms; /* 0: tool policy, else server, else gateway */
+};
 
-/* Cancels a call before its reply (a client that hung up): the upstream is
- * sent notifications/cancelled and the callback fires inside this call with
- * GW_MCP_E_CANCELLED. */
+/* What a call came to. Pointers are borrowed for the callback's duration. */
+struct gw_call_outcome {
+    int code;            /* 0, GW_MCP_E_* or GW_SERVERS_E_* */
+    json_t *result;      /* code 0: the CallToolResult */
+    const char *message; /* code != 0: a sentence */
+    json_t *lease;       /* {"serverId","instance","reminder"?,"restarted"?} or NULL */
+    const char *server;  /* server id */
+    const char *tool;    /* ORIGINAL tool name */
+    const char *dialog;  /* canonical dialog, or NULL */
+};
+
+typedef void (*gw_call_cb)(void *data, const struct gw_call_outcome *o);
+
+/* Routes a call. Returns 0 and the callback fires exactly once later (*out,
+ * when non-NULL, stays valid until then); or returns GW_SERVERS_E_NO_TOOL,
+ * _NEED_DIALOG, _NOT_READY or _LIMIT at once, with no callback. */
+int gw_servers_call(struct gw_servers *s, const struct gw_call_request *r, gw_call_cb cb,
+                    void *data, struct gw_call **out);
+
+/* A client that hung up: cancels the call (notifications/cancelled upstream
+ * when it was sent); the callback fires inside with GW_MCP_E_CANCELLED. */
 void gw_servers_cancel(struct gw_call *call, const char *reason);
 
-/* The server id owning a call's tool (for logs), valid until the reply. */
-const char *gw_call_server(const struct gw_call *call);
+/* Releases `dialog`'s lease on `server` (NULL: every lease of the dialog).
+ * Appends the released server ids to `released` (a JSON array). Returns 0,
+ * or UV_ENOENT when `server` names no configured server. */
+int gw_servers_release(struct gw_servers *s, const char *dialog, const char *server,
+                       json_t *released);
+
+/* Does the dialog hold any lease? */
+bool gw_servers_dialog_known(const struct gw_servers *s, const char *dialog);
 
 #endif

@@ -9,9 +9,10 @@
  * empty value; one space after the colon is dropped; `data` lines are
  * joined with "\n"; `event` sets the type (default "message"); `id` sets
  * the last event id unless the value holds NUL; `retry` is honoured only
- * when it is all ASCII digits; other fields are ignored. An event whose
- * data is empty is not dispatched (the standard's rule; an `id` on it still
- * counts). A partial event at the end of the stream is the caller's to
+ * when it is all ASCII digits; other fields are ignored. A block without
+ * any `data` line is not dispatched (the standard's rule; an `id` in it
+ * still counts), while `data` with an empty value gives an event with
+ * empty data. A partial event at the end of the stream is the caller's to
  * drop: nothing is dispatched until its blank line.
  *
  * Bounds (security.md S2): the pending line plus the data gathered so far

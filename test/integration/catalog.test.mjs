@@ -32,6 +32,7 @@ test('server-everything over stdio: catalog, call, filters, transforms', async (
   const d = await start(`version: 1
 servers:
   ev:
+    truely-stateless: true
     command: ${EVERYTHING}
     args: [stdio]
     tools:
@@ -204,7 +205,7 @@ test('calls: concurrency, timeout with cancellation, errors, crash and restart',
   const log = path.join(dir, 'methods.log');
   const d = await start(`version: 1
 servers:
-${fixtureServer('fx', ['--delay-ms', '100', '--sleep-on-call', 'sleep', '--crash-on-call', 'tool_0', '--tools', '1', '--log', log, '--garbage'])}`, { waitReady: true });
+${fixtureServer('fx', ['--delay-ms', '100', '--sleep-on-call', 'sleep', '--crash-on-call', 'tool_0', '--tools', '1', '--log', log, '--garbage'], '    truely-stateless: true\n')}`, { waitReady: true });
   t.after(() => d.stop());
   const calls = await Promise.all(Array.from({ length: 50 }, (_, i) => d.post('/v1/tools/echo/call', { arguments: { text: `m${i}` } })));
   calls.forEach((c, i) => {
@@ -251,7 +252,7 @@ gateway:
 servers:
 ${['huge', 'flood', 'hang', 'crashinit'].map((id) => fixtureServer(id, {
     huge: ['--huge-line', '20'], flood: ['--stderr-flood', '5000'], hang: ['--hang-on-init'], crashinit: ['--crash-on-init'],
-  }[id], `    transform: [{prefix: '${id}_'}]\n`)).join('')}`, { waitReady: true });
+  }[id], `    truely-stateless: true\n    transform: [{prefix: '${id}_'}]\n`)).join('')}`, { waitReady: true });
   t.after(() => d.stop());
   const servers = await waitFor(async () => {
     const s = (await d.get('/v1/servers')).json.servers;

@@ -1,0 +1,148 @@
+/* Shared by servers.c (server runtimes, instances, leases) and dispatch.c
+ * (calls and limits) only. Nothing else includes it.
+ *
+ * Ownership:
+ *   gw_servers ─┬─ servers (list, config order) ─┬─ slots (list): one per live instance
+ *               │                                └─ leases (list): dialog → slot
+ *               ├─ dying servers (list): removed, instances still closing
+ *               └─ queue: calls waiting for a concurrency slot
+ * A slot is freed when its instance has closed; a server when it is removed,
+ * has no slot left and its timer has closed. A call is freed in its timer's
+ * close callback, after its outcome was delivered. */
+#ifndef GW_SERVERS_INTERNAL_H
+#define GW_SERVERS_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+#include <uv.h>
+
+#include "gw/instance.h"
+#include "gw/servers.h"
+
+enum server_state { SRV_STARTING, SRV_READY, SRV_DEGRADED, SRV_FAILED, SRV_STOPPED };
+
+enum slot_role {
+    ROLE_DISCOVERY, /* the first instance: lists the tools, then becomes a spare */
+    ROLE_SPARE,     /* ready (or starting) and never called */
+    ROLE_SHARED,    /* the one instance of a truely-stateless server */
+    ROLE_LEASED,    /* a dialog's own instance */
+    ROLE_RETIRED,   /* released, failed or replaced: draining and stopping */
+};
+
+struct lease;
+struct gw_call;
+
+struct slot {
+    struct server *srv;
+    struct slot *next;
+    struct gw_instance *inst;
+    enum slot_role role;
+    bool ready;
+    struct lease *lease; /* ROLE_LEASED */
+};
+
+struct lease {
+    struct lease *next;
+    struct server *srv;
+    char dialog[GW_DIALOG_MAX + 1];
+    struct slot *slot;
+    time_t since;
+    uint64_t last_used_ms;
+    bool reminded;  /* the reminder went out with a reply */
+    bool restarted; /* the dialog's previous instance died or was replaced */
+    struct gw_call *waiting; /* calls waiting for the slot to be ready */
+};
+
+/* Dialogs whose lease died: their next lease says restarted. Bounded. */
+#define RESTARTED_MAX 1024
+
+struct server {
+    struct gw_servers *owner;
+    struct server *next;
+    struct gw_config *snap; /* reference; cfg points into it */
+    const struct gw_server_config *cfg;
+    enum server_state state;
+    struct slot *slots;
+    struct lease *leases;
+    char **restarted; /* dialogs, FIFO ring of RESTARTED_MAX */
+    size_t nrestarted, restarted_head;
+    uint64_t seq;
+    uint64_t backoff_ms;
+    uint64_t ready_at_ms;
+    uv_timer_t timer; /* restart / spare top-up backoff */
+    bool first_done;
+    bool removed;
+    bool listing, relist;
+    bool timer_closed;
+    unsigned restarts;
+    char *last_error;
+    json_t *stderr_tail;
+    time_t loaded_at;
+};
+
+struct gw_servers {
+    uv_loop_t *loop;
+    struct gw_problems *problems;
+    struct gw_catalog *catalog;
+    struct gw_servers_cbs cbs;
+    struct server *head;
+    struct server *dying;
+    bool settled_told;
+    bool closing;
+    uv_timer_t grace;
+    uv_timer_t sweep; /* lease_idle_timeout */
+    int timers_open;  /* while closing */
+    void (*close_cb)(void *data);
+    void *close_data;
+    /* Call policy. */
+    const struct gw_gateway_config *gw; /* of the newest snapshot */
+    unsigned in_flight;
+    json_t *tool_in_flight; /* final name → integer */
+    struct gw_call *queue_head, *queue_tail;
+    unsigned queued;
+    bool entering; /* inside gw_servers_call: outcomes are deferred */
+};
+
+enum call_state { CALL_WAIT_INSTANCE, CALL_QUEUED, CALL_SENT, CALL_DONE };
+
+struct gw_call {
+    struct gw_servers *s;
+    struct gw_call *next; /* in a lease's waiting list or the queue */
+    uv_timer_t timer;     /* wait deadline; the call is freed in its close callback */
+    enum call_state state;
+    struct slot *slot;
+    char server[65];
+    char *tool;     /* final name */
+    char *original; /* ORIGINAL name */
+    char dialog[GW_DIALOG_MAX + 1];
+    json_t *arguments;
+    uint64_t timeout_ms;
+    int max_instances; /* per-tool cap, 0 = none */
+    json_t *lease_info;
+    gw_mcp_handle handle;
+    gw_call_cb cb;
+    void *data;
+    bool deferred; /* an outcome waits for the next loop turn */
+    int deferred_code;
+    char *deferred_message;
+};
+
+/* servers.c, for dispatch.c */
+struct server *gw_servers_find(const struct gw_servers *s, const char *id);
+struct lease *gw_server_lease(struct server *srv, const char *dialog);
+/* Gives the dialog a lease: a ready spare, else a new instance (within the
+ * cap). Returns NULL with *code set (GW_SERVERS_E_LIMIT, _NOT_READY). */
+struct lease *gw_server_acquire(struct server *srv, const char *dialog, int *code);
+void gw_server_release(struct lease *l, const char *why);
+
+/* dispatch.c, for servers.c */
+void gw_dispatch_send(struct gw_call *call);
+void gw_dispatch_fail(struct gw_call *call, int code, const char *message);
+/* A slot's instance is ready: its lease's waiting calls go on. */
+void gw_dispatch_lease_ready(struct lease *l);
+/* Fails every call waiting on this lease, and queued calls on this slot. */
+void gw_dispatch_abandon(struct gw_servers *s, struct lease *l, struct slot *slot, int code,
+                         const char *why);
+
+#endif

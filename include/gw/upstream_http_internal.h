@@ -1,0 +1,129 @@
+/* Internals shared by src/upstream_http.c (the instance: lifecycle, the
+ * delivery queue, the timer, the public API) and src/upstream_http_xfer.c
+ * (transfers: POST, GET stream, legacy stream, DELETE). Nothing outside
+ * those two files may include this header. */
+#ifndef GW_UPSTREAM_HTTP_INTERNAL_H
+#define GW_UPSTREAM_HTTP_INTERNAL_H
+
+#include <jansson.h>
+
+#include "gw/sse.h"
+#include "gw/upstream_http.h"
+
+#define HTTP_EXCERPT_MAX 1024 /* bytes of an error body kept for the sentence */
+#define HTTP_QUEUE_MAX   (64u << 20) /* messages parsed, not yet delivered */
+
+enum xkind { XK_POST, XK_GET, XK_LEGACY, XK_DELETE };
+
+/* Failures noticed inside libcurl callbacks, acted on when the transfer ends. */
+enum xfail {
+    XF_NONE,
+    XF_BODY_TOO_BIG,  /* a JSON body over GW_HTTP_MAX_BODY: its request fails */
+    XF_EVENT_TOO_BIG, /* an SSE event over the cap, or the queue full: down */
+    XF_READ_TIMEOUT,  /* no byte for sse_read_timeout */
+    XF_NOT_SSE,       /* a stream answered 2xx without text/event-stream */
+    XF_ENDPOINT,      /* a legacy endpoint event was refused; why says how */
+};
+
+enum get_state { GET_IDLE, GET_WAIT, GET_NONE };
+
+struct msg {
+    struct msg *next;
+    size_t len;
+    char data[];
+};
+
+/* One HTTP exchange, owned by its instance (in h->xfers) or, while its
+ * done handler runs, by that handler. */
+struct xfer {
+    struct gw_curl_uv_xfer cx; /* first: the done callback gets this */
+    struct gw_upstream_http *h;
+    struct xfer *next, *prev;
+    int linked; /* in h->xfers */
+    enum xkind kind;
+    struct curl_slist *hdrs;
+    char *body; /* the message POSTed, owned */
+    size_t body_len;
+    json_t *rpc_id; /* the id of the request it carries, or NULL */
+    char method[48]; /* for logs; "" when unknown */
+    int safe;       /* may be retried after it reached the server (design §9) */
+    int is_init, is_initialized_note;
+    int tries;
+    uint64_t due_ms; /* waiting for a retry until then; 0 when running */
+    int sent_session;
+    /* the response */
+    long status;
+    int started; /* response_start() ran */
+    int sse;
+    struct gw_sse *parser;
+    char *rbody;
+    size_t rlen, rcap;
+    int answered; /* the response to rpc_id was seen */
+    int events;   /* SSE events received */
+    char *sid;    /* its Mcp-Session-Id header */
+    char ctype[64];
+    uint64_t retry_after_ms;
+    uint64_t last_byte_ms;
+    enum xfail fail;
+    char why[256];
+    char errbuf[CURL_ERROR_SIZE];
+};
+
+struct gw_upstream_http {
+    struct gw_transport base; /* first: a gw_transport * is this instance */
+    uv_loop_t *loop;
+    struct gw_curl_uv *multi;
+    struct gw_transport_cbs cbs;
+    struct gw_upstream_http_options o;
+    int legacy;
+    char *id;
+    char *url;      /* as configured; may hold credentials: never shown */
+    char *shown;    /* scheme://host[:port]/path */
+    char *post_url; /* legacy: the endpoint once known */
+    int loopback_only;
+    char **hdr_lines; /* "Name: value" from cfg->headers: secrets */
+    size_t nhdr;
+    uint64_t connect_ms, read_ms;
+    int terminate;
+    char *session;
+    char version[32];
+
+    struct xfer *xfers;
+    struct xfer *stream; /* the GET or legacy stream, when running */
+    enum get_state get_state;
+    int get_wanted; /* notifications/initialized was accepted */
+    uint64_t get_due, get_backoff;
+    char *last_event_id;
+    int64_t retry_hint;
+
+    struct msg *q_head, *q_tail; /* to deliver */
+    size_t q_bytes;
+    struct msg *p_head, *p_tail; /* legacy: sent before the endpoint was known */
+    size_t p_bytes;
+
+    uv_timer_t tick;
+    int kicked, flushing;
+    int stopping, down, killed, closing;
+    char last_error[256];
+    struct gw_upstream_http_stats st;
+};
+
+/* upstream_http.c */
+void http_kick(struct gw_upstream_http *h);
+void http_reschedule(struct gw_upstream_http *h);
+int http_enqueue(struct gw_upstream_http *h, const char *data, size_t len);
+void http_flush(struct gw_upstream_http *h);
+void http_go_down(struct gw_upstream_http *h, int code, const char *why);
+void http_maybe_finish(struct gw_upstream_http *h);
+void http_set_error(struct gw_upstream_http *h, const char *why);
+void http_set_version(struct gw_upstream_http *h, const char *v, size_t n);
+
+/* upstream_http_xfer.c */
+int http_post(struct gw_upstream_http *h, const char *msg, size_t len);
+int http_open_stream(struct gw_upstream_http *h);
+void http_delete_session(struct gw_upstream_http *h);
+void http_xfer_free(struct xfer *x);
+int http_xfer_begin(struct xfer *x);
+void http_xfer_timeout(struct xfer *x);
+
+#endif

@@ -1,0 +1,443 @@
+/* Calls: from a final tool name to an instance, through the lease and the
+ * concurrency limits, and back to the caller exactly once.
+ *
+ * A call moves WAIT_INSTANCE (its lease's instance is starting) →
+ * QUEUED (a limit is full) → SENT → DONE. Its embedded timer bounds each
+ * wait by the call's timeout; the call is freed in that timer's close
+ * callback, after the outcome was delivered. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gw/log.h"
+#include "gw/servers.h"
+#include "gw/servers_internal.h"
+#include "gw/util.h"
+
+/* Calls waiting for a concurrency slot, in all; beyond, 429 at once. */
+#define QUEUE_MAX 4096
+
+static const char reminder_fmt[] =
+    "This dialog now holds a dedicated instance of the '%s' toolset. When you no longer need "
+    "its tools, call mcp_release({\"serverId\":\"%s\"}) so that the instance can be stopped.";
+
+static bool valid_part(const char *p, size_t n)
+{
+    if (n == 0 || n > GW_DIALOG_PART_MAX || (n == 1 && p[0] == '.') ||
+        (n == 2 && p[0] == '.' && p[1] == '.'))
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = p[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-' || c == '.'))
+            return false;
+    }
+    return true;
+}
+
+int gw_dialog_parse(const char *s, char *root, char *self, char *canon)
+{
+    const char *slash = strchr(s, '/');
+    size_t rn = slash ? (size_t)(slash - s) : strlen(s);
+    const char *sp = slash ? slash + 1 : s;
+    size_t sn = strlen(sp);
+
+    if (!valid_part(s, rn) || !valid_part(sp, sn))
+        return UV_EINVAL;
+    memcpy(root, s, rn);
+    root[rn] = '\0';
+    memcpy(self, sp, sn);
+    self[sn] = '\0';
+    if (strcmp(root, self) == 0)
+        snprintf(canon, GW_DIALOG_MAX + 1, "%s", root);
+    else
+        snprintf(canon, GW_DIALOG_MAX + 1, "%s/%s", root, self);
+    return 0;
+}
+
+/* ---- counters ---- */
+
+static int tool_count(struct gw_servers *s, const char *tool)
+{
+    return (int)json_integer_value(json_object_get(s->tool_in_flight, tool));
+}
+
+static void tool_add(struct gw_servers *s, const char *tool, int delta)
+{
+    json_t *v = json_object_get(s->tool_in_flight, tool);
+    json_int_t n = (v ? json_integer_value(v) : 0) + delta;
+
+    if (n <= 0)
+        json_object_del(s->tool_in_flight, tool);
+    else if (v != NULL)
+        json_integer_set(v, n);
+    else
+        json_object_set_new(s->tool_in_flight, tool, json_integer(n));
+}
+
+static bool fits(struct gw_servers *s, const struct gw_call *c)
+{
+    if (s->gw != NULL && s->in_flight >= (unsigned)s->gw->max_concurrent)
+        return false;
+    return c->max_instances <= 0 || tool_count(s, c->tool) < c->max_instances;
+}
+
+/* ---- lists ---- */
+
+static void unlink_from(struct gw_call **head, struct gw_call *c)
+{
+    while (*head != NULL && *head != c)
+        head = &(*head)->next;
+    if (*head == c)
+        *head = c->next;
+    c->next = NULL;
+}
+
+static void queue_remove(struct gw_servers *s, struct gw_call *c)
+{
+    struct gw_call *prev = NULL;
+
+    for (struct gw_call *q = s->queue_head; q != NULL; prev = q, q = q->next) {
+        if (q != c)
+            continue;
+        if (prev != NULL)
+            prev->next = c->next;
+        else
+            s->queue_head = c->next;
+        if (s->queue_tail == c)
+            s->queue_tail = prev;
+        s->queued--;
+        c->next = NULL;
+        return;
+    }
+}
+
+static void queue_push(struct gw_servers *s, struct gw_call *c)
+{
+    c->next = NULL;
+    if (s->queue_tail != NULL)
+        s->queue_tail->next = c;
+    else
+        s->queue_head = c;
+    s->queue_tail = c;
+    s->queued++;
+}
+
+/* ---- completion ---- */
+
+static void call_free(uv_handle_t *h)
+{
+    struct gw_call *c = h->data;
+
+    free(c->tool);
+    free(c->original);
+    free(c->deferred_message);
+    json_decref(c->arguments);
+    json_decref(c->lease_info);
+    free(c);
+}
+
+static void deliver(struct gw_call *c, int code, json_t *result, const char *message);
+
+static void on_deferred(uv_timer_t *t)
+{
+    struct gw_call *c = t->data;
+
+    c->deferred = false;
+    deliver(c, c->deferred_code, NULL, c->deferred_message);
+}
+
+/* An outcome reached while gw_servers_call is still on the stack is
+ * delivered on the next loop turn: the caller is promised a callback that
+ * fires later, never inside the call. */
+static bool defer(struct gw_call *c, int code, const char *message)
+{
+    if (!c->s->entering)
+        return false;
+    c->deferred = true;
+    c->deferred_code = code;
+    c->deferred_message = gw_xstrdup(message ? message : "");
+    uv_timer_start(&c->timer, on_deferred, 0, 0);
+    return true;
+}
+
+static void deliver(struct gw_call *c, int code, json_t *result, const char *message)
+{
+    struct gw_call_outcome o = {
+        .code = code,
+        .result = result,
+        .message = message,
+        .lease = c->lease_info,
+        .server = c->server,
+        .tool = c->original,
+        .dialog = c->dialog[0] ? c->dialog : NULL,
+    };
+
+    if (result == NULL && defer(c, code, message))
+        return;
+    c->state = CALL_DONE;
+    uv_timer_stop(&c->timer);
+    c->cb(c->data, &o);
+    uv_close((uv_handle_t *)&c->timer, call_free);
+}
+
+static void pump(struct gw_servers *s);
+
+void gw_dispatch_fail(struct gw_call *c, int code, const char *message)
+{
+    deliver(c, code, NULL, message);
+}
+
+static void touch_lease(struct gw_call *c)
+{
+    if (c->slot != NULL && c->slot->lease != NULL)
+        c->slot->lease->last_used_ms = gw_now_ms();
+}
+
+static void on_reply(void *data, const struct gw_mcp_reply *reply)
+{
+    struct gw_call *c = data;
+    struct gw_servers *s = c->s;
+
+    s->in_flight--;
+    tool_add(s, c->tool, -1);
+    touch_lease(c);
+    deliver(c, reply->code, reply->result, reply->message);
+    pump(s);
+}
+
+void gw_dispatch_send(struct gw_call *c)
+{
+    struct gw_servers *s = c->s;
+    int rc;
+
+    c->state = CALL_SENT;
+    s->in_flight++;
+    tool_add(s, c->tool, 1);
+    touch_lease(c);
+    rc = gw_instance_call(c->slot->inst, c->original, c->arguments, c->timeout_ms, on_reply, c,
+                          &c->handle);
+    if (rc != 0) {
+        s->in_flight--;
+        tool_add(s, c->tool, -1);
+        gw_dispatch_fail(c, rc, gw_mcp_strerror(rc));
+    }
+}
+
+/* ---- waiting ---- */
+
+static void on_wait_timeout(uv_timer_t *t)
+{
+    struct gw_call *c = t->data;
+
+    if (c->state == CALL_QUEUED) {
+        queue_remove(c->s, c);
+        gw_dispatch_fail(c, GW_SERVERS_E_LIMIT,
+                         "a concurrency limit (gateway.max_concurrent or the tool's "
+                         "max_instances) stayed full for the call's whole timeout");
+        return;
+    }
+    if (c->slot != NULL && c->slot->lease != NULL)
+        unlink_from(&c->slot->lease->waiting, c);
+    gw_dispatch_fail(c, GW_MCP_E_TIMEOUT, "the dialog's instance did not become ready in time");
+}
+
+/* Sends now, or queues when a limit is full. Returns 0, or
+ * GW_SERVERS_E_LIMIT when the queue itself is full (nothing delivered). */
+static int admit(struct gw_call *c)
+{
+    struct gw_servers *s = c->s;
+
+    if (s->queue_head == NULL && fits(s, c)) {
+        gw_dispatch_send(c);
+        return 0;
+    }
+    if (s->queued >= QUEUE_MAX)
+        return GW_SERVERS_E_LIMIT;
+    c->state = CALL_QUEUED;
+    queue_push(s, c);
+    uv_timer_start(&c->timer, on_wait_timeout, c->timeout_ms, 0);
+    return 0;
+}
+
+/* Starts every queued call that fits now, oldest first; a call whose tool
+ * is at its cap does not hold up calls of other tools. */
+static void pump(struct gw_servers *s)
+{
+    struct gw_call *c = s->queue_head, *next;
+
+    for (; c != NULL; c = next) {
+        next = c->next;
+        if (s->gw != NULL && s->in_flight >= (unsigned)s->gw->max_concurrent)
+            return;
+        if (c->max_instances > 0 && tool_count(s, c->tool) >= c->max_instances)
+            continue;
+        queue_remove(s, c);
+        uv_timer_stop(&c->timer);
+        gw_dispatch_send(c);
+    }
+}
+
+
+void gw_dispatch_lease_ready(struct lease *l)
+{
+    while (l->waiting != NULL) {
+        struct gw_call *c = l->waiting;
+        l->waiting = c->next;
+        c->next = NULL;
+        uv_timer_stop(&c->timer);
+        if (admit(c) != 0)
+            gw_dispatch_fail(c, GW_SERVERS_E_LIMIT, "too many calls are waiting");
+    }
+}
+
+void gw_dispatch_abandon(struct gw_servers *s, struct lease *l, struct slot *slot, int code,
+                         const char *why)
+{
+    while (l != NULL && l->waiting != NULL) {
+        struct gw_call *c = l->waiting;
+        l->waiting = c->next;
+        c->next = NULL;
+        gw_dispatch_fail(c, code, why);
+    }
+    for (struct gw_call *c = s->queue_head, *next; slot != NULL && c != NULL; c = next) {
+        next = c->next;
+        if (c->slot == slot) {
+            queue_remove(s, c);
+            gw_dispatch_fail(c, code, why);
+        }
+    }
+}
+
+/* ---- entry ---- */
+
+static uint64_t call_timeout(const struct server *srv, const struct gw_cat_tool *t,
+                             uint64_t asked)
+{
+    if (asked > 0)
+        return asked;
+    if (t->has_policy && t->policy.has_timeout && t->policy.timeout_ms > 0)
+        return t->policy.timeout_ms;
+    if (srv->cfg->request_timeout_ms > 0)
+        return srv->cfg->request_timeout_ms;
+    return srv->snap->gateway.request_timeout_ms;
+}
+
+static struct gw_call *call_new(struct gw_servers *s, struct server *srv,
+                                const struct gw_cat_tool *t, const struct gw_call_request *r)
+{
+    struct gw_call *c = gw_xcalloc(1, sizeof *c);
+
+    c->s = s;
+    uv_timer_init(s->loop, &c->timer);
+    c->timer.data = c;
+    snprintf(c->server, sizeof c->server, "%s", srv->cfg->id);
+    c->tool = gw_xstrdup(t->name);
+    c->original = gw_xstrdup(t->original_name);
+    if (r->dialog != NULL)
+        snprintf(c->dialog, sizeof c->dialog, "%s", r->dialog);
+    c->arguments = json_incref(r->arguments);
+    c->timeout_ms = call_timeout(srv, t, r->timeout_ms);
+    c->max_instances = t->has_policy ? t->policy.max_instances : 0;
+    return c;
+}
+
+static json_t *lease_info(struct lease *l)
+{
+    json_t *o = json_pack("{s:s, s:I}", "serverId", l->srv->cfg->id, "instance",
+                          (json_int_t)gw_instance_seq(l->slot->inst));
+
+    if (!l->reminded) {
+        char *text = gw_xasprintf(reminder_fmt, l->srv->cfg->id, l->srv->cfg->id);
+        json_object_set_new(o, "reminder", json_string(text));
+        free(text);
+        l->reminded = true;
+    }
+    if (l->restarted) {
+        json_object_set_new(o, "restarted", json_true());
+        l->restarted = false;
+    }
+    return o;
+}
+
+/* Finds or makes the dialog's lease and hangs the call on it. */
+static int route_leased(struct gw_call *c, struct server *srv)
+{
+    struct lease *l = gw_server_lease(srv, c->dialog);
+    int code = 0;
+
+    if (l == NULL && (l = gw_server_acquire(srv, c->dialog, &code)) == NULL)
+        return code;
+    c->slot = l->slot;
+    c->lease_info = lease_info(l);
+    l->last_used_ms = gw_now_ms();
+    if (l->slot->ready)
+        return admit(c);
+    c->state = CALL_WAIT_INSTANCE;
+    c->next = l->waiting;
+    l->waiting = c;
+    uv_timer_start(&c->timer, on_wait_timeout, c->timeout_ms, 0);
+    return 0;
+}
+
+static int route_shared(struct gw_call *c, struct server *srv)
+{
+    for (struct slot *sl = srv->slots; sl != NULL; sl = sl->next) {
+        if (sl->role == ROLE_SHARED && sl->ready) {
+            c->slot = sl;
+            return admit(c);
+        }
+    }
+    return GW_SERVERS_E_NOT_READY;
+}
+
+int gw_servers_call(struct gw_servers *s, const struct gw_call_request *r, gw_call_cb cb,
+                    void *data, struct gw_call **out)
+{
+    const struct gw_cat_tool *t = gw_catalog_lookup(s->catalog, r->tool);
+    struct server *srv;
+    struct gw_call *c;
+    int rc;
+
+    if (t == NULL || t->server == NULL)
+        return GW_SERVERS_E_NO_TOOL;
+    srv = gw_servers_find(s, t->server);
+    if (srv == NULL || s->closing)
+        return GW_SERVERS_E_NOT_READY;
+    if (!srv->cfg->truely_stateless && r->dialog == NULL)
+        return GW_SERVERS_E_NEED_DIALOG;
+    c = call_new(s, srv, t, r);
+    c->cb = cb;
+    c->data = data;
+    s->entering = true;
+    rc = srv->cfg->truely_stateless ? route_shared(c, srv) : route_leased(c, srv);
+    s->entering = false;
+    if (rc != 0) {
+        uv_close((uv_handle_t *)&c->timer, call_free);
+        return rc;
+    }
+    if (out != NULL)
+        *out = c;
+    return 0;
+}
+
+void gw_servers_cancel(struct gw_call *c, const char *reason)
+{
+    if (c->deferred)
+        return; /* its outcome is already on its way */
+    switch (c->state) {
+    case CALL_SENT:
+        gw_instance_cancel(c->slot->inst, c->handle, reason);
+        break;
+    case CALL_QUEUED:
+        queue_remove(c->s, c);
+        gw_dispatch_fail(c, GW_MCP_E_CANCELLED, reason);
+        break;
+    case CALL_WAIT_INSTANCE:
+        if (c->slot != NULL && c->slot->lease != NULL)
+            unlink_from(&c->slot->lease->waiting, c);
+        gw_dispatch_fail(c, GW_MCP_E_CANCELLED, reason);
+        break;
+    case CALL_DONE:
+        break;
+    }
+}
