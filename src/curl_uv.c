@@ -238,6 +238,7 @@ static void secure(struct gw_curl_uv_xfer *x)
     curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
     curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, open_socket);
     curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, x);
+    if (getenv("GW_CURL_VERBOSE")) curl_easy_setopt(e, CURLOPT_VERBOSE, 1L); /*TEMP*/
     /* A proxy from the environment would make the connected address the
      * proxy's and defeat the loopback rule; loopback needs no proxy. */
     if (x->loopback_only)

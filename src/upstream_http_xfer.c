@@ -212,11 +212,21 @@ static int header_is(const char *name, size_t n, const char *want)
     return strlen(want) == n && strncasecmp(name, want, n) == 0;
 }
 
+static void response_start(struct xfer *x);
+
 static size_t on_header(char *buf, size_t size, size_t n, void *ud)
 {
     struct xfer *x = ud;
     size_t len = size * n;
     x->last_byte_ms = gw_now_ms();
+    if ((len == 2 && buf[0] == '\r') || (len == 1 && buf[0] == '\n')) {
+        /* The end of a head: a stream counts as open before its first event. */
+        long status = 0;
+        curl_easy_getinfo(x->cx.easy, CURLINFO_RESPONSE_CODE, &status);
+        if (status >= 200 && !x->started)
+            response_start(x);
+        return len;
+    }
     if (len >= 5 && memcmp(buf, "HTTP/", 5) == 0) { /* a new response (after a 1xx) */
         x->ctype[0] = '\0';
         free(x->sid);
@@ -357,7 +367,8 @@ static int on_event(void *ud, const struct gw_sse_event *ev)
     x->events++;
     if (x->kind == XK_LEGACY && strcmp(ev->type, "endpoint") == 0)
         return endpoint_event(x, ev);
-    if (strcmp(ev->type, "message") != 0)
+    /* Priming events (2025-11-25) carry an id and empty data: no message. */
+    if (strcmp(ev->type, "message") != 0 || ev->data_len == 0)
         return 0;
     note_answer(x, ev->data, ev->data_len);
     if (http_enqueue(x->h, ev->data, ev->data_len) < 0) {

@@ -519,6 +519,7 @@ START_TEST(test_streamable_roundtrip)
     struct gw_upstream_http_stats st;
     gw_upstream_http_get_stats(c.h, &st);
     ck_assert_int_ge(st.gets, 1);
+    ck_assert_int_eq(st.get_stream_open, 1);
     ck_assert_int_ge(st.posts, 4);
     ck_assert_int_eq(st.http_errors, 0);
 
@@ -877,7 +878,7 @@ static Suite *suite(void)
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN); /* as the daemon does (P5) */
-    gw_log_set_level(GW_LOG_ERROR);
+    gw_log_set_level(getenv("GW_TEST_DEBUG") ? GW_LOG_DEBUG : GW_LOG_ERROR);
     SRunner *sr = srunner_create(suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
