@@ -387,6 +387,21 @@ static void route_call(struct gw_api_ctx *ctx, struct gw_http_request *req, stru
     gw_http_on_abort(req, on_call_abort, pc);
 }
 
+/* ---- reload and events ---- */
+
+static void route_reload(struct gw_api_ctx *ctx, struct gw_http_request *req, struct match *m)
+{
+    json_t *sum = ctx->reload(ctx->data);
+    int status = json_is_true(json_object_get(sum, "ok")) ? 200 : 422;
+
+    gw_http_respond_json(req, status, sum, NULL);
+}
+
+static void route_events(struct gw_api_ctx *ctx, struct gw_http_request *req, struct match *m)
+{
+    gw_events_attach(ctx->events, req);
+}
+
 /* ---- dialogs ---- */
 
 static void route_dialogs(struct gw_api_ctx *ctx, struct gw_http_request *req, struct match *m)
@@ -502,6 +517,8 @@ static const struct route routes[] = {
     {"POST", "/v1/tools/*/call", route_call},
     {"GET", "/v1/toolsets", route_toolsets},
     {"GET", "/v1/dialogs", route_dialogs},
+    {"POST", "/v1/reload", route_reload},
+    {"GET", "/v1/events", route_events},
     {"POST", "/v1/dialogs/*/release", route_release},
     {"POST", "/v1/dialogs/*/*/release", route_release},
     {"GET", "/api/dialogs/*/*/artifact", route_artifact},

@@ -7,6 +7,8 @@
 #include "gw/curl_uv.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -238,11 +240,56 @@ static void secure(struct gw_curl_uv_xfer *x)
     curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
     curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, open_socket);
     curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, x);
-    if (getenv("GW_CURL_VERBOSE")) curl_easy_setopt(e, CURLOPT_VERBOSE, 1L); /*TEMP*/
     /* A proxy from the environment would make the connected address the
      * proxy's and defeat the loopback rule; loopback needs no proxy. */
     if (x->loopback_only)
         curl_easy_setopt(e, CURLOPT_PROXY, "");
+}
+
+/* The descriptors open now, as a bitmap indexed by fd (caller frees). */
+static unsigned char *open_fds(size_t *nbits)
+{
+    size_t cap = 1024;
+    unsigned char *bits = gw_xcalloc(cap / 8, 1);
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        size_t fd = (size_t)atoi(e->d_name);
+        if ((int)fd == dirfd(d))
+            continue; /* our own, closed below: it may be reused */
+        while (fd >= cap) {
+            bits = gw_xrealloc(bits, cap / 4);
+            memset(bits + cap / 8, 0, cap / 8);
+            cap *= 2;
+        }
+        bits[fd / 8] |= (unsigned char)(1u << (fd % 8));
+    }
+    if (d)
+        closedir(d);
+    *nbits = cap;
+    return bits;
+}
+
+/* curl_multi_init() opens a wakeup socketpair without SOCK_CLOEXEC
+ * (libcurl 7.88); every descriptor it added is marked here (P1). */
+static CURLM *multi_init_cloexec(void)
+{
+    size_t nbefore, nafter;
+    unsigned char *before = open_fds(&nbefore);
+    CURLM *multi = curl_multi_init();
+    unsigned char *after = open_fds(&nafter);
+    for (size_t fd = 0; fd < nafter; fd++) {
+        int now = after[fd / 8] & (1u << (fd % 8));
+        int was = fd < nbefore && (before[fd / 8] & (1u << (fd % 8)));
+        int fl = now && !was ? fcntl((int)fd, F_GETFD) : -1;
+        if (fl >= 0 && !(fl & FD_CLOEXEC))
+            fcntl((int)fd, F_SETFD, fl | FD_CLOEXEC);
+    }
+    free(before);
+    free(after);
+    return multi;
 }
 
 /* ---- public ---- */
@@ -256,7 +303,7 @@ int gw_curl_uv_new(uv_loop_t *loop, struct gw_curl_uv **out)
         global_done = 1;
     }
     struct gw_curl_uv *m = gw_xcalloc(1, sizeof(*m));
-    m->multi = curl_multi_init();
+    m->multi = multi_init_cloexec();
     if (!m->multi) {
         free(m);
         return UV_ENOMEM;

@@ -1,6 +1,7 @@
-/* The daemon's lifetime: load, listen, serve, reload on SIGHUP, stop on
- * SIGTERM/SIGINT. Signal handlers only set things in motion on the loop
- * (libuv delivers them as ordinary callbacks), as in Redis' ae. */
+/* The daemon's lifetime: load, listen, serve, reload (SIGHUP, the file
+ * watch, POST /v1/reload), stop on SIGTERM/SIGINT. Signal handlers only set
+ * things in motion on the loop (libuv delivers them as ordinary
+ * callbacks), as in Redis' ae. */
 #include "gw/daemon.h"
 
 #include <signal.h>
@@ -11,12 +12,15 @@
 
 #include "gw/api.h"
 #include "gw/config.h"
+#include "gw/events.h"
 #include "gw/http.h"
 #include "gw/log.h"
 #include "gw/problems.h"
 #include "gw/reaper.h"
+#include "gw/sdnotify.h"
 #include "gw/servers.h"
 #include "gw/util.h"
+#include "gw/watch.h"
 
 struct daemon {
     uv_loop_t *loop;
@@ -25,7 +29,9 @@ struct daemon {
     struct gw_problems *problems;
     struct gw_http_server *http;
     struct gw_servers *servers;
+    struct gw_events *events;
     struct gw_reaper *reaper;
+    struct gw_watch *watch;
     struct gw_api_ctx api;
     uv_signal_t sigterm, sigint, sighup;
     uv_timer_t stop_timer; /* defers a stop out of the servers module */
@@ -33,11 +39,34 @@ struct daemon {
     bool stopping;
 };
 
+static void on_problem(const struct gw_problem *p, int cleared, void *data)
+{
+    struct daemon *d = data;
+    json_t *o = gw_problem_to_json(p);
+
+    if (d->events == NULL) {
+        json_decref(o);
+        return;
+    }
+    json_object_set_new(o, "cleared", json_boolean(cleared));
+    gw_events_publish(d->events, "problem", o);
+}
+
+static void on_servers_event(void *data, const char *type, json_t *payload)
+{
+    struct daemon *d = data;
+
+    if (d->events != NULL)
+        gw_events_publish(d->events, type, payload);
+    else
+        json_decref(payload);
+}
+
 /* Replaces the config problems with this load's diagnostics. The id holds
  * key and line so an unchanged diagnostic keeps its `since`. */
 static void publish_diags(struct daemon *d, const struct gw_config *c)
 {
-    gw_problems_clear_prefix(d->problems, "config:");
+    gw_problems_mark(d->problems, "config:");
     for (size_t i = 0; i < c->ndiags; i++) {
         const struct gw_diag *g = &c->diags[i];
         char *id = gw_xasprintf("config:%s:%d:%d", g->key ? g->key : "", g->line, g->col);
@@ -51,6 +80,7 @@ static void publish_diags(struct daemon *d, const struct gw_config *c)
         free(msg);
         free(id);
     }
+    gw_problems_sweep(d->problems, "config:");
 }
 
 static void http_limits(const struct gw_gateway_config *g, struct gw_http_limits *l)
@@ -64,17 +94,10 @@ static void http_limits(const struct gw_gateway_config *g, struct gw_http_limits
     l->keepalive_timeout_ms = g->keepalive_timeout_ms;
 }
 
-/* Swaps in `next` when it has no workspace-level error; else keeps the
- * last known good snapshot (seed 000) and only reports. Takes `next`. */
-static void apply_config(struct daemon *d, struct gw_config *next)
+/* Swaps in `next` (an ok snapshot, reference taken over) and lets the
+ * servers follow. Returns the servers' summary. */
+static json_t *swap_config(struct daemon *d, struct gw_config *next)
 {
-    publish_diags(d, next);
-    if (!next->ok) {
-        gw_log(GW_LOG_ERROR, "configuration refused, keeping the last known good one", "file",
-               next->path, NULL);
-        gw_config_unref(next);
-        return;
-    }
     if (d->config != NULL && strcmp(d->config->gateway.listen, next->gateway.listen) != 0 &&
         d->opts->listen == NULL)
         gw_log(GW_LOG_WARN, "gateway.listen changed; it takes effect at the next restart", NULL);
@@ -88,35 +111,79 @@ static void apply_config(struct daemon *d, struct gw_config *next)
         http_limits(&next->gateway, &limits);
         gw_http_server_set_limits(d->http, &limits);
     }
-    gw_servers_apply(d->servers, next);
+    return gw_servers_apply(d->servers, next);
 }
 
-static int load(struct daemon *d, struct gw_config **out)
+static json_t *diag_list(const struct gw_config *c, enum gw_severity sev)
 {
-    int rc = gw_config_load(d->opts->config_path, out);
+    json_t *list = json_array();
 
-    if (rc != 0) {
-        gw_log(GW_LOG_ERROR, "cannot load the configuration", "file", d->opts->config_path,
-               "error", uv_strerror(rc), NULL);
-        return rc;
+    for (size_t i = 0; i < c->ndiags; i++) {
+        if (c->diags[i].severity != sev)
+            continue;
+        char *line = gw_diag_format(&c->diags[i]);
+        json_array_append_new(list, json_string(line));
+        free(line);
     }
-    return 0;
+    return list;
 }
 
-static void reload(struct daemon *d)
+/* One reload, whatever triggered it: parse and validate; a workspace-level
+ * error keeps the last known good config (seed 000); else the servers
+ * follow the new one. Returns {"ok", "trigger", "added", …, "errors",
+ * "warnings", "version"}. */
+static json_t *reload(struct daemon *d, const char *trigger)
 {
     struct gw_config *next;
+    json_t *sum;
 
-    gw_log(GW_LOG_INFO, "reloading", "file", d->opts->config_path, NULL);
-    if (load(d, &next) == 0)
-        apply_config(d, next);
+    gw_sdnotify_reloading();
+    gw_log(GW_LOG_INFO, "reloading", "file", d->opts->config_path, "trigger", trigger, NULL);
+    if (gw_config_load(d->opts->config_path, &next) != 0) {
+        gw_sdnotify_ready("configuration could not be read; keeping the last known good one");
+        return json_pack("{s:b, s:s, s:[s]}", "ok", 0, "trigger", trigger, "errors",
+                         "out of memory while loading the configuration");
+    }
+    publish_diags(d, next);
+    if (!next->ok) {
+        gw_log(GW_LOG_ERROR, "configuration refused, keeping the last known good one", "file",
+               next->path, NULL);
+        sum = json_pack("{s:b, s:s, s:o, s:o}", "ok", 0, "trigger", trigger, "errors",
+                        diag_list(next, GW_SEV_ERROR), "warnings",
+                        diag_list(next, GW_SEV_WARNING));
+        gw_config_unref(next);
+        gw_sdnotify_ready("configuration refused; keeping the last known good one");
+    } else {
+        json_t *errors = diag_list(next, GW_SEV_ERROR), *warnings = diag_list(next, GW_SEV_WARNING);
+        if (!next->exists)
+            gw_log(GW_LOG_WARN, "the configuration file is gone: serving an empty catalog",
+                   "file", next->path, NULL);
+        sum = swap_config(d, next);
+        json_object_set_new(sum, "ok", json_true());
+        json_object_set_new(sum, "trigger", json_string(trigger));
+        json_object_set_new(sum, "errors", errors);
+        json_object_set_new(sum, "warnings", warnings);
+        gw_sdnotify_ready(NULL);
+        gw_sdnotify_status("serving %zu servers", d->config->nservers);
+    }
+    json_object_set_new(sum, "version",
+                        json_integer((json_int_t)gw_catalog_version(
+                            gw_servers_catalog(d->servers))));
+    gw_events_publish(d->events, "reload", json_incref(sum));
+    return sum;
 }
 
-static void on_http_closed(void *data)
+static json_t *api_reload(void *data)
+{
+    return reload(data, "api");
+}
+
+static void on_file_changed(void *data)
 {
     struct daemon *d = data;
 
-    d->http = NULL;
+    if (!d->stopping)
+        json_decref(reload(d, "watch"));
 }
 
 static void on_servers_closed(void *data)
@@ -131,23 +198,39 @@ static void on_servers_closed(void *data)
     }
 }
 
+static void on_http_closed(void *data)
+{
+    ((struct daemon *)data)->http = NULL;
+}
+
+static void on_events_closed(void *data)
+{
+    ((struct daemon *)data)->events = NULL;
+}
+
 static void on_handle_closed(uv_handle_t *h)
 {
     (void)h;
 }
 
-/* Stop accepting, drain the servers for up to shutdown_grace, then let the
- * loop end once every handle is closed. */
+/* Stop accepting, end event streams, drain the servers for up to
+ * shutdown_grace, then let the loop end once every handle is closed. */
 static void stop(struct daemon *d)
 {
     if (d->stopping)
         return;
     d->stopping = true;
+    gw_sdnotify_stopping();
     gw_log(GW_LOG_INFO, "stopping", NULL);
+    if (d->watch != NULL)
+        gw_watch_close(d->watch, NULL, NULL);
+    d->watch = NULL;
+    gw_events_close(d->events, on_events_closed, d);
     if (d->http != NULL)
         gw_http_server_close(d->http, on_http_closed, d);
     gw_servers_close(d->servers, d->config ? d->config->gateway.shutdown_grace_ms : 0,
                      on_servers_closed, d);
+    gw_sdnotify_watchdog_close(NULL, NULL);
     uv_close((uv_handle_t *)&d->sigterm, on_handle_closed);
     uv_close((uv_handle_t *)&d->sigint, on_handle_closed);
     uv_close((uv_handle_t *)&d->sighup, on_handle_closed);
@@ -166,7 +249,7 @@ static void on_signal(uv_signal_t *h, int signum)
     if (d->stopping)
         return;
     if (signum == SIGHUP)
-        reload(d);
+        json_decref(reload(d, "sighup"));
     else
         stop(d);
 }
@@ -186,6 +269,8 @@ static void on_settled(void *data)
         return;
     d->api.ready = true;
     gw_log(GW_LOG_INFO, "ready: every server finished its first attempt", NULL);
+    gw_sdnotify_ready(NULL);
+    gw_sdnotify_status("serving %zu servers", d->config ? d->config->nservers : 0);
 }
 
 /* Called from inside the servers module: the stop waits for the next loop
@@ -214,7 +299,7 @@ static int first_load(struct daemon *d)
 {
     struct gw_config *c;
 
-    if (load(d, &c) != 0)
+    if (gw_config_load(d->opts->config_path, &c) != 0)
         return -1;
     if (!c->exists && d->opts->config_path_explicit) {
         gw_log(GW_LOG_ERROR, "configuration file not found", "file", c->path, NULL);
@@ -224,16 +309,16 @@ static int first_load(struct daemon *d)
     if (!c->exists)
         gw_log(GW_LOG_WARN, "no configuration file; serving an empty catalog", "file", c->path,
                NULL);
+    publish_diags(d, c);
     if (!c->ok) {
         struct gw_config *empty;
-        publish_diags(d, c);
         gw_config_unref(c);
         if (gw_config_load_buffer(d->opts->config_path, "version: 1\n", 11, &empty) != 0)
             return -1;
         gw_log(GW_LOG_ERROR, "configuration refused; starting with no servers", NULL);
         c = empty;
     }
-    apply_config(d, c);
+    json_decref(swap_config(d, c));
     return 0;
 }
 
@@ -261,29 +346,57 @@ static int start_http(struct daemon *d)
     return 0;
 }
 
-int gw_daemon_run(const struct gw_daemon_options *opts)
+static void start_watch(struct daemon *d)
 {
-    struct daemon d = {.loop = uv_default_loop(), .opts = opts};
-    struct gw_servers_cbs cbs = {on_settled, on_required_failed, &d};
+    const struct gw_gateway_config *g = &d->config->gateway;
+
+    gw_watch_start(d->loop, d->config->path, g->reload_debounce_ms, g->reload_poll_interval_ms,
+                   on_file_changed, d, &d->watch);
+}
+
+static void init(struct daemon *d, const struct gw_daemon_options *opts)
+{
+    struct gw_servers_cbs cbs = {on_settled, on_required_failed, on_servers_event, d};
     int rc;
 
+    d->loop = uv_default_loop();
+    d->opts = opts;
     signal(SIGPIPE, SIG_IGN);
-    rc = gw_reaper_start(d.loop, &d.reaper);
+    rc = gw_sdnotify_init();
+    if (rc != 0)
+        gw_log(GW_LOG_WARN, "cannot use NOTIFY_SOCKET", "error", uv_strerror(rc), NULL);
+    rc = gw_reaper_start(d->loop, &d->reaper);
     if (rc != 0)
         gw_log(GW_LOG_WARN, "cannot become a child subreaper; orphaned grandchildren may linger",
                "error", uv_strerror(rc), NULL);
-    d.problems = gw_problems_new();
-    d.api.problems = d.problems;
-    d.servers = gw_servers_new(d.loop, d.problems, &cbs);
-    d.api.servers = d.servers;
-    watch_signal(&d, &d.sigterm, SIGTERM);
-    watch_signal(&d, &d.sigint, SIGINT);
-    watch_signal(&d, &d.sighup, SIGHUP);
-    uv_timer_init(d.loop, &d.stop_timer);
-    d.stop_timer.data = &d;
+    d->problems = gw_problems_new();
+    d->events = gw_events_new(d->loop);
+    gw_problems_set_listener(d->problems, on_problem, d);
+    d->servers = gw_servers_new(d->loop, d->problems, &cbs);
+    d->api = (struct gw_api_ctx){.problems = d->problems,
+                                 .servers = d->servers,
+                                 .events = d->events,
+                                 .reload = api_reload,
+                                 .data = d};
+    watch_signal(d, &d->sigterm, SIGTERM);
+    watch_signal(d, &d->sigint, SIGINT);
+    watch_signal(d, &d->sighup, SIGHUP);
+    uv_timer_init(d->loop, &d->stop_timer);
+    d->stop_timer.data = d;
+}
+
+int gw_daemon_run(const struct gw_daemon_options *opts)
+{
+    struct daemon d = {0};
+
+    init(&d, opts);
     if (first_load(&d) != 0 || start_http(&d) != 0) {
         d.exit_code = 1;
         stop(&d);
+    } else {
+        start_watch(&d);
+        gw_sdnotify_watchdog_start(d.loop);
+        gw_sdnotify_status("starting %zu servers", d.config->nservers);
     }
     uv_run(d.loop, UV_RUN_DEFAULT);
     gw_log(GW_LOG_INFO, "stopped", "exit", d.exit_code ? "1" : "0", NULL);

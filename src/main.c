@@ -7,12 +7,14 @@
 
 #include "gw/config.h"
 #include "gw/daemon.h"
+#include "gw/import.h"
 #include "gw/log.h"
 #include "gw/version.h"
 
 static const char usage[] =
     "usage: mcpgw [-c FILE] [--listen ADDR] [--log-level debug|info|warn|error]\n"
     "       mcpgw --check-config [-c FILE]\n"
+    "       mcpgw import FILE\n"
     "       mcpgw --version\n"
     "\n"
     "  -c, --config FILE   configuration file (default: ./mcp.yaml, else .minds/mcp.yaml,\n"
@@ -20,6 +22,8 @@ static const char usage[] =
     "      --listen ADDR   host:port, [::1]:port or unix:/path (overrides gateway.listen)\n"
     "      --log-level L   debug, info, warn or error (default info)\n"
     "  -t, --check-config  validate the configuration, print every problem, exit 0 or 1\n"
+    "      import FILE     convert an mcpServers JSON, VS Code, HoloDeck agent.yaml or\n"
+    "                      chatagent toolbox file to mcp.yaml version 1 on stdout\n"
     "  -V, --version       print the version\n"
     "  -h, --help          print this help\n"
     "\n"
@@ -112,8 +116,10 @@ int main(int argc, char **argv)
         }
     }
     if (optind < argc) {
+        if (strcmp(argv[optind], "import") == 0 && argc - optind == 2)
+            return gw_import(argv[optind + 1], stdout, stderr);
         if (strcmp(argv[optind], "import") == 0)
-            fprintf(stderr, "mcpgw: import is not available in this version\n");
+            fprintf(stderr, "mcpgw: import takes one FILE\n%s", usage);
         else
             fprintf(stderr, "mcpgw: unexpected argument '%s'\n%s", argv[optind], usage);
         return 2;

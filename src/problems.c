@@ -3,6 +3,7 @@
  * than a hash table. */
 #include "gw/problems.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +13,7 @@
 struct entry {
     struct gw_problem p; /* every string owned by the entry */
     struct entry *next;
+    bool marked;
 };
 
 struct gw_problems {
@@ -95,6 +97,8 @@ void gw_problems_set(struct gw_problems *reg, const struct gw_problem *p)
     struct entry **slot = find_slot(reg, p->id);
     struct entry *e = *slot;
 
+    if (e != NULL)
+        e->marked = false;
     if (e != NULL && e->p.severity == p->severity && e->p.scope == p->scope &&
         same_text(e->p.message, p->message) && same_text(e->p.server, p->server) &&
         same_text(e->p.tool, p->tool))
@@ -150,6 +154,31 @@ int gw_problems_clear_prefix(struct gw_problems *reg, const char *prefix)
 
     while (*slot != NULL) {
         if (strncmp((*slot)->p.id, prefix, n) == 0) {
+            unlink_entry(reg, slot);
+            count++;
+        } else {
+            slot = &(*slot)->next;
+        }
+    }
+    return count;
+}
+
+void gw_problems_mark(struct gw_problems *reg, const char *prefix)
+{
+    size_t n = strlen(prefix);
+
+    for (struct entry *e = reg->head; e != NULL; e = e->next)
+        e->marked = strncmp(e->p.id, prefix, n) == 0;
+}
+
+int gw_problems_sweep(struct gw_problems *reg, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    struct entry **slot = &reg->head;
+    int count = 0;
+
+    while (*slot != NULL) {
+        if ((*slot)->marked && strncmp((*slot)->p.id, prefix, n) == 0) {
             unlink_entry(reg, slot);
             count++;
         } else {

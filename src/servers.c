@@ -24,6 +24,41 @@ static struct slot *slot_spawn(struct server *srv, enum slot_role role);
 static void top_up_spares(struct server *srv);
 static void maybe_finish_close(struct gw_servers *s);
 static void list_tools(struct server *srv, struct slot *slot);
+static void pending_failed(struct server *srv, const char *why);
+static void swap_in(struct server *srv);
+
+/* ---- events ---- */
+
+static void emit(struct gw_servers *s, const char *type, json_t *payload)
+{
+    if (s->cbs.on_event != NULL)
+        s->cbs.on_event(s->cbs.data, type, payload);
+    else
+        json_decref(payload);
+}
+
+static void set_state(struct server *srv, enum server_state st)
+{
+    if (srv->state == st)
+        return;
+    srv->state = st;
+    if (srv->replaces != NULL)
+        return; /* a replacement being prepared is not visible yet */
+    emit(srv->owner, "server",
+         json_pack("{s:s, s:s, s:s?}", "server", srv->cfg->id, "state", server_state_names[st],
+                   "lastError", srv->last_error));
+}
+
+/* Emits a catalog event when an operation changed the catalog version. */
+static void catalog_event(struct server *srv, uint64_t before, const char *change)
+{
+    uint64_t v = gw_catalog_version(srv->owner->catalog);
+
+    if (v != before)
+        emit(srv->owner, "catalog",
+             json_pack("{s:I, s:s, s:s}", "version", (json_int_t)v, "server", srv->cfg->id,
+                       "change", change));
+}
 
 /* ---- problems ---- */
 
@@ -101,7 +136,7 @@ static void check_settled(struct gw_servers *s)
 
 static void first_attempt_done(struct server *srv, bool ok)
 {
-    if (srv->first_done)
+    if (srv->first_done || srv->replaces != NULL)
         return;
     srv->first_done = true;
     if (!ok && srv->cfg->required && srv->owner->cbs.on_required_failed != NULL) {
@@ -242,7 +277,8 @@ static void on_restart_timer(uv_timer_t *t)
 
 static void schedule_restart(struct server *srv)
 {
-    if (srv->removed || srv->owner->closing || uv_is_active((uv_handle_t *)&srv->timer))
+    if (srv->removed || srv->replaces != NULL || srv->owner->closing ||
+        uv_is_active((uv_handle_t *)&srv->timer))
         return;
     if (srv->ready_at_ms && gw_now_ms() - srv->ready_at_ms >= BACKOFF_RESET_MS)
         srv->backoff_ms = BACKOFF_MIN_MS;
@@ -268,17 +304,41 @@ static void top_up_spares(struct server *srv)
 
 /* ---- discovery ---- */
 
+static const char *first_error(const struct gw_toolset_build *b)
+{
+    for (size_t i = 0; i < b->diags.n; i++) {
+        if (b->diags.v[i].severity == GW_SEV_ERROR)
+            return b->diags.v[i].message;
+    }
+    return "its tool listing was refused";
+}
+
 static bool commit_listing(struct server *srv, json_t *listing, unsigned flags)
 {
+    struct gw_catalog *cat = srv->owner->catalog;
     struct gw_toolset_build *b = gw_catalog_derive(srv->cfg, listing);
     struct gw_cat_diags diags = {0};
-    bool ok = b->ok;
+    uint64_t before = gw_catalog_version(cat);
+    char *prefix = gw_xasprintf("server:%s:catalog:", srv->cfg->id);
+    bool ok = b->ok, existed;
 
-    server_clear_problems(srv, "catalog:");
+    if (!ok && srv->replaces != NULL) {
+        pending_failed(srv, first_error(b));
+        gw_toolset_build_free(b);
+        free(prefix);
+        return false;
+    }
+    if (srv->replaces != NULL)
+        swap_in(srv);
+    existed = gw_catalog_toolset(cat, srv->cfg->id) != NULL;
+    gw_problems_mark(srv->owner->problems, prefix);
     publish_cat_diags(srv, &b->diags);
-    gw_catalog_commit(srv->owner->catalog, b, srv->snap->gateway.tool_changes, flags, &diags);
+    gw_catalog_commit(cat, b, srv->snap->gateway.tool_changes, flags, &diags);
     publish_cat_diags(srv, &diags);
     gw_cat_diags_free(&diags);
+    gw_problems_sweep(srv->owner->problems, prefix);
+    free(prefix);
+    catalog_event(srv, before, existed ? "changed" : "added");
     if (!ok && srv->state == SRV_READY) {
         /* A re-listing refused: the last known good tools stay served. */
         set_error(srv, "the new tool listing was refused; serving the last known good one");
@@ -286,14 +346,14 @@ static bool commit_listing(struct server *srv, json_t *listing, unsigned flags)
     }
     if (!ok) {
         set_error(srv, "the tool listing was refused (see problems)");
-        srv->state = SRV_FAILED;
+        set_state(srv, SRV_FAILED);
         for (struct slot *sl = srv->slots; sl != NULL; sl = sl->next)
             slot_retire(sl);
         first_attempt_done(srv, false);
         return false;
     }
-    srv->state = SRV_READY;
     set_error(srv, NULL);
+    set_state(srv, SRV_READY);
     first_attempt_done(srv, true);
     return true;
 }
@@ -302,13 +362,18 @@ static void listing_failed(struct server *srv, struct slot *slot, const char *me
 {
     char *why = gw_xasprintf("tools/list failed: %s", message);
 
+    if (srv->replaces != NULL) {
+        pending_failed(srv, why);
+        free(why);
+        return;
+    }
     set_error(srv, why);
     server_problem(srv, "start", GW_SEV_ERROR, NULL, why);
     free(why);
     if (srv->state == SRV_READY)
         return; /* a re-listing: keep serving the last known good tools */
     slot_retire(slot);
-    srv->state = SRV_FAILED;
+    set_state(srv, SRV_FAILED);
     first_attempt_done(srv, false);
     schedule_restart(srv);
 }
@@ -385,6 +450,9 @@ static void lease_died(struct server *srv, struct slot *slot, const char *why)
     struct lease *l = slot->lease;
 
     restarted_add(srv, l->dialog);
+    emit(srv->owner, "lease",
+         json_pack("{s:s, s:s, s:s, s:s}", "dialog", l->dialog, "server", srv->cfg->id, "action",
+                   "lost", "reason", why));
     gw_log(GW_LOG_WARN, "leased instance died; the dialog's next call gets a new one", "server",
            srv->cfg->id, "dialog", l->dialog, "reason", why, NULL);
     gw_dispatch_abandon(srv->owner, l, slot, GW_SERVERS_E_SPAWN, why);
@@ -406,6 +474,10 @@ static void inst_failed(struct gw_instance *inst, const char *why, void *data)
     srv->stderr_tail = tail;
     if (role == ROLE_RETIRED || srv->removed)
         return;
+    if (srv->replaces != NULL) {
+        pending_failed(srv, why);
+        return;
+    }
     set_error(srv, why);
     if (role == ROLE_LEASED || (role == ROLE_SPARE && srv->state == SRV_READY)) {
         death_problem(srv, "instance", GW_SEV_WARNING, why, tail);
@@ -413,7 +485,8 @@ static void inst_failed(struct gw_instance *inst, const char *why, void *data)
         return;
     }
     death_problem(srv, "start", GW_SEV_ERROR, why, tail);
-    srv->state = srv->state == SRV_READY || srv->state == SRV_DEGRADED ? SRV_DEGRADED : SRV_FAILED;
+    set_state(srv, srv->state == SRV_READY || srv->state == SRV_DEGRADED ? SRV_DEGRADED
+                                                                          : SRV_FAILED);
     first_attempt_done(srv, false);
     schedule_restart(srv);
 }
@@ -449,12 +522,17 @@ static struct slot *slot_spawn(struct server *srv, enum slot_role role)
     slot->role = role;
     if (gw_instance_start(srv->owner->loop, srv->cfg, &srv->snap->gateway, &cbs, ++srv->seq,
                           &slot->inst, &why) != 0) {
+        free(slot);
+        if (srv->replaces != NULL) {
+            pending_failed(srv, why);
+            free(why);
+            return NULL;
+        }
         set_error(srv, why);
         server_problem(srv, "start", GW_SEV_ERROR, NULL, why);
         free(why);
-        free(slot);
         if (srv->state == SRV_STARTING)
-            srv->state = SRV_FAILED;
+            set_state(srv, SRV_FAILED);
         first_attempt_done(srv, false);
         schedule_restart(srv);
         return NULL;
@@ -519,6 +597,10 @@ struct lease *gw_server_acquire(struct server *srv, const char *dialog, int *cod
     srv->leases = l;
     gw_log(GW_LOG_INFO, "lease", "server", srv->cfg->id, "dialog", dialog, "instance_ready",
            sl->ready ? "yes" : "no", NULL);
+    emit(srv->owner, "lease",
+         json_pack("{s:s, s:s, s:s, s:I, s:b}", "dialog", dialog, "server", srv->cfg->id, "action",
+                   "acquired", "instance", (json_int_t)gw_instance_seq(sl->inst), "warm",
+                   sl->ready));
     top_up_spares(srv);
     return l;
 }
@@ -529,6 +611,9 @@ void gw_server_release(struct lease *l, const char *why)
 
     gw_log(GW_LOG_INFO, "lease released", "server", l->srv->cfg->id, "dialog", l->dialog,
            "reason", why, NULL);
+    emit(l->srv->owner, "lease",
+         json_pack("{s:s, s:s, s:s, s:s}", "dialog", l->dialog, "server", l->srv->cfg->id,
+                   "action", "released", "reason", why));
     gw_dispatch_abandon(l->srv->owner, l, NULL, GW_SERVERS_E_RELEASED, why);
     lease_free(l);
     if (sl != NULL)
@@ -609,8 +694,8 @@ struct server *gw_servers_find(const struct gw_servers *s, const char *id)
     return NULL;
 }
 
-static struct server *server_new(struct gw_servers *s, struct gw_config *c,
-                                 const struct gw_server_config *cfg)
+static struct server *server_alloc(struct gw_servers *s, struct gw_config *c,
+                                   const struct gw_server_config *cfg)
 {
     struct server *srv = gw_xcalloc(1, sizeof *srv);
 
@@ -621,48 +706,125 @@ static struct server *server_new(struct gw_servers *s, struct gw_config *c,
     srv->loaded_at = time(NULL);
     uv_timer_init(s->loop, &srv->timer);
     srv->timer.data = srv;
-    if (!cfg->ok) {
-        srv->state = SRV_FAILED;
-        set_error(srv, cfg->error ? cfg->error : "invalid configuration");
-        first_attempt_done(srv, false);
-    } else {
-        srv->state = SRV_STARTING;
-        slot_spawn(srv, cfg->truely_stateless ? ROLE_SHARED : ROLE_DISCOVERY);
-    }
     return srv;
 }
 
-/* The caller has unlinked `srv` from the configured list. Moves it to the
- * dying list, ends its leases, stops its instances, withdraws its tools;
- * the close callbacks free it. */
-static void server_remove(struct server *srv)
+static void server_start(struct server *srv)
 {
-    struct gw_cat_diags diags = {0};
+    if (!srv->cfg->ok) {
+        srv->state = SRV_FAILED;
+        set_error(srv, srv->cfg->error ? srv->cfg->error : "invalid configuration");
+        first_attempt_done(srv, false);
+        return;
+    }
+    srv->state = SRV_STARTING;
+    slot_spawn(srv, srv->cfg->truely_stateless ? ROLE_SHARED : ROLE_DISCOVERY);
+}
 
+/* Moves `srv` (already unlinked) to the dying list, ends its leases and
+ * stops its instances; the close callbacks free it. Its tools and problems
+ * are the caller's business. */
+static void server_retire(struct server *srv, const char *why)
+{
     srv->removed = true;
     srv->next = srv->owner->dying;
     srv->owner->dying = srv;
     while (srv->leases != NULL) {
-        gw_dispatch_abandon(srv->owner, srv->leases, NULL, GW_SERVERS_E_RELEASED,
-                            "the server was removed or replaced");
-        lease_free(srv->leases);
+        struct lease *l = srv->leases;
+        emit(srv->owner, "lease",
+             json_pack("{s:s, s:s, s:s}", "dialog", l->dialog, "server", srv->cfg->id, "action",
+                       "ended"));
+        gw_dispatch_abandon(srv->owner, l, NULL, GW_SERVERS_E_RELEASED, why);
+        lease_free(l);
     }
     for (struct slot *sl = srv->slots; sl != NULL; sl = sl->next) {
-        gw_dispatch_abandon(srv->owner, NULL, sl, GW_SERVERS_E_RELEASED,
-                            "the server was removed or replaced");
+        gw_dispatch_abandon(srv->owner, NULL, sl, GW_SERVERS_E_RELEASED, why);
         slot_retire(sl);
     }
-    gw_catalog_remove(srv->owner->catalog, srv->cfg->id, &diags);
-    gw_cat_diags_free(&diags);
-    if (!srv->owner->closing)
-        server_clear_problems(srv, "");
     uv_close((uv_handle_t *)&srv->timer, on_timer_closed);
 }
 
-/* A server whose spawn inputs are unchanged keeps its instances and leases
- * and moves to the new snapshot; its catalog is derived again in place if
- * only the catalog hash changed (seed 000's in-place update). */
-static void server_adopt(struct server *srv, struct gw_config *c,
+/* A removed server: its tools leave the catalog, its problems go. */
+static void server_remove(struct server *srv)
+{
+    struct gw_cat_diags diags = {0};
+    uint64_t before = gw_catalog_version(srv->owner->catalog);
+
+    server_retire(srv, "the server was removed or replaced");
+    gw_catalog_remove(srv->owner->catalog, srv->cfg->id, &diags);
+    gw_cat_diags_free(&diags);
+    catalog_event(srv, before, "removed");
+    if (!srv->owner->closing)
+        server_clear_problems(srv, "");
+}
+
+/* Dialogs that held leases on `from` start afresh on `to`. */
+static void inherit_dialogs(struct server *to, const struct server *from)
+{
+    for (const struct lease *l = from->leases; l != NULL; l = l->next)
+        restarted_add(to, l->dialog);
+    for (size_t k = 0; k < from->nrestarted; k++) {
+        const char *d = from->restarted[(from->restarted_head + k) % RESTARTED_MAX];
+        if (d != NULL)
+            restarted_add(to, d);
+    }
+}
+
+static void unlink_pending(struct server *srv)
+{
+    struct server **link = &srv->owner->pending;
+
+    while (*link != NULL && *link != srv)
+        link = &(*link)->next;
+    if (*link == srv)
+        *link = srv->next;
+    srv->next = NULL;
+}
+
+/* A prepared replacement is ready: it takes the old one's place in the
+ * list; the old one drains and stops. The catalog commit that follows
+ * replaces the old toolset in one step. */
+static void swap_in(struct server *srv)
+{
+    struct server *old = srv->replaces;
+    struct server **link = &srv->owner->head;
+
+    unlink_pending(srv);
+    while (*link != old)
+        link = &(*link)->next;
+    *link = srv;
+    srv->next = old->next;
+    srv->replaces = NULL;
+    srv->first_done = true;
+    inherit_dialogs(srv, old);
+    gw_log(GW_LOG_INFO, "server replaced by its new configuration", "server", srv->cfg->id, NULL);
+    server_retire(old, "the server's configuration changed");
+    server_clear_problems(srv, "reload");
+    server_clear_problems(srv, "start");
+}
+
+static void discard_pending(struct server *srv)
+{
+    unlink_pending(srv);
+    srv->replaces = NULL;
+    server_retire(srv, "the replacement was abandoned");
+}
+
+static void pending_failed(struct server *srv, const char *why)
+{
+    char *msg = gw_xasprintf("the new configuration of server '%s' could not be made ready: %s; "
+                             "the last known good one keeps serving",
+                             srv->cfg->id, why);
+
+    server_problem(srv, "reload", GW_SEV_ERROR, NULL, msg);
+    free(msg);
+    discard_pending(srv);
+}
+
+/* Applies an unchanged spawn hash: the instances and leases stay; only the
+ * catalog is derived again when its hash changed. Returns whether anything
+ * changed. */
+static bool server_adopt(struct server *srv, struct gw_config *c,
                          const struct gw_server_config *cfg)
 {
     bool catalog_changed = strcmp(srv->cfg->catalog_hash, cfg->catalog_hash) != 0;
@@ -671,48 +833,92 @@ static void server_adopt(struct server *srv, struct gw_config *c,
     srv->snap = gw_config_ref(c);
     srv->cfg = cfg;
     gw_config_unref(old);
+    server_clear_problems(srv, "reload");
     if (catalog_changed && srv->state == SRV_READY) {
         json_t *listing = json_incref(gw_catalog_listing(srv->owner->catalog, cfg->id));
         commit_listing(srv, listing, GW_CATALOG_RELOAD);
         json_decref(listing);
     }
+    return catalog_changed;
 }
 
-void gw_servers_apply(struct gw_servers *s, struct gw_config *c)
+static bool serving(const struct server *srv)
 {
+    return srv->state == SRV_READY || srv->state == SRV_DEGRADED;
+}
+
+static void note(json_t *sum, const char *what, const char *id)
+{
+    json_array_append_new(json_object_get(sum, what), json_string(id));
+}
+
+/* Decides the fate of one configured server; returns the server now in
+ * its place in the list (itself, or its immediate replacement). */
+static struct server *reconcile(struct server *srv, struct gw_config *c,
+                                const struct gw_server_config *cfg, json_t *sum)
+{
+    struct server *n;
+
+    if (cfg->ok && srv->cfg->ok && strcmp(cfg->spawn_hash, srv->cfg->spawn_hash) == 0) {
+        note(sum, server_adopt(srv, c, cfg) ? "changed" : "unchanged", cfg->id);
+        return srv;
+    }
+    if (serving(srv)) {
+        if (!cfg->ok) {
+            server_problem(srv, "reload", GW_SEV_WARNING, NULL,
+                           "the new configuration of this server has errors (see the config "
+                           "problems); the last known good one keeps serving");
+            note(sum, "refused", cfg->id);
+            return srv;
+        }
+        n = server_alloc(srv->owner, c, cfg);
+        n->replaces = srv;
+        n->next = srv->owner->pending;
+        srv->owner->pending = n;
+        server_start(n);
+        note(sum, "changed", cfg->id);
+        return srv;
+    }
+    n = server_alloc(srv->owner, c, cfg);
+    inherit_dialogs(n, srv);
+    n->next = srv->next;
+    server_remove(srv);
+    server_start(n);
+    note(sum, "changed", cfg->id);
+    return n;
+}
+
+json_t *gw_servers_apply(struct gw_servers *s, struct gw_config *c)
+{
+    json_t *sum = json_pack("{s:[], s:[], s:[], s:[], s:[]}", "added", "removed", "changed",
+                            "refused", "unchanged");
     struct server **link = &s->head;
 
     s->gw = &c->gateway;
+    while (s->pending != NULL)
+        discard_pending(s->pending);
     while (*link != NULL) {
         struct server *srv = *link;
         const struct gw_server_config *cfg = gw_config_server(c, srv->cfg->id);
-        if (cfg != NULL && cfg->ok && srv->cfg->ok &&
-            strcmp(cfg->spawn_hash, srv->cfg->spawn_hash) == 0) {
-            server_adopt(srv, c, cfg);
-            link = &srv->next;
+        if (cfg == NULL) {
+            *link = srv->next;
+            note(sum, "removed", srv->cfg->id);
+            server_remove(srv);
             continue;
         }
-        *link = srv->next;
-        server_remove(srv);
+        *link = reconcile(srv, c, cfg, sum);
+        link = &(*link)->next;
     }
     for (size_t i = 0; i < c->nservers; i++) {
         if (gw_servers_find(s, c->servers[i].id) != NULL)
             continue;
-        struct server *srv = server_new(s, c, &c->servers[i]);
-        /* Dialogs that held leases on the replaced server start afresh. */
-        for (struct server *old = s->dying; old != NULL; old = old->next) {
-            if (strcmp(old->cfg->id, srv->cfg->id) == 0) {
-                for (size_t k = 0; k < old->nrestarted; k++) {
-                    const char *d = old->restarted[(old->restarted_head + k) % RESTARTED_MAX];
-                    if (d != NULL)
-                        restarted_add(srv, d);
-                }
-            }
-        }
-        *link = srv;
-        link = &srv->next;
+        *link = server_alloc(s, c, &c->servers[i]);
+        server_start(*link);
+        note(sum, "added", c->servers[i].id);
+        link = &(*link)->next;
     }
     check_settled(s);
+    return sum;
 }
 
 bool gw_servers_settled(const struct gw_servers *s)
@@ -844,6 +1050,8 @@ void gw_servers_close(struct gw_servers *s, uint64_t grace_ms, void (*cb)(void *
     s->close_cb = cb;
     s->close_data = data;
     uv_timer_stop(&s->sweep);
+    while (s->pending != NULL)
+        discard_pending(s->pending);
     while (s->head != NULL) {
         struct server *srv = s->head;
         s->head = srv->next;

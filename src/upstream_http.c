@@ -241,8 +241,8 @@ void http_go_down(struct gw_upstream_http *h, int code, const char *why)
     }
     if (h->cbs.on_down)
         h->cbs.on_down(h->cbs.data, code, why);
-    int del = h->terminate && h->session && !h->legacy && !h->killed &&
-              code != GW_HTTP_E_SESSION_GONE;
+    int del =
+        h->terminate && h->session && !h->legacy && !h->killed && code != GW_HTTP_E_SESSION_GONE;
     begin_close(h, del);
 }
 
@@ -359,9 +359,9 @@ static int visible_ascii(const char *s)
 
 static int reserved_header(const char *name)
 {
-    static const char *const names[] = {"content-type",   "accept",        "mcp-session-id",
-                                        "mcp-protocol-version", "last-event-id", "content-length",
-                                        "host",           "expect",        "transfer-encoding"};
+    static const char *const names[] = {
+        "content-type",   "accept", "mcp-session-id", "mcp-protocol-version", "last-event-id",
+        "content-length", "host",   "expect",         "transfer-encoding"};
     for (size_t i = 0; i < GW_ARRAY_SIZE(names); i++) {
         if (strcasecmp(name, names[i]) == 0)
             return 1;
@@ -377,8 +377,8 @@ static void copy_headers(struct gw_upstream_http *h, const struct gw_server_conf
     for (size_t i = 0; i < cfg->nheaders; i++) {
         const struct gw_kv *kv = &cfg->headers[i];
         if (reserved_header(kv->name)) {
-            gw_log(GW_LOG_WARN, "configured header ignored: the transport sets it", "server",
-                   h->id, "header", kv->name, NULL);
+            gw_log(GW_LOG_WARN, "configured header ignored: the transport sets it", "server", h->id,
+                   "header", kv->name, NULL);
             continue;
         }
         h->hdr_lines[h->nhdr++] = kv->value[0] ? gw_xasprintf("%s: %s", kv->name, kv->value)
@@ -424,7 +424,8 @@ int gw_upstream_http_start(uv_loop_t *loop, struct gw_curl_uv *multi,
     struct gw_upstream_http_options defaults;
     gw_upstream_http_options_init(&defaults);
     if (cfg->transport != GW_TRANSPORT_STREAMABLE_HTTP && cfg->transport != GW_TRANSPORT_SSE) {
-        say(why, whylen, "transport %s is not an HTTP transport", gw_transport_name(cfg->transport));
+        say(why, whylen, "transport %s is not an HTTP transport",
+            gw_transport_name(cfg->transport));
         return UV_EINVAL;
     }
     char *scheme = NULL;

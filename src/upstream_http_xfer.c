@@ -16,8 +16,8 @@
 #include "gw/util.h"
 #include "gw/version.h"
 
-#define ENDPOINT_MAX   8192 /* bytes of a legacy endpoint URI */
-#define SESSION_ID_MAX 256
+#define ENDPOINT_MAX     8192 /* bytes of a legacy endpoint URI */
+#define SESSION_ID_MAX   256
 #define MIN_RECONNECT_MS 100
 
 static void xfer_done(struct gw_curl_uv_xfer *cx, CURLcode rc);
@@ -277,8 +277,8 @@ static void response_start(struct xfer *x)
     if (x->sid && !h->legacy && !h->session) {
         h->session = x->sid;
         x->sid = NULL;
-        gw_log(GW_LOG_DEBUG, "upstream session established", "server", h->id, "session",
-               h->session, NULL);
+        gw_log(GW_LOG_DEBUG, "upstream session established", "server", h->id, "session", h->session,
+               NULL);
     }
     if (x->kind == XK_GET || x->kind == XK_LEGACY) {
         if (!x->sse)
@@ -334,8 +334,8 @@ static char *resolve_endpoint(struct xfer *x, const char *rel, size_t len)
         curl_url_set(u, CURLUPART_URL, rel, 0) != CURLUE_OK) {
         snprintf(x->why, sizeof(x->why), "the endpoint event of %s is not a valid URI", h->shown);
     } else if (!same_origin(base, u)) {
-        snprintf(x->why, sizeof(x->why),
-                 "the endpoint event of %s names another origin; refused", h->shown);
+        snprintf(x->why, sizeof(x->why), "the endpoint event of %s names another origin; refused",
+                 h->shown);
     } else if (curl_url_get(u, CURLUPART_URL, &out, 0) != CURLUE_OK) {
         out = NULL;
         snprintf(x->why, sizeof(x->why), "the endpoint event of %s is not a valid URI", h->shown);
@@ -477,7 +477,8 @@ static void status_sentence(const struct xfer *x, char *buf, size_t cap)
     char ex[208];
     excerpt(x, ex, sizeof(ex));
     if (x->status >= 300 && x->status < 400)
-        snprintf(buf, cap, "the upstream answered HTTP %ld (a redirect); redirects are not followed",
+        snprintf(buf, cap,
+                 "the upstream answered HTTP %ld (a redirect); redirects are not followed",
                  x->status);
     else
         snprintf(buf, cap, "the upstream answered HTTP %ld%s%s", x->status, ex[0] ? ": " : "", ex);
@@ -551,8 +552,8 @@ static void request_failed(struct xfer *x, long status, int reached, const char 
                               x->rpc_id, "error", "code", GW_HTTP_RPC_ERROR, "message", full,
                               "data", "reachedServer", reached);
         if (m && status)
-            json_object_set_new(json_object_get(json_object_get(m, "error"), "data"),
-                                "httpStatus", json_integer(status));
+            json_object_set_new(json_object_get(json_object_get(m, "error"), "data"), "httpStatus",
+                                json_integer(status));
         char *s = m ? json_dumps(m, JSON_COMPACT) : NULL;
         if (s)
             http_enqueue(h, s, strlen(s));
@@ -585,9 +586,9 @@ static int retry(struct xfer *x, uint64_t after_ms)
 
 static int is_safe(const char *method)
 {
-    static const char *const safe[] = {"initialize",     "ping",         "tools/list",
-                                       "prompts/list",   "resources/list",
-                                       "resources/templates/list"};
+    static const char *const safe[] = {"initialize",     "ping",
+                                       "tools/list",     "prompts/list",
+                                       "resources/list", "resources/templates/list"};
     for (size_t i = 0; i < GW_ARRAY_SIZE(safe); i++) {
         if (strcmp(method, safe[i]) == 0)
             return 1;
@@ -764,8 +765,10 @@ static void legacy_sentence(const struct xfer *x, CURLcode rc, char *buf, size_t
     if (x->fail == XF_EVENT_TOO_BIG || x->fail == XF_ENDPOINT)
         snprintf(buf, cap, "%s", x->why);
     else if (x->fail == XF_NOT_SSE)
-        snprintf(buf, cap, "the SSE endpoint %s answered with Content-Type \"%s\", not "
-                 "text/event-stream", h->shown, x->ctype);
+        snprintf(buf, cap,
+                 "the SSE endpoint %s answered with Content-Type \"%s\", not "
+                 "text/event-stream",
+                 h->shown, x->ctype);
     else if (x->fail == XF_READ_TIMEOUT)
         snprintf(buf, cap, "the SSE stream of %s stayed silent for %llu ms (sse_read_timeout)",
                  h->shown, (unsigned long long)h->read_ms);
@@ -803,8 +806,8 @@ static void delete_done(struct xfer *x, CURLcode rc)
 {
     char status[16];
     snprintf(status, sizeof(status), "%ld", x->started ? x->status : 0L);
-    gw_log(GW_LOG_DEBUG, "upstream session deleted", "server", x->h->id, "status", status,
-           "error", rc == CURLE_OK ? NULL : curl_easy_strerror(rc), NULL);
+    gw_log(GW_LOG_DEBUG, "upstream session deleted", "server", x->h->id, "status", status, "error",
+           rc == CURLE_OK ? NULL : curl_easy_strerror(rc), NULL);
     http_xfer_free(x);
 }
 

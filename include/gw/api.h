@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "gw/config.h"
+#include "gw/events.h"
 #include "gw/http.h"
 #include "gw/problems.h"
 #include "gw/servers.h"
@@ -22,7 +23,11 @@ struct gw_api_ctx {
     bool ready;      /* the first load has finished */
     bool loopback;   /* listening on loopback or a unix socket: Host is checked */
     time_t loaded_at;
-    struct gw_servers *servers; /* NULL until the first load */
+    struct gw_servers *servers;
+    struct gw_events *events;
+    /* POST /v1/reload: reloads now and returns the summary (new reference). */
+    json_t *(*reload)(void *data);
+    void *data;
 };
 
 /* The gw_http_handler for every request; `data` is the gw_api_ctx. */

@@ -44,6 +44,13 @@ int gw_problems_clear(struct gw_problems *reg, const char *id);
 /* Removes every problem whose id starts with `prefix`; returns the count. */
 int gw_problems_clear_prefix(struct gw_problems *reg, const char *prefix);
 
+/* Replacing a whole family without flapping: gw_problems_mark() marks
+ * every problem whose id starts with `prefix`; gw_problems_set() unmarks
+ * the ones set again; gw_problems_sweep() clears those still marked. An
+ * unchanged problem is neither cleared nor re-announced. */
+void gw_problems_mark(struct gw_problems *reg, const char *prefix);
+int gw_problems_sweep(struct gw_problems *reg, const char *prefix);
+
 size_t gw_problems_count(const struct gw_problems *reg, enum gw_severity severity);
 const struct gw_problem *gw_problems_find(const struct gw_problems *reg, const char *id);
 

@@ -59,6 +59,9 @@ struct gw_servers_cbs {
     /* A `required: true` server could not be made ready (seed 004): startup
      * must fail. `why` names the server and the cause. */
     void (*on_required_failed)(void *data, const char *why);
+    /* Something changed: type "catalog", "server" or "lease"; `payload` is
+     * a new reference the callee takes. May be NULL. */
+    void (*on_event)(void *data, const char *type, json_t *payload);
     void *data;
 };
 
@@ -66,10 +69,21 @@ struct gw_servers *gw_servers_new(uv_loop_t *loop, struct gw_problems *problems,
                                   const struct gw_servers_cbs *cbs);
 
 /* Starts, keeps or stops servers to match `config` (an ok snapshot; a
- * reference is taken). Servers whose spawn hash is unchanged keep their
- * instances and leases; the others are replaced, and their dialogs' next
- * calls say lease.restarted. */
-void gw_servers_apply(struct gw_servers *s, struct gw_config *config);
+ * reference is taken), design §8:
+ *   - a server whose spawn hash is unchanged keeps its instances and
+ *     leases; when only its catalog hash changed, its catalog is derived
+ *     again from the last listing, in place;
+ *   - a server whose spawn inputs changed and that is serving gets a
+ *     replacement prepared beside it (spawned, initialized, listed,
+ *     derived); only when that succeeds is it swapped in, and the old
+ *     instances drain and stop; if it fails, the old one keeps serving (last
+ *     known good) and a Problem says why;
+ *   - a server whose new configuration has errors keeps running on its old
+ *     one (last known good); a removed server is stopped.
+ * Dialogs that held leases on a replaced server get lease.restarted on
+ * their next call. Returns {"added":[],"removed":[],"changed":[],
+ * "refused":[],"unchanged":[]} (server ids). New reference. */
+json_t *gw_servers_apply(struct gw_servers *s, struct gw_config *config);
 
 /* Stops every instance (draining in-flight calls for up to `grace_ms`, then
  * killing) and calls `cb` once all are closed; then frees `s`. */

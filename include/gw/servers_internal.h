@@ -73,6 +73,7 @@ struct server {
     uv_timer_t timer; /* restart / spare top-up backoff */
     bool first_done;
     bool removed;
+    struct server *replaces; /* a pending replacement: the server it will replace */
     bool listing, relist;
     bool timer_closed;
     unsigned restarts;
@@ -87,6 +88,7 @@ struct gw_servers {
     struct gw_catalog *catalog;
     struct gw_servers_cbs cbs;
     struct server *head;
+    struct server *pending; /* replacements being prepared (reload) */
     struct server *dying;
     bool settled_told;
     bool closing;

@@ -103,7 +103,7 @@ struct gw_upstream_http_stats {
     uint64_t messages_out;
     uint64_t bytes_in; /* response bytes */
     uint64_t bytes_out;
-    long last_status;   /* status of the last response; 0 before one */
+    long last_status;    /* status of the last response; 0 before one */
     int get_stream_open; /* the GET (or legacy) stream is receiving */
 };
 

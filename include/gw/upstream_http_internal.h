@@ -10,7 +10,7 @@
 #include "gw/sse.h"
 #include "gw/upstream_http.h"
 
-#define HTTP_EXCERPT_MAX 1024 /* bytes of an error body kept for the sentence */
+#define HTTP_EXCERPT_MAX 1024        /* bytes of an error body kept for the sentence */
 #define HTTP_QUEUE_MAX   (64u << 20) /* messages parsed, not yet delivered */
 
 enum xkind { XK_POST, XK_GET, XK_LEGACY, XK_DELETE };
@@ -44,9 +44,9 @@ struct xfer {
     struct curl_slist *hdrs;
     char *body; /* the message POSTed, owned */
     size_t body_len;
-    json_t *rpc_id; /* the id of the request it carries, or NULL */
+    json_t *rpc_id;  /* the id of the request it carries, or NULL */
     char method[48]; /* for logs; "" when unknown */
-    int safe;       /* may be retried after it reached the server (design §9) */
+    int safe;        /* may be retried after it reached the server (design §9) */
     int is_init, is_initialized_note;
     int tries;
     uint64_t due_ms; /* waiting for a retry until then; 0 when running */

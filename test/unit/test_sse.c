@@ -67,7 +67,8 @@ START_TEST(test_standard_empty_data_example)
 {
     /* The first block is an empty event, the middle one a single newline,
      * the last is never finished. */
-    check_events("data\n\ndata\ndata\n\ndata:", "[[\"message\", \"\", \"\"], [\"message\", \"\\n\", \"\"]]");
+    check_events("data\n\ndata\ndata\n\ndata:",
+                 "[[\"message\", \"\", \"\"], [\"message\", \"\\n\", \"\"]]");
 }
 END_TEST
 

@@ -6,6 +6,8 @@
 #include <arpa/inet.h>
 #include <check.h>
 #include <curl/curl.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <ifaddrs.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -41,7 +43,8 @@ static int free_port(void)
 static int port_open(int port)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)port),
                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     int ok = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
     close(fd);
@@ -269,7 +272,7 @@ struct ctx {
     struct gw_upstream_http *h;
     struct gw_mcp_client *client;
     json_t *msgs; /* raw messages when there is no client */
-    int ready, failed, fail_code, downs, down_code, closed, replies, multi_closed;
+    int ready, failed, fail_code, downs, down_code, closed, replies, multi_closed, log_notes;
     char why[512], fail_why[512];
     struct {
         int code;
@@ -329,6 +332,13 @@ static void c_failed(void *data, int code, const char *why)
     snprintf(c->fail_why, sizeof(c->fail_why), "%s", why);
 }
 
+static void c_note(void *data, const char *method, json_t *msg)
+{
+    struct ctx *c = data;
+    if (strcmp(method, "notifications/message") == 0)
+        c->log_notes++;
+}
+
 static void c_reply(void *data, const struct gw_mcp_reply *r)
 {
     struct ctx *c = data;
@@ -348,9 +358,7 @@ static void ctx_init(struct ctx *c)
     c->msgs = json_array();
 }
 
-static void on_guard(uv_timer_t *t)
-{
-}
+static void on_guard(uv_timer_t *t) {}
 
 /* Runs the loop until *flag >= want or `ms` passed; returns whether it got there. */
 static int run_until(struct ctx *c, int *flag, int want, uint64_t ms)
@@ -394,8 +402,13 @@ static void start_transport(struct ctx *c, const struct gw_server_config *cfg,
 
 static void start_client(struct ctx *c, uint64_t init_timeout_ms)
 {
-    struct gw_mcp_client_opts o = {.send = c_send, .on_ready = c_ready, .on_failed = c_failed,
-                                   .data = c, .server_id = "t", .init_timeout_ms = init_timeout_ms};
+    struct gw_mcp_client_opts o = {.send = c_send,
+                                   .on_ready = c_ready,
+                                   .on_failed = c_failed,
+                                   .on_notification = c_note,
+                                   .data = c,
+                                   .server_id = "t",
+                                   .init_timeout_ms = init_timeout_ms};
     ck_assert_int_eq(gw_mcp_client_new(&c->loop, &o, &c->client), 0);
     ck_assert_int_eq(gw_mcp_client_start(c->client), 0);
 }
@@ -457,13 +470,13 @@ static void list_and_echo(struct ctx *c)
     ck_assert_msg(c->reply.code == 0, "tools/list: %s", c->reply.message);
     ck_assert(has_tool(c->reply.result, "echo"));
     json_t *args = json_pack("{s:s}", "message", "hello http");
-    ck_assert_int_eq(gw_mcp_client_call_tool(c->client, "echo", args, NULL, 10000, c_reply, c, NULL),
-                     0);
+    ck_assert_int_eq(
+        gw_mcp_client_call_tool(c->client, "echo", args, NULL, 10000, c_reply, c, NULL), 0);
     json_decref(args);
     wait_reply(c, c->replies + 1);
     ck_assert_msg(c->reply.code == 0, "echo: %s", c->reply.message);
-    json_t *text = json_object_get(json_array_get(json_object_get(c->reply.result, "content"), 0),
-                                   "text");
+    json_t *text =
+        json_object_get(json_array_get(json_object_get(c->reply.result, "content"), 0), "text");
     ck_assert_msg(strstr(json_string_value(text), "hello http") != NULL, "echo said %s",
                   json_string_value(text));
 }
@@ -481,7 +494,8 @@ static long probe_session(int port, const char *session, char *body, size_t cap)
     FILE *f = fmemopen(body, cap, "w");
     curl_easy_setopt(e, CURLOPT_URL, url);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, l);
-    curl_easy_setopt(e, CURLOPT_POSTFIELDS, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
+    curl_easy_setopt(e, CURLOPT_POSTFIELDS,
+                     "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
     curl_easy_setopt(e, CURLOPT_WRITEDATA, f);
     curl_easy_setopt(e, CURLOPT_TIMEOUT, 5L);
     ck_assert_int_eq(curl_easy_perform(e), CURLE_OK);
@@ -491,6 +505,25 @@ static long probe_session(int port, const char *session, char *body, size_t cap)
     curl_slist_free_all(l);
     curl_easy_cleanup(e);
     return status;
+}
+
+/* Every socket of the process is close-on-exec (P1): libcurl's included. */
+static void check_sockets_cloexec(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    int sockets = 0;
+    while ((e = readdir(d)) != NULL) {
+        char path[300], target[64] = "";
+        snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
+        if (readlink(path, target, sizeof(target) - 1) < 0 || strncmp(target, "socket:", 7) != 0)
+            continue;
+        int fd = atoi(e->d_name);
+        ck_assert_msg(fcntl(fd, F_GETFD) & FD_CLOEXEC, "socket fd %d is not close-on-exec", fd);
+        sockets++;
+    }
+    closedir(d);
+    ck_assert_int_gt(sockets, 0);
 }
 
 /* ---- tests against server-everything ---- */
@@ -514,6 +547,7 @@ START_TEST(test_streamable_roundtrip)
     ck_assert_str_eq(gw_upstream_http_protocol_version(c.h), gw_mcp_client_version(c.client));
     list_and_echo(&c);
     ck_assert_str_eq(gw_upstream_http_session_id(c.h), sid); /* kept and sent: calls worked */
+    check_sockets_cloexec();
 
     /* the GET stream was opened once the session was initialized */
     struct gw_upstream_http_stats st;
@@ -522,6 +556,13 @@ START_TEST(test_streamable_roundtrip)
     ck_assert_int_eq(st.get_stream_open, 1);
     ck_assert_int_ge(st.posts, 4);
     ck_assert_int_eq(st.http_errors, 0);
+
+    /* the server's own messages: the first may ride on the call's stream,
+     * the next (5 s later, no request in flight) can only use the GET stream */
+    ck_assert_int_eq(gw_mcp_client_call_tool(c.client, "toggle-simulated-logging", NULL, NULL,
+                                             10000, c_reply, &c, NULL),
+                     0);
+    ck_assert_msg(run_until(&c, &c.log_notes, 2, 9000), "log notifications: %d", c.log_notes);
 
     /* stop DELETEs the session: the server forgets it */
     char saved[300], body[4096] = "";
@@ -844,9 +885,9 @@ START_TEST(test_start_refuses_bad_urls)
         struct gw_server_config cfg = http_cfg(bad[i], GW_TRANSPORT_STREAMABLE_HTTP);
         char why[128] = "";
         struct gw_upstream_http *h = NULL;
-        ck_assert_int_eq(gw_upstream_http_start(&c.loop, c.multi, &cfg, NULL, &cbs, &h, why,
-                                                sizeof(why)),
-                         UV_EINVAL);
+        ck_assert_int_eq(
+            gw_upstream_http_start(&c.loop, c.multi, &cfg, NULL, &cbs, &h, why, sizeof(why)),
+            UV_EINVAL);
         ck_assert_ptr_null(h);
         ck_assert(strstr(why, "http") != NULL);
     }
