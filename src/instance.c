@@ -26,6 +26,7 @@ struct gw_instance {
     time_t since;
     json_t *last_stderr; /* kept from the transport when it closes */
     bool failed_reported;
+    uv_timer_t drain; /* bounds a drain; closed last, it frees the instance */
 };
 
 /* A call in flight: wraps the caller's callback to keep the count. */
@@ -58,6 +59,7 @@ static void stop_transport(struct gw_instance *inst)
     if (inst->state == GW_INSTANCE_STOPPING)
         return;
     inst->state = GW_INSTANCE_STOPPING;
+    uv_timer_stop(&inst->drain);
     gw_upstream_stdio_stop(inst->stdio);
 }
 
@@ -113,6 +115,15 @@ static void transport_down(void *data, int code, const char *why)
     report_failed(inst, why);
 }
 
+static void on_drain_closed(uv_handle_t *h)
+{
+    struct gw_instance *inst = h->data;
+
+    inst->cbs.on_closed(inst, inst->cbs.data);
+    json_decref(inst->last_stderr);
+    free(inst);
+}
+
 static void transport_closed(void *data)
 {
     struct gw_instance *inst = data;
@@ -120,9 +131,7 @@ static void transport_closed(void *data)
     inst->stdio = NULL;
     inst->transport = NULL;
     gw_mcp_client_close(inst->client);
-    inst->cbs.on_closed(inst, inst->cbs.data);
-    json_decref(inst->last_stderr);
-    free(inst);
+    uv_close((uv_handle_t *)&inst->drain, on_drain_closed);
 }
 
 static int make_client(struct gw_instance *inst, const struct gw_gateway_config *gw)
@@ -173,18 +182,31 @@ int gw_instance_start(uv_loop_t *loop, const struct gw_server_config *cfg,
     }
     inst->transport = gw_upstream_stdio_transport(inst->stdio);
     inst->pid = gw_upstream_stdio_pid(inst->stdio);
+    uv_timer_init(loop, &inst->drain);
+    inst->drain.data = inst;
     gw_mcp_client_start(inst->client);
     *out = inst;
     return 0;
 }
 
-void gw_instance_stop(struct gw_instance *inst)
+static void on_drain_deadline(uv_timer_t *t)
 {
-    if (inst->state == GW_INSTANCE_STOPPING)
+    struct gw_instance *inst = t->data;
+
+    gw_log(GW_LOG_WARN, "drain deadline passed; stopping with calls in flight", "server",
+           inst->cfg->id, NULL);
+    stop_transport(inst);
+}
+
+void gw_instance_stop(struct gw_instance *inst, uint64_t grace_ms)
+{
+    if (inst->state == GW_INSTANCE_STOPPING || inst->state == GW_INSTANCE_DRAINING)
         return;
     inst->state = GW_INSTANCE_DRAINING;
     if (inst->in_flight == 0)
         stop_transport(inst);
+    else if (grace_ms > 0)
+        uv_timer_start(&inst->drain, on_drain_deadline, grace_ms, 0);
 }
 
 void gw_instance_kill(struct gw_instance *inst)

@@ -228,7 +228,7 @@ static void slot_retire(struct slot *sl)
         return;
     sl->role = ROLE_RETIRED;
     sl->ready = false;
-    gw_instance_stop(sl->inst);
+    gw_instance_stop(sl->inst, sl->srv->snap->gateway.shutdown_grace_ms);
 }
 
 static void server_free_if_done(struct server *srv)

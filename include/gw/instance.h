@@ -44,9 +44,10 @@ int gw_instance_start(uv_loop_t *loop, const struct gw_server_config *cfg,
                       const struct gw_gateway_config *gw, const struct gw_instance_cbs *cbs,
                       uint64_t seq, struct gw_instance **out, char **why);
 
-/* Stops taking calls; once none is in flight, runs the transport's stop
- * sequence (design §6). on_closed follows. Idempotent. */
-void gw_instance_stop(struct gw_instance *inst);
+/* Stops taking calls; once none is in flight — or after `grace_ms` (0:
+ * no deadline), when the calls still in flight fail — runs the transport's
+ * stop sequence (design §6). on_closed follows. Idempotent. */
+void gw_instance_stop(struct gw_instance *inst, uint64_t grace_ms);
 
 /* Kills at once (daemon shutdown past its grace). on_closed follows. */
 void gw_instance_kill(struct gw_instance *inst);
