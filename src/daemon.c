@@ -12,6 +12,7 @@
 
 #include "gw/api.h"
 #include "gw/config.h"
+#include "gw/curl_uv.h"
 #include "gw/events.h"
 #include "gw/http.h"
 #include "gw/log.h"
@@ -29,6 +30,7 @@ struct daemon {
     struct gw_problems *problems;
     struct gw_http_server *http;
     struct gw_servers *servers;
+    struct gw_curl_uv *multi;
     struct gw_events *events;
     struct gw_reaper *reaper;
     struct gw_watch *watch;
@@ -191,6 +193,9 @@ static void on_servers_closed(void *data)
     struct daemon *d = data;
 
     d->servers = NULL;
+    if (d->multi != NULL)
+        gw_curl_uv_close(d->multi, NULL, NULL);
+    d->multi = NULL;
     if (d->reaper != NULL) {
         gw_reaper_scan(d->reaper);
         gw_reaper_stop(d->reaper, NULL, NULL);
@@ -372,7 +377,11 @@ static void init(struct daemon *d, const struct gw_daemon_options *opts)
     d->problems = gw_problems_new();
     d->events = gw_events_new(d->loop);
     gw_problems_set_listener(d->problems, on_problem, d);
-    d->servers = gw_servers_new(d->loop, d->problems, &cbs);
+    rc = gw_curl_uv_new(d->loop, &d->multi);
+    if (rc != 0)
+        gw_log(GW_LOG_ERROR, "cannot start the HTTP client; HTTP upstreams will fail", "error",
+               uv_strerror(rc), NULL);
+    d->servers = gw_servers_new(d->loop, d->multi, d->problems, &cbs);
     d->api = (struct gw_api_ctx){.problems = d->problems,
                                  .servers = d->servers,
                                  .events = d->events,

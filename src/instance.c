@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "gw/log.h"
+#include "gw/upstream_http.h"
 #include "gw/upstream_stdio.h"
 #include "gw/util.h"
 
@@ -15,7 +16,8 @@ struct gw_instance {
     uv_loop_t *loop;
     const struct gw_server_config *cfg;
     struct gw_instance_cbs cbs;
-    struct gw_upstream_stdio *stdio;
+    struct gw_upstream_stdio *stdio; /* one of these two */
+    struct gw_upstream_http *http;
     struct gw_transport *transport;
     struct gw_mcp_client *client;
     enum gw_instance_state state;
@@ -60,7 +62,7 @@ static void stop_transport(struct gw_instance *inst)
         return;
     inst->state = GW_INSTANCE_STOPPING;
     uv_timer_stop(&inst->drain);
-    gw_upstream_stdio_stop(inst->stdio);
+    gw_transport_stop(inst->transport);
 }
 
 static int client_send(void *data, const char *msg, size_t len)
@@ -110,7 +112,8 @@ static void transport_down(void *data, int code, const char *why)
     struct gw_instance *inst = data;
     (void)code;
 
-    inst->last_stderr = gw_upstream_stdio_stderr_lines(inst->stdio);
+    if (inst->stdio != NULL)
+        inst->last_stderr = gw_upstream_stdio_stderr_lines(inst->stdio);
     gw_mcp_client_transport_down(inst->client, why);
     report_failed(inst, why);
 }
@@ -129,6 +132,7 @@ static void transport_closed(void *data)
     struct gw_instance *inst = data;
 
     inst->stdio = NULL;
+    inst->http = NULL;
     inst->transport = NULL;
     gw_mcp_client_close(inst->client);
     uv_close((uv_handle_t *)&inst->drain, on_drain_closed);
@@ -150,12 +154,41 @@ static int make_client(struct gw_instance *inst, const struct gw_gateway_config 
     return gw_mcp_client_new(inst->loop, &o, &inst->client);
 }
 
-int gw_instance_start(uv_loop_t *loop, const struct gw_server_config *cfg,
-                      const struct gw_gateway_config *gw, const struct gw_instance_cbs *cbs,
-                      uint64_t seq, struct gw_instance **out, char **why)
+static int start_transport(struct gw_instance *inst, struct gw_curl_uv *multi,
+                           const struct gw_gateway_config *gw, const struct gw_transport_cbs *tcbs,
+                           char *buf, size_t cap)
+{
+    int rc;
+
+    if (inst->cfg->transport == GW_TRANSPORT_STDIO) {
+        struct gw_upstream_stdio_options so;
+        gw_upstream_stdio_options_init(&so);
+        so.inherit_env = gw->inherit_env;
+        so.ninherit_env = gw->ninherit_env;
+        rc = gw_upstream_stdio_start(inst->loop, inst->cfg, &so, tcbs, &inst->stdio, buf, cap);
+        if (rc == 0) {
+            inst->transport = gw_upstream_stdio_transport(inst->stdio);
+            inst->pid = gw_upstream_stdio_pid(inst->stdio);
+        }
+        return rc;
+    }
+    if (multi == NULL) {
+        snprintf(buf, cap, "transport '%s' needs the HTTP client, which is not available",
+                 gw_transport_name(inst->cfg->transport));
+        return UV_ENOTSUP;
+    }
+    rc = gw_upstream_http_start(inst->loop, multi, inst->cfg, NULL, tcbs, &inst->http, buf, cap);
+    if (rc == 0)
+        inst->transport = gw_upstream_http_transport(inst->http);
+    return rc;
+}
+
+int gw_instance_start(uv_loop_t *loop, struct gw_curl_uv *multi,
+                      const struct gw_server_config *cfg, const struct gw_gateway_config *gw,
+                      const struct gw_instance_cbs *cbs, uint64_t seq, struct gw_instance **out,
+                      char **why)
 {
     struct gw_instance *inst = gw_xcalloc(1, sizeof *inst);
-    struct gw_upstream_stdio_options so;
     struct gw_transport_cbs tcbs = {transport_message, transport_down, transport_closed, inst};
     char buf[256] = "";
     int rc;
@@ -170,18 +203,13 @@ int gw_instance_start(uv_loop_t *loop, const struct gw_server_config *cfg,
         free(inst);
         return UV_EINVAL;
     }
-    gw_upstream_stdio_options_init(&so);
-    so.inherit_env = gw->inherit_env;
-    so.ninherit_env = gw->ninherit_env;
-    rc = gw_upstream_stdio_start(loop, cfg, &so, &tcbs, &inst->stdio, buf, sizeof buf);
+    rc = start_transport(inst, multi, gw, &tcbs, buf, sizeof buf);
     if (rc != 0) {
         *why = gw_xstrdup(buf[0] ? buf : uv_strerror(rc));
         gw_mcp_client_close(inst->client);
         free(inst);
         return rc;
     }
-    inst->transport = gw_upstream_stdio_transport(inst->stdio);
-    inst->pid = gw_upstream_stdio_pid(inst->stdio);
     uv_timer_init(loop, &inst->drain);
     inst->drain.data = inst;
     gw_mcp_client_start(inst->client);
@@ -212,7 +240,10 @@ void gw_instance_stop(struct gw_instance *inst, uint64_t grace_ms)
 void gw_instance_kill(struct gw_instance *inst)
 {
     inst->state = GW_INSTANCE_STOPPING;
-    gw_upstream_stdio_kill(inst->stdio);
+    if (inst->stdio != NULL)
+        gw_upstream_stdio_kill(inst->stdio);
+    else if (inst->http != NULL)
+        gw_upstream_http_kill(inst->http);
 }
 
 static void call_done(void *data, const struct gw_mcp_reply *reply)
@@ -285,6 +316,11 @@ uint64_t gw_instance_calls(const struct gw_instance *inst)
     return inst->calls;
 }
 
+const char *gw_instance_session(const struct gw_instance *inst)
+{
+    return inst->http != NULL ? gw_upstream_http_session_id(inst->http) : NULL;
+}
+
 json_t *gw_instance_stderr_tail(const struct gw_instance *inst)
 {
     if (inst->stdio != NULL && inst->last_stderr == NULL)
@@ -299,9 +335,11 @@ json_t *gw_instance_to_json(const struct gw_instance *inst)
     json_t *info = gw_mcp_client_server_info(inst->client);
     char since[32];
 
+    json_t *o;
+
     gw_format_time(inst->since, since, sizeof since);
     gw_mcp_client_stats(inst->client, &st);
-    return json_pack("{s:I, s:s, s:i, s:s, s:i, s:I, s:s?, s:O?, s:o, s:{s:I,s:I,s:I,s:I,s:I}}",
+    o = json_pack("{s:I, s:s, s:i, s:s, s:i, s:I, s:s?, s:O?, s:o, s:{s:I,s:I,s:I,s:I,s:I}}",
                      "id", (json_int_t)inst->seq, "state", state_names[inst->state], "pid",
                      inst->pid, "since", since, "inFlight", (int)inst->in_flight, "calls",
                      (json_int_t)inst->calls, "protocolVersion", version, "serverInfo", info,
@@ -309,4 +347,14 @@ json_t *gw_instance_to_json(const struct gw_instance *inst)
                      (json_int_t)st.non_json, "badShape", (json_int_t)st.bad_shape, "unknownIds",
                      (json_int_t)st.unknown_ids, "late", (json_int_t)st.late, "notifications",
                      (json_int_t)st.notifications);
+    if (inst->http != NULL) {
+        const char *session = gw_upstream_http_session_id(inst->http);
+        const char *err = gw_upstream_http_last_error(inst->http);
+        json_object_del(o, "pid");
+        json_object_set_new(o, "session", session ? json_string(session) : json_null());
+        json_object_set_new(o, "url", json_string(gw_upstream_http_url(inst->http)));
+        if (err != NULL)
+            json_object_set_new(o, "lastError", json_string(err));
+    }
+    return o;
 }

@@ -520,8 +520,8 @@ static struct slot *slot_spawn(struct server *srv, enum slot_role role)
 
     slot->srv = srv;
     slot->role = role;
-    if (gw_instance_start(srv->owner->loop, srv->cfg, &srv->snap->gateway, &cbs, ++srv->seq,
-                          &slot->inst, &why) != 0) {
+    if (gw_instance_start(srv->owner->loop, srv->owner->multi, srv->cfg, &srv->snap->gateway,
+                          &cbs, ++srv->seq, &slot->inst, &why) != 0) {
         free(slot);
         if (srv->replaces != NULL) {
             pending_failed(srv, why);
@@ -666,12 +666,13 @@ static void on_sweep(uv_timer_t *t)
 
 /* ---- the set of servers ---- */
 
-struct gw_servers *gw_servers_new(uv_loop_t *loop, struct gw_problems *problems,
-                                  const struct gw_servers_cbs *cbs)
+struct gw_servers *gw_servers_new(uv_loop_t *loop, struct gw_curl_uv *multi,
+                                  struct gw_problems *problems, const struct gw_servers_cbs *cbs)
 {
     struct gw_servers *s = gw_xcalloc(1, sizeof *s);
 
     s->loop = loop;
+    s->multi = multi;
     s->problems = problems;
     s->catalog = gw_catalog_new();
     s->cbs = *cbs;
@@ -978,11 +979,17 @@ static json_t *lease_json(const struct lease *l)
 
     gw_format_time(l->since, since, sizeof since);
     gw_format_time(used_at, used, sizeof used);
-    return json_pack("{s:s, s:I, s:i, s:s, s:s, s:i, s:b}", "server", l->srv->cfg->id,
-                     "instance", (json_int_t)gw_instance_seq(l->slot->inst), "pid",
-                     gw_instance_pid(l->slot->inst), "since", since, "lastUsed", used,
-                     "inFlight", (int)gw_instance_in_flight(l->slot->inst), "ready",
-                     l->slot->ready);
+    json_t *o = json_pack("{s:s, s:I, s:s, s:s, s:i, s:b}", "server", l->srv->cfg->id,
+                          "instance", (json_int_t)gw_instance_seq(l->slot->inst), "since", since,
+                          "lastUsed", used, "inFlight", (int)gw_instance_in_flight(l->slot->inst),
+                          "ready", l->slot->ready);
+    const char *session = gw_instance_session(l->slot->inst);
+
+    if (l->srv->cfg->transport == GW_TRANSPORT_STDIO)
+        json_object_set_new(o, "pid", json_integer(gw_instance_pid(l->slot->inst)));
+    else
+        json_object_set_new(o, "session", session ? json_string(session) : json_null());
+    return o;
 }
 
 json_t *gw_servers_dialogs_json(const struct gw_servers *s)

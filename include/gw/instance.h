@@ -16,6 +16,7 @@
 #include <uv.h>
 
 #include "gw/config.h"
+#include "gw/curl_uv.h"
 #include "gw/mcp_client.h"
 
 struct gw_instance;
@@ -36,13 +37,15 @@ struct gw_instance_cbs {
     void *data;
 };
 
-/* Spawns the server of `cfg` and starts the handshake. `cfg` and `gw` must
- * outlive the instance (the caller holds their config snapshot). Returns 0
- * and sets *out, or a negative code with a sentence in *why (caller frees);
- * then no callback fires. */
-int gw_instance_start(uv_loop_t *loop, const struct gw_server_config *cfg,
-                      const struct gw_gateway_config *gw, const struct gw_instance_cbs *cbs,
-                      uint64_t seq, struct gw_instance **out, char **why);
+/* Starts the server of `cfg` — spawns a stdio process, or opens an HTTP
+ * session through `multi` (shared by every HTTP instance of the loop) —
+ * and the handshake. `cfg` and `gw` must outlive the instance (the caller
+ * holds their config snapshot). Returns 0 and sets *out, or a negative code
+ * with a sentence in *why (caller frees); then no callback fires. */
+int gw_instance_start(uv_loop_t *loop, struct gw_curl_uv *multi,
+                      const struct gw_server_config *cfg, const struct gw_gateway_config *gw,
+                      const struct gw_instance_cbs *cbs, uint64_t seq, struct gw_instance **out,
+                      char **why);
 
 /* Stops taking calls; once none is in flight — or after `grace_ms` (0:
  * no deadline), when the calls still in flight fail — runs the transport's
@@ -67,7 +70,9 @@ int gw_instance_list_tools(struct gw_instance *inst, uint64_t timeout_ms, gw_mcp
 enum gw_instance_state gw_instance_state(const struct gw_instance *inst);
 const char *gw_instance_state_name(enum gw_instance_state s);
 uint64_t gw_instance_seq(const struct gw_instance *inst);
-int gw_instance_pid(const struct gw_instance *inst);
+int gw_instance_pid(const struct gw_instance *inst); /* 0 for HTTP */
+/* The upstream Mcp-Session-Id of an HTTP instance, else NULL. */
+const char *gw_instance_session(const struct gw_instance *inst);
 unsigned gw_instance_in_flight(const struct gw_instance *inst);
 uint64_t gw_instance_calls(const struct gw_instance *inst); /* tools/call sent */
 

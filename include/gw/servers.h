@@ -28,6 +28,7 @@
 
 #include "gw/catalog.h"
 #include "gw/config.h"
+#include "gw/curl_uv.h"
 #include "gw/mcp_client.h"
 #include "gw/problems.h"
 
@@ -65,8 +66,11 @@ struct gw_servers_cbs {
     void *data;
 };
 
-struct gw_servers *gw_servers_new(uv_loop_t *loop, struct gw_problems *problems,
-                                  const struct gw_servers_cbs *cbs);
+/* `multi` (may be NULL: HTTP servers then fail to start) carries every
+ * HTTP upstream; it must outlive the servers (close it after
+ * gw_servers_close's callback). */
+struct gw_servers *gw_servers_new(uv_loop_t *loop, struct gw_curl_uv *multi,
+                                  struct gw_problems *problems, const struct gw_servers_cbs *cbs);
 
 /* Starts, keeps or stops servers to match `config` (an ok snapshot; a
  * reference is taken), design §8:

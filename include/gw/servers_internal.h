@@ -84,6 +84,7 @@ struct server {
 
 struct gw_servers {
     uv_loop_t *loop;
+    struct gw_curl_uv *multi; /* shared by every HTTP instance; the daemon's */
     struct gw_problems *problems;
     struct gw_catalog *catalog;
     struct gw_servers_cbs cbs;

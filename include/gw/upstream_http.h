@@ -77,9 +77,9 @@
 
 /* on_down codes, outside libuv's errno range. */
 enum {
-    GW_HTTP_E_SESSION_GONE = -5201, /* the server no longer knows the session */
-    GW_HTTP_E_TOO_BIG = -5202,      /* an SSE event over GW_HTTP_MAX_BODY */
-    GW_HTTP_E_STREAM = -5203,       /* the legacy SSE stream ended or failed */
+    GW_HTTP_E_SESSION_GONE = -5301, /* the server no longer knows the session */
+    GW_HTTP_E_TOO_BIG = -5302,      /* an SSE event over GW_HTTP_MAX_BODY */
+    GW_HTTP_E_STREAM = -5303,       /* the legacy SSE stream ended or failed */
 };
 
 struct gw_upstream_http;

@@ -153,8 +153,9 @@ servers:
 ${fixtureServer('meta', ['--tools-json', file])}${fixtureServer('other', ['--tools-json', toolsFile(dir, named('good', 'unique'))])}${fixtureServer('dup', ['--tools-json', dup], "    transform: [{prefix: {remove: 'a_', add: ''}}]\n")}`, { waitReady: true });
   t.after(() => d.stop());
   const metaNames = await names(d, 'meta');
-  assert.ok(metaNames.includes('good'));
   assert.ok(metaNames.includes('ctrl'));
+  // `good` is listed by meta and other: whichever committed first owns it.
+  assert.equal((await names(d, 'meta')).concat(await names(d, 'other')).filter((n) => n === 'good').length, 1);
   for (const n of ['bad name!', 'x'.repeat(65), 'not_object_schema', 'no_schema', 'too_deep', 'too_big', 'mcp_release']) {
     assert.ok(!metaNames.includes(n), `${n} must not be registered`);
   }

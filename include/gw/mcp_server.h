@@ -1,0 +1,74 @@
+/* The gateway as one MCP server: POST, GET and DELETE /mcp over the merged
+ * catalog, MCP streamable HTTP (2025-11-25 offered; 2025-06-18, 2025-03-26
+ * and 2024-11-05 accepted). See docs/mcp.md for the behaviour a client sees.
+ *
+ * The api module runs its gate (Host, Origin, bearer token; security.md C1,
+ * C8) and then hands every request for the path /mcp, whatever its method,
+ * to gw_mcp_server_handle(). This module answers it: JSON-RPC over POST,
+ * the session's server-to-client stream over GET, the end of a session over
+ * DELETE, 405 for anything else.
+ *
+ * Sessions: an `initialize` POST without Mcp-Session-Id creates one; its id
+ * is 128 bits from the OS CSPRNG (uv_random) written as 32 hex characters
+ * (security.md C6) and is sent only in that initialize answer. The session's
+ * dialog (design §6) is its id, unless the initialize request carried
+ * `X-Mcpgw-Dialog: <dialog>` (fixed for the session's life). At most
+ * `max_sessions` live at once (503 beyond); a session that has had no
+ * request for `idle_ms`, no GET stream open and no call in flight is ended
+ * as if DELETEd, except that the leases of a named dialog are left to
+ * lease_idle_timeout (REST calls may share them).
+ *
+ * Ownership: the daemon owns the gw_mcp_server from gw_mcp_server_new()
+ * until gw_mcp_server_close(), which frees it in its close callback. The
+ * servers module must outlive it (close this first). Every session, its
+ * streams and its calls are this module's. */
+#ifndef GW_MCP_SERVER_H
+#define GW_MCP_SERVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "gw/http.h"
+#include "gw/servers.h"
+
+#define GW_MCP_SERVER_MAX_SESSIONS 10000
+#define GW_MCP_SERVER_IDLE_MS      (60u * 60u * 1000u) /* one hour */
+#define GW_MCP_SERVER_PAGE_SIZE    100                 /* tools/list page */
+
+struct gw_mcp_server_limits {
+    size_t max_sessions; /* 0: GW_MCP_SERVER_MAX_SESSIONS */
+    uint64_t idle_ms;    /* 0: GW_MCP_SERVER_IDLE_MS */
+    size_t page_size;    /* 0: GW_MCP_SERVER_PAGE_SIZE */
+};
+
+struct gw_mcp_server;
+
+/* A server with no sessions; `servers` is borrowed and must outlive it.
+ * Starts an unreferenced sweep timer (it never keeps the loop alive). */
+struct gw_mcp_server *gw_mcp_server_new(uv_loop_t *loop, struct gw_servers *servers);
+
+/* Replaces the limits (tests, a future config key); applies to later
+ * requests and the next sweep. */
+void gw_mcp_server_set_limits(struct gw_mcp_server *ms, const struct gw_mcp_server_limits *l);
+
+/* Answers one request for /mcp (any method), now or later; registers its
+ * own abort callbacks. The caller must have run the Host/Origin/token gate. */
+void gw_mcp_server_handle(struct gw_mcp_server *ms, struct gw_http_request *req);
+
+/* The catalog's version changed (the servers' "catalog" event). Sessions
+ * with a GET stream get notifications/tools/list_changed; a burst of
+ * changes (one reload committing several servers) gives one notification. */
+void gw_mcp_server_catalog_changed(struct gw_mcp_server *ms, uint64_t version);
+
+/* Live sessions (for /metrics and tests). */
+size_t gw_mcp_server_sessions(const struct gw_mcp_server *ms);
+
+/* Daemon shutdown: ends every GET stream, cancels every call in flight (its
+ * POST gets a JSON-RPC error), frees every session without releasing leases
+ * (the servers module is stopping them anyway), closes the timers, then
+ * calls `cb` and frees `ms`. Requests for /mcp must not be handed over
+ * after this call. */
+void gw_mcp_server_close(struct gw_mcp_server *ms, void (*cb)(void *data), void *data);
+
+#endif

@@ -1,0 +1,166 @@
+/* Internals of the /mcp endpoint, shared by its three files and nothing
+ * else:
+ *   mcp_server.c   the HTTP side: methods, headers, POST bodies, exchanges;
+ *   mcp_session.c  sessions: ids, the table, expiry, the GET stream and the
+ *                  events kept for Last-Event-ID;
+ *   mcp_methods.c  the JSON-RPC methods over the servers module.
+ * The methods never look at HTTP and the sessions never parse JSON-RPC, so
+ * the stateless 2026-07-28 revision (no initialize, no sessions) can reuse
+ * mcp_methods.c with a session made per request. */
+#ifndef GW_MCP_SERVER_INTERNAL_H
+#define GW_MCP_SERVER_INTERNAL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "gw/mcp_server.h"
+
+#define MCP_SESSION_ID_LEN  32          /* hex characters: 128 bits (security.md C6) */
+#define MCP_SESSION_BUCKETS 16384       /* hash table of sessions; ids are random */
+#define MCP_KEEP_EVENTS     32          /* GET-stream events kept per session */
+#define MCP_MAX_QUEUED      (1u << 20)  /* bytes waiting on one stream; beyond: dropped */
+#define MCP_MAX_CALLS       256         /* tools/call in flight per session */
+#define MCP_MAX_BATCH       100         /* messages in one 2025-03-26 batch */
+#define MCP_SWEEP_MS        60000       /* idle-session sweep period */
+#define MCP_NOTIFY_DELAY_MS 50          /* coalesces one reload's catalog commits */
+#define MCP_VERSION_MAX     16
+
+/* JSON-RPC error codes (JSON-RPC 2.0; -32000/-32001 as the SDK servers use
+ * them for transport-level refusals). */
+enum {
+    RPC_PARSE_ERROR = -32700,
+    RPC_INVALID_REQUEST = -32600,
+    RPC_METHOD_NOT_FOUND = -32601,
+    RPC_INVALID_PARAMS = -32602,
+    RPC_INTERNAL_ERROR = -32603,
+    RPC_BAD_REQUEST = -32000,
+    RPC_SESSION_NOT_FOUND = -32001,
+};
+
+struct gw_mcp_call;
+
+/* A GET-stream event kept for replay: `text` is the framed SSE event. */
+struct mcp_kept {
+    uint64_t seq;
+    char *text;
+};
+
+/* One MCP session. Owned by the server's table; freed by
+ * gw_mcp__session_end(). */
+struct gw_mcp_session {
+    struct gw_mcp_session *hnext;       /* bucket chain */
+    struct gw_mcp_session *prev, *next; /* every session, oldest first */
+    struct gw_mcp_server *ms;
+    char id[MCP_SESSION_ID_LEN + 1];
+    char dialog[GW_DIALOG_MAX + 1]; /* canonical */
+    bool named_dialog;              /* from X-Mcpgw-Dialog */
+    char version[MCP_VERSION_MAX];  /* negotiated protocol version */
+    json_t *client_caps;            /* owned; the client's capabilities */
+    char log_level[16];             /* logging/setLevel; "info" until set */
+    bool initialized;               /* notifications/initialized arrived */
+    uint64_t last_used_ms;
+    struct gw_http_request *get; /* the open GET stream, or NULL */
+    bool had_get;                /* events are kept only once a GET stream was opened */
+    struct mcp_kept *kept;       /* MCP_KEEP_EVENTS slots, allocated with the first event */
+    uint64_t next_seq;           /* the next SSE event id of this session */
+    struct gw_mcp_call *calls;   /* tools/call in flight */
+    unsigned ncalls;
+};
+
+/* One POST: the answers to the requests in it are gathered here and sent
+ * together once the last one is in. Owned by itself: freed when answered. */
+struct gw_mcp_exchange {
+    struct gw_http_request *req; /* NULL once the client went away */
+    json_t *replies;             /* JSON-RPC responses, in completion order */
+    unsigned waiting;            /* requests not answered yet (+1 while dispatching) */
+    bool batch;                  /* the body was an array: answer an array */
+    bool sse;                    /* answer as text/event-stream */
+    char *session_header;        /* "Mcp-Session-Id: …" on an initialize answer */
+};
+
+/* A tools/call in flight. Owned by itself: freed by its outcome callback. */
+struct gw_mcp_call {
+    struct gw_mcp_call *next;  /* the session's list */
+    struct gw_mcp_session *s;  /* NULL once the session ended */
+    struct gw_mcp_exchange *x; /* gets the answer */
+    struct gw_call *call;
+    json_t *id; /* the client's request id */
+    char *tool;
+    uint64_t started_ms;
+};
+
+struct gw_mcp_server {
+    uv_loop_t *loop;
+    struct gw_servers *servers;
+    struct gw_mcp_server_limits lim;
+    struct gw_mcp_session *buckets[MCP_SESSION_BUCKETS];
+    struct gw_mcp_session *head, *tail;
+    size_t nsessions;
+    uv_timer_t sweep;  /* idle sessions */
+    uv_timer_t notify; /* coalesced list_changed */
+    unsigned open_handles;
+    uint64_t notified_version; /* the catalog version sessions were told about */
+    void (*close_cb)(void *data);
+    void *close_data;
+    bool closing;
+};
+
+/* ---- mcp_server.c ---- */
+
+/* {"jsonrpc":"2.0","id":id,"result":result}; `result` is stolen, `id`
+ * borrowed. New reference. */
+json_t *gw_mcp__result(json_t *id, json_t *result);
+/* {"jsonrpc":"2.0","id":id|null,"error":{"code","message"}}. New reference. */
+json_t *gw_mcp__error(json_t *id, int code, const char *message);
+/* Appends a response (stolen) to the exchange. */
+void gw_mcp__exchange_add(struct gw_mcp_exchange *x, json_t *reply);
+/* One request of the exchange is answered; the last one sends the answer
+ * and frees `x`. */
+void gw_mcp__exchange_done(struct gw_mcp_exchange *x);
+
+/* ---- mcp_session.c ---- */
+
+/* A new session in the table with `dialog` (canonical; NULL: its own id).
+ * Returns 0 and sets *out, UV_EBUSY when max_sessions are live, or
+ * uv_random's error. */
+int gw_mcp__session_new(struct gw_mcp_server *ms, const char *dialog,
+                        struct gw_mcp_session **out);
+/* The live session with this id, or NULL (any string is safe to pass). */
+struct gw_mcp_session *gw_mcp__session_find(struct gw_mcp_server *ms, const char *id);
+/* Ends a session: its GET stream is ended, its calls are cancelled (their
+ * POSTs get an error), its dialog's leases are released when `release`,
+ * and it is freed. */
+void gw_mcp__session_end(struct gw_mcp_session *s, bool release, const char *why);
+/* Makes `req` the session's GET stream (the caller checked there is none)
+ * and replays kept events after `last_event_id` (may be NULL). */
+void gw_mcp__session_attach(struct gw_mcp_session *s, struct gw_http_request *req,
+                            const char *last_event_id);
+/* Sends a notification (borrowed) on the session's GET stream, keeping it
+ * for replay when the session ever opened one. */
+void gw_mcp__session_send(struct gw_mcp_session *s, json_t *msg);
+/* Ends sessions idle for lim.idle_ms (the sweep timer). */
+void gw_mcp__sessions_sweep(struct gw_mcp_server *ms);
+
+/* ---- mcp_methods.c ---- */
+
+/* The protocol versions accepted, newest (offered) first. */
+extern const char *const gw_mcp__versions[];
+bool gw_mcp__version_supported(const char *v);
+
+/* Handles one message of a POST on session `s`: a request's answer is added
+ * to `x` now or, for tools/call, later (x->waiting counts it); a
+ * notification or a response adds nothing. `msg` is borrowed. */
+void gw_mcp__dispatch(struct gw_mcp_session *s, struct gw_mcp_exchange *x, json_t *msg);
+
+/* Checks an initialize request's params; returns NULL and sets *version to
+ * the version to answer (the client's when supported, else ours), or
+ * returns a JSON-RPC error message (new reference) for `id`. */
+json_t *gw_mcp__initialize_check(json_t *id, json_t *params, const char **version);
+/* The InitializeResult for `version`. New reference. */
+json_t *gw_mcp__initialize_result(const char *version);
+
+/* Cancels the session's call with this JSON-RPC id (notifications/cancelled). */
+void gw_mcp__cancel(struct gw_mcp_session *s, json_t *request_id, const char *reason);
+
+#endif

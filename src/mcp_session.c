@@ -1,0 +1,265 @@
+/* /mcp sessions: unguessable ids, the table, idle expiry, and each
+ * session's server-to-client GET stream with the events kept for
+ * Last-Event-ID.
+ *
+ * SSE event ids are "<stream>.<seq>": `seq` counts every event of the
+ * session (so ids are unique across its streams, as the spec asks) and
+ * `stream` says which stream an id belongs to, so a Last-Event-ID replays
+ * only that stream's events. Stream 0 is the GET stream; numbers above are
+ * reserved for POST streams once calls stream progress. */
+#include "gw/mcp_server_internal.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gw/log.h"
+#include "gw/util.h"
+
+static size_t bucket_of(const char *id)
+{
+    size_t h = 5381;
+
+    for (const char *p = id; *p != '\0'; p++)
+        h = h * 33 + (unsigned char)*p;
+    return h % MCP_SESSION_BUCKETS;
+}
+
+/* 16 bytes from the OS CSPRNG as 32 lowercase hex characters. */
+static int random_id(uv_loop_t *loop, char *out)
+{
+    unsigned char raw[MCP_SESSION_ID_LEN / 2];
+    int rc = uv_random(loop, NULL, raw, sizeof raw, 0, NULL);
+
+    if (rc != 0)
+        return rc;
+    for (size_t i = 0; i < sizeof raw; i++)
+        snprintf(out + 2 * i, 3, "%02x", raw[i]);
+    return 0;
+}
+
+struct gw_mcp_session *gw_mcp__session_find(struct gw_mcp_server *ms, const char *id)
+{
+    if (id == NULL || strlen(id) != MCP_SESSION_ID_LEN)
+        return NULL;
+    for (struct gw_mcp_session *s = ms->buckets[bucket_of(id)]; s != NULL; s = s->hnext) {
+        if (strcmp(s->id, id) == 0)
+            return s;
+    }
+    return NULL;
+}
+
+static void link_session(struct gw_mcp_server *ms, struct gw_mcp_session *s)
+{
+    size_t b = bucket_of(s->id);
+
+    s->hnext = ms->buckets[b];
+    ms->buckets[b] = s;
+    s->prev = ms->tail;
+    if (ms->tail != NULL)
+        ms->tail->next = s;
+    else
+        ms->head = s;
+    ms->tail = s;
+    ms->nsessions++;
+}
+
+static void unlink_session(struct gw_mcp_server *ms, struct gw_mcp_session *s)
+{
+    struct gw_mcp_session **link = &ms->buckets[bucket_of(s->id)];
+
+    while (*link != s)
+        link = &(*link)->hnext;
+    *link = s->hnext;
+    if (s->prev != NULL)
+        s->prev->next = s->next;
+    else
+        ms->head = s->next;
+    if (s->next != NULL)
+        s->next->prev = s->prev;
+    else
+        ms->tail = s->prev;
+    ms->nsessions--;
+}
+
+int gw_mcp__session_new(struct gw_mcp_server *ms, const char *dialog,
+                        struct gw_mcp_session **out)
+{
+    struct gw_mcp_session *s;
+    char id[MCP_SESSION_ID_LEN + 1];
+    int rc;
+
+    if (ms->nsessions >= ms->lim.max_sessions)
+        return UV_EBUSY;
+    /* A collision of 128 random bits does not happen; the loop only makes
+     * "an id reaches only its owner" independent of that argument. */
+    do {
+        rc = random_id(ms->loop, id);
+        if (rc != 0)
+            return rc;
+    } while (gw_mcp__session_find(ms, id) != NULL);
+    s = gw_xcalloc(1, sizeof *s);
+    s->ms = ms;
+    memcpy(s->id, id, sizeof id);
+    snprintf(s->dialog, sizeof s->dialog, "%s", dialog ? dialog : id);
+    s->named_dialog = dialog != NULL;
+    snprintf(s->log_level, sizeof s->log_level, "info");
+    s->client_caps = json_object();
+    s->last_used_ms = gw_now_ms();
+    s->next_seq = 1;
+    link_session(ms, s);
+    *out = s;
+    return 0;
+}
+
+static void on_stream_abort(struct gw_http_request *req, void *data)
+{
+    struct gw_mcp_session *s = data;
+
+    if (s->get == req)
+        s->get = NULL;
+}
+
+/* Ends the GET stream (the client may come back with Last-Event-ID). */
+static void end_stream(struct gw_mcp_session *s)
+{
+    struct gw_http_request *req = s->get;
+
+    if (req == NULL)
+        return;
+    s->get = NULL;
+    gw_http_on_abort(req, NULL, NULL);
+    gw_http_stream_end(req);
+}
+
+/* Writes to the GET stream; a client that does not keep up loses the
+ * stream (never the loop's memory) and can resume with Last-Event-ID. */
+static int stream_write(struct gw_mcp_session *s, const char *text)
+{
+    int rc;
+
+    if (s->get == NULL)
+        return -1;
+    rc = gw_http_stream_write(s->get, text, strlen(text), MCP_MAX_QUEUED);
+    if (rc == UV_ENOBUFS) {
+        gw_log(GW_LOG_WARN, "mcp stream client too slow; stream ended", "peer", s->get->peer,
+               NULL);
+        end_stream(s);
+    }
+    return rc;
+}
+
+void gw_mcp__session_send(struct gw_mcp_session *s, json_t *msg)
+{
+    char *body = json_dumps(msg, JSON_COMPACT);
+    uint64_t seq = s->next_seq++;
+    char *text = gw_xasprintf("id: 0.%" PRIu64 "\nevent: message\ndata: %s\n\n", seq,
+                              body ? body : "null");
+
+    free(body);
+    stream_write(s, text);
+    if (!s->had_get) {
+        free(text);
+        return;
+    }
+    if (s->kept == NULL)
+        s->kept = gw_xcalloc(MCP_KEEP_EVENTS, sizeof *s->kept);
+    free(s->kept[seq % MCP_KEEP_EVENTS].text);
+    s->kept[seq % MCP_KEEP_EVENTS] = (struct mcp_kept){seq, text};
+}
+
+/* Parses "0.<seq>" (a GET-stream event id of ours); returns 0 or -1. */
+static int parse_event_id(const char *id, uint64_t *seq)
+{
+    char *end;
+
+    if (id == NULL || strncmp(id, "0.", 2) != 0 || id[2] < '0' || id[2] > '9')
+        return -1;
+    *seq = strtoull(id + 2, &end, 10);
+    return *end == '\0' ? 0 : -1;
+}
+
+/* Sends the kept events after `last`, oldest first. */
+static void replay(struct gw_mcp_session *s, uint64_t last)
+{
+    uint64_t first = s->next_seq > MCP_KEEP_EVENTS ? s->next_seq - MCP_KEEP_EVENTS : 1;
+
+    for (uint64_t seq = last + 1 > first ? last + 1 : first; s->kept && seq < s->next_seq;
+         seq++) {
+        const struct mcp_kept *k = &s->kept[seq % MCP_KEEP_EVENTS];
+        if (k->seq == seq && k->text != NULL && stream_write(s, k->text) != 0)
+            return;
+    }
+}
+
+void gw_mcp__session_attach(struct gw_mcp_session *s, struct gw_http_request *req,
+                            const char *last_event_id)
+{
+    static const char *const headers[] = {"Cache-Control: no-store", NULL};
+    uint64_t last;
+    char *priming;
+
+    s->get = req;
+    s->had_get = true;
+    gw_http_stream_begin(req, 200, "text/event-stream", headers);
+    gw_http_on_abort(req, on_stream_abort, s);
+    if (parse_event_id(last_event_id, &last) == 0 && last < s->next_seq)
+        replay(s, last);
+    if (s->get == NULL || strcmp(s->version, "2025-11-25") < 0)
+        return;
+    /* 2025-11-25 priming event: an id before any message, so a client whose
+     * stream breaks early can still resume; older clients may choke on its
+     * empty data, so they do not get one. */
+    priming = gw_xasprintf("id: 0.%" PRIu64 "\ndata: \n\n", s->next_seq++);
+    stream_write(s, priming);
+    free(priming);
+}
+
+/* Cancels the session's calls; their outcome callbacks answer their POSTs. */
+static void cancel_calls(struct gw_mcp_session *s, const char *why)
+{
+    while (s->calls != NULL) {
+        struct gw_mcp_call *c = s->calls;
+        s->calls = c->next;
+        c->next = NULL;
+        c->s = NULL;
+        gw_servers_cancel(c->call, why);
+    }
+    s->ncalls = 0;
+}
+
+void gw_mcp__session_end(struct gw_mcp_session *s, bool release, const char *why)
+{
+    struct gw_mcp_server *ms = s->ms;
+
+    unlink_session(ms, s);
+    end_stream(s);
+    cancel_calls(s, why);
+    if (release) {
+        json_t *released = json_array();
+        gw_servers_release(ms->servers, s->dialog, NULL, released);
+        json_decref(released);
+    }
+    gw_log(GW_LOG_INFO, "mcp session ended", "dialog", s->dialog, "why", why, NULL);
+    for (size_t i = 0; s->kept != NULL && i < MCP_KEEP_EVENTS; i++)
+        free(s->kept[i].text);
+    free(s->kept);
+    json_decref(s->client_caps);
+    free(s);
+}
+
+void gw_mcp__sessions_sweep(struct gw_mcp_server *ms)
+{
+    uint64_t now = gw_now_ms();
+    struct gw_mcp_session *s = ms->head, *next;
+
+    for (; s != NULL; s = next) {
+        next = s->next;
+        if (s->get != NULL || s->ncalls > 0 || now - s->last_used_ms < ms->lim.idle_ms)
+            continue;
+        /* A named dialog may be shared with REST calls: its leases follow
+         * lease_idle_timeout instead. */
+        gw_mcp__session_end(s, !s->named_dialog, "idle");
+    }
+}

@@ -1,0 +1,118 @@
+// Streamable HTTP and legacy SSE upstreams (design §4, §9; seed 002) against
+// server-everything from npm, started here on loopback ports.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import net from 'node:net';
+import path from 'node:path';
+import { start, waitFor, nodeModules, slow } from './lib/harness.mjs';
+
+const EVERYTHING = path.join(nodeModules, '.bin/mcp-server-everything');
+
+function freePort() {
+  return new Promise((resolve) => {
+    const srv = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function everything(mode) {
+  const port = await freePort();
+  const child = spawn(EVERYTHING, [mode], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+  child.stderr.on('data', () => {});
+  await waitFor(() => new Promise((resolve) => {
+    const s = net.connect({ host: '127.0.0.1', port }, () => { s.destroy(); resolve(true); });
+    s.on('error', () => resolve(false));
+  }), 20000 * slow, 100);
+  return { port, child, stop: () => { try { process.kill(child.pid, 'SIGKILL'); } catch { /* gone */ } } };
+}
+
+test('streamable HTTP: catalog, calls, one MCP session per dialog, release ends the session', async (t) => {
+  const up = await everything('streamableHttp');
+  t.after(() => up.stop());
+  const d = await start(`version: 1
+servers:
+  web:
+    transport: streamable_http
+    url: http://127.0.0.1:${up.port}/mcp
+    headers: {X-Test: 'literal'}
+    transform: [{prefix: 'w_'}]
+`, { waitReady: true });
+  t.after(() => d.stop());
+  const tools = (await d.get('/v1/tools?toolset=web')).json.tools.map((x) => x.name);
+  assert.ok(tools.includes('w_echo'), JSON.stringify(tools));
+  const a = await d.post('/v1/tools/w_echo/call', { dialog: 'a', arguments: { message: 'over http' } });
+  assert.equal(a.status, 200, a.body);
+  assert.equal(a.json.contentItems[0].text, 'Echo: over http');
+  assert.ok(a.json.lease.reminder);
+  await d.post('/v1/tools/w_echo/call', { dialog: 'b', arguments: { message: 'x' } });
+  const dialogs = (await d.get('/v1/dialogs')).json.dialogs;
+  const sa = dialogs.find((x) => x.dialog === 'a').leases[0].session;
+  const sb = dialogs.find((x) => x.dialog === 'b').leases[0].session;
+  assert.ok(sa && sb, JSON.stringify(dialogs));
+  assert.notEqual(sa, sb, 'each dialog has its own MCP session');
+  assert.equal((await d.post('/v1/dialogs/a/release', {})).status, 200);
+  // The released session was DELETEd upstream: it is unknown to the server now.
+  await waitFor(async () => {
+    const r = await fetch(`http://127.0.0.1:${up.port}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sa, 'mcp-protocol-version': '2025-11-25' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    return r.status === 404 || r.status === 400;
+  });
+  const img = await d.post('/v1/tools/w_get-tiny-image/call', { dialog: 'b', arguments: {} });
+  assert.equal(img.status, 200, img.body);
+  assert.ok(img.json.contentItems.some((x) => x.type === 'input_image' && x.mimeType === 'image/png'));
+});
+
+test('streamable HTTP: a lost session restarts the lease', async (t) => {
+  let up = await everything('streamableHttp');
+  t.after(() => up.stop());
+  const d = await start(`version: 1\nservers:\n  web:\n    transport: http\n    url: http://127.0.0.1:${up.port}/mcp\n`, { waitReady: true });
+  t.after(() => d.stop());
+  assert.equal((await d.post('/v1/tools/echo/call', { dialog: 'a', arguments: { message: '1' } })).status, 200);
+  const port = up.port;
+  up.stop();
+  await new Promise((r) => up.child.on('exit', r));
+  const down = await d.post('/v1/tools/echo/call', { dialog: 'a', arguments: { message: '2' } });
+  assert.ok([502, 503].includes(down.status), down.body);
+  up = await (async () => {
+    const child = spawn(EVERYTHING, ['streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'ignore'] });
+    const u = { port, child, stop: () => { try { process.kill(child.pid, 'SIGKILL'); } catch { /* gone */ } } };
+    await waitFor(() => new Promise((resolve) => {
+      const s = net.connect({ host: '127.0.0.1', port }, () => { s.destroy(); resolve(true); });
+      s.on('error', () => resolve(false));
+    }), 20000 * slow, 100);
+    return u;
+  })();
+  const again = await waitFor(async () => {
+    const r = await d.post('/v1/tools/echo/call', { dialog: 'a', arguments: { message: '3' } });
+    return r.status === 200 ? r : null;
+  }, 20000 * slow, 200);
+  assert.equal(again.json.contentItems[0].text, 'Echo: 3');
+  assert.equal(again.json.lease.restarted, true);
+});
+
+test('legacy HTTP+SSE transport', async (t) => {
+  const up = await everything('sse');
+  t.after(() => up.stop());
+  const d = await start(`version: 1\nservers:\n  old:\n    transport: sse\n    truely-stateless: true\n    url: http://127.0.0.1:${up.port}/sse\n`, { waitReady: true });
+  t.after(() => d.stop());
+  const r = await d.post('/v1/tools/echo/call', { arguments: { message: 'legacy' } });
+  assert.equal(r.status, 200, r.body);
+  assert.equal(r.json.contentItems[0].text, 'Echo: legacy');
+  const s = (await d.get('/v1/servers')).json.servers[0];
+  assert.equal(s.transport, 'sse');
+  assert.equal(s.state, 'ready');
+});
+
+test('plain http to a non-loopback host is refused', async (t) => {
+  const d = await start('version: 1\nservers:\n  far:\n    transport: streamable_http\n    url: http://192.0.2.1/mcp\n', { waitReady: true });
+  t.after(() => d.stop());
+  const s = (await d.get('/v1/servers')).json.servers[0];
+  assert.equal(s.state, 'failed');
+  assert.match(s.lastError, /https/);
+});
