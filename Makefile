@@ -38,7 +38,11 @@ LLHTTP_OBJ      := $(BUILD)/llhttp/api.o $(BUILD)/llhttp/http.o $(BUILD)/llhttp/
 ASAN_LLHTTP_OBJ := $(LLHTTP_OBJ:$(BUILD)/llhttp/%=$(BUILD)/asan/llhttp/%)
 
 DEB_PKGS := gcc make pkg-config libuv1-dev libyaml-dev node-llhttp libcurl4-openssl-dev \
-            libjansson-dev check clang libclang-rt-14-dev valgrind wrk curl
+            libjansson-dev check clang libclang-rt-14-dev valgrind wrk curl haproxy systemd \
+            groff-base
+# promtool comes out of Debian's prometheus package without installing it,
+# so that no Prometheus server is enabled on the machine as a side effect.
+PROMTOOL := $(BUILD)/tools/usr/bin/promtool
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 NODE_STAMP := test/node_modules/.mcpgw-installed
 
@@ -79,7 +83,7 @@ $(BUILD)/asan/test_%: test/unit/test_%.c $(ASAN_LIB_OBJ) $(BUILD)/asan/libllhttp
 
 # Adversarial MCP servers used by the integration tests.
 $(BUILD)/fixtures/%: test/fixtures/%.c | $(BUILD)/fixtures
-	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -Werror -o $@ $< -ljansson
+	$(CC) -std=gnu11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror -o $@ $< -ljansson
 
 fixtures: $(FIXTURE_BIN)
 
@@ -94,7 +98,16 @@ deps:
 		$(SUDO) apt-get update -qq && \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
-	@$(MAKE) --no-print-directory $(NODE_STAMP)
+	@$(MAKE) --no-print-directory $(NODE_STAMP) $(PROMTOOL)
+
+$(PROMTOOL):
+	mkdir -p $(BUILD)/tools/deb
+	cd $(BUILD)/tools/deb && rm -f prometheus_*.deb && \
+		{ apt-get download -qq prometheus || \
+		  { $(SUDO) apt-get update -qq && apt-get download -qq prometheus; }; }
+	dpkg-deb -x $(BUILD)/tools/deb/prometheus_*.deb $(BUILD)/tools
+	rm -rf $(BUILD)/tools/deb
+	touch $@
 
 $(NODE_STAMP): test/package.json test/package-lock.json
 	cd test && npm ci --no-audit --no-fund --loglevel=error
@@ -108,6 +121,7 @@ unit: $(UNIT_BIN)
 		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 $$t; done
 
 integration: all asan fixtures $(NODE_STAMP)
+	PATH="$(CURDIR)/$(BUILD)/tools/usr/bin:$$PATH" \
 	MCPGW_BIN=$${MCPGW_BIN:-$(CURDIR)/$(BUILD)/asan/mcpgw} node --test test/integration/*.test.mjs
 
 test: deps all
@@ -115,24 +129,40 @@ test: deps all
 	@$(MAKE) --no-print-directory integration
 
 valgrind: all fixtures $(NODE_STAMP)
+	PATH="$(CURDIR)/$(BUILD)/tools/usr/bin:$$PATH" \
 	MCPGW_BIN=$(CURDIR)/$(BUILD)/mcpgw MCPGW_WRAPPER=valgrind node --test test/integration/*.test.mjs
 
 format:
 	clang-format -i $(SRC) $(HDRS) $(UNIT_SRC) $(FIXTURE_SRC)
 
+UNITDIR     ?= $(PREFIX)/lib/systemd/system
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
+MANDIR      ?= $(PREFIX)/share/man
+DOCDIR      ?= $(PREFIX)/share/doc/mcpgw
+
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(SYSCONFDIR)/mcpgw \
-		$(DESTDIR)$(PREFIX)/share/doc/mcpgw $(DESTDIR)$(PREFIX)/lib/systemd/system
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(SYSCONFDIR)/mcpgw $(DESTDIR)$(DOCDIR) \
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) \
+		$(DESTDIR)$(MANDIR)/man8
 	install -m 0755 $(BUILD)/mcpgw $(DESTDIR)$(PREFIX)/bin/mcpgw
 	[ -e $(DESTDIR)$(SYSCONFDIR)/mcpgw/mcp.yaml ] || \
-		install -m 0640 conf/mcp.yaml $(DESTDIR)$(SYSCONFDIR)/mcpgw/mcp.yaml
-	install -m 0644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/mcpgw/
-	[ ! -e systemd/mcpgw.service ] || \
-		install -m 0644 systemd/mcpgw.service $(DESTDIR)$(PREFIX)/lib/systemd/system/
+		install -m 0644 conf/system.yaml $(DESTDIR)$(SYSCONFDIR)/mcpgw/mcp.yaml
+	install -m 0644 README.md docs/*.md $(DESTDIR)$(DOCDIR)/
+	sed 's|/usr/local/|$(PREFIX)/|g' systemd/mcpgw.service > $(DESTDIR)$(UNITDIR)/mcpgw.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/mcpgw.service
+	install -m 0644 systemd/mcpgw.sysusers $(DESTDIR)$(SYSUSERSDIR)/mcpgw.conf
+	install -m 0644 systemd/mcpgw.tmpfiles $(DESTDIR)$(TMPFILESDIR)/mcpgw.conf
+	install -m 0644 docs/mcpgw.8 $(DESTDIR)$(MANDIR)/man8/mcpgw.8
+	@[ -n "$(DESTDIR)" ] || ! command -v systemd-sysusers >/dev/null || \
+		{ systemd-sysusers $(SYSUSERSDIR)/mcpgw.conf && \
+		  systemd-tmpfiles --create $(TMPFILESDIR)/mcpgw.conf; }
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/mcpgw $(DESTDIR)$(PREFIX)/lib/systemd/system/mcpgw.service
-	rm -rf $(DESTDIR)$(PREFIX)/share/doc/mcpgw
+	rm -f $(DESTDIR)$(PREFIX)/bin/mcpgw $(DESTDIR)$(UNITDIR)/mcpgw.service \
+		$(DESTDIR)$(SYSUSERSDIR)/mcpgw.conf $(DESTDIR)$(TMPFILESDIR)/mcpgw.conf \
+		$(DESTDIR)$(MANDIR)/man8/mcpgw.8
+	rm -rf $(DESTDIR)$(DOCDIR)
 
 clean:
 	rm -rf $(BUILD)

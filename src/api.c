@@ -140,9 +140,12 @@ static void log_call(const struct pending_call *pc, const struct gw_call_outcome
 {
     char ms[24];
 
-    snprintf(ms, sizeof ms, "%llu", (unsigned long long)(gw_now_ms() - pc->started_ms));
+    uint64_t elapsed = gw_now_ms() - pc->started_ms;
+
+    snprintf(ms, sizeof ms, "%llu", (unsigned long long)elapsed);
     gw_log(GW_LOG_INFO, "tool call", "tool", pc->tool, "server", o->server, "dialog", o->dialog,
            "status", status, "duration_ms", ms, NULL);
+    gw_metrics_call(pc->ctx->metrics, o->server, pc->tool, status, (double)elapsed / 1000.0);
 }
 
 static void respond_outcome_error(struct gw_http_request *req, const struct gw_call_outcome *o)
@@ -258,6 +261,26 @@ static int parse_dialog(struct gw_http_request *req, json_t *d, struct call_body
     return 0;
 }
 
+/* X-Mcpgw-Dialog names the dialog outside the body, so that a proxy in
+ * front (HAProxy hashing on the header) can keep a dialog on one gateway.
+ * It must agree with the body's dialog when both are given. */
+static int dialog_header(struct gw_http_request *req, struct call_body *b)
+{
+    const char *h = gw_http_header(req, "x-mcpgw-dialog");
+    char root[GW_DIALOG_PART_MAX + 1], self[GW_DIALOG_PART_MAX + 1], canon[GW_DIALOG_MAX + 1];
+
+    if (h == NULL)
+        return 0;
+    if (gw_dialog_parse(h, root, self, canon) != 0)
+        return bad_request(req, "bad_dialog", "X-Mcpgw-Dialog must be root or root/self");
+    if (b->has_dialog && strcmp(canon, b->dialog) != 0)
+        return bad_request(req, "bad_dialog",
+                           "the body's dialog and X-Mcpgw-Dialog name different dialogs");
+    memcpy(b->dialog, canon, sizeof b->dialog);
+    b->has_dialog = true;
+    return 0;
+}
+
 /* Checks the body; returns 0, or -1 after answering the request. */
 static int parse_call_body(struct gw_http_request *req, struct call_body *b)
 {
@@ -293,7 +316,23 @@ static int parse_call_body(struct gw_http_request *req, struct call_body *b)
         b->arguments = json_object();
         json_object_set_new(b->json, "arguments", b->arguments);
     }
-    return parse_dialog(req, json_object_get(b->json, "dialog"), b);
+    if (parse_dialog(req, json_object_get(b->json, "dialog"), b) != 0)
+        return -1;
+    return dialog_header(req, b);
+}
+
+static const char *start_error_status(int rc)
+{
+    switch (rc) {
+    case GW_SERVERS_E_NO_TOOL:
+        return "unknown_tool";
+    case GW_SERVERS_E_NEED_DIALOG:
+        return "dialog_required";
+    case GW_SERVERS_E_LIMIT:
+        return "limit";
+    default:
+        return "not_ready";
+    }
 }
 
 static void start_call_error(struct gw_http_request *req, int rc)
@@ -379,12 +418,49 @@ static void route_call(struct gw_api_ctx *ctx, struct gw_http_request *req, stru
     rc = gw_servers_call(ctx->servers, &r, on_call_outcome, pc, &pc->call);
     json_decref(b.json);
     if (rc != 0) {
+        if (rc != GW_SERVERS_E_NO_TOOL)
+            gw_metrics_call(ctx->metrics, NULL, pc->tool, start_error_status(rc), 0);
         free(pc->tool);
         free(pc);
         start_call_error(req, rc);
         return;
     }
     gw_http_on_abort(req, on_call_abort, pc);
+}
+
+/* ---- metrics ---- */
+
+static void route_metrics(struct gw_api_ctx *ctx, struct gw_http_request *req, struct match *m)
+{
+    json_t *servers = gw_servers_json(ctx->servers);
+    struct gw_metrics_view v = {
+        .servers = servers,
+        .catalog_version = gw_catalog_version(gw_servers_catalog(ctx->servers)),
+        .calls_in_flight = gw_servers_in_flight(ctx->servers),
+        .problems = {gw_problems_count(ctx->problems, GW_SEV_ERROR),
+                     gw_problems_count(ctx->problems, GW_SEV_WARNING),
+                     gw_problems_count(ctx->problems, GW_SEV_INFO)},
+        .event_clients = gw_events_clients(ctx->events),
+    };
+    char *text = gw_metrics_render(ctx->metrics, &v);
+
+    gw_http_respond(req, 200, "text/plain; version=0.0.4; charset=utf-8", text, strlen(text),
+                    NULL);
+    free(text);
+    json_decref(servers);
+}
+
+void gw_api_on_response(const struct gw_http_request *req, int status, void *data)
+{
+    struct gw_api_ctx *ctx = data;
+    const char *route = req->user ? req->user : "other";
+    char code[8], ms[24];
+
+    gw_metrics_http(ctx->metrics, route, status);
+    snprintf(code, sizeof code, "%d", status);
+    snprintf(ms, sizeof ms, "%llu", (unsigned long long)(gw_now_ms() - req->received_ms));
+    gw_log(GW_LOG_INFO, "http", "method", req->method, "path", req->path, "status", code,
+           "duration_ms", ms, "peer", req->peer, NULL);
 }
 
 /* ---- reload and events ---- */
@@ -519,6 +595,7 @@ static const struct route routes[] = {
     {"GET", "/v1/dialogs", route_dialogs},
     {"POST", "/v1/reload", route_reload},
     {"GET", "/v1/events", route_events},
+    {"GET", "/metrics", route_metrics},
     {"POST", "/v1/dialogs/*/release", route_release},
     {"POST", "/v1/dialogs/*/*/release", route_release},
     {"GET", "/api/dialogs/*/*/artifact", route_artifact},
@@ -567,6 +644,7 @@ static void dispatch(struct gw_api_ctx *ctx, struct gw_http_request *req)
     for (size_t i = 0; n <= MAX_SEGMENTS && i < GW_ARRAY_SIZE(routes); i++) {
         if (!route_matches(routes[i].pattern, seg, n, &m))
             continue;
+        req->user = (void *)routes[i].pattern;
         if (strcmp(routes[i].method, req->method) == 0) {
             routes[i].fn(ctx, req, &m);
             free(path);

@@ -16,6 +16,7 @@
 #include "gw/events.h"
 #include "gw/http.h"
 #include "gw/log.h"
+#include "gw/metrics.h"
 #include "gw/problems.h"
 #include "gw/reaper.h"
 #include "gw/sdnotify.h"
@@ -32,6 +33,7 @@ struct daemon {
     struct gw_servers *servers;
     struct gw_curl_uv *multi;
     struct gw_events *events;
+    struct gw_metrics *metrics;
     struct gw_reaper *reaper;
     struct gw_watch *watch;
     struct gw_api_ctx api;
@@ -154,6 +156,7 @@ static json_t *reload(struct daemon *d, const char *trigger)
                         diag_list(next, GW_SEV_ERROR), "warnings",
                         diag_list(next, GW_SEV_WARNING));
         gw_config_unref(next);
+        gw_metrics_reload(d->metrics, "refused");
         gw_sdnotify_ready("configuration refused; keeping the last known good one");
     } else {
         json_t *errors = diag_list(next, GW_SEV_ERROR), *warnings = diag_list(next, GW_SEV_WARNING);
@@ -161,6 +164,7 @@ static json_t *reload(struct daemon *d, const char *trigger)
             gw_log(GW_LOG_WARN, "the configuration file is gone: serving an empty catalog",
                    "file", next->path, NULL);
         sum = swap_config(d, next);
+        gw_metrics_reload(d->metrics, "ok");
         json_object_set_new(sum, "ok", json_true());
         json_object_set_new(sum, "trigger", json_string(trigger));
         json_object_set_new(sum, "errors", errors);
@@ -347,6 +351,7 @@ static int start_http(struct daemon *d)
         free(err);
         return -1;
     }
+    gw_http_server_set_response_hook(d->http, gw_api_on_response, &d->api);
     gw_log(GW_LOG_INFO, "listening", "addr", gw_http_server_address(d->http), NULL);
     return 0;
 }
@@ -376,6 +381,7 @@ static void init(struct daemon *d, const struct gw_daemon_options *opts)
                "error", uv_strerror(rc), NULL);
     d->problems = gw_problems_new();
     d->events = gw_events_new(d->loop);
+    d->metrics = gw_metrics_new();
     gw_problems_set_listener(d->problems, on_problem, d);
     rc = gw_curl_uv_new(d->loop, &d->multi);
     if (rc != 0)
@@ -385,6 +391,7 @@ static void init(struct daemon *d, const struct gw_daemon_options *opts)
     d->api = (struct gw_api_ctx){.problems = d->problems,
                                  .servers = d->servers,
                                  .events = d->events,
+                                 .metrics = d->metrics,
                                  .reload = api_reload,
                                  .data = d};
     watch_signal(d, &d->sigterm, SIGTERM);
@@ -414,5 +421,6 @@ int gw_daemon_run(const struct gw_daemon_options *opts)
     if (d.config != NULL)
         gw_config_unref(d.config);
     gw_problems_free(d.problems);
+    gw_metrics_free(d.metrics);
     return d.exit_code;
 }

@@ -441,3 +441,8 @@ void gw_servers_cancel(struct gw_call *c, const char *reason)
         break;
     }
 }
+
+unsigned gw_servers_in_flight(const struct gw_servers *s)
+{
+    return s->in_flight;
+}

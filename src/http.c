@@ -681,6 +681,13 @@ void gw_http_server_abort_all(struct gw_http_server *srv)
     }
 }
 
+void gw_http_server_set_response_hook(struct gw_http_server *srv, gw_http_response_hook hook,
+                                      void *data)
+{
+    srv->hook = hook;
+    srv->hook_data = data;
+}
+
 const char *gw_http_server_address(const struct gw_http_server *srv)
 {
     return srv->address;

@@ -320,6 +320,7 @@ static void conn_dispatch(struct conn *c)
         gw_http__buf_append(&r->body, "", 0);
     r->pub.body = r->body.data;
     r->pub.body_len = r->body.len;
+    r->pub.received_ms = uv_hrtime() / 1000000u;
     r->state = RQ_HANDLER;
     c->state = CS_BUSY;
     gw_http__arm_timer(c);

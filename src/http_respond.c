@@ -115,6 +115,8 @@ void gw_http_respond(struct gw_http_request *req, int status, const char *conten
     struct conn *c = answerable(r, RQ_HANDLER);
     if (c == NULL)
         return;
+    if (c->srv->hook != NULL)
+        c->srv->hook(req, status, c->srv->hook_data);
     r->state = RQ_ANSWERED;
     if (c->state == CS_DEAD)
         return; /* closing on the next loop turn; the request goes with it */
@@ -161,6 +163,8 @@ void gw_http_stream_begin(struct gw_http_request *req, int status, const char *c
     struct conn *c = answerable(r, RQ_HANDLER);
     if (c == NULL)
         return;
+    if (c->srv->hook != NULL)
+        c->srv->hook(req, status, c->srv->hook_data);
     r->state = RQ_STREAMING;
     if (c->state == CS_DEAD)
         return;

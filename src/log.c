@@ -3,6 +3,7 @@
 #include "gw/log.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
 #include <time.h>
@@ -11,6 +12,10 @@
 #define LINE_MAX_BYTES 8192
 
 static enum gw_log_level current = GW_LOG_INFO;
+/* Under systemd (JOURNAL_STREAM set) each line starts with its syslog
+ * priority, "<3>" … "<7>", so journald files it at the right level. */
+static int journal = -1;
+static const int priorities[] = {7, 6, 4, 3};
 
 static const char *const level_names[] = {"debug", "info", "warn", "error"};
 
@@ -123,7 +128,10 @@ void gw_logv(enum gw_log_level level, const char *msg, va_list ap)
 
     if (level < current)
         return;
-    len = format_time(line, sizeof line);
+    if (journal < 0)
+        journal = getenv("JOURNAL_STREAM") != NULL;
+    len = journal ? (size_t)snprintf(line, sizeof line, "<%d>", priorities[level]) : 0;
+    len += format_time(line + len, sizeof line - len);
     len = append_pair(line, len, "level", level_names[level]);
     len = append_pair(line, len, "msg", msg);
     for (;;) {

@@ -14,6 +14,7 @@
 #include "gw/config.h"
 #include "gw/events.h"
 #include "gw/http.h"
+#include "gw/metrics.h"
 #include "gw/problems.h"
 #include "gw/servers.h"
 
@@ -25,6 +26,7 @@ struct gw_api_ctx {
     time_t loaded_at;
     struct gw_servers *servers;
     struct gw_events *events;
+    struct gw_metrics *metrics;
     /* POST /v1/reload: reloads now and returns the summary (new reference). */
     json_t *(*reload)(void *data);
     void *data;
@@ -32,6 +34,9 @@ struct gw_api_ctx {
 
 /* The gw_http_handler for every request; `data` is the gw_api_ctx. */
 void gw_api_handle(struct gw_http_request *req, void *data);
+
+/* The http server's response hook: metrics and the access log line. */
+void gw_api_on_response(const struct gw_http_request *req, int status, void *data);
 
 /* True when `host` (a Host header value, port allowed) names loopback. */
 bool gw_api_host_is_loopback(const char *host);

@@ -77,6 +77,7 @@ struct gw_http_request {
     size_t body_len;
     const char *peer; /* "127.0.0.1:5555", "[::1]:5555" or "unix" */
     int is_unix;      /* came over the unix socket listener */
+    uint64_t received_ms; /* monotonic ms when the request was complete */
     void *user;       /* free for the handler */
 };
 
@@ -91,6 +92,14 @@ typedef void (*gw_http_abort_cb)(struct gw_http_request *req, void *data);
 int gw_http_server_start(uv_loop_t *loop, const char *listen,
                          const struct gw_http_limits *limits, gw_http_handler handler,
                          void *data, struct gw_http_server **out, char **err);
+
+/* Called once for each request the handler answers, with the status (a
+ * stream: when it begins), before the bytes go out: for access logs and
+ * metrics. Requests the HTTP layer refuses itself (400, 408, 413, 431,
+ * 503) do not reach it. */
+typedef void (*gw_http_response_hook)(const struct gw_http_request *req, int status, void *data);
+void gw_http_server_set_response_hook(struct gw_http_server *srv, gw_http_response_hook hook,
+                                      void *data);
 
 /* Applies new limits to later connections and requests (reload). */
 void gw_http_server_set_limits(struct gw_http_server *srv, const struct gw_http_limits *limits);

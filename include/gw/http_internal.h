@@ -102,6 +102,8 @@ struct gw_http_server {
     struct gw_http_limits lim;
     gw_http_handler handler;
     void *data;
+    gw_http_response_hook hook;
+    void *hook_data;
     struct conn *conns;
     size_t nconns, nrejected;
     void (*close_cb)(void *data);

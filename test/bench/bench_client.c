@@ -13,6 +13,10 @@
  *                                              [--header 'K: V']... [--expect-status N]
  *                                              plain HTTP/1.1 keep-alive, one request per
  *                                              connection at a time, N connections
+ *   bench_client probe --port P --path X --kind rest|mcp [--expect STR] [--timeout S]
+ *                                              poll each ms until a tool listing (GET X, or
+ *                                              MCP tools/list on X) contains STR; prints the
+ *                                              CLOCK_MONOTONIC ns of success ("ready_ns")
  *   bench_client mcp   [opts] --port P --path /mcp
  *                                              streamable HTTP: initialize (session id
  *                                              kept), notifications/initialized, then
@@ -49,6 +53,8 @@ static int port;
 static const char *path = "/", *method = "POST", *body;
 static const char *headers[16];
 static int nheaders, expect_status = 200;
+static const char *expect = "echo", *kind = "rest";
+static double probe_timeout = 30;
 static char session[256];
 
 static uint64_t *lat;
@@ -56,7 +62,7 @@ static size_t nlat, cap_lat;
 static uint64_t errors, total_sent, reconnects;
 static uint64_t t_start, t_measure, t_end;
 
-static void die(const char *fmt, ...)
+static void __attribute__((noreturn, format(printf, 1, 2))) die(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -399,34 +405,104 @@ static int body_ok(int status, const char *b, size_t n, int mcp)
 }
 
 /* A blocking round trip used for the MCP handshake. Returns the status. */
-static int roundtrip(const char *b)
-{
-    int fd = connect_to(), status = 0, close_after;
-    char *req, *resp = malloc(1 << 20), *rb;
-    size_t n = build_request(&req, "POST", b, 1), len = 0, rbl;
+static void end_session(void);
 
+/* One blocking round trip on a fresh connection. Returns the status, or -1
+ * when the connection or the answer failed; the body (NUL-terminated) goes to
+ * *out when out is not NULL (caller frees). */
+static int try_roundtrip(const char *meth, const char *b, int mcp, char **out)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), status = -1, close_after;
+    size_t cap = 1 << 16, len = 0, rbl;
+    char *req = NULL, *resp = malloc(cap + 1), *rb;
+
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0)
+        goto out;
+    size_t n = build_request(&req, meth, b, mcp);
     if (write(fd, req, n) != (ssize_t)n)
-        die("write: %s", strerror(errno));
+        goto out;
     for (;;) {
-        ssize_t r = read(fd, resp + len, (1 << 20) - 1 - len);
+        if (len == cap) {
+            cap *= 2;
+            resp = realloc(resp, cap + 1);
+        }
+        ssize_t r = read(fd, resp + len, cap - len);
         int eof = r <= 0;
         if (r > 0)
             len += (size_t)r;
         resp[len] = 0;
         long done = parse_response(resp, len, &status, &rb, &rbl, &close_after, eof);
-        if (done < 0)
-            die("malformed answer to the handshake");
-        if (done > 0)
+        if (done < 0 || (done == 0 && eof)) {
+            status = -1;
+            goto out;
+        }
+        if (done > 0) {
+            if (out) {
+                *out = malloc(rbl + 1);
+                memcpy(*out, rb, rbl);
+                (*out)[rbl] = 0;
+            }
             break;
-        if (eof)
-            die("the server closed during the handshake");
+        }
     }
-    if (status != 200 && status != 202)
-        die("handshake answered %d: %.300s", status, resp);
-    close(fd);
+out:
+    if (fd >= 0)
+        close(fd);
     free(req);
     free(resp);
     return status;
+}
+
+static int roundtrip(const char *b)
+{
+    int status = try_roundtrip("POST", b, 1, NULL);
+
+    if (status != 200 && status != 202)
+        die("handshake answered %d", status);
+    return status;
+}
+
+static const char init_body[] =
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+    "\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{"
+    "\"name\":\"bench_client\",\"version\":\"1\"}}}";
+
+/* probe: poll every millisecond until a tool listing answers and contains
+ * --expect; print the CLOCK_MONOTONIC time of success (ns), to be compared
+ * with the caller's clock before it spawned the gateway. --kind rest (GET
+ * --path), or mcp (initialize, initialized, tools/list on --path). */
+static int run_probe(const char *kind, const char *expect, double timeout_s)
+{
+    uint64_t deadline = now_ns() + (uint64_t)(timeout_s * 1e9);
+    int mcp = strcmp(kind, "mcp") == 0;
+
+    for (int i = 0; i < 1000000 && now_ns() < deadline; i++) {
+        char *b = NULL;
+        int st;
+        if (mcp) {
+            session[0] = 0;
+            st = try_roundtrip("POST", init_body, 1, NULL);
+            if (st == 200) {
+                try_roundtrip("POST", "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}", 1, NULL);
+                st = try_roundtrip("POST", "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}", 1, &b);
+            }
+        } else {
+            st = try_roundtrip("GET", NULL, 0, &b);
+        }
+        if (st == 200 && b && strstr(b, expect)) {
+            uint64_t t = now_ns();
+            free(b);
+            if (mcp && session[0])
+                end_session();
+            printf("{\"mode\":\"probe\",\"ready_ns\":%llu,\"attempts\":%d}\n", (unsigned long long)t, i + 1);
+            return 0;
+        }
+        free(b);
+        usleep(1000);
+    }
+    die("probe: no tool listing with %s in %.0f s", expect, timeout_s);
 }
 
 /* DELETE the MCP session; the answer does not matter. */
@@ -487,9 +563,7 @@ static int run_http(int mcp)
     struct epoll_event evs[256];
 
     if (mcp) {
-        roundtrip("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
-                  "\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{"
-                  "\"name\":\"bench_client\",\"version\":\"1\"}}}");
+        roundtrip(init_body);
         roundtrip("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
     }
     t_start = now_ns();
@@ -611,6 +685,12 @@ int main(int argc, char **argv)
             body = v;
         else if (strcmp(a, "--expect-status") == 0)
             expect_status = atoi(v);
+        else if (strcmp(a, "--expect") == 0)
+            expect = v;
+        else if (strcmp(a, "--kind") == 0)
+            kind = v;
+        else if (strcmp(a, "--timeout") == 0)
+            probe_timeout = atof(v);
         else if (strcmp(a, "--header") == 0 && nheaders < 16)
             headers[nheaders++] = v;
         else
@@ -629,5 +709,7 @@ int main(int argc, char **argv)
         return run_http(0);
     if (strcmp(mode, "mcp") == 0)
         return run_http(1);
+    if (strcmp(mode, "probe") == 0)
+        return run_probe(kind, expect, probe_timeout);
     die("unknown mode %s", mode);
 }

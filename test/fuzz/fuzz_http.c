@@ -74,6 +74,9 @@ static struct gw_http_limits lim_tight = {
     .keepalive_timeout_ms = 30000,
 };
 static const struct gw_http_limits *lim_now;
+/* MCPGW_FUZZ_TRACE=1 prints each request the handler gets and every byte
+ * the server answers: for reading a reproducer. */
+static int trace;
 static struct sockaddr_in tcp_addr;
 
 /* ---- the handler: contract checks, then the real routes ---- */
@@ -93,8 +96,7 @@ static void check_request(const struct gw_http_request *req)
         size_t vlen = strlen(v);
         if (*n == '\0' || strpbrk(n, " \t:\r\nABCDEFGHIJKLMNOPQRSTUVWXYZ") != NULL)
             abort();
-        if (strpbrk(v, "\r\n") != NULL ||
-            (vlen > 0 && (v[vlen - 1] == ' ' || v[vlen - 1] == '\t')))
+        if (strpbrk(v, "\r\n") != NULL || (vlen > 0 && (v[vlen - 1] == ' ' || v[vlen - 1] == '\t')))
             abort();
     }
 }
@@ -102,6 +104,9 @@ static void check_request(const struct gw_http_request *req)
 static void handler(struct gw_http_request *req, void *data)
 {
     check_request(req);
+    if (trace)
+        fprintf(stderr, "fuzz_http: request %s %s (%zu headers, %zu body bytes)\n", req->method,
+                req->target, req->nheaders, req->body_len);
     gw_api_handle(req, data);
 }
 
@@ -135,12 +140,18 @@ static struct gw_config *load(const char *extra)
     if (asprintf(&yaml,
                  "version: 1\n"
                  "gateway:\n"
-                 "  listen: 127.0.0.1:0\n"
                  "  artifacts_dir: %s/art\n"
                  "  allowed_origins: ['https://app.example.com']\n"
                  "%s",
                  base, extra) < 0 ||
-        gw_config_load_buffer(path, yaml, strlen(yaml), &c) != 0 || !c->ok)
+        gw_config_load_buffer(path, yaml, strlen(yaml), &c) != 0)
+        abort();
+    for (size_t i = 0; i < c->ndiags; i++) {
+        char *d = gw_diag_format(&c->diags[i]);
+        fprintf(stderr, "fuzz_http: %s\n", d);
+        free(d);
+    }
+    if (!c->ok)
         abort();
     free(yaml);
     return c;
@@ -153,8 +164,7 @@ static void make_tree(void)
 
     if (mkdtemp(tmpl) == NULL || realpath(tmpl, base) == NULL)
         abort();
-    const char *dirs[] = {"art", "art/r", "art/r/s", "art/r/s/artifacts",
-                          "art/r/s/artifacts/mcp"};
+    const char *dirs[] = {"art", "art/r", "art/r/s", "art/r/s/artifacts", "art/r/s/artifacts/mcp"};
     for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) {
         snprintf(p, sizeof p, "%s/%s", base, dirs[i]);
         if (mkdir(p, 0755) != 0)
@@ -189,6 +199,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     /* As the daemon does: a write to a client that hung up is an error
      * return, not a signal. */
     signal(SIGPIPE, SIG_IGN);
+    trace = getenv("MCPGW_FUZZ_TRACE") != NULL;
     gw_log_set_level(GW_LOG_DEBUG);
     make_tree();
     cfg_open = load("");
@@ -227,8 +238,11 @@ struct probe {
 static void drain(int fd)
 {
     char buf[65536];
-    while (read(fd, buf, sizeof buf) > 0)
-        ;
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof buf)) > 0) {
+        if (trace)
+            fwrite(buf, 1, (size_t)n, stderr);
+    }
 }
 
 static struct probe look(const struct gw_http_server *srv)
@@ -325,8 +339,9 @@ static void hang_up(const struct gw_http_server *srv, int fd)
     while (srv->conns != NULL && now_ms() < deadline)
         uv_run(&loop, UV_RUN_ONCE);
     if (srv->conns != NULL) {
-        fprintf(stderr, "fuzz_http: connection still open %d ms after the client hung up "
-                        "(state %d)\n",
+        fprintf(stderr,
+                "fuzz_http: connection still open %d ms after the client hung up "
+                "(state %d)\n",
                 HANGUP_MS, (int)srv->conns->state);
         abort();
     }

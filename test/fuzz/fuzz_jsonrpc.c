@@ -39,36 +39,35 @@
 static uv_loop_t loop;
 static struct gw_config *cfg;
 
-static const char servers_yaml[] =
-    "version: 1\n"
-    "servers:\n"
-    "  plain:\n"
-    "    command: /bin/sh\n"
-    "  filtered:\n"
-    "    command: /bin/sh\n"
-    "    tools:\n"
-    "      whitelist: ['get_*', 'list_*', 'echo', '*_file']\n"
-    "      blacklist: ['get_secret*', '*_file']\n"
-    "    transform:\n"
-    "      - prefix: 'f_'\n"
-    "      - prefix: {remove: 'f_get_', add: 'g_'}\n"
-    "      - suffix: '_x'\n"
-    "  strict:\n"
-    "    command: /bin/sh\n"
-    "    mode: strict\n"
-    "    tool_config:\n"
-    "      echo: {max_instances: 2, timeout: 5s}\n"
-    "      add: {max_instances: 1}\n"
-    "  dynamic:\n"
-    "    command: /bin/sh\n"
-    "    mode: dynamic\n"
-    "    default_tool_config: {max_instances: 3, timeout: 10s}\n"
-    "    tool_config:\n"
-    "      echo: {timeout: 1s}\n"
-    "  zz_collide:\n"
-    "    command: /bin/sh\n"
-    "    transform:\n"
-    "      - suffix: ''\n";
+static const char servers_yaml[] = "version: 1\n"
+                                   "servers:\n"
+                                   "  plain:\n"
+                                   "    command: /bin/sh\n"
+                                   "  filtered:\n"
+                                   "    command: /bin/sh\n"
+                                   "    tools:\n"
+                                   "      whitelist: ['get_*', 'list_*', 'echo', '*_file']\n"
+                                   "      blacklist: ['get_secret*', '*_file']\n"
+                                   "    transform:\n"
+                                   "      - prefix: 'f_'\n"
+                                   "      - prefix: {remove: 'f_get_', add: 'g_'}\n"
+                                   "      - suffix: '_x'\n"
+                                   "  strict:\n"
+                                   "    command: /bin/sh\n"
+                                   "    mode: strict\n"
+                                   "    tool_config:\n"
+                                   "      echo: {max_instances: 2, timeout: 5s}\n"
+                                   "      add: {max_instances: 1}\n"
+                                   "  dynamic:\n"
+                                   "    command: /bin/sh\n"
+                                   "    mode: dynamic\n"
+                                   "    default_tool_config: {max_instances: 3, timeout: 10s}\n"
+                                   "    tool_config:\n"
+                                   "      echo: {timeout: 1s}\n"
+                                   "  zz_collide:\n"
+                                   "    command: /bin/sh\n"
+                                   "    transform:\n"
+                                   "      - suffix: ''\n";
 
 struct harness {
     struct gw_mcp_client *c;
@@ -153,8 +152,7 @@ static int is_server_request(const char *line, size_t len)
 {
     json_t *m = json_loadb(line, len, JSON_DECODE_ANY, NULL);
     json_t *id = json_object_get(m, "id");
-    int yes = json_is_object(m) &&
-              json_is_string(json_object_get(m, "method")) &&
+    int yes = json_is_object(m) && json_is_string(json_object_get(m, "method")) &&
               json_is_string(json_object_get(m, "jsonrpc")) &&
               strcmp(json_string_value(json_object_get(m, "jsonrpc")), "2.0") == 0 &&
               (json_is_string(id) || json_is_integer(id));
@@ -232,8 +230,7 @@ static void check_catalog(const struct gw_catalog *cat)
         for (size_t k = 0; (t = gw_cat_toolset_tool(ts, k)) != NULL; k++) {
             if (!gw_catalog_name_valid(t->name) || gw_catalog_lookup(cat, t->name) != t)
                 abort();
-            if (!json_is_object(t->input_schema) ||
-                strlen(t->description) > GW_CATALOG_TEXT_MAX)
+            if (!json_is_object(t->input_schema) || strlen(t->description) > GW_CATALOG_TEXT_MAX)
                 abort();
             for (size_t f = 0; f < 4; f++) {
                 json_t *j = gw_cat_tool_to_json(t, fmts[f]);

@@ -92,7 +92,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static const size_t pieces[8][4] = {{1, 1, 1, 1}, {1, 2, 3, 5},  {2, 2, 2, 2},  {3, 1, 4, 1},
+    static const size_t pieces[8][4] = {{1, 1, 1, 1}, {1, 2, 3, 5},   {2, 2, 2, 2},  {3, 1, 4, 1},
                                         {7, 1, 2, 9}, {16, 3, 1, 64}, {64, 1, 1, 1}, {5, 8, 13, 2}};
     struct trace whole = {0}, split = {0};
 
@@ -109,8 +109,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     finish(a, &whole, ra);
     finish(b, &split, rb);
     if (whole.len != split.len || memcmp(whole.p, split.p, whole.len) != 0) {
-        fprintf(stderr, "fuzz_sse: whole feed (%zu events, rc %d) and split feed (%zu events, rc %d)"
-                        " disagree\n",
+        fprintf(stderr,
+                "fuzz_sse: whole feed (%zu events, rc %d) and split feed (%zu events, rc %d)"
+                " disagree\n",
                 whole.events, ra, split.events, rb);
         abort();
     }

@@ -1,0 +1,34 @@
+/* Metrics: counters kept as things happen, gauges read at scrape time, all
+ * rendered as Prometheus text format 0.0.4 for GET /metrics.
+ *
+ * Label values are escaped per the format (backslash, quote, newline);
+ * nothing secret is ever a label. */
+#ifndef GW_METRICS_H
+#define GW_METRICS_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+struct gw_metrics;
+
+struct gw_metrics *gw_metrics_new(void);
+void gw_metrics_free(struct gw_metrics *m);
+
+void gw_metrics_http(struct gw_metrics *m, const char *route, int code);
+void gw_metrics_call(struct gw_metrics *m, const char *server, const char *tool,
+                     const char *status, double seconds);
+void gw_metrics_reload(struct gw_metrics *m, const char *result);
+
+/* What the scrape reads from the rest of the daemon. */
+struct gw_metrics_view {
+    json_t *servers;     /* the body of GET /v1/servers (borrowed) */
+    uint64_t catalog_version;
+    unsigned calls_in_flight;
+    size_t problems[3];  /* by severity: error, warning, info */
+    size_t event_clients;
+};
+
+/* The whole exposition as a new heap string. */
+char *gw_metrics_render(const struct gw_metrics *m, const struct gw_metrics_view *v);
+
+#endif

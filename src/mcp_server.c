@@ -1,0 +1,445 @@
+/* /mcp over HTTP: the streamable HTTP transport of MCP 2025-11-25 on the
+ * server side. This file reads methods, headers and POST bodies, and
+ * answers; sessions are mcp_session.c's, JSON-RPC methods mcp_methods.c's.
+ *
+ * Transport-level refusals carry a JSON-RPC error body with id null (as the
+ * SDK servers send them), not the REST error shape: the reader is an MCP
+ * client. */
+#include "gw/mcp_server_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "gw/log.h"
+#include "gw/util.h"
+
+static const char *const allow_header[] = {"Allow: GET, POST, DELETE", NULL};
+
+json_t *gw_mcp__result(json_t *id, json_t *result)
+{
+    return json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result", result);
+}
+
+json_t *gw_mcp__error(json_t *id, int code, const char *message)
+{
+    return json_pack("{s:s, s:O?, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id, "error", "code",
+                     code, "message", message);
+}
+
+/* A transport-level refusal: HTTP `status` with a JSON-RPC error body. */
+static void refuse(struct gw_http_request *req, int status, int code, const char *message,
+                   const char *const *headers)
+{
+    gw_http_respond_json(req, status, gw_mcp__error(NULL, code, message), headers);
+}
+
+/* ---- Accept and headers ---- */
+
+/* Does the Accept header allow `type` ("application/json")? A missing header
+ * allows everything (curl); wildcards count. Parameters (q=…) are not
+ * weighed: a type listed at all is taken as acceptable. */
+static bool accepts(const char *accept, const char *type)
+{
+    size_t major = strcspn(type, "/");
+    char wild[64];
+
+    if (accept == NULL || strstr(accept, "*/*") != NULL || strcasestr(accept, type) != NULL)
+        return true;
+    snprintf(wild, sizeof wild, "%.*s/*", (int)major, type);
+    return strcasestr(accept, wild) != NULL;
+}
+
+/* Checks MCP-Protocol-Version when present (absent: the spec's 2025-03-26
+ * assumption, which changes nothing here). Returns 0, or -1 after
+ * answering 400. */
+static int check_version_header(struct gw_http_request *req)
+{
+    const char *v = gw_http_header(req, "mcp-protocol-version");
+    char *msg;
+
+    if (v == NULL || gw_mcp__version_supported(v))
+        return 0;
+    msg = gw_xasprintf("Bad Request: unsupported MCP-Protocol-Version; supported: %s, %s, %s, %s",
+                       gw_mcp__versions[0], gw_mcp__versions[1], gw_mcp__versions[2],
+                       gw_mcp__versions[3]);
+    refuse(req, 400, RPC_BAD_REQUEST, msg, NULL);
+    free(msg);
+    return -1;
+}
+
+/* Sets *out to the session the request names and returns 0, or returns -1
+ * after answering 400 (no Mcp-Session-Id) or 404 (unknown or ended: the
+ * client must initialize again). */
+static int session_of(struct gw_mcp_server *ms, struct gw_http_request *req,
+                      struct gw_mcp_session **out)
+{
+    const char *id = gw_http_header(req, "mcp-session-id");
+    struct gw_mcp_session *s;
+
+    if (id == NULL) {
+        refuse(req, 400, RPC_BAD_REQUEST,
+               "Bad Request: Mcp-Session-Id header is required (initialize first)", NULL);
+        return -1;
+    }
+    s = gw_mcp__session_find(ms, id);
+    if (s == NULL) {
+        refuse(req, 404, RPC_SESSION_NOT_FOUND, "Session not found: initialize a new session",
+               NULL);
+        return -1;
+    }
+    s->last_used_ms = gw_now_ms();
+    *out = s;
+    return 0;
+}
+
+/* ---- exchanges ---- */
+
+static void on_exchange_abort(struct gw_http_request *req, void *data)
+{
+    struct gw_mcp_exchange *x = data;
+
+    /* A dropped connection is not a cancellation (MCP): calls run on and
+     * their answers are dropped. */
+    x->req = NULL;
+}
+
+static struct gw_mcp_exchange *exchange_new(struct gw_http_request *req, bool batch)
+{
+    struct gw_mcp_exchange *x = gw_xcalloc(1, sizeof *x);
+    const char *accept = gw_http_header(req, "accept");
+
+    x->req = req;
+    x->replies = json_array();
+    x->batch = batch;
+    x->waiting = 1; /* released by the dispatcher once every message is read */
+    x->sse = !accepts(accept, "application/json");
+    return x;
+}
+
+void gw_mcp__exchange_add(struct gw_mcp_exchange *x, json_t *reply)
+{
+    json_array_append_new(x->replies, reply);
+}
+
+static void send_sse(struct gw_http_request *req, json_t *body, const char *const *headers)
+{
+    char *data = json_dumps(body, JSON_COMPACT);
+    char *text = gw_xasprintf("event: message\ndata: %s\n\n", data ? data : "null");
+
+    gw_http_stream_begin(req, 200, "text/event-stream", headers);
+    gw_http_stream_write(req, text, strlen(text), MCP_MAX_QUEUED);
+    gw_http_stream_end(req);
+    free(text);
+    free(data);
+    json_decref(body);
+}
+
+static void exchange_answer(struct gw_mcp_exchange *x)
+{
+    const char *headers[] = {x->session_header, NULL};
+    json_t *body;
+
+    if (json_array_size(x->replies) == 0) {
+        gw_http_respond(x->req, 202, NULL, NULL, 0, headers);
+        return;
+    }
+    body = x->batch ? json_incref(x->replies) : json_incref(json_array_get(x->replies, 0));
+    if (x->sse)
+        send_sse(x->req, body, headers);
+    else
+        gw_http_respond_json(x->req, 200, body, headers);
+}
+
+void gw_mcp__exchange_done(struct gw_mcp_exchange *x)
+{
+    if (--x->waiting > 0)
+        return;
+    if (x->req != NULL) {
+        gw_http_on_abort(x->req, NULL, NULL);
+        exchange_answer(x);
+    }
+    json_decref(x->replies);
+    free(x->session_header);
+    free(x);
+}
+
+/* ---- POST ---- */
+
+/* Parses the body; returns it, or NULL after answering. */
+static json_t *parse_body(struct gw_http_request *req)
+{
+    const char *ctype = gw_http_header(req, "content-type");
+    json_error_t err;
+    json_t *body;
+    char *msg;
+
+    if (ctype == NULL || strncasecmp(ctype, "application/json", 16) != 0) {
+        refuse(req, 415, RPC_BAD_REQUEST,
+               "Unsupported Media Type: the body must be application/json", NULL);
+        return NULL;
+    }
+    body = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &err);
+    if (body != NULL)
+        return body;
+    msg = gw_xasprintf("Parse error: invalid JSON at line %d column %d: %s", err.line,
+                       err.column, err.text);
+    refuse(req, 400, RPC_PARSE_ERROR, msg, NULL);
+    free(msg);
+    return NULL;
+}
+
+static bool is_initialize(json_t *msg)
+{
+    const char *method = json_string_value(json_object_get(msg, "method"));
+
+    return method != NULL && strcmp(method, "initialize") == 0 &&
+           json_object_get(msg, "id") != NULL;
+}
+
+/* The dialog named by X-Mcpgw-Dialog: 0 with `canon` set ("" if absent), or
+ * -1 after answering 400. */
+static int named_dialog(struct gw_http_request *req, char *canon)
+{
+    const char *given = gw_http_header(req, "x-mcpgw-dialog");
+    char root[GW_DIALOG_PART_MAX + 1], self[GW_DIALOG_PART_MAX + 1];
+
+    canon[0] = '\0';
+    if (given == NULL || gw_dialog_parse(given, root, self, canon) == 0)
+        return 0;
+    refuse(req, 400, RPC_BAD_REQUEST,
+           "Bad Request: X-Mcpgw-Dialog must be \"root\" or \"root/self\", each 1-64 characters "
+           "of A-Z a-z 0-9 _ . -",
+           NULL);
+    return -1;
+}
+
+static int create_session(struct gw_mcp_server *ms, struct gw_http_request *req,
+                          const char *dialog, struct gw_mcp_session **out)
+{
+    static const char *const retry[] = {"Retry-After: 5", NULL};
+    int rc = gw_mcp__session_new(ms, dialog[0] ? dialog : NULL, out);
+
+    if (rc == UV_EBUSY) {
+        gw_log(GW_LOG_WARN, "mcp session refused: too many sessions", "peer", req->peer, NULL);
+        refuse(req, 503, RPC_BAD_REQUEST,
+               "Service Unavailable: too many MCP sessions; end unused ones with DELETE", retry);
+    } else if (rc != 0) {
+        gw_log(GW_LOG_ERROR, "cannot make a session id", "error", uv_strerror(rc), NULL);
+        refuse(req, 500, RPC_INTERNAL_ERROR, "the gateway could not make a session id", NULL);
+    }
+    return rc;
+}
+
+/* initialize without Mcp-Session-Id: a new session, named in the answer. */
+static void post_initialize(struct gw_mcp_server *ms, struct gw_http_request *req, json_t *msg)
+{
+    json_t *id = json_object_get(msg, "id");
+    char dialog[GW_DIALOG_MAX + 1];
+    const char *version = NULL;
+    struct gw_mcp_session *s;
+    struct gw_mcp_exchange *x;
+    json_t *err = gw_mcp__initialize_check(id, json_object_get(msg, "params"), &version);
+
+    if (err != NULL) {
+        gw_http_respond_json(req, 400, err, NULL);
+        return;
+    }
+    if (named_dialog(req, dialog) != 0 || create_session(ms, req, dialog, &s) != 0)
+        return;
+    snprintf(s->version, sizeof s->version, "%s", version);
+    json_decref(s->client_caps);
+    s->client_caps = json_object_get(json_object_get(msg, "params"), "capabilities");
+    s->client_caps = s->client_caps ? json_incref(s->client_caps) : json_object();
+    gw_log(GW_LOG_INFO, "mcp session started", "dialog", s->dialog, "version", s->version,
+           "peer", req->peer, NULL);
+    x = exchange_new(req, false);
+    x->session_header = gw_xasprintf("Mcp-Session-Id: %s", s->id);
+    gw_mcp__exchange_add(x, gw_mcp__result(id, gw_mcp__initialize_result(version)));
+    gw_mcp__exchange_done(x);
+}
+
+/* A 2025-03-26 batch, or one message, on an existing session. */
+static void post_messages(struct gw_mcp_session *s, struct gw_http_request *req, json_t *body)
+{
+    bool batch = json_is_array(body);
+    struct gw_mcp_exchange *x;
+
+    if (batch && strcmp(s->version, "2025-03-26") != 0) {
+        refuse(req, 400, RPC_INVALID_REQUEST,
+               "Invalid Request: batches are accepted only in sessions that negotiated "
+               "2025-03-26",
+               NULL);
+        return;
+    }
+    if (batch && (json_array_size(body) == 0 || json_array_size(body) > MCP_MAX_BATCH)) {
+        refuse(req, 400, RPC_INVALID_REQUEST, "Invalid Request: a batch holds 1 to 100 messages",
+               NULL);
+        return;
+    }
+    x = exchange_new(req, batch);
+    gw_http_on_abort(req, on_exchange_abort, x);
+    for (size_t i = 0; i < (batch ? json_array_size(body) : 1); i++)
+        gw_mcp__dispatch(s, x, batch ? json_array_get(body, i) : body);
+    gw_mcp__exchange_done(x);
+}
+
+static void handle_post(struct gw_mcp_server *ms, struct gw_http_request *req)
+{
+    const char *accept = gw_http_header(req, "accept");
+    struct gw_mcp_session *s;
+    json_t *body;
+
+    if (!accepts(accept, "application/json") && !accepts(accept, "text/event-stream")) {
+        refuse(req, 406,
+               RPC_BAD_REQUEST, "Not Acceptable: accept application/json or text/event-stream",
+               NULL);
+        return;
+    }
+    if (check_version_header(req) != 0)
+        return;
+    body = parse_body(req);
+    if (body == NULL)
+        return;
+    if (!json_is_object(body) && !json_is_array(body))
+        refuse(req, 400, RPC_INVALID_REQUEST,
+               "Invalid Request: the body must be a JSON-RPC message (an object)", NULL);
+    else if (gw_http_header(req, "mcp-session-id") == NULL && is_initialize(body))
+        post_initialize(ms, req, body);
+    else if (session_of(ms, req, &s) == 0)
+        post_messages(s, req, body);
+    json_decref(body);
+}
+
+/* ---- GET and DELETE ---- */
+
+static void handle_get(struct gw_mcp_server *ms, struct gw_http_request *req)
+{
+    const char *accept = gw_http_header(req, "accept");
+    struct gw_mcp_session *s;
+
+    if (accept == NULL || !accepts(accept, "text/event-stream")) {
+        refuse(req, 406, RPC_BAD_REQUEST,
+               "Not Acceptable: GET /mcp opens a stream; send Accept: text/event-stream", NULL);
+        return;
+    }
+    if (check_version_header(req) != 0 || session_of(ms, req, &s) != 0)
+        return;
+    if (s->get != NULL) {
+        refuse(req, 409, RPC_BAD_REQUEST,
+               "Conflict: this session already has a GET stream open", NULL);
+        return;
+    }
+    gw_mcp__session_attach(s, req, gw_http_header(req, "last-event-id"));
+}
+
+static void handle_delete(struct gw_mcp_server *ms, struct gw_http_request *req)
+{
+    struct gw_mcp_session *s;
+
+    if (check_version_header(req) != 0 || session_of(ms, req, &s) != 0)
+        return;
+    gw_mcp__session_end(s, true, "deleted by the client");
+    gw_http_respond(req, 204, NULL, NULL, 0, NULL);
+}
+
+void gw_mcp_server_handle(struct gw_mcp_server *ms, struct gw_http_request *req)
+{
+    if (ms->closing)
+        refuse(req, 503, RPC_BAD_REQUEST, "Service Unavailable: the gateway is stopping", NULL);
+    else if (strcmp(req->method, "POST") == 0)
+        handle_post(ms, req);
+    else if (strcmp(req->method, "GET") == 0)
+        handle_get(ms, req);
+    else if (strcmp(req->method, "DELETE") == 0)
+        handle_delete(ms, req);
+    else
+        refuse(req, 405, RPC_BAD_REQUEST, "Method Not Allowed: use POST, GET or DELETE",
+               allow_header);
+}
+
+/* ---- lifetime ---- */
+
+static void on_sweep(uv_timer_t *t)
+{
+    gw_mcp__sessions_sweep(t->data);
+}
+
+/* Tells every session with a GET stream (or a kept history) that the tool
+ * list changed, once per burst of catalog commits. */
+static void on_notify(uv_timer_t *t)
+{
+    struct gw_mcp_server *ms = t->data;
+    uint64_t v = gw_catalog_version(gw_servers_catalog(ms->servers));
+    json_t *msg;
+
+    if (v == ms->notified_version)
+        return;
+    ms->notified_version = v;
+    msg = json_pack("{s:s, s:s}", "jsonrpc", "2.0", "method", "notifications/tools/list_changed");
+    for (struct gw_mcp_session *s = ms->head; s != NULL; s = s->next) {
+        if (s->had_get)
+            gw_mcp__session_send(s, msg);
+    }
+    json_decref(msg);
+}
+
+struct gw_mcp_server *gw_mcp_server_new(uv_loop_t *loop, struct gw_servers *servers)
+{
+    struct gw_mcp_server *ms = gw_xcalloc(1, sizeof *ms);
+    static const struct gw_mcp_server_limits defaults = {0};
+
+    ms->loop = loop;
+    ms->servers = servers;
+    gw_mcp_server_set_limits(ms, &defaults);
+    ms->notified_version = gw_catalog_version(gw_servers_catalog(servers));
+    uv_timer_init(loop, &ms->sweep);
+    uv_timer_init(loop, &ms->notify);
+    ms->sweep.data = ms->notify.data = ms;
+    ms->open_handles = 2;
+    uv_timer_start(&ms->sweep, on_sweep, MCP_SWEEP_MS, MCP_SWEEP_MS);
+    uv_unref((uv_handle_t *)&ms->sweep);
+    uv_unref((uv_handle_t *)&ms->notify);
+    return ms;
+}
+
+void gw_mcp_server_set_limits(struct gw_mcp_server *ms, const struct gw_mcp_server_limits *l)
+{
+    ms->lim.max_sessions = l->max_sessions ? l->max_sessions : GW_MCP_SERVER_MAX_SESSIONS;
+    ms->lim.idle_ms = l->idle_ms ? l->idle_ms : GW_MCP_SERVER_IDLE_MS;
+    ms->lim.page_size = l->page_size ? l->page_size : GW_MCP_SERVER_PAGE_SIZE;
+}
+
+void gw_mcp_server_catalog_changed(struct gw_mcp_server *ms, uint64_t version)
+{
+    if (ms->closing || version == ms->notified_version || uv_is_active((uv_handle_t *)&ms->notify))
+        return;
+    uv_timer_start(&ms->notify, on_notify, MCP_NOTIFY_DELAY_MS, 0);
+}
+
+size_t gw_mcp_server_sessions(const struct gw_mcp_server *ms)
+{
+    return ms->nsessions;
+}
+
+static void on_closed(uv_handle_t *h)
+{
+    struct gw_mcp_server *ms = h->data;
+
+    if (--ms->open_handles > 0)
+        return;
+    if (ms->close_cb != NULL)
+        ms->close_cb(ms->close_data);
+    free(ms);
+}
+
+void gw_mcp_server_close(struct gw_mcp_server *ms, void (*cb)(void *data), void *data)
+{
+    ms->closing = true;
+    ms->close_cb = cb;
+    ms->close_data = data;
+    while (ms->head != NULL)
+        gw_mcp__session_end(ms->head, false, "the gateway is stopping");
+    uv_close((uv_handle_t *)&ms->sweep, on_closed);
+    uv_close((uv_handle_t *)&ms->notify, on_closed);
+}

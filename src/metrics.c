@@ -1,0 +1,315 @@
+#include "gw/metrics.h"
+
+#include <dirent.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gw/util.h"
+#include "gw/version.h"
+
+#define LABEL_SEP "\x1f"
+
+static const double buckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+                                 1,     2.5,  5,     10,   30,  60};
+#define NBUCKETS (sizeof buckets / sizeof buckets[0])
+
+struct hist {
+    uint64_t counts[NBUCKETS + 1]; /* the last is +Inf */
+    double sum;
+    uint64_t n;
+};
+
+struct gw_metrics {
+    json_t *calls;   /* "server\x1ftool\x1fstatus" → count */
+    json_t *http;    /* "route\x1fcode" → count */
+    json_t *reloads; /* result → count */
+    json_t *hists;   /* server → index into hist array, as integer */
+    struct hist *hist;
+    size_t nhist;
+    time_t started;
+};
+
+/* A growable output buffer; allocation failure aborts (util.h). */
+struct out {
+    char *p;
+    size_t len, cap;
+};
+
+static void outf(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void outf(struct out *o, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    for (;;) {
+        va_start(ap, fmt);
+        n = vsnprintf(o->p + o->len, o->cap - o->len, fmt, ap);
+        va_end(ap);
+        if (n >= 0 && (size_t)n < o->cap - o->len) {
+            o->len += (size_t)n;
+            return;
+        }
+        o->cap = o->cap * 2 + (size_t)(n > 0 ? n : 64);
+        o->p = gw_xrealloc(o->p, o->cap);
+    }
+}
+
+/* Appends `v` escaped as a label value. */
+static void out_label(struct out *o, const char *v)
+{
+    for (; v != NULL && *v; v++) {
+        if (*v == '\\' || *v == '"')
+            outf(o, "\\%c", *v);
+        else if (*v == '\n')
+            outf(o, "\\n");
+        else
+            outf(o, "%c", *v);
+    }
+}
+
+struct gw_metrics *gw_metrics_new(void)
+{
+    struct gw_metrics *m = gw_xcalloc(1, sizeof *m);
+
+    m->calls = json_object();
+    m->http = json_object();
+    m->reloads = json_object();
+    m->hists = json_object();
+    m->started = time(NULL);
+    return m;
+}
+
+void gw_metrics_free(struct gw_metrics *m)
+{
+    if (m == NULL)
+        return;
+    json_decref(m->calls);
+    json_decref(m->http);
+    json_decref(m->reloads);
+    json_decref(m->hists);
+    free(m->hist);
+    free(m);
+}
+
+static void bump(json_t *map, const char *key)
+{
+    json_t *v = json_object_get(map, key);
+
+    if (v != NULL)
+        json_integer_set(v, json_integer_value(v) + 1);
+    else
+        json_object_set_new(map, key, json_integer(1));
+}
+
+void gw_metrics_http(struct gw_metrics *m, const char *route, int code)
+{
+    char *key = gw_xasprintf("%s" LABEL_SEP "%d", route, code);
+
+    bump(m->http, key);
+    free(key);
+}
+
+static struct hist *hist_for(struct gw_metrics *m, const char *server)
+{
+    json_t *idx = json_object_get(m->hists, server);
+
+    if (idx == NULL) {
+        m->hist = gw_xrealloc(m->hist, (m->nhist + 1) * sizeof *m->hist);
+        memset(&m->hist[m->nhist], 0, sizeof *m->hist);
+        idx = json_integer((json_int_t)m->nhist++);
+        json_object_set_new(m->hists, server, idx);
+    }
+    return &m->hist[json_integer_value(idx)];
+}
+
+void gw_metrics_call(struct gw_metrics *m, const char *server, const char *tool,
+                     const char *status, double seconds)
+{
+    char *key = gw_xasprintf("%s" LABEL_SEP "%s" LABEL_SEP "%s", server ? server : "",
+                             tool ? tool : "", status);
+    struct hist *h = hist_for(m, server ? server : "");
+    size_t i = 0;
+
+    bump(m->calls, key);
+    free(key);
+    while (i < NBUCKETS && seconds > buckets[i])
+        i++;
+    h->counts[i]++;
+    h->sum += seconds;
+    h->n++;
+}
+
+void gw_metrics_reload(struct gw_metrics *m, const char *result)
+{
+    bump(m->reloads, result);
+}
+
+static void header(struct out *o, const char *name, const char *type, const char *help)
+{
+    outf(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* Writes a map of LABEL_SEP-joined keys as one labelled series. */
+static void series(struct out *o, const char *name, json_t *map, const char *const *labels,
+                   size_t nlabels)
+{
+    const char *key;
+    json_t *v;
+
+    json_object_foreach(map, key, v)
+    {
+        const char *p = key;
+        outf(o, "%s{", name);
+        for (size_t i = 0; i < nlabels; i++) {
+            const char *sep = strstr(p, LABEL_SEP);
+            size_t n = sep ? (size_t)(sep - p) : strlen(p);
+            char *part = gw_xstrndup(p, n);
+            outf(o, "%s%s=\"", i ? "," : "", labels[i]);
+            out_label(o, part);
+            outf(o, "\"");
+            free(part);
+            p = sep ? sep + 1 : p + n;
+        }
+        outf(o, "} %lld\n", (long long)json_integer_value(v));
+    }
+}
+
+static void histograms(struct out *o, const struct gw_metrics *m)
+{
+    const char *server;
+    json_t *idx;
+
+    header(o, "mcpgw_tool_call_duration_seconds", "histogram",
+           "Tool call duration from routing to the upstream's answer.");
+    json_object_foreach(m->hists, server, idx)
+    {
+        const struct hist *h = &m->hist[json_integer_value(idx)];
+        uint64_t cum = 0;
+        for (size_t i = 0; i <= NBUCKETS; i++) {
+            cum += h->counts[i];
+            outf(o, "mcpgw_tool_call_duration_seconds_bucket{server=\"");
+            out_label(o, server);
+            if (i < NBUCKETS)
+                outf(o, "\",le=\"%g\"} %llu\n", buckets[i], (unsigned long long)cum);
+            else
+                outf(o, "\",le=\"+Inf\"} %llu\n", (unsigned long long)cum);
+        }
+        outf(o, "mcpgw_tool_call_duration_seconds_sum{server=\"");
+        out_label(o, server);
+        outf(o, "\"} %.6f\nmcpgw_tool_call_duration_seconds_count{server=\"", h->sum);
+        out_label(o, server);
+        outf(o, "\"} %llu\n", (unsigned long long)h->n);
+    }
+}
+
+static void server_gauges(struct out *o, json_t *servers)
+{
+    json_t *list = json_object_get(servers, "servers"), *srv, *inst;
+    size_t i, j;
+
+    header(o, "mcpgw_leases_active", "gauge", "Dialogs holding a leased instance, by server.");
+    json_array_foreach(list, i, srv)
+    {
+        outf(o, "mcpgw_leases_active{server=\"");
+        out_label(o, json_string_value(json_object_get(srv, "id")));
+        outf(o, "\"} %lld\n", (long long)json_integer_value(json_object_get(srv, "leases")));
+    }
+    header(o, "mcpgw_instances", "gauge", "Live upstream instances, by server and state.");
+    json_array_foreach(list, i, srv)
+    {
+        json_t *by_state = json_object();
+        const char *st;
+        json_t *n;
+        json_array_foreach(json_object_get(srv, "instances"), j, inst)
+            bump(by_state, json_string_value(json_object_get(inst, "state")));
+        json_object_foreach(by_state, st, n)
+        {
+            outf(o, "mcpgw_instances{server=\"");
+            out_label(o, json_string_value(json_object_get(srv, "id")));
+            outf(o, "\",state=\"%s\"} %lld\n", st, (long long)json_integer_value(n));
+        }
+        json_decref(by_state);
+    }
+    header(o, "mcpgw_instance_restarts_total", "counter",
+           "Restarts of a server's discovery or shared instance.");
+    json_array_foreach(list, i, srv)
+    {
+        outf(o, "mcpgw_instance_restarts_total{server=\"");
+        out_label(o, json_string_value(json_object_get(srv, "id")));
+        outf(o, "\"} %lld\n", (long long)json_integer_value(json_object_get(srv, "restarts")));
+    }
+}
+
+static long rss_bytes(void)
+{
+    long pages = 0, rss = 0;
+    FILE *f = fopen("/proc/self/statm", "re");
+
+    if (f != NULL) {
+        if (fscanf(f, "%ld %ld", &pages, &rss) != 2)
+            rss = 0;
+        fclose(f);
+    }
+    return rss * sysconf(_SC_PAGESIZE);
+}
+
+static int open_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    int n = 0;
+
+    if (d == NULL)
+        return -1;
+    while (readdir(d) != NULL)
+        n++;
+    closedir(d);
+    return n - 3; /* ".", "..", and the directory's own descriptor */
+}
+
+static void process(struct out *o, const struct gw_metrics *m)
+{
+    header(o, "process_resident_memory_bytes", "gauge", "Resident memory of the daemon.");
+    outf(o, "process_resident_memory_bytes %ld\n", rss_bytes());
+    header(o, "process_open_fds", "gauge", "Open file descriptors of the daemon.");
+    outf(o, "process_open_fds %d\n", open_fds());
+    header(o, "process_start_time_seconds", "gauge", "Start time, Unix seconds.");
+    outf(o, "process_start_time_seconds %lld\n", (long long)m->started);
+    header(o, "mcpgw_uptime_seconds", "gauge", "Seconds since the daemon started.");
+    outf(o, "mcpgw_uptime_seconds %lld\n", (long long)(time(NULL) - m->started));
+    header(o, "mcpgw_build_info", "gauge", "Always 1; the version is a label.");
+    outf(o, "mcpgw_build_info{version=\"%s\"} 1\n", GW_VERSION);
+}
+
+char *gw_metrics_render(const struct gw_metrics *m, const struct gw_metrics_view *v)
+{
+    static const char *const call_labels[] = {"server", "tool", "status"};
+    static const char *const http_labels[] = {"route", "code"};
+    static const char *const reload_labels[] = {"result"};
+    static const char *const sev[] = {"error", "warning", "info"};
+    struct out o = {gw_xmalloc(4096), 0, 4096};
+
+    header(&o, "mcpgw_tool_calls_total", "counter", "Tool calls by server, tool and outcome.");
+    series(&o, "mcpgw_tool_calls_total", m->calls, call_labels, 3);
+    histograms(&o, m);
+    header(&o, "mcpgw_tool_calls_in_flight", "gauge", "Tool calls sent upstream, not answered.");
+    outf(&o, "mcpgw_tool_calls_in_flight %u\n", v->calls_in_flight);
+    server_gauges(&o, v->servers);
+    header(&o, "mcpgw_reloads_total", "counter", "Configuration reloads by result.");
+    series(&o, "mcpgw_reloads_total", m->reloads, reload_labels, 1);
+    header(&o, "mcpgw_catalog_version", "gauge", "The catalog version (the ETag of /v1/tools).");
+    outf(&o, "mcpgw_catalog_version %llu\n", (unsigned long long)v->catalog_version);
+    header(&o, "mcpgw_problems", "gauge", "Open problems by severity.");
+    for (int i = 0; i < 3; i++)
+        outf(&o, "mcpgw_problems{severity=\"%s\"} %zu\n", sev[i], v->problems[i]);
+    header(&o, "mcpgw_http_requests_total", "counter", "HTTP requests by route and status.");
+    series(&o, "mcpgw_http_requests_total", m->http, http_labels, 2);
+    header(&o, "mcpgw_event_clients", "gauge", "Open GET /v1/events streams.");
+    outf(&o, "mcpgw_event_clients %zu\n", v->event_clients);
+    process(&o, m);
+    return o.p;
+}

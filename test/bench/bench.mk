@@ -1,0 +1,38 @@
+# test/bench/bench.mk — `make bench` (issue 8). Included by the top Makefile:
+#   include test/bench/bench.mk
+# `make bench`               full run: 3 interleaved rounds (~12 minutes)
+# `make bench BENCH_QUICK=1` smoke run (~1-2 minutes)
+# Needs the Debian package wrk (in DEB_PKGS) and node/npm; the peers are pinned
+# in test/bench/package.json + package-lock.json (kept apart from test/).
+# Results: the tables on stdout (also build/bench/results.md), raw rounds in
+# build/bench/results.json.
+
+BENCH_DIR   := test/bench
+BENCH_OUT   := $(BUILD)/bench
+BENCH_STAMP := $(BENCH_DIR)/node_modules/.mcpgw-bench-installed
+BENCH_BINS  := $(BENCH_OUT)/echo_server $(BENCH_OUT)/bench_client
+BENCH_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror
+
+.PHONY: bench bench-tools
+
+$(BENCH_OUT):
+	mkdir -p $@
+
+$(BENCH_OUT)/echo_server: $(BENCH_DIR)/echo_server.c | $(BENCH_OUT)
+	$(CC) $(BENCH_CFLAGS) -o $@ $< -ljansson
+
+$(BENCH_OUT)/bench_client: $(BENCH_DIR)/bench_client.c | $(BENCH_OUT)
+	$(CC) $(BENCH_CFLAGS) -o $@ $<
+
+$(BENCH_STAMP): $(BENCH_DIR)/package.json $(BENCH_DIR)/package-lock.json
+	cd $(BENCH_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+bench-tools: $(BENCH_BINS) $(BENCH_STAMP) $(NODE_STAMP)
+
+# The daemon is copied so that a rebuild of build/mcpgw during the run does
+# not change the binary under test.
+bench: all bench-tools
+	@command -v wrk >/dev/null || { echo "bench: wrk is missing (apt-get install wrk, or make deps)"; exit 1; }
+	cp $(BUILD)/mcpgw $(BENCH_OUT)/mcpgw
+	BENCH_QUICK=$(BENCH_QUICK) node $(BENCH_DIR)/run.mjs

@@ -1,0 +1,574 @@
+// mcpgw benchmark orchestrator (issue 8): starts mcpgw and its peers one at a
+// time, interleaved (A B A B …, order reversed every other round), drives them
+// with wrk or bench_client, samples /proc, prints markdown tables of medians
+// and ratios, and writes every raw round to build/bench/results.json.
+//
+//   node test/bench/run.mjs            full run (3 rounds; ~10 minutes)
+//   BENCH_QUICK=1 node test/bench/run.mjs   smoke run (1 round, short; ~1-2 minutes)
+//   BENCH_ROUNDS=5 BENCH_DURATION=5 …   override rounds / seconds per measurement
+//
+// Everything listens on 127.0.0.1 only; every process is stopped by pid; every
+// wait is bounded.
+import { spawn, execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import nodeHttp from 'node:http';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const ROOT = path.resolve(HERE, '../..');
+const OUT = path.join(ROOT, 'build/bench');
+// A copy made by bench.mk, so a rebuild of build/mcpgw by someone else mid-run changes nothing.
+const MCPGW = process.env.MCPGW_BIN || path.join(OUT, 'mcpgw');
+const CLIENT = path.join(OUT, 'bench_client');
+const ECHO_C = path.join(OUT, 'echo_server');
+const ECHO_NODE = path.join(HERE, 'echo_node.mjs');
+const NM = path.join(HERE, 'node_modules');
+const LOOPBACK = path.join(HERE, 'loopback.cjs');
+const LUA = path.join(HERE, 'post.lua');
+const NODE = process.execPath;
+
+const QUICK = process.env.BENCH_QUICK === '1';
+const ROUNDS = Number(process.env.BENCH_ROUNDS || (QUICK ? 1 : 3));
+const DURATION = Number(process.env.BENCH_DURATION || (QUICK ? 1 : 3));
+const WARMUP = QUICK ? 0.3 : 0.5;
+const CONCS = QUICK ? [1, 16] : [1, 16, 64];
+const LEASE_DIALOGS = QUICK ? 3 : 8;
+const TOOLS_SERVERS = 20, TOOLS_PER_SERVER = 500;
+const CLK_TCK = 100; // checked below with getconf
+const log = (...a) => process.stderr.write(a.join(' ') + '\n');
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const median = (xs) => {
+  const v = xs.filter((x) => typeof x === 'number' && Number.isFinite(x)).sort((a, b) => a - b);
+  if (!v.length) return null;
+  return v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+};
+
+let nextPort = 38100 + (process.pid % 500) * 4;
+const port = () => nextPort++;
+const TMP = fs.mkdtempSync(path.join(os.tmpdir(), 'mcpgw-bench-'));
+const running = new Set();
+
+// ---------------------------------------------------------------- processes
+
+function startProc(name, cmd, args, { cwd = TMP, env = {} } = {}) {
+  const logf = path.join(TMP, `${name}.log`);
+  const fd = fs.openSync(logf, 'a');
+  const hr0 = process.hrtime.bigint();
+  const child = spawn(cmd, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', fd, fd], detached: true });
+  fs.closeSync(fd);
+  const p = { name, pid: child.pid, child, logf, exited: false, t0: performance.now(), hr0 };
+  p.exit = new Promise((r) => child.on('exit', (code, sig) => { p.exited = true; running.delete(p); r({ code, sig }); }));
+  running.add(p);
+  return p;
+}
+
+async function stopProc(p) {
+  if (!p || p.exited) return;
+  try { process.kill(p.pid, 'SIGTERM'); } catch { /* gone */ }
+  const t = await Promise.race([p.exit, sleep(6000).then(() => 'timeout')]);
+  if (t === 'timeout') {
+    log(`  ${p.name} (pid ${p.pid}) ignored SIGTERM for 6 s: SIGKILL`);
+    try { process.kill(-p.pid, 'SIGKILL'); } catch { /* gone */ }
+    try { process.kill(p.pid, 'SIGKILL'); } catch { /* gone */ }
+    await Promise.race([p.exit, sleep(2000)]);
+  }
+  // Stragglers left in the process group we created (peers' children).
+  try { process.kill(-p.pid, 'SIGKILL'); } catch { /* none */ }
+}
+
+async function stopAll() {
+  for (const p of [...running]) await stopProc(p);
+}
+process.on('SIGINT', async () => { await stopAll(); process.exit(130); });
+process.on('SIGTERM', async () => { await stopAll(); process.exit(143); });
+
+function procSample(pid) {
+  try {
+    const st = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+    const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (k) => Number((new RegExp(`^${k}:\\s+(\\d+)`, 'm').exec(status) || [])[1] || NaN);
+    let anon = NaN;
+    try { anon = Number(/^Anonymous:\s+(\d+)/m.exec(fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))[1]); } catch { /* old kernel */ }
+    return { cpuTicks: Number(f[11]) + Number(f[12]), rssKB: kb('VmRSS'), hwmKB: kb('VmHWM'), anonKB: anon };
+  } catch { return null; }
+}
+
+function run(cmd, args, { env = {}, timeoutMs = 120000 } = {}) {
+  return new Promise((resolve) => {
+    execFile(cmd, args, { env: { ...process.env, ...env }, timeout: timeoutMs, maxBuffer: 1 << 24 }, (err, stdout, stderr) => {
+      const line = stdout.trim().split('\n').filter((l) => l.startsWith('{')).pop();
+      let json = null;
+      try { json = line ? JSON.parse(line) : null; } catch { /* below */ }
+      if (!json) log(`  driver failed: ${cmd} ${args.join(' ')}: ${err ? err.message : ''} ${stderr.slice(-500)}`);
+      resolve(json);
+    });
+  });
+}
+
+async function waitUntil(fn, timeoutMs, what) {
+  const end = performance.now() + timeoutMs;
+  for (let i = 0; i < 100000 && performance.now() < end; i++) {
+    try { if (await fn()) return true; } catch { /* not yet */ }
+    await sleep(5);
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+}
+
+// ---------------------------------------------------------------- HTTP / MCP probes
+
+async function http(method, url, body, headers = {}) {
+  const r = await fetch(url, {
+    method, headers: body !== undefined ? { 'content-type': 'application/json', ...headers } : headers,
+    body: body !== undefined ? JSON.stringify(body) : undefined, signal: AbortSignal.timeout(5000),
+  });
+  const text = await r.text();
+  let json = null;
+  try { json = JSON.parse(text); } catch { /* SSE or text */ }
+  return { status: r.status, headers: r.headers, text, json };
+}
+
+// Start → first successful tool listing, measured by bench_client probe (1 ms
+// polls, CLOCK_MONOTONIC, like process.hrtime).
+async function probeReady(proc, p, kind, pth, expect) {
+  const r = await run(CLIENT, ['probe', '--port', p, '--kind', kind, '--path', pth, '--expect', expect, '--timeout', 30].map(String));
+  if (!r) throw new Error(`${proc.name}: no tool listing within 30 s (log: ${fs.readFileSync(proc.logf, 'utf8').slice(-400)})`);
+  return Number(BigInt(r.ready_ns) - proc.hr0) / 1e6;
+}
+
+// Keep-alive POST for latency-sensitive single calls (fetch adds ~1-3 ms).
+const agent = new nodeHttp.Agent({ keepAlive: true, maxSockets: 1 });
+function hpost(url, obj) {
+  const body = JSON.stringify(obj);
+  return new Promise((resolve, reject) => {
+    const req = nodeHttp.request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }, timeout: 60000 }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d) => { text += d; });
+      res.on('end', () => resolve({ status: res.statusCode, text }));
+    });
+    req.on('error', reject);
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.end(body);
+  });
+}
+
+// ---------------------------------------------------------------- backends and targets
+
+const BACKENDS = {
+  c: { label: 'C echo server', cmd: ECHO_C, args: [] },
+  node: { label: 'Node SDK echo server', cmd: NODE, args: [ECHO_NODE] },
+};
+
+function mcpgwYaml(servers, gateway = {}) {
+  const g = Object.entries({ warm_spares: 0, ...gateway }).map(([k, v]) => `  ${k}: ${v}\n`).join('');
+  const s = servers.map((x) =>
+    `  ${x.id}:\n    command: ${JSON.stringify(x.cmd)}\n    args: ${JSON.stringify(x.args)}\n` +
+    (x.prefix ? `    transform: [{prefix: ${x.prefix}}]\n` : '') +
+    (x.stateless ? '    truely-stateless: true\n' : '')).join('');
+  return `version: 1\ngateway:\n${g}servers:\n${s}`;
+}
+
+const CALL_BODY = JSON.stringify({ dialog: 'd1', arguments: { text: 'hello' } });
+const HUB_BODY = JSON.stringify({ server_name: 'echo', tool: 'echo', arguments: { text: 'hello' } });
+
+function wrkArgs(url, c) {
+  return ['-s', LUA, `-t${Math.min(c, 2)}`, `-c${c}`, `-d${Math.max(1, Math.round(DURATION + WARMUP))}s`, '--latency', url];
+}
+
+// Each target: start(backend) → {proc, port}, ready(port) (first successful
+// tools/list), drive(port, c) → driver JSON.
+const TARGETS = {
+  direct: {
+    label: 'direct stdio client → backend',
+    async start(b) {
+      // The baseline of "start → first tools/list": spawn, initialize, tools/list.
+      const t0 = performance.now();
+      const child = spawn(b.cmd, b.args, { stdio: ['pipe', 'pipe', 'ignore'] });
+      let buf = '';
+      const ok = await new Promise((resolve) => {
+        const timer = setTimeout(() => resolve(false), 30000);
+        child.stdout.on('data', (d) => {
+          buf += d;
+          if (buf.includes('"id":1') && !buf.includes('"id":2') && !child.sentList) {
+            child.sentList = true;
+            child.stdin.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n{"jsonrpc":"2.0","id":2,"method":"tools/list"}\n');
+          }
+          if (buf.includes('"id":2')) { clearTimeout(timer); resolve(true); }
+        });
+        child.stdin.write('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}\n');
+      });
+      const ms = performance.now() - t0;
+      child.stdin.end();
+      await Promise.race([new Promise((r) => child.on('exit', r)), sleep(3000)]);
+      try { child.kill('SIGKILL'); } catch { /* gone */ }
+      return { proc: null, startupMs: ok ? ms : null };
+    },
+    drive: (t, b, c) => run(CLIENT, ['stdio', '--conc', c, '--duration', DURATION, '--warmup', WARMUP, '--', b.cmd, ...b.args].map(String)),
+  },
+  mcpgw_rest: {
+    label: 'mcpgw REST (wrk)', gateway: true,
+    async start(b, { probe = ['rest', '/v1/tools'] } = {}) {
+      const p = port();
+      const cfg = path.join(TMP, `mcpgw-${p}.yaml`);
+      fs.writeFileSync(cfg, mcpgwYaml([{ id: 'echo', cmd: b.cmd, args: b.args }]));
+      const proc = startProc(`mcpgw-${p}`, MCPGW, ['-c', cfg, '--listen', `127.0.0.1:${p}`, '--log-level', 'warn']);
+      const startupMs = await probeReady(proc, p, probe[0], probe[1], '"name":"echo"');
+      // Take the lease of dialog d1 now, so no measured call pays for a spawn.
+      const first = await http('POST', `http://127.0.0.1:${p}/v1/tools/echo/call`, JSON.parse(CALL_BODY));
+      if (first.status !== 200) throw new Error(`first call answered ${first.status}: ${first.text.slice(0, 200)}`);
+      return { proc, port: p, startupMs };
+    },
+    drive: (t, b, c) => run('wrk', wrkArgs(`http://127.0.0.1:${t.port}/v1/tools/echo/call`, c), { env: { BENCH_BODY: CALL_BODY } }),
+  },
+  mcpgw_rest_own: {
+    label: 'mcpgw REST (bench_client)', gateway: true,
+    start: (b) => TARGETS.mcpgw_rest.start(b),
+    drive: (t, b, c) => run(CLIENT, ['http', '--port', t.port, '--path', '/v1/tools/echo/call', '--body', CALL_BODY, '--conc', c, '--duration', DURATION, '--warmup', WARMUP].map(String)),
+  },
+  mcpgw_mcp: {
+    label: 'mcpgw /mcp (bench_client)', gateway: true,
+    async start(b) {
+      const t = await TARGETS.mcpgw_rest.start(b);
+      const probe = await http('POST', `http://127.0.0.1:${t.port}/mcp`, { jsonrpc: '2.0', id: 1, method: 'ping' }, { accept: 'application/json, text/event-stream' });
+      if (probe.status === 404) { await stopProc(t.proc); return { na: 'n/a: /mcp not available' }; }
+      // start → first tools/list over /mcp needs a fresh daemon: measured on the next start.
+      await stopProc(t.proc);
+      const t2 = await TARGETS.mcpgw_rest.start(b, { probe: ['mcp', '/mcp'] });
+      return t2;
+    },
+    drive: (t, b, c) => run(CLIENT, ['mcp', '--port', t.port, '--path', '/mcp', '--conc', c, '--duration', DURATION, '--warmup', WARMUP].map(String)),
+  },
+  mcp_hub: {
+    label: 'mcp-hub 4.2.1 REST (wrk)', gateway: true, peer: true,
+    async start(b) {
+      const p = port();
+      const dir = path.join(TMP, `hub-${p}`);
+      fs.mkdirSync(dir, { recursive: true });
+      const cfg = path.join(dir, 'hub.json');
+      fs.writeFileSync(cfg, JSON.stringify({ mcpServers: { echo: { command: b.cmd, args: b.args } } }));
+      const proc = startProc(`mcp-hub-${p}`, NODE, ['-r', LOOPBACK, path.join(NM, 'mcp-hub/dist/cli.js'), '--port', String(p), '--config', cfg], { cwd: dir, env: xdg(dir) });
+      return { proc, port: p, startupMs: await probeReady(proc, p, 'rest', '/api/servers', '"tools":[{"name":"echo"') };
+    },
+    drive: (t, b, c) => run('wrk', wrkArgs(`http://127.0.0.1:${t.port}/api/servers/tools`, c), { env: { BENCH_BODY: HUB_BODY } }),
+  },
+  supergateway: {
+    label: 'supergateway 4.0.0 streamable HTTP, stateful', gateway: true, peer: true,
+    async start(b) {
+      const p = port();
+      const cmdline = [b.cmd, ...b.args].map((x) => `'${x}'`).join(' ');
+      const proc = startProc(`supergateway-${p}`, NODE, ['-r', LOOPBACK, path.join(NM, 'supergateway/dist/index.js'), '--stdio', cmdline,
+        '--outputTransport', 'streamableHttp', '--stateful', '--port', String(p), '--logLevel', 'none']);
+      return { proc, port: p, startupMs: await probeReady(proc, p, 'mcp', '/mcp', '"name":"echo"') };
+    },
+    drive: (t, b, c) => run(CLIENT, ['mcp', '--port', t.port, '--path', '/mcp', '--conc', c, '--duration', DURATION, '--warmup', WARMUP].map(String)),
+  },
+  mcp_proxy: {
+    label: 'mcp-proxy 6.7.19 streamable HTTP', gateway: true, peer: true,
+    async start(b) {
+      const p = port();
+      const proc = startProc(`mcp-proxy-${p}`, NODE, [path.join(NM, 'mcp-proxy/dist/bin/mcp-proxy.mjs'), '--host', '127.0.0.1', '--port', String(p), '--server', 'stream', '--', b.cmd, ...b.args]);
+      return { proc, port: p, startupMs: await probeReady(proc, p, 'mcp', '/mcp', '"name":"echo"') };
+    },
+    drive: (t, b, c) => run(CLIENT, ['mcp', '--port', t.port, '--path', '/mcp', '--conc', c, '--duration', DURATION, '--warmup', WARMUP].map(String)),
+  },
+};
+
+function xdg(dir) {
+  return { XDG_STATE_HOME: path.join(dir, 'state'), XDG_CONFIG_HOME: path.join(dir, 'config'), XDG_DATA_HOME: path.join(dir, 'data'), XDG_CACHE_HOME: path.join(dir, 'cache') };
+}
+
+// ---------------------------------------------------------------- scenario 1: calls
+
+async function scenarioCalls(results) {
+  const order = ['direct', 'mcpgw_rest', 'mcp_hub', 'mcpgw_rest_own', 'supergateway', 'mcpgw_mcp', 'mcp_proxy'];
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const bk of ['c', 'node']) {
+      const b = BACKENDS[bk];
+      const seq = r % 2 ? [...order].reverse() : order;
+      for (const name of seq) {
+        const T = TARGETS[name];
+        log(`round ${r + 1}/${ROUNDS} backend ${bk}: ${name}`);
+        const rec = { scenario: 'calls', round: r, backend: bk, target: name, runs: [] };
+        results.push(rec);
+        let t;
+        try { t = await T.start(b); } catch (e) { rec.error = String(e.message || e); log(`  ${rec.error}`); await stopAll(); continue; }
+        if (t.na) { rec.na = t.na; log(`  ${t.na}`); continue; }
+        rec.startupMs = t.startupMs;
+        try {
+          if (t.proc) {
+            await sleep(1000);
+            const idle = procSample(t.proc.pid);
+            rec.idle = idle;
+          }
+          for (const c of CONCS) {
+            const before = t.proc && procSample(t.proc.pid);
+            const res = await T.drive(t, b, c);
+            const after = t.proc && procSample(t.proc.pid);
+            if (res && before && after && res.total_sent > 0)
+              res.cpu_us_per_call = ((after.cpuTicks - before.cpuTicks) * (1e6 / CLK_TCK)) / res.total_sent;
+            if (res && after) res.after = after;
+            rec.runs.push({ conc: c, ...res });
+            if (res) log(`  c=${c}: ${res.rps.toFixed(0)}/s p50 ${res.p50_us} µs p99 ${res.p99_us} µs errors ${res.errors}` +
+              (res.cpu_us_per_call !== undefined ? ` cpu ${res.cpu_us_per_call.toFixed(1)} µs/call` : ''));
+          }
+          if (t.proc) rec.peak = procSample(t.proc.pid);
+        } finally {
+          if (t.proc) await stopProc(t.proc);
+        }
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------- scenario 2: big catalog
+
+async function scenarioCatalog(results) {
+  const servers = [];
+  for (let i = 0; i < TOOLS_SERVERS; i++)
+    servers.push({ id: `s${String(i).padStart(2, '0')}`, prefix: `s${String(i).padStart(2, '0')}_`, cmd: ECHO_C, args: ['--tools', String(TOOLS_PER_SERVER - 1)], stateless: true });
+  const want = TOOLS_SERVERS * TOOLS_PER_SERVER;
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const name of r % 2 ? ['mcp_hub', 'mcpgw'] : ['mcpgw', 'mcp_hub']) {
+      log(`round ${r + 1}/${ROUNDS} catalog ${want} tools: ${name}`);
+      const rec = { scenario: 'catalog', round: r, target: name, runs: [] };
+      results.push(rec);
+      const p = port();
+      let proc, url;
+      try {
+        if (name === 'mcpgw') {
+          const cfg = path.join(TMP, `catalog-${p}.yaml`);
+          fs.writeFileSync(cfg, mcpgwYaml(servers));
+          proc = startProc(`mcpgw-cat-${p}`, MCPGW, ['-c', cfg, '--listen', `127.0.0.1:${p}`, '--log-level', 'warn']);
+          url = `http://127.0.0.1:${p}/v1/tools`;
+          await waitUntil(async () => (await http('GET', url)).json?.tools?.filter((x) => x.server).length >= want, 60000, 'mcpgw 10k tools');
+        } else {
+          const dir = path.join(TMP, `hubcat-${p}`);
+          fs.mkdirSync(dir, { recursive: true });
+          const cfg = path.join(dir, 'hub.json');
+          fs.writeFileSync(cfg, JSON.stringify({ mcpServers: Object.fromEntries(servers.map((s) => [s.id, { command: s.cmd, args: s.args }])) }));
+          proc = startProc(`mcp-hub-cat-${p}`, NODE, ['-r', LOOPBACK, path.join(NM, 'mcp-hub/dist/cli.js'), '--port', String(p), '--config', cfg], { cwd: dir, env: xdg(dir) });
+          url = `http://127.0.0.1:${p}/api/servers`;
+          await waitUntil(async () => (await http('GET', url)).json?.servers?.reduce((n, s) => n + (s.capabilities?.tools?.length || 0), 0) >= want, 60000, 'mcp-hub 10k tools');
+        }
+        rec.startupMs = performance.now() - proc.t0;
+        const body = await http('GET', url);
+        rec.bytes = body.text.length;
+        await sleep(500);
+        rec.idle = procSample(proc.pid);
+        for (const c of [1, 16]) {
+          const before = procSample(proc.pid);
+          const res = await run('wrk', wrkArgs(url, c).map(String), { env: { BENCH_METHOD: 'GET' } });
+          const after = procSample(proc.pid);
+          if (res) res.cpu_us_per_req = ((after.cpuTicks - before.cpuTicks) * (1e6 / CLK_TCK)) / res.total_sent;
+          rec.runs.push({ conc: c, kind: 'full', ...res });
+          if (res) log(`  GET c=${c}: ${res.rps.toFixed(0)}/s p50 ${res.p50_us} µs p99 ${res.p99_us} µs (${rec.bytes} bytes)`);
+        }
+        if (name === 'mcpgw') {
+          const etag = body.headers.get('etag');
+          const res = await run('wrk', wrkArgs(url, 1).map(String), { env: { BENCH_METHOD: 'GET', BENCH_HEADER: `If-None-Match: ${etag}`, BENCH_STATUS: '304' } });
+          rec.runs.push({ conc: 1, kind: '304', ...res });
+          if (res) log(`  GET If-None-Match c=1: ${res.rps.toFixed(0)}/s p50 ${res.p50_us} µs`);
+        }
+        rec.peak = procSample(proc.pid);
+      } catch (e) {
+        rec.error = String(e.message || e);
+        log(`  ${rec.error}`);
+      } finally {
+        await stopProc(proc);
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------- scenario 3: leases
+
+async function scenarioLease(results) {
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const bk of ['node', 'c']) {
+      const b = BACKENDS[bk];
+      for (const spares of r % 2 ? [0, 1] : [1, 0]) {
+        log(`round ${r + 1}/${ROUNDS} lease backend ${bk} warm_spares ${spares}`);
+        const rec = { scenario: 'lease', round: r, backend: bk, warm_spares: spares, firstCallMs: [], nextCallMs: [] };
+        results.push(rec);
+        const p = port();
+        const cfg = path.join(TMP, `lease-${p}.yaml`);
+        fs.writeFileSync(cfg, mcpgwYaml([{ id: 'echo', cmd: b.cmd, args: b.args }], { warm_spares: spares }));
+        const proc = startProc(`mcpgw-lease-${p}`, MCPGW, ['-c', cfg, '--listen', `127.0.0.1:${p}`, '--log-level', 'warn']);
+        const base = `http://127.0.0.1:${p}`;
+        const spareReady = async () => {
+          const s = (await http('GET', `${base}/v1/servers`)).json.servers[0];
+          return (s.instances || []).some((i) => i.role === 'spare' && i.state === 'ready');
+        };
+        const noneLeased = async () => !(await http('GET', `${base}/v1/servers`)).json.servers[0].instances.some((i) => i.role === 'leased');
+        try {
+          await waitUntil(async () => (await http('GET', `${base}/readyz`)).status === 200, 30000, 'readyz');
+          for (let i = 0; i < LEASE_DIALOGS; i++) {
+            if (spares) await waitUntil(spareReady, 30000, 'a ready warm spare');
+            else await waitUntil(noneLeased, 30000, 'no leased instance');
+            await sleep(100); // let the loop settle
+            const d = `r${r}-${i}`;
+            const t0 = performance.now();
+            const a = await hpost(`${base}/v1/tools/echo/call`, { dialog: d, arguments: { text: 'x' } });
+            const t1 = performance.now();
+            const a2 = await hpost(`${base}/v1/tools/echo/call`, { dialog: d, arguments: { text: 'y' } });
+            const t2 = performance.now();
+            if (a.status !== 200 || a2.status !== 200) throw new Error(`call answered ${a.status}/${a2.status}: ${a.text.slice(0, 200)}`);
+            rec.firstCallMs.push(t1 - t0);
+            rec.nextCallMs.push(t2 - t1);
+            await hpost(`${base}/v1/dialogs/${d}/release`, {});
+          }
+          log(`  first call of a dialog: median ${median(rec.firstCallMs).toFixed(2)} ms; next call ${median(rec.nextCallMs).toFixed(2)} ms`);
+        } catch (e) {
+          rec.error = String(e.message || e);
+          log(`  ${rec.error}`);
+        } finally {
+          await stopProc(proc);
+        }
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------- tables
+
+const fmt = (x, d = 0) => (x === null || x === undefined || !Number.isFinite(x) ? '—' : x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d }));
+const mb = (kb) => (kb === null || !Number.isFinite(kb) ? '—' : (kb / 1024).toFixed(1));
+
+function callsTables(results) {
+  const out = [];
+  for (const bk of ['c', 'node']) {
+    const recs = results.filter((x) => x.scenario === 'calls' && x.backend === bk);
+    const names = Object.keys(TARGETS);
+    const agg = {};
+    for (const n of names) {
+      const rs = recs.filter((x) => x.target === n);
+      const na = rs.find((x) => x.na)?.na;
+      const err = rs.find((x) => x.error)?.error;
+      const per = (c, k) => median(rs.map((x) => x.runs.find((y) => y.conc === c)?.[k]));
+      agg[n] = { na, err, per, startup: median(rs.map((x) => x.startupMs)), idleRss: median(rs.map((x) => x.idle?.rssKB)),
+        idleAnon: median(rs.map((x) => x.idle?.anonKB)), peakHwm: median(rs.map((x) => x.peak?.hwmKB)), peakAnon: median(rs.map((x) => x.peak?.anonKB)), n: rs.length };
+    }
+    const peers = names.filter((n) => TARGETS[n].peer && !agg[n].na && !agg[n].err);
+    out.push(`### Tool calls, backend: ${BACKENDS[bk].label} (medians of ${ROUNDS} round(s), ${DURATION} s each)\n`);
+    const head = ['path', ...CONCS.flatMap((c) => [`c=${c} calls/s`, `c=${c} p50 µs`, `c=${c} p99 µs`])];
+    out.push(`| ${head.join(' | ')} |`, `| ${head.map(() => '---').join(' | ')} |`);
+    for (const n of names) {
+      const a = agg[n];
+      if (a.na || a.err) { out.push(`| ${TARGETS[n].label} | ${a.na || 'failed: ' + a.err} |`); continue; }
+      out.push(`| ${TARGETS[n].label} | ${CONCS.flatMap((c) => [fmt(a.per(c, 'rps')), fmt(a.per(c, 'p50_us')), fmt(a.per(c, 'p99_us'))]).join(' | ')} |`);
+    }
+    const ratio = (n, vs, label) => {
+      if (!agg[n] || agg[n].na || agg[n].err) return;
+      const cells = CONCS.flatMap((c) => {
+        const best = vs === 'peers' ? Math.max(...peers.map((p) => agg[p].per(c, 'rps') || 0)) : agg.direct.per(c, 'rps');
+        const bestP50 = vs === 'peers' ? Math.min(...peers.map((p) => agg[p].per(c, 'p50_us') || Infinity)) : agg.direct.per(c, 'p50_us');
+        const bestP99 = vs === 'peers' ? Math.min(...peers.map((p) => agg[p].per(c, 'p99_us') || Infinity)) : agg.direct.per(c, 'p99_us');
+        const rps = agg[n].per(c, 'rps');
+        return [best ? `${(rps / best).toFixed(2)}×` : '—', bestP50 && Number.isFinite(bestP50) ? `${(bestP50 / agg[n].per(c, 'p50_us')).toFixed(2)}×` : '—',
+          bestP99 && Number.isFinite(bestP99) ? `${(bestP99 / agg[n].per(c, 'p99_us')).toFixed(2)}×` : '—'];
+      });
+      out.push(`| *${TARGETS[n].label} ÷ ${label}* | ${cells.join(' | ')} |`);
+    };
+    if (peers.length) { ratio('mcpgw_rest', 'peers', 'best peer'); ratio('mcpgw_mcp', 'peers', 'best peer'); }
+    ratio('mcpgw_rest', 'direct', 'direct');
+    const addP50 = agg.mcpgw_rest.per?.(1, 'p50_us') - agg.direct.per?.(1, 'p50_us');
+    out.push('', `Ratios: calls/s as mcpgw ÷ other (above 1 = mcpgw faster); latency as other ÷ mcpgw (above 1 = mcpgw lower). mcpgw REST adds ${fmt(addP50, 1)} µs to the direct p50 at c=1.\n`);
+
+    out.push(`### Gateway resources, backend: ${BACKENDS[bk].label}\n`);
+    const h2 = ['path', ...CONCS.map((c) => `CPU µs/call c=${c}`), 'RSS idle MB', 'anon idle MB', 'VmHWM peak MB', 'anon after load MB', 'start → tools/list ms'];
+    out.push(`| ${h2.join(' | ')} |`, `| ${h2.map(() => '---').join(' | ')} |`);
+    for (const n of names) {
+      const a = agg[n];
+      if (a.na || a.err) continue;
+      if (n === 'mcpgw_rest_own') continue; // same process as mcpgw_rest
+      out.push(`| ${TARGETS[n].label} | ${CONCS.map((c) => fmt(a.per(c, 'cpu_us_per_call'), 1)).join(' | ')} | ${mb(a.idleRss)} | ${mb(a.idleAnon)} | ${mb(a.peakHwm)} | ${mb(a.peakAnon)} | ${fmt(a.startup, 1)} |`);
+    }
+    if (peers.length && !agg.mcpgw_rest.err) {
+      const c = CONCS[1] || CONCS[0];
+      const bestCpu = Math.min(...peers.map((p) => agg[p].per(c, 'cpu_us_per_call') || Infinity));
+      const bestRss = Math.min(...peers.map((p) => agg[p].peakHwm || Infinity));
+      out.push('', `mcpgw REST vs best peer at c=${c}: CPU per call ${(bestCpu / agg.mcpgw_rest.per(c, 'cpu_us_per_call')).toFixed(1)}× lower; peak RSS ${(bestRss / agg.mcpgw_rest.peakHwm).toFixed(1)}× lower. ` +
+        'CPU is utime+stime of the gateway process only (its MCP server children are separate processes), over the whole driver run (warm-up included) ÷ requests sent. Direct: start → tools/list is spawn + initialize + tools/list of the backend alone.\n');
+    }
+  }
+  return out.join('\n');
+}
+
+function catalogTable(results) {
+  const recs = results.filter((x) => x.scenario === 'catalog');
+  if (!recs.length) return '';
+  const out = [`### GET the tool list: ${TOOLS_SERVERS * TOOLS_PER_SERVER} tools across ${TOOLS_SERVERS} C servers (medians of ${ROUNDS})\n`];
+  const head = ['path', 'bytes', 'c=1 req/s', 'c=1 p50 µs', 'c=1 p99 µs', 'c=16 req/s', 'CPU µs/req c=1', '304 p50 µs', 'RSS idle MB', 'anon idle MB', 'VmHWM MB', 'start → full list ms'];
+  out.push(`| ${head.join(' | ')} |`, `| ${head.map(() => '---').join(' | ')} |`);
+  for (const [n, label] of [['mcpgw', 'mcpgw `GET /v1/tools`'], ['mcp_hub', 'mcp-hub `GET /api/servers`']]) {
+    const rs = recs.filter((x) => x.target === n);
+    const err = rs.find((x) => x.error)?.error;
+    if (err) { out.push(`| ${label} | failed: ${err} |`); continue; }
+    const per = (c, kind, k) => median(rs.map((x) => x.runs.find((y) => y.conc === c && y.kind === kind)?.[k]));
+    out.push(`| ${label} | ${fmt(median(rs.map((x) => x.bytes)))} | ${fmt(per(1, 'full', 'rps'))} | ${fmt(per(1, 'full', 'p50_us'))} | ${fmt(per(1, 'full', 'p99_us'))} | ${fmt(per(16, 'full', 'rps'))} | ${fmt(per(1, 'full', 'cpu_us_per_req'), 0)} | ${fmt(per(1, '304', 'p50_us'))} | ${mb(median(rs.map((x) => x.idle?.rssKB)))} | ${mb(median(rs.map((x) => x.idle?.anonKB)))} | ${mb(median(rs.map((x) => x.peak?.hwmKB)))} | ${fmt(median(rs.map((x) => x.startupMs)), 0)} |`);
+  }
+  out.push('', 'mcp-hub has no single flat tool list over REST; `GET /api/servers` (every server with its tools) is its nearest equivalent. mcpgw servers are `truely-stateless` here so each runs one process.\n');
+  return out.join('\n');
+}
+
+function leaseTable(results) {
+  const recs = results.filter((x) => x.scenario === 'lease');
+  if (!recs.length) return '';
+  const out = [`### Lease acquisition: first call of a new dialog (medians over ${ROUNDS} round(s) × ${LEASE_DIALOGS} dialogs, ms, client-side incl. HTTP)\n`,
+    '| backend | warm_spares: 1 (warm spare) | warm_spares: 0 (cold spawn) | cold ÷ warm | next call, same dialog |', '| --- | --- | --- | --- | --- |'];
+  for (const bk of ['node', 'c']) {
+    const rs = recs.filter((x) => x.backend === bk);
+    const err = rs.find((x) => x.error)?.error;
+    const w = median(rs.filter((x) => x.warm_spares === 1).flatMap((x) => x.firstCallMs));
+    const c = median(rs.filter((x) => x.warm_spares === 0).flatMap((x) => x.firstCallMs));
+    const n = median(rs.flatMap((x) => x.nextCallMs));
+    out.push(`| ${BACKENDS[bk].label} | ${fmt(w, 2)} | ${fmt(c, 2)} | ${w && c ? (c / w).toFixed(0) + '×' : '—'} | ${fmt(n, 2)} |${err ? ' failed: ' + err : ''}`);
+  }
+  return out.join('\n') + '\n';
+}
+
+// ---------------------------------------------------------------- main
+
+async function versions() {
+  const v = {};
+  for (const p of ['mcp-hub', 'supergateway', 'mcp-proxy']) {
+    try { v[p] = JSON.parse(fs.readFileSync(path.join(NM, p, 'package.json'))).version; } catch { v[p] = 'missing'; }
+  }
+  try { v.sdk = JSON.parse(fs.readFileSync(path.join(ROOT, 'test/node_modules/@modelcontextprotocol/sdk/package.json'))).version; } catch { v.sdk = 'missing'; }
+  v.node = process.version;
+  v.mcpgw = await new Promise((r) => execFile(MCPGW, ['--version'], (e, so) => r((so || '').trim())));
+  v.wrk = await new Promise((r) => execFile('wrk', ['-v'], (e, so, se) => r(((so || '') + (se || '')).split('\n')[0].trim())));
+  return v;
+}
+
+async function main() {
+  for (const f of [MCPGW, CLIENT, ECHO_C]) if (!fs.existsSync(f)) throw new Error(`${f} is missing: run make bench`);
+  const tck = await new Promise((r) => execFile('getconf', ['CLK_TCK'], (e, so) => r(Number(so))));
+  if (tck !== CLK_TCK) throw new Error(`CLK_TCK is ${tck}, expected ${CLK_TCK}`);
+  const cpu = (fs.readFileSync('/proc/cpuinfo', 'utf8').match(/^model name\s*:\s*(.*)$/m) || [])[1];
+  const machine = { cpu, cores: os.cpus().length, memGB: +(os.totalmem() / 2 ** 30).toFixed(1), kernel: os.release(), load: os.loadavg() };
+  const meta = { date: new Date().toISOString(), quick: QUICK, rounds: ROUNDS, duration: DURATION, warmup: WARMUP, concs: CONCS, machine, versions: await versions() };
+  log(`mcpgw bench: ${JSON.stringify(meta)}`);
+  const results = [];
+  const only = (process.env.BENCH_ONLY || 'calls,catalog,lease').split(',');
+  try {
+    if (only.includes('calls')) await scenarioCalls(results);
+    if (only.includes('catalog')) await scenarioCatalog(results);
+    if (only.includes('lease')) await scenarioLease(results);
+  } finally {
+    await stopAll();
+    fs.mkdirSync(OUT, { recursive: true });
+    fs.writeFileSync(path.join(OUT, 'results.json'), JSON.stringify({ meta, results }, null, 1));
+  }
+  const md = [`## mcpgw benchmark — ${meta.date}${QUICK ? ' (BENCH_QUICK: smoke run, not for publishing)' : ''}\n`,
+    `Machine: ${cpu}, ${machine.cores} cores, ${machine.memGB} GiB, Linux ${machine.kernel}. Versions: ${Object.entries(meta.versions).map(([k, v]) => `${k} ${v}`).join(', ')}.\n`,
+    callsTables(results), catalogTable(results), leaseTable(results)].join('\n');
+  fs.writeFileSync(path.join(OUT, 'results.md'), md);
+  process.stdout.write(md + '\n');
+  fs.rmSync(TMP, { recursive: true, force: true });
+}
+
+main().catch(async (e) => { log(`bench failed: ${e.stack || e}`); await stopAll(); process.exit(1); });
