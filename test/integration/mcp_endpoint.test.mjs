@@ -19,6 +19,13 @@ const INIT = (version = '2025-11-25', id = 1) => ({
   params: { protocolVersion: version, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
 });
 
+// Stops the daemon and checks it exited cleanly with no sanitizer report.
+async function stopClean(d) {
+  const r = await d.stop();
+  assert.doesNotMatch(d.stderr, /AddressSanitizer|LeakSanitizer|runtime error/);
+  assert.equal(r.code, 0, d.stderr.slice(-2000));
+}
+
 async function connect(d, { dialog } = {}) {
   const opts = dialog ? { requestInit: { headers: { 'X-Mcpgw-Dialog': dialog } } } : {};
   const transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${d.port}/mcp`), opts);
@@ -76,7 +83,7 @@ const fx = (extra = '') => `version: 1\nservers:\n  fx:\n    command: ${FIXTURE}
 
 test('the SDK client lists the merged catalog and calls tools through /mcp', async (t) => {
   const d = await start(fx(), { waitReady: true });
-  t.after(() => d.stop());
+  t.after(() => stopClean(d));
   const { client } = await connect(d);
   t.after(() => client.close());
   assert.equal(client.getServerVersion().name, 'mcpgw');
@@ -105,7 +112,7 @@ test('the SDK client lists the merged catalog and calls tools through /mcp', asy
 
 test('two sessions are two dialogs; DELETE releases the session\'s leases', async (t) => {
   const d = await start(fx(), { waitReady: true });
-  t.after(() => d.stop());
+  t.after(() => stopClean(d));
   const a = await connect(d);
   const b = await connect(d);
   t.after(() => Promise.all([a.client.close(), b.client.close()]));
@@ -126,7 +133,7 @@ test('two sessions are two dialogs; DELETE releases the session\'s leases', asyn
 
 test('X-Mcpgw-Dialog names the dialog, shared with REST calls', async (t) => {
   const d = await start(fx(), { waitReady: true });
-  t.after(() => d.stop());
+  t.after(() => stopClean(d));
   const { client } = await connect(d, { dialog: 'agent7/worker' });
   t.after(() => client.close());
   await client.callTool({ name: 'echo', arguments: { text: 'x' } });
@@ -141,7 +148,7 @@ test('X-Mcpgw-Dialog names the dialog, shared with REST calls', async (t) => {
 
 test('a reload that changes the catalog sends tools/list_changed', async (t) => {
   const d = await start(fx(), { waitReady: true });
-  t.after(() => d.stop());
+  t.after(() => stopClean(d));
   const { client } = await connect(d);
   t.after(() => client.close());
   let changed = 0;
@@ -157,7 +164,7 @@ test('a reload that changes the catalog sends tools/list_changed', async (t) => 
 
 test('transport rules: sessions, versions, notifications, bad bodies', async (t) => {
   const d = await start(fx(), { waitReady: true });
-  t.after(() => d.stop());
+  t.after(() => stopClean(d));
   const { sid, h } = await session(d);
   assert.match(sid, /^[0-9a-f]{32}$/);
 
@@ -222,7 +229,7 @@ test('transport rules: sessions, versions, notifications, bad bodies', async (t)
 
 test('a 2025-03-26 session may batch; others may not', async (t) => {
   const d = await start(fx(), { waitReady: true });
-  t.after(() => d.stop());
+  t.after(() => stopClean(d));
   const old = await session(d, '2025-03-26');
   const r = await rpc(d, [
     { jsonrpc: '2.0', id: 1, method: 'ping' },
@@ -244,7 +251,7 @@ test('a 2025-03-26 session may batch; others may not', async (t) => {
 
 test('the GET stream: one per session, events with ids, Last-Event-ID replay', async (t) => {
   const d = await start(fx(), { waitReady: true });
-  t.after(() => d.stop());
+  t.after(() => stopClean(d));
   const { h } = await session(d);
   const s1 = await openStream(d, h);
   assert.equal(s1.status, 200);
@@ -280,7 +287,7 @@ test('notifications/cancelled reaches the upstream call', async (t) => {
   const dir = fs.mkdtempSync('/tmp/mcpgw-cancel-');
   const log = path.join(dir, 'methods.log');
   const d = await start(`version: 1\nservers:\n  fx:\n    command: ${FIXTURE}\n    args: ['--log', '${log}']\n`, { waitReady: true });
-  t.after(() => d.stop());
+  t.after(() => stopClean(d));
   const { client } = await connect(d);
   t.after(() => client.close());
   const ac = new AbortController();
@@ -295,7 +302,7 @@ test('notifications/cancelled reaches the upstream call', async (t) => {
 
 test('session ids are distinct 128-bit hex strings', async (t) => {
   const d = await start('version: 1\n');
-  t.after(() => d.stop());
+  t.after(() => stopClean(d));
   const N = Number(process.env.MCPGW_SESSION_IDS || 10000);
   const ids = new Set();
   const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
