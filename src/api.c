@@ -296,8 +296,8 @@ static int parse_call_body(struct gw_http_request *req, struct call_body *b)
     b->json = req->body_len ? json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &err)
                             : json_object();
     if (b->json == NULL) {
-        char *msg = gw_xasprintf("invalid JSON at line %d column %d: %s", err.line, err.column,
-                                 err.text);
+        char *msg =
+            gw_xasprintf("invalid JSON at line %d column %d: %s", err.line, err.column, err.text);
         bad_request(req, "bad_json", msg);
         free(msg);
         return -1;
@@ -444,8 +444,7 @@ static void route_metrics(struct gw_api_ctx *ctx, struct gw_http_request *req, s
     };
     char *text = gw_metrics_render(ctx->metrics, &v);
 
-    gw_http_respond(req, 200, "text/plain; version=0.0.4; charset=utf-8", text, strlen(text),
-                    NULL);
+    gw_http_respond(req, 200, "text/plain; version=0.0.4; charset=utf-8", text, strlen(text), NULL);
     free(text);
     json_decref(servers);
 }
@@ -488,16 +487,15 @@ static void route_dialogs(struct gw_api_ctx *ctx, struct gw_http_request *req, s
 static void route_release(struct gw_api_ctx *ctx, struct gw_http_request *req, struct match *m)
 {
     char root[GW_DIALOG_PART_MAX + 1], self[GW_DIALOG_PART_MAX + 1], canon[GW_DIALOG_MAX + 1];
-    char *given = m->narg == 2 ? gw_xasprintf("%s/%s", m->arg[0], m->arg[1])
-                               : gw_xstrdup(m->arg[0]);
+    char *given =
+        m->narg == 2 ? gw_xasprintf("%s/%s", m->arg[0], m->arg[1]) : gw_xstrdup(m->arg[0]);
     struct call_body b = {0};
     const char *id;
     json_t *released;
 
     if (gw_dialog_parse(given, root, self, canon) != 0) {
         free(given);
-        gw_http_respond_error(req, 400, "bad_dialog", "the dialog must be root or root/self",
-                              NULL);
+        gw_http_respond_error(req, 400, "bad_dialog", "the dialog must be root or root/self", NULL);
         return;
     }
     free(given);
@@ -526,9 +524,10 @@ static void route_release(struct gw_api_ctx *ctx, struct gw_http_request *req, s
 
 static int hex(int c)
 {
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                                          : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                                                 : -1;
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
 }
 
 /* Percent-decodes in place; a %00 or a malformed escape fails. */
@@ -563,8 +562,7 @@ static void route_artifact(struct gw_api_ctx *ctx, struct gw_http_request *req, 
     struct stat st;
     char *buf = NULL;
 
-    if (gw_dialog_parse(given, root, self, canon) == 0 && path != NULL &&
-        percent_decode(path) == 0)
+    if (gw_dialog_parse(given, root, self, canon) == 0 && path != NULL && percent_decode(path) == 0)
         fd = gw_artifact_open(ctx->config->gateway.artifacts_dir, root, self, path);
     if (fd >= 0 && fstat(fd, &st) == 0 && (uint64_t)st.st_size <= GW_ARTIFACT_SERVE_MAX) {
         buf = gw_xmalloc((size_t)st.st_size + 1);

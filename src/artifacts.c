@@ -55,10 +55,10 @@ long gw_base64_decode(const char *in, size_t len, unsigned char *out)
 static const struct {
     const char *mime, *ext;
 } mimes[] = {
-    {"image/png", "png"},         {"image/jpeg", "jpg"},       {"image/gif", "gif"},
-    {"image/webp", "webp"},       {"audio/wav", "wav"},        {"audio/mpeg", "mp3"},
-    {"audio/ogg", "ogg"},         {"application/pdf", "pdf"},  {"application/json", "json"},
-    {"application/gzip", "gz"},   {"text/plain", "txt"},       {"application/zip", "zip"},
+    {"image/png", "png"},       {"image/jpeg", "jpg"},      {"image/gif", "gif"},
+    {"image/webp", "webp"},     {"audio/wav", "wav"},       {"audio/mpeg", "mp3"},
+    {"audio/ogg", "ogg"},       {"application/pdf", "pdf"}, {"application/json", "json"},
+    {"application/gzip", "gz"}, {"text/plain", "txt"},      {"application/zip", "zip"},
 };
 
 const char *gw_mime_ext(const char *mime)

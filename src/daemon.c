@@ -153,16 +153,15 @@ static json_t *reload(struct daemon *d, const char *trigger)
         gw_log(GW_LOG_ERROR, "configuration refused, keeping the last known good one", "file",
                next->path, NULL);
         sum = json_pack("{s:b, s:s, s:o, s:o}", "ok", 0, "trigger", trigger, "errors",
-                        diag_list(next, GW_SEV_ERROR), "warnings",
-                        diag_list(next, GW_SEV_WARNING));
+                        diag_list(next, GW_SEV_ERROR), "warnings", diag_list(next, GW_SEV_WARNING));
         gw_config_unref(next);
         gw_metrics_reload(d->metrics, "refused");
         gw_sdnotify_ready("configuration refused; keeping the last known good one");
     } else {
         json_t *errors = diag_list(next, GW_SEV_ERROR), *warnings = diag_list(next, GW_SEV_WARNING);
         if (!next->exists)
-            gw_log(GW_LOG_WARN, "the configuration file is gone: serving an empty catalog",
-                   "file", next->path, NULL);
+            gw_log(GW_LOG_WARN, "the configuration file is gone: serving an empty catalog", "file",
+                   next->path, NULL);
         sum = swap_config(d, next);
         gw_metrics_reload(d->metrics, "ok");
         json_object_set_new(sum, "ok", json_true());
@@ -172,9 +171,9 @@ static json_t *reload(struct daemon *d, const char *trigger)
         gw_sdnotify_ready(NULL);
         gw_sdnotify_status("serving %zu servers", d->config->nservers);
     }
-    json_object_set_new(sum, "version",
-                        json_integer((json_int_t)gw_catalog_version(
-                            gw_servers_catalog(d->servers))));
+    json_object_set_new(
+        sum, "version",
+        json_integer((json_int_t)gw_catalog_version(gw_servers_catalog(d->servers))));
     gw_events_publish(d->events, "reload", json_incref(sum));
     return sum;
 }

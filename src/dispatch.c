@@ -277,7 +277,6 @@ static void pump(struct gw_servers *s)
     }
 }
 
-
 void gw_dispatch_lease_ready(struct lease *l)
 {
     while (l->waiting != NULL) {
@@ -310,8 +309,7 @@ void gw_dispatch_abandon(struct gw_servers *s, struct lease *l, struct slot *slo
 
 /* ---- entry ---- */
 
-static uint64_t call_timeout(const struct server *srv, const struct gw_cat_tool *t,
-                             uint64_t asked)
+static uint64_t call_timeout(const struct server *srv, const struct gw_cat_tool *t, uint64_t asked)
 {
     if (asked > 0)
         return asked;

@@ -81,8 +81,8 @@ static void client_ready(void *data, const char *version, json_t *info, json_t *
     if (inst->state != GW_INSTANCE_STARTING)
         return;
     inst->state = GW_INSTANCE_READY;
-    gw_log(GW_LOG_INFO, "instance ready", "server", inst->cfg->id, "protocol", version,
-           "upstream", json_is_string(name) ? json_string_value(name) : NULL, NULL);
+    gw_log(GW_LOG_INFO, "instance ready", "server", inst->cfg->id, "protocol", version, "upstream",
+           json_is_string(name) ? json_string_value(name) : NULL, NULL);
     inst->cbs.on_ready(inst, inst->cbs.data);
 }
 
@@ -148,8 +148,8 @@ static int make_client(struct gw_instance *inst, const struct gw_gateway_config 
         .data = inst,
         .server_id = inst->cfg->id,
         .config = inst->cfg->init_config,
-        .init_timeout_ms = inst->cfg->request_timeout_ms ? inst->cfg->request_timeout_ms
-                                                         : gw->request_timeout_ms,
+        .init_timeout_ms =
+            inst->cfg->request_timeout_ms ? inst->cfg->request_timeout_ms : gw->request_timeout_ms,
     };
     return gw_mcp_client_new(inst->loop, &o, &inst->client);
 }
@@ -183,10 +183,9 @@ static int start_transport(struct gw_instance *inst, struct gw_curl_uv *multi,
     return rc;
 }
 
-int gw_instance_start(uv_loop_t *loop, struct gw_curl_uv *multi,
-                      const struct gw_server_config *cfg, const struct gw_gateway_config *gw,
-                      const struct gw_instance_cbs *cbs, uint64_t seq, struct gw_instance **out,
-                      char **why)
+int gw_instance_start(uv_loop_t *loop, struct gw_curl_uv *multi, const struct gw_server_config *cfg,
+                      const struct gw_gateway_config *gw, const struct gw_instance_cbs *cbs,
+                      uint64_t seq, struct gw_instance **out, char **why)
 {
     struct gw_instance *inst = gw_xcalloc(1, sizeof *inst);
     struct gw_transport_cbs tcbs = {transport_message, transport_down, transport_closed, inst};
@@ -339,14 +338,14 @@ json_t *gw_instance_to_json(const struct gw_instance *inst)
 
     gw_format_time(inst->since, since, sizeof since);
     gw_mcp_client_stats(inst->client, &st);
-    o = json_pack("{s:I, s:s, s:i, s:s, s:i, s:I, s:s?, s:O?, s:o, s:{s:I,s:I,s:I,s:I,s:I}}",
-                     "id", (json_int_t)inst->seq, "state", state_names[inst->state], "pid",
-                     inst->pid, "since", since, "inFlight", (int)inst->in_flight, "calls",
-                     (json_int_t)inst->calls, "protocolVersion", version, "serverInfo", info,
-                     "stderrTail", gw_instance_stderr_tail(inst), "counters", "nonJson",
-                     (json_int_t)st.non_json, "badShape", (json_int_t)st.bad_shape, "unknownIds",
-                     (json_int_t)st.unknown_ids, "late", (json_int_t)st.late, "notifications",
-                     (json_int_t)st.notifications);
+    o = json_pack("{s:I, s:s, s:i, s:s, s:i, s:I, s:s?, s:O?, s:o, s:{s:I,s:I,s:I,s:I,s:I}}", "id",
+                  (json_int_t)inst->seq, "state", state_names[inst->state], "pid", inst->pid,
+                  "since", since, "inFlight", (int)inst->in_flight, "calls",
+                  (json_int_t)inst->calls, "protocolVersion", version, "serverInfo", info,
+                  "stderrTail", gw_instance_stderr_tail(inst), "counters", "nonJson",
+                  (json_int_t)st.non_json, "badShape", (json_int_t)st.bad_shape, "unknownIds",
+                  (json_int_t)st.unknown_ids, "late", (json_int_t)st.late, "notifications",
+                  (json_int_t)st.notifications);
     if (inst->http != NULL) {
         const char *session = gw_upstream_http_session_id(inst->http);
         const char *err = gw_upstream_http_last_error(inst->http);

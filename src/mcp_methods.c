@@ -19,8 +19,8 @@
 const char *const gw_mcp__versions[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05",
                                         NULL};
 
-static const char *const log_levels[] = {"debug",    "info",  "notice", "warning", "error",
-                                         "critical", "alert", "emergency"};
+static const char *const log_levels[] = {"debug", "info",     "notice", "warning",
+                                         "error", "critical", "alert",  "emergency"};
 
 bool gw_mcp__version_supported(const char *v)
 {
@@ -47,10 +47,9 @@ json_t *gw_mcp__initialize_check(json_t *id, json_t *params, const char **versio
 
 json_t *gw_mcp__initialize_result(const char *version)
 {
-    return json_pack("{s:s, s:{s:{s:b}, s:{}}, s:{s:s, s:s, s:s}, s:s}", "protocolVersion",
-                     version, "capabilities", "tools", "listChanged", 1, "logging",
-                     "serverInfo", "name", "mcpgw", "title", "mcpgw MCP gateway", "version",
-                     GW_VERSION, "instructions",
+    return json_pack("{s:s, s:{s:{s:b}, s:{}}, s:{s:s, s:s, s:s}, s:s}", "protocolVersion", version,
+                     "capabilities", "tools", "listChanged", 1, "logging", "serverInfo", "name",
+                     "mcpgw", "title", "mcpgw MCP gateway", "version", GW_VERSION, "instructions",
                      "mcpgw serves the tools of several MCP servers as one. A stateful "
                      "server gives this session its own instance; call mcp_release with "
                      "{\"serverId\": \"<id>\"} when you no longer need that toolset.");
@@ -70,12 +69,10 @@ static json_t *tools_list(struct gw_mcp_session *s, json_t *id, json_t *params)
 
     if (cursor != NULL && !json_is_null(cursor)) {
         const char *c = json_string_value(cursor);
-        if (c == NULL || c[0] < '0' || c[0] > '9' ||
-            (off = strtoul(c, &end, 10), *end != '\0'))
+        if (c == NULL || c[0] < '0' || c[0] > '9' || (off = strtoul(c, &end, 10), *end != '\0'))
             return gw_mcp__error(id, RPC_INVALID_PARAMS, "invalid cursor");
     }
-    all = gw_catalog_tools_json(gw_servers_catalog(s->ms->servers), NULL,
-                                GW_TOOL_FORMAT_MCP_WIRE);
+    all = gw_catalog_tools_json(gw_servers_catalog(s->ms->servers), NULL, GW_TOOL_FORMAT_MCP_WIRE);
     tools = json_object_get(all, "tools");
     n = json_array_size(tools);
     page = json_array();
@@ -176,8 +173,8 @@ static void on_call_outcome(void *data, const struct gw_call_outcome *o)
     char ms[24];
 
     snprintf(ms, sizeof ms, "%llu", (unsigned long long)(gw_now_ms() - c->started_ms));
-    gw_log(GW_LOG_INFO, "mcp tool call", "tool", c->tool, "server", o->server, "dialog",
-           o->dialog, "status", gw_mcp_strerror(o->code), "duration_ms", ms, NULL);
+    gw_log(GW_LOG_INFO, "mcp tool call", "tool", c->tool, "server", o->server, "dialog", o->dialog,
+           "status", gw_mcp_strerror(o->code), "duration_ms", ms, NULL);
     unlink_call(c);
     gw_mcp__exchange_add(c->x, call_reply(c, o));
     gw_mcp__exchange_done(c->x);
@@ -186,21 +183,28 @@ static void on_call_outcome(void *data, const struct gw_call_outcome *o)
     free(c);
 }
 
-/* The built-in mcp_release({"serverId"}) for the session's dialog. */
+/* The built-in mcp_release({"serverId"}) for the session's dialog. Input
+ * problems are tool errors (isError), as MCP 2025-11-25 asks. */
 static json_t *release_tool(struct gw_mcp_session *s, json_t *id, json_t *args)
 {
     const char *server = json_string_value(json_object_get(args, "serverId"));
-    json_t *released = json_array(), *r;
-    char *text = NULL;
+    json_t *released, *r;
+    char *text;
+    bool failed = false;
 
     if (server == NULL)
-        r = text_result(true, "mcp_release needs {\"serverId\": \"<server id>\"}");
-    else if (gw_servers_release(s->ms->servers, s->dialog, server, released) != 0)
-        r = text_result(true, (text = gw_xasprintf("no server is named '%s'", server)));
-    else if (json_array_size(released) == 0)
-        r = text_result(false, (text = gw_xasprintf("this session held no lease on '%s'", server)));
-    else
-        r = text_result(false, (text = gw_xasprintf("released the lease on '%s'", server)));
+        return gw_mcp__result(id, text_result(true, "mcp_release needs {\"serverId\": \"<server "
+                                                    "id>\"}"));
+    released = json_array();
+    if (gw_servers_release(s->ms->servers, s->dialog, server, released) != 0) {
+        text = gw_xasprintf("no server is named '%s'", server);
+        failed = true;
+    } else if (json_array_size(released) == 0) {
+        text = gw_xasprintf("this session held no lease on '%s'", server);
+    } else {
+        text = gw_xasprintf("released the lease on '%s'", server);
+    }
+    r = text_result(failed, text);
     free(text);
     json_decref(released);
     return gw_mcp__result(id, r);
@@ -233,8 +237,8 @@ static json_t *start_call(struct gw_mcp_session *s, struct gw_mcp_exchange *x, j
             free(msg);
             return e;
         }
-        return gw_mcp__result(id, text_result(true, tool_failure(rc) ? tool_failure(rc)
-                                                                     : gw_mcp_strerror(rc)));
+        return gw_mcp__result(
+            id, text_result(true, tool_failure(rc) ? tool_failure(rc) : gw_mcp_strerror(rc)));
     }
     c->next = s->calls;
     s->calls = c;
@@ -357,8 +361,8 @@ void gw_mcp__dispatch(struct gw_mcp_session *s, struct gw_mcp_exchange *x, json_
     json_t *reply;
 
     if (!json_is_object(msg) || jsonrpc == NULL || strcmp(jsonrpc, "2.0") != 0) {
-        gw_mcp__exchange_add(x, gw_mcp__error(NULL, RPC_INVALID_REQUEST,
-                                              "not a JSON-RPC 2.0 message"));
+        gw_mcp__exchange_add(
+            x, gw_mcp__error(NULL, RPC_INVALID_REQUEST, "not a JSON-RPC 2.0 message"));
         return;
     }
     if (method == NULL && id != NULL &&

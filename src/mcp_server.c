@@ -23,8 +23,8 @@ json_t *gw_mcp__result(json_t *id, json_t *result)
 
 json_t *gw_mcp__error(json_t *id, int code, const char *message)
 {
-    return json_pack("{s:s, s:O?, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id, "error", "code",
-                     code, "message", message);
+    return json_pack("{s:s, s:O?, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id, "error", "code", code,
+                     "message", message);
 }
 
 /* A transport-level refusal: HTTP `status` with a JSON-RPC error body. */
@@ -182,8 +182,8 @@ static json_t *parse_body(struct gw_http_request *req)
     body = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &err);
     if (body != NULL)
         return body;
-    msg = gw_xasprintf("Parse error: invalid JSON at line %d column %d: %s", err.line,
-                       err.column, err.text);
+    msg = gw_xasprintf("Parse error: invalid JSON at line %d column %d: %s", err.line, err.column,
+                       err.text);
     refuse(req, 400, RPC_PARSE_ERROR, msg, NULL);
     free(msg);
     return NULL;
@@ -214,8 +214,8 @@ static int named_dialog(struct gw_http_request *req, char *canon)
     return -1;
 }
 
-static int create_session(struct gw_mcp_server *ms, struct gw_http_request *req,
-                          const char *dialog, struct gw_mcp_session **out)
+static int create_session(struct gw_mcp_server *ms, struct gw_http_request *req, const char *dialog,
+                          struct gw_mcp_session **out)
 {
     static const char *const retry[] = {"Retry-After: 5", NULL};
     int rc = gw_mcp__session_new(ms, dialog[0] ? dialog : NULL, out);
@@ -251,8 +251,8 @@ static void post_initialize(struct gw_mcp_server *ms, struct gw_http_request *re
     json_decref(s->client_caps);
     s->client_caps = json_object_get(json_object_get(msg, "params"), "capabilities");
     s->client_caps = s->client_caps ? json_incref(s->client_caps) : json_object();
-    gw_log(GW_LOG_INFO, "mcp session started", "dialog", s->dialog, "version", s->version,
-           "peer", req->peer, NULL);
+    gw_log(GW_LOG_INFO, "mcp session started", "dialog", s->dialog, "version", s->version, "peer",
+           req->peer, NULL);
     x = exchange_new(req, false);
     x->session_header = gw_xasprintf("Mcp-Session-Id: %s", s->id);
     gw_mcp__exchange_add(x, gw_mcp__result(id, gw_mcp__initialize_result(version)));
@@ -291,9 +291,8 @@ static void handle_post(struct gw_mcp_server *ms, struct gw_http_request *req)
     json_t *body;
 
     if (!accepts(accept, "application/json") && !accepts(accept, "text/event-stream")) {
-        refuse(req, 406,
-               RPC_BAD_REQUEST, "Not Acceptable: accept application/json or text/event-stream",
-               NULL);
+        refuse(req, 406, RPC_BAD_REQUEST,
+               "Not Acceptable: accept application/json or text/event-stream", NULL);
         return;
     }
     if (check_version_header(req) != 0)
@@ -326,8 +325,8 @@ static void handle_get(struct gw_mcp_server *ms, struct gw_http_request *req)
     if (check_version_header(req) != 0 || session_of(ms, req, &s) != 0)
         return;
     if (s->get != NULL) {
-        refuse(req, 409, RPC_BAD_REQUEST,
-               "Conflict: this session already has a GET stream open", NULL);
+        refuse(req, 409, RPC_BAD_REQUEST, "Conflict: this session already has a GET stream open",
+               NULL);
         return;
     }
     gw_mcp__session_attach(s, req, gw_http_header(req, "last-event-id"));

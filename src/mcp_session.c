@@ -83,8 +83,7 @@ static void unlink_session(struct gw_mcp_server *ms, struct gw_mcp_session *s)
     ms->nsessions--;
 }
 
-int gw_mcp__session_new(struct gw_mcp_server *ms, const char *dialog,
-                        struct gw_mcp_session **out)
+int gw_mcp__session_new(struct gw_mcp_server *ms, const char *dialog, struct gw_mcp_session **out)
 {
     struct gw_mcp_session *s;
     char id[MCP_SESSION_ID_LEN + 1];
@@ -143,8 +142,7 @@ static int stream_write(struct gw_mcp_session *s, const char *text)
         return -1;
     rc = gw_http_stream_write(s->get, text, strlen(text), MCP_MAX_QUEUED);
     if (rc == UV_ENOBUFS) {
-        gw_log(GW_LOG_WARN, "mcp stream client too slow; stream ended", "peer", s->get->peer,
-               NULL);
+        gw_log(GW_LOG_WARN, "mcp stream client too slow; stream ended", "peer", s->get->peer, NULL);
         end_stream(s);
     }
     return rc;
@@ -154,8 +152,8 @@ void gw_mcp__session_send(struct gw_mcp_session *s, json_t *msg)
 {
     char *body = json_dumps(msg, JSON_COMPACT);
     uint64_t seq = s->next_seq++;
-    char *text = gw_xasprintf("id: 0.%" PRIu64 "\nevent: message\ndata: %s\n\n", seq,
-                              body ? body : "null");
+    char *text =
+        gw_xasprintf("id: 0.%" PRIu64 "\nevent: message\ndata: %s\n\n", seq, body ? body : "null");
 
     free(body);
     stream_write(s, text);
@@ -185,8 +183,7 @@ static void replay(struct gw_mcp_session *s, uint64_t last)
 {
     uint64_t first = s->next_seq > MCP_KEEP_EVENTS ? s->next_seq - MCP_KEEP_EVENTS : 1;
 
-    for (uint64_t seq = last + 1 > first ? last + 1 : first; s->kept && seq < s->next_seq;
-         seq++) {
+    for (uint64_t seq = last + 1 > first ? last + 1 : first; s->kept && seq < s->next_seq; seq++) {
         const struct mcp_kept *k = &s->kept[seq % MCP_KEEP_EVENTS];
         if (k->seq == seq && k->text != NULL && stream_write(s, k->text) != 0)
             return;

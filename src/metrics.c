@@ -13,8 +13,7 @@
 
 #define LABEL_SEP "\x1f"
 
-static const double buckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
-                                 1,     2.5,  5,     10,   30,  60};
+static const double buckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
 #define NBUCKETS (sizeof buckets / sizeof buckets[0])
 
 struct hist {
@@ -127,8 +126,8 @@ static struct hist *hist_for(struct gw_metrics *m, const char *server)
     return &m->hist[json_integer_value(idx)];
 }
 
-void gw_metrics_call(struct gw_metrics *m, const char *server, const char *tool,
-                     const char *status, double seconds)
+void gw_metrics_call(struct gw_metrics *m, const char *server, const char *tool, const char *status,
+                     double seconds)
 {
     char *key = gw_xasprintf("%s" LABEL_SEP "%s" LABEL_SEP "%s", server ? server : "",
                              tool ? tool : "", status);

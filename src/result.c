@@ -72,7 +72,8 @@ static json_t *save_binary(const struct gw_result_ctx *ctx, const char *kind, co
     n = gw_base64_decode(payload, strlen(payload), bytes);
     if (n < 0) {
         free(bytes);
-        return input_text_new(gw_xasprintf("[%s content that is not valid base64 was dropped]", kind));
+        return input_text_new(
+            gw_xasprintf("[%s content that is not valid base64 was dropped]", kind));
     }
     rc = gw_artifact_save(ctx->artifacts_dir, ctx->root, ctx->self, ctx->server, ctx->tool, mime,
                           bytes, (size_t)n, &rel);
@@ -80,8 +81,8 @@ static json_t *save_binary(const struct gw_result_ctx *ctx, const char *kind, co
     if (rc != 0) {
         gw_log(GW_LOG_ERROR, "cannot save an artifact", "server", ctx->server, "tool", ctx->tool,
                "error", strerror(-rc), NULL);
-        return input_text_new(gw_xasprintf("[%s content of %ld bytes could not be saved: %s]",
-                                           kind, n, strerror(-rc)));
+        return input_text_new(gw_xasprintf("[%s content of %ld bytes could not be saved: %s]", kind,
+                                           n, strerror(-rc)));
     }
     if (strcmp(kind, "image") == 0 && is_image_type(mime)) {
         item = json_pack("{s:s, s:s, s:I, s:{s:s, s:s, s:s}}", "type", "input_image", "mimeType",
@@ -104,7 +105,8 @@ static json_t *convert_resource(const struct gw_result_ctx *ctx, json_t *item)
     if (text != NULL)
         return input_text(text);
     if (blob != NULL)
-        return save_binary(ctx, "resource", blob, json_string_value(json_object_get(res, "mimeType")));
+        return save_binary(ctx, "resource", blob,
+                           json_string_value(json_object_get(res, "mimeType")));
     return input_text_new(gw_xasprintf("[embedded resource %s]", str(res, "uri", "")));
 }
 
@@ -118,8 +120,8 @@ static json_t *convert_item(const struct gw_result_ctx *ctx, json_t *item)
         return save_binary(ctx, type, str(item, "data", ""),
                            json_string_value(json_object_get(item, "mimeType")));
     if (strcmp(type, "resource_link") == 0)
-        return input_text_new(gw_xasprintf("[resource link %s: %s]", str(item, "name", ""),
-                                           str(item, "uri", "")));
+        return input_text_new(
+            gw_xasprintf("[resource link %s: %s]", str(item, "name", ""), str(item, "uri", "")));
     if (strcmp(type, "resource") == 0)
         return convert_resource(ctx, item);
     return input_text_new(gw_xasprintf("[unsupported content type '%s']", type));

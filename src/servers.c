@@ -12,10 +12,10 @@
 #include "gw/servers_internal.h"
 #include "gw/util.h"
 
-#define BACKOFF_MIN_MS 500
-#define BACKOFF_MAX_MS 30000
+#define BACKOFF_MIN_MS   500
+#define BACKOFF_MAX_MS   30000
 #define BACKOFF_RESET_MS 60000
-#define SWEEP_MS 1000
+#define SWEEP_MS         1000
 
 static const char *const server_state_names[] = {"starting", "ready", "degraded", "failed",
                                                  "stopped"};
@@ -65,8 +65,8 @@ static void catalog_event(struct server *srv, uint64_t before, const char *chang
 static void server_problem(struct server *srv, const char *what, enum gw_severity sev,
                            const char *tool, const char *message)
 {
-    char *id = gw_xasprintf("server:%s:%s%s%s", srv->cfg->id, what, tool ? ":" : "",
-                            tool ? tool : "");
+    char *id =
+        gw_xasprintf("server:%s:%s%s%s", srv->cfg->id, what, tool ? ":" : "", tool ? tool : "");
     struct gw_problem p = {.id = id,
                            .severity = sev,
                            .scope = tool ? GW_SCOPE_TOOL : GW_SCOPE_SERVER,
@@ -485,8 +485,8 @@ static void inst_failed(struct gw_instance *inst, const char *why, void *data)
         return;
     }
     death_problem(srv, "start", GW_SEV_ERROR, why, tail);
-    set_state(srv, srv->state == SRV_READY || srv->state == SRV_DEGRADED ? SRV_DEGRADED
-                                                                          : SRV_FAILED);
+    set_state(srv,
+              srv->state == SRV_READY || srv->state == SRV_DEGRADED ? SRV_DEGRADED : SRV_FAILED);
     first_attempt_done(srv, false);
     schedule_restart(srv);
 }
@@ -520,8 +520,8 @@ static struct slot *slot_spawn(struct server *srv, enum slot_role role)
 
     slot->srv = srv;
     slot->role = role;
-    if (gw_instance_start(srv->owner->loop, srv->owner->multi, srv->cfg, &srv->snap->gateway,
-                          &cbs, ++srv->seq, &slot->inst, &why) != 0) {
+    if (gw_instance_start(srv->owner->loop, srv->owner->multi, srv->cfg, &srv->snap->gateway, &cbs,
+                          ++srv->seq, &slot->inst, &why) != 0) {
         free(slot);
         if (srv->replaces != NULL) {
             pending_failed(srv, why);
@@ -609,11 +609,11 @@ void gw_server_release(struct lease *l, const char *why)
 {
     struct slot *sl = l->slot;
 
-    gw_log(GW_LOG_INFO, "lease released", "server", l->srv->cfg->id, "dialog", l->dialog,
-           "reason", why, NULL);
+    gw_log(GW_LOG_INFO, "lease released", "server", l->srv->cfg->id, "dialog", l->dialog, "reason",
+           why, NULL);
     emit(l->srv->owner, "lease",
-         json_pack("{s:s, s:s, s:s, s:s}", "dialog", l->dialog, "server", l->srv->cfg->id,
-                   "action", "released", "reason", why));
+         json_pack("{s:s, s:s, s:s, s:s}", "dialog", l->dialog, "server", l->srv->cfg->id, "action",
+                   "released", "reason", why));
     gw_dispatch_abandon(l->srv->owner, l, NULL, GW_SERVERS_E_RELEASED, why);
     lease_free(l);
     if (sl != NULL)
@@ -657,8 +657,8 @@ static void on_sweep(uv_timer_t *t)
         struct lease *l = srv->leases, *next;
         for (; idle > 0 && l != NULL; l = next) {
             next = l->next;
-            if (l->waiting == NULL && l->slot != NULL && gw_instance_in_flight(l->slot->inst) == 0 &&
-                now - l->last_used_ms >= idle)
+            if (l->waiting == NULL && l->slot != NULL &&
+                gw_instance_in_flight(l->slot->inst) == 0 && now - l->last_used_ms >= idle)
                 gw_server_release(l, "idle past gateway.lease_idle_timeout");
         }
     }
@@ -954,9 +954,8 @@ static json_t *server_json(const struct server *srv)
     gw_format_time(srv->loaded_at, loaded, sizeof loaded);
     return json_pack("{s:s, s:s, s:s, s:b, s:i, s:o, s:i, s:s?, s:s, s:s, s:s, s:i, s:O?, s:o}",
                      "id", srv->cfg->id, "transport", gw_transport_name(srv->cfg->transport),
-                     "state", server_state_names[srv->state], "leased",
-                     !srv->cfg->truely_stateless, "tools",
-                     ts ? (int)gw_cat_toolset_ntools(ts) : 0, "instances", insts, "leases",
+                     "state", server_state_names[srv->state], "leased", !srv->cfg->truely_stateless,
+                     "tools", ts ? (int)gw_cat_toolset_ntools(ts) : 0, "instances", insts, "leases",
                      (int)count_slots(srv, ROLE_LEASED, false), "lastError", srv->last_error,
                      "configHash", srv->cfg->spawn_hash, "catalogHash", srv->cfg->catalog_hash,
                      "loadedAt", loaded, "restarts", (int)srv->restarts, "lastStderr",
@@ -979,10 +978,10 @@ static json_t *lease_json(const struct lease *l)
 
     gw_format_time(l->since, since, sizeof since);
     gw_format_time(used_at, used, sizeof used);
-    json_t *o = json_pack("{s:s, s:I, s:s, s:s, s:i, s:b}", "server", l->srv->cfg->id,
-                          "instance", (json_int_t)gw_instance_seq(l->slot->inst), "since", since,
-                          "lastUsed", used, "inFlight", (int)gw_instance_in_flight(l->slot->inst),
-                          "ready", l->slot->ready);
+    json_t *o =
+        json_pack("{s:s, s:I, s:s, s:s, s:i, s:b}", "server", l->srv->cfg->id, "instance",
+                  (json_int_t)gw_instance_seq(l->slot->inst), "since", since, "lastUsed", used,
+                  "inFlight", (int)gw_instance_in_flight(l->slot->inst), "ready", l->slot->ready);
     const char *session = gw_instance_session(l->slot->inst);
 
     if (l->srv->cfg->transport == GW_TRANSPORT_STDIO)
@@ -1050,8 +1049,7 @@ static void on_grace(uv_timer_t *t)
     }
 }
 
-void gw_servers_close(struct gw_servers *s, uint64_t grace_ms, void (*cb)(void *data),
-                      void *data)
+void gw_servers_close(struct gw_servers *s, uint64_t grace_ms, void (*cb)(void *data), void *data)
 {
     s->closing = true;
     s->close_cb = cb;

@@ -21,8 +21,8 @@
 struct gw_api_ctx {
     struct gw_config *config; /* current snapshot (not owned) */
     struct gw_problems *problems;
-    bool ready;      /* the first load has finished */
-    bool loopback;   /* listening on loopback or a unix socket: Host is checked */
+    bool ready;    /* the first load has finished */
+    bool loopback; /* listening on loopback or a unix socket: Host is checked */
     time_t loaded_at;
     struct gw_servers *servers;
     struct gw_events *events;

@@ -18,7 +18,7 @@
 #include "gw/problems.h"
 
 /* Limits of the loader itself (security.md F1). */
-#define GW_CONFIG_MAX_FILE (4u << 20)
+#define GW_CONFIG_MAX_FILE  (4u << 20)
 #define GW_CONFIG_MAX_NODES 100000
 #define GW_CONFIG_MAX_DEPTH 64
 
@@ -80,8 +80,8 @@ struct gw_server_config {
     char *command_path; /* resolved executable (absolute), NULL if not found */
     char **args;
     size_t nargs;
-    char *cwd; /* absolute; defaults to the config file's directory */
-    char *env_file; /* absolute path, NULL if none */
+    char *cwd;         /* absolute; defaults to the config file's directory */
+    char *env_file;    /* absolute path, NULL if none */
     struct gw_kv *env; /* envFile entries first, then `env` (later wins) */
     size_t nenv;
     char *encoding; /* only "utf-8" is accepted */
@@ -90,13 +90,13 @@ struct gw_server_config {
     char *url;
     struct gw_kv *headers;
     size_t nheaders;
-    char *session_id; /* NULL when empty */
+    char *session_id;             /* NULL when empty */
     uint64_t timeout_ms;          /* connect timeout, default 10s */
     uint64_t sse_read_timeout_ms; /* default 300s */
     bool terminate_on_close;      /* default true */
 
     uint64_t request_timeout_ms; /* 0: gateway.request_timeout applies */
-    json_t *init_config; /* `config`, sent as initialize params.config; NULL if absent */
+    json_t *init_config;         /* `config`, sent as initialize params.config; NULL if absent */
     bool load_tools, load_prompts, load_resources;
 
     char **whitelist;
@@ -118,14 +118,14 @@ struct gw_server_config {
 };
 
 struct gw_gateway_config {
-    char *listen; /* "127.0.0.1:7420", "[::1]:7420" or "unix:/path" */
+    char *listen;     /* "127.0.0.1:7420", "[::1]:7420" or "unix:/path" */
     char *auth_token; /* NULL when unset; a secret */
     int max_concurrent;
     uint64_t request_timeout_ms;
     uint64_t lease_idle_timeout_ms; /* 0 = never */
     int max_instances_per_server;
     int warm_spares;
-    char *artifacts_dir; /* absolute */
+    char *artifacts_dir;     /* absolute */
     char **allowed_commands; /* empty: any command */
     size_t nallowed_commands;
     uint64_t max_body;
@@ -155,9 +155,9 @@ struct gw_diag {
 
 struct gw_config {
     int refs;
-    char *path; /* absolute path of the file read (may not exist) */
-    char *dir;  /* its directory */
-    bool ok;    /* false: a workspace-level error; keep the last known good */
+    char *path;  /* absolute path of the file read (may not exist) */
+    char *dir;   /* its directory */
+    bool ok;     /* false: a workspace-level error; keep the last known good */
     bool exists; /* false: the file was absent (an empty config) */
     struct gw_gateway_config gateway;
     struct gw_server_config *servers; /* in file order */
@@ -173,8 +173,7 @@ int gw_config_load(const char *path, struct gw_config **out);
 
 /* Same, from a buffer; `path` names it in diagnostics and anchors relative
  * paths. Used by tests and the fuzz target. */
-int gw_config_load_buffer(const char *path, const char *buf, size_t len,
-                          struct gw_config **out);
+int gw_config_load_buffer(const char *path, const char *buf, size_t len, struct gw_config **out);
 
 struct gw_config *gw_config_ref(struct gw_config *c);
 void gw_config_unref(struct gw_config *c);

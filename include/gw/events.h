@@ -15,8 +15,8 @@
 
 #include "gw/http.h"
 
-#define GW_EVENTS_KEEP 256
-#define GW_EVENTS_MAX_QUEUED (1u << 20)
+#define GW_EVENTS_KEEP         256
+#define GW_EVENTS_MAX_QUEUED   (1u << 20)
 #define GW_EVENTS_HEARTBEAT_MS 15000
 
 struct gw_events;

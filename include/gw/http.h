@@ -75,10 +75,10 @@ struct gw_http_request {
     size_t nheaders;
     const char *body; /* NUL-terminated for convenience; may contain NULs */
     size_t body_len;
-    const char *peer; /* "127.0.0.1:5555", "[::1]:5555" or "unix" */
-    int is_unix;      /* came over the unix socket listener */
+    const char *peer;     /* "127.0.0.1:5555", "[::1]:5555" or "unix" */
+    int is_unix;          /* came over the unix socket listener */
     uint64_t received_ms; /* monotonic ms when the request was complete */
-    void *user;       /* free for the handler */
+    void *user;           /* free for the handler */
 };
 
 struct gw_http_server;
@@ -89,9 +89,9 @@ typedef void (*gw_http_abort_cb)(struct gw_http_request *req, void *data);
 /* Starts listening on `listen` ("host:port", "[v6]:port" or "unix:/path",
  * the socket created with mode 0660). Returns 0 and sets *out, or a negative
  * code with a sentence in *err (caller frees). */
-int gw_http_server_start(uv_loop_t *loop, const char *listen,
-                         const struct gw_http_limits *limits, gw_http_handler handler,
-                         void *data, struct gw_http_server **out, char **err);
+int gw_http_server_start(uv_loop_t *loop, const char *listen, const struct gw_http_limits *limits,
+                         gw_http_handler handler, void *data, struct gw_http_server **out,
+                         char **err);
 
 /* Called once for each request the handler answers, with the status (a
  * stream: when it begins), before the bytes go out: for access logs and

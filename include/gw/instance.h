@@ -42,10 +42,9 @@ struct gw_instance_cbs {
  * and the handshake. `cfg` and `gw` must outlive the instance (the caller
  * holds their config snapshot). Returns 0 and sets *out, or a negative code
  * with a sentence in *why (caller frees); then no callback fires. */
-int gw_instance_start(uv_loop_t *loop, struct gw_curl_uv *multi,
-                      const struct gw_server_config *cfg, const struct gw_gateway_config *gw,
-                      const struct gw_instance_cbs *cbs, uint64_t seq, struct gw_instance **out,
-                      char **why);
+int gw_instance_start(uv_loop_t *loop, struct gw_curl_uv *multi, const struct gw_server_config *cfg,
+                      const struct gw_gateway_config *gw, const struct gw_instance_cbs *cbs,
+                      uint64_t seq, struct gw_instance **out, char **why);
 
 /* Stops taking calls; once none is in flight — or after `grace_ms` (0:
  * no deadline), when the calls still in flight fail — runs the transport's

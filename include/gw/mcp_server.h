@@ -1,6 +1,7 @@
 /* The gateway as one MCP server: POST, GET and DELETE /mcp over the merged
  * catalog, MCP streamable HTTP (2025-11-25 offered; 2025-06-18, 2025-03-26
- * and 2024-11-05 accepted). See docs/mcp.md for the behaviour a client sees.
+ * and 2024-11-05 accepted). Errors and refusals are described in
+ * mcp_server.c (transport) and mcp_methods.c (methods).
  *
  * The api module runs its gate (Host, Origin, bearer token; security.md C1,
  * C8) and then hands every request for the path /mcp, whatever its method,

@@ -16,14 +16,14 @@
 
 #include "gw/mcp_server.h"
 
-#define MCP_SESSION_ID_LEN  32          /* hex characters: 128 bits (security.md C6) */
-#define MCP_SESSION_BUCKETS 16384       /* hash table of sessions; ids are random */
-#define MCP_KEEP_EVENTS     32          /* GET-stream events kept per session */
-#define MCP_MAX_QUEUED      (1u << 20)  /* bytes waiting on one stream; beyond: dropped */
-#define MCP_MAX_CALLS       256         /* tools/call in flight per session */
-#define MCP_MAX_BATCH       100         /* messages in one 2025-03-26 batch */
-#define MCP_SWEEP_MS        60000       /* idle-session sweep period */
-#define MCP_NOTIFY_DELAY_MS 50          /* coalesces one reload's catalog commits */
+#define MCP_SESSION_ID_LEN  32         /* hex characters: 128 bits (security.md C6) */
+#define MCP_SESSION_BUCKETS 16384      /* hash table of sessions; ids are random */
+#define MCP_KEEP_EVENTS     32         /* GET-stream events kept per session */
+#define MCP_MAX_QUEUED      (1u << 20) /* bytes waiting on one stream; beyond: dropped */
+#define MCP_MAX_CALLS       256        /* tools/call in flight per session */
+#define MCP_MAX_BATCH       100        /* messages in one 2025-03-26 batch */
+#define MCP_SWEEP_MS        60000      /* idle-session sweep period */
+#define MCP_NOTIFY_DELAY_MS 50         /* coalesces one reload's catalog commits */
 #define MCP_VERSION_MAX     16
 
 /* JSON-RPC error codes (JSON-RPC 2.0; -32000/-32001 as the SDK servers use
@@ -124,8 +124,7 @@ void gw_mcp__exchange_done(struct gw_mcp_exchange *x);
 /* A new session in the table with `dialog` (canonical; NULL: its own id).
  * Returns 0 and sets *out, UV_EBUSY when max_sessions are live, or
  * uv_random's error. */
-int gw_mcp__session_new(struct gw_mcp_server *ms, const char *dialog,
-                        struct gw_mcp_session **out);
+int gw_mcp__session_new(struct gw_mcp_server *ms, const char *dialog, struct gw_mcp_session **out);
 /* The live session with this id, or NULL (any string is safe to pass). */
 struct gw_mcp_session *gw_mcp__session_find(struct gw_mcp_server *ms, const char *id);
 /* Ends a session: its GET stream is ended, its calls are cancelled (their

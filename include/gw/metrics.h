@@ -15,16 +15,16 @@ struct gw_metrics *gw_metrics_new(void);
 void gw_metrics_free(struct gw_metrics *m);
 
 void gw_metrics_http(struct gw_metrics *m, const char *route, int code);
-void gw_metrics_call(struct gw_metrics *m, const char *server, const char *tool,
-                     const char *status, double seconds);
+void gw_metrics_call(struct gw_metrics *m, const char *server, const char *tool, const char *status,
+                     double seconds);
 void gw_metrics_reload(struct gw_metrics *m, const char *result);
 
 /* What the scrape reads from the rest of the daemon. */
 struct gw_metrics_view {
-    json_t *servers;     /* the body of GET /v1/servers (borrowed) */
+    json_t *servers; /* the body of GET /v1/servers (borrowed) */
     uint64_t catalog_version;
     unsigned calls_in_flight;
-    size_t problems[3];  /* by severity: error, warning, info */
+    size_t problems[3]; /* by severity: error, warning, info */
     size_t event_clients;
 };
 

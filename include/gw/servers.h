@@ -43,7 +43,7 @@ enum {
 };
 
 /* The longest dialog id "root/self". */
-#define GW_DIALOG_MAX 129
+#define GW_DIALOG_MAX      129
 #define GW_DIALOG_PART_MAX 64
 
 /* Parses "root" or "root/self" (each 1–64 of [A-Za-z0-9_.-], not "." or
@@ -91,8 +91,7 @@ json_t *gw_servers_apply(struct gw_servers *s, struct gw_config *config);
 
 /* Stops every instance (draining in-flight calls for up to `grace_ms`, then
  * killing) and calls `cb` once all are closed; then frees `s`. */
-void gw_servers_close(struct gw_servers *s, uint64_t grace_ms, void (*cb)(void *data),
-                      void *data);
+void gw_servers_close(struct gw_servers *s, uint64_t grace_ms, void (*cb)(void *data), void *data);
 
 bool gw_servers_settled(const struct gw_servers *s);
 struct gw_catalog *gw_servers_catalog(struct gw_servers *s);
@@ -102,9 +101,9 @@ json_t *gw_servers_json(const struct gw_servers *s);
 json_t *gw_servers_dialogs_json(const struct gw_servers *s);
 
 struct gw_call_request {
-    const char *tool;   /* final name */
-    const char *dialog; /* canonical dialog id, or NULL */
-    json_t *arguments;  /* borrowed object */
+    const char *tool;    /* final name */
+    const char *dialog;  /* canonical dialog id, or NULL */
+    json_t *arguments;   /* borrowed object */
     uint64_t timeout_ms; /* 0: tool policy, else server, else gateway */
 };
 

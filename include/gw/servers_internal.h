@@ -49,8 +49,8 @@ struct lease {
     struct slot *slot;
     time_t since;
     uint64_t last_used_ms;
-    bool reminded;  /* the reminder went out with a reply */
-    bool restarted; /* the dialog's previous instance died or was replaced */
+    bool reminded;           /* the reminder went out with a reply */
+    bool restarted;          /* the dialog's previous instance died or was replaced */
     struct gw_call *waiting; /* calls waiting for the slot to be ready */
 };
 

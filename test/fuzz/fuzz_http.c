@@ -77,6 +77,12 @@ static const struct gw_http_limits *lim_now;
 /* MCPGW_FUZZ_TRACE=1 prints each request the handler gets and every byte
  * the server answers: for reading a reproducer. */
 static int trace;
+/* MCPGW_FUZZ_SKIP_KNOWN=1 turns off the checks of bugs reported and not
+ * fixed yet (so a long run can look past them); the checked-in regression
+ * inputs still run with every check. Known: an empty header name (": x")
+ * reaches the handler (llhttp 8.1 accepts it; RFC 9110 field-name is a
+ * token). */
+static int skip_known;
 static struct sockaddr_in tcp_addr;
 
 /* ---- the handler: contract checks, then the real routes ---- */
@@ -94,7 +100,7 @@ static void check_request(const struct gw_http_request *req)
     for (size_t i = 0; i < req->nheaders; i++) {
         const char *n = req->headers[i].name, *v = req->headers[i].value;
         size_t vlen = strlen(v);
-        if (*n == '\0' || strpbrk(n, " \t:\r\nABCDEFGHIJKLMNOPQRSTUVWXYZ") != NULL)
+        if ((*n == '\0' && !skip_known) || strpbrk(n, " \t:\r\nABCDEFGHIJKLMNOPQRSTUVWXYZ") != NULL)
             abort();
         if (strpbrk(v, "\r\n") != NULL || (vlen > 0 && (v[vlen - 1] == ' ' || v[vlen - 1] == '\t')))
             abort();
@@ -200,6 +206,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
      * return, not a signal. */
     signal(SIGPIPE, SIG_IGN);
     trace = getenv("MCPGW_FUZZ_TRACE") != NULL;
+    skip_known = getenv("MCPGW_FUZZ_SKIP_KNOWN") != NULL;
     gw_log_set_level(GW_LOG_DEBUG);
     make_tree();
     cfg_open = load("");

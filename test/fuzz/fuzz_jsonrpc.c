@@ -37,6 +37,10 @@
 #define MAX_RELISTS 3
 
 static uv_loop_t loop;
+/* MCPGW_FUZZ_SKIP_KNOWN=1 turns off the checks of bugs reported and not
+ * fixed yet, for long runs. Known: a server request whose method, cut at
+ * 200 bytes for the error text, splits a UTF-8 sequence gets no answer. */
+static int skip_known;
 static struct gw_config *cfg;
 
 static const char servers_yaml[] = "version: 1\n"
@@ -168,7 +172,7 @@ static void feed(struct harness *h, const char *p, size_t n)
         size_t before = h->sends;
         int request = is_server_request(p, len);
         gw_mcp_client_receive(h->c, p, len);
-        if (request && !h->closed && h->sends == before) {
+        if (request && !skip_known && !h->closed && h->sends == before) {
             fprintf(stderr, "fuzz_jsonrpc: a server request got no answer: %.*s\n", (int)len, p);
             abort();
         }
@@ -308,6 +312,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         if (!cfg->servers[i].ok)
             abort();
     }
+    skip_known = getenv("MCPGW_FUZZ_SKIP_KNOWN") != NULL;
     gw_log_set_level(GW_LOG_DEBUG);
     return 0;
 }

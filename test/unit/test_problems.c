@@ -7,8 +7,8 @@
 
 static struct gw_problem mk(const char *id, enum gw_severity sev, const char *msg)
 {
-    return (struct gw_problem){.id = id, .severity = sev, .scope = GW_SCOPE_SERVER,
-                               .server = "s1", .message = msg};
+    return (struct gw_problem){
+        .id = id, .severity = sev, .scope = GW_SCOPE_SERVER, .server = "s1", .message = msg};
 }
 
 static int events, cleared_events;
