@@ -76,9 +76,9 @@ static int set_inherit_env(struct gw_cfg_ld *ld, const struct gw_cfg_directive *
     size_t nv = 0;
     if (n == NULL) {
         nv = sizeof(default_inherit_env) / sizeof(default_inherit_env[0]);
-        v = gw_cfg_xmalloc(nv * sizeof(*v));
+        v = gw_xmalloc(nv * sizeof(*v));
         for (size_t i = 0; i < nv; i++)
-            v[i] = gw_cfg_xstrdup(default_inherit_env[i]);
+            v[i] = gw_xstrdup(default_inherit_env[i]);
     } else if (gw_cfg_str_list(ld, n, key, &v, &nv) != 0) {
         return UV_EINVAL;
     }
@@ -229,17 +229,17 @@ void gw_cfg_diag_at(struct gw_cfg_ld *ld, enum gw_severity sev, enum gw_scope sc
     struct gw_config *c = ld->c;
     if (c->ndiags == ld->capdiags) {
         ld->capdiags = ld->capdiags ? ld->capdiags * 2 : 16;
-        c->diags = gw_cfg_xrealloc(c->diags, ld->capdiags * sizeof(*c->diags));
+        c->diags = gw_xrealloc(c->diags, ld->capdiags * sizeof(*c->diags));
     }
     struct gw_diag *d = &c->diags[c->ndiags++];
     d->severity = sev;
     d->scope = scope;
-    d->file = gw_cfg_xstrdup(file ? file : ld->file);
+    d->file = gw_xstrdup(file ? file : ld->file);
     d->line = line;
     d->col = col;
-    d->server = gw_cfg_xstrdup(server);
-    d->key = gw_cfg_xstrdup(key ? key : "");
-    d->message = gw_cfg_xstrdup(msg);
+    d->server = gw_xstrdup(server);
+    d->key = gw_xstrdup(key ? key : "");
+    d->message = gw_xstrdup(msg);
     if (sev != GW_SEV_ERROR)
         return;
     if (scope == GW_SCOPE_WORKSPACE) {
@@ -247,7 +247,7 @@ void gw_cfg_diag_at(struct gw_cfg_ld *ld, enum gw_severity sev, enum gw_scope sc
     } else if (ld->srv != NULL && server != NULL && strcmp(ld->srv->id, server) == 0) {
         ld->srv->ok = false;
         if (ld->srv->error == NULL)
-            ld->srv->error = gw_cfg_xstrdup(msg);
+            ld->srv->error = gw_xstrdup(msg);
     }
 }
 
@@ -302,7 +302,7 @@ void gw_cfg_unknown_key(struct gw_cfg_ld *ld, const char *path, const char *show
             }
         }
     }
-    char *key = shown[0] ? gw_cfg_join_key(shown, k->str) : gw_cfg_xstrdup(k->str);
+    char *key = shown[0] ? gw_cfg_join_key(shown, k->str) : gw_xstrdup(k->str);
     const char *where = shown[0] ? shown : "the top level";
     if (best)
         gw_cfg_warn(ld, k, key, "unknown key '%s' in %s is ignored; did you mean '%s'?", k->str,
@@ -331,7 +331,7 @@ void gw_cfg_check_dups(struct gw_cfg_ld *ld, const struct gw_yaml_node *n, const
     if (depth > GW_CONFIG_MAX_DEPTH || n->kind == GW_YAML_SCALAR)
         return;
     for (size_t i = 0; n->kind == GW_YAML_SEQ && i < n->nkids; i++) {
-        char *sub = gw_cfg_printf("%s[%zu]", shown, i);
+        char *sub = gw_xasprintf("%s[%zu]", shown, i);
         gw_cfg_check_dups(ld, n->kids[i], sub, depth + 1);
         free(sub);
     }
@@ -339,7 +339,7 @@ void gw_cfg_check_dups(struct gw_cfg_ld *ld, const struct gw_yaml_node *n, const
         const struct gw_yaml_node *k = gw_yaml_map_key(n, i);
         size_t j = first_same_key(n, i);
         const char *ks = k->kind == GW_YAML_SCALAR ? k->str : "?";
-        char *sub = shown[0] ? gw_cfg_join_key(shown, ks) : gw_cfg_xstrdup(ks);
+        char *sub = shown[0] ? gw_cfg_join_key(shown, ks) : gw_xstrdup(ks);
         if (j != i)
             gw_cfg_err(ld, k, sub, "duplicate key '%s' in %s (first written at line %d)", ks,
                        shown[0] ? shown : "the top level", gw_yaml_map_key(n, j)->line);
@@ -375,9 +375,9 @@ int gw_cfg_str_list(struct gw_cfg_ld *ld, const struct gw_yaml_node *n, const ch
             return UV_EINVAL;
         }
     }
-    char **v = gw_cfg_xmalloc(n->nkids * sizeof(*v));
+    char **v = gw_xmalloc(n->nkids * sizeof(*v));
     for (size_t i = 0; i < n->nkids; i++)
-        v[i] = gw_cfg_xstrdup(n->kids[i]->str);
+        v[i] = gw_xstrdup(n->kids[i]->str);
     *out = v;
     *nout = n->nkids;
     return 0;
@@ -436,7 +436,7 @@ static int store_scalar(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
     }
     if (d->type == GW_CFG_STRING) {
         free(*(char **)field);
-        *(char **)field = gw_cfg_xstrdup(s);
+        *(char **)field = gw_xstrdup(s);
         return 0;
     }
     if (store_number(d, s, field, &forms) == 0)
@@ -541,7 +541,7 @@ const char *gw_transport_name(enum gw_transport_kind t)
 
 static struct gw_config *new_config(const char *path)
 {
-    struct gw_config *c = gw_cfg_xmalloc(sizeof(*c));
+    struct gw_config *c = gw_xmalloc(sizeof(*c));
     memset(c, 0, sizeof(*c));
     c->refs = 1;
     c->ok = true;
@@ -550,8 +550,8 @@ static struct gw_config *new_config(const char *path)
         c->path = gw_cfg_abspath(cwd, path);
     else
         c->path = gw_cfg_abspath("/", path);
-    char *tmp = gw_cfg_xstrdup(c->path);
-    c->dir = gw_cfg_xstrdup(dirname(tmp));
+    char *tmp = gw_xstrdup(c->path);
+    c->dir = gw_xstrdup(dirname(tmp));
     free(tmp);
     return c;
 }
@@ -588,7 +588,7 @@ static void load_servers(struct gw_cfg_ld *ld, const struct gw_yaml_node *m)
         if (k->kind != GW_YAML_SCALAR) {
             gw_cfg_err(ld, k, "servers", "a server id must be a string");
         } else if (j != i) {
-            char *key = gw_cfg_printf("servers.%s", k->str);
+            char *key = gw_xasprintf("servers.%s", k->str);
             gw_cfg_err(ld, k, key, "duplicate server id '%s' (first defined at line %d)", k->str,
                        gw_yaml_map_key(m, j)->line);
             free(key);
@@ -634,7 +634,7 @@ static void load_text(struct gw_cfg_ld *ld, const char *buf, size_t len)
     struct gw_yaml_doc *doc = NULL;
     struct gw_yaml_error err;
     if (len > GW_CONFIG_MAX_FILE) {
-        char *msg = gw_cfg_printf("the config file is %zu bytes; the limit is 4 MiB (%u bytes)",
+        char *msg = gw_xasprintf("the config file is %zu bytes; the limit is 4 MiB (%u bytes)",
                                   len, GW_CONFIG_MAX_FILE);
         gw_cfg_diag_at(ld, GW_SEV_ERROR, GW_SCOPE_WORKSPACE, NULL, NULL, 0, 0, "", msg);
         free(msg);
@@ -682,7 +682,7 @@ int gw_config_load_buffer(const char *path, const char *buf, size_t len, struct 
 static int read_file(int fd, char **buf, size_t *len)
 {
     size_t cap = GW_CONFIG_MAX_FILE + 1, n = 0;
-    char *b = gw_cfg_xmalloc(cap);
+    char *b = gw_xmalloc(cap);
     for (;;) {
         ssize_t r = read(fd, b + n, cap - n);
         if (r < 0 && errno == EINTR)
@@ -701,7 +701,7 @@ static int read_file(int fd, char **buf, size_t *len)
 
 static void file_error(struct gw_cfg_ld *ld, const char *what)
 {
-    char *msg = gw_cfg_printf("cannot read the config file: %s", what);
+    char *msg = gw_xasprintf("cannot read the config file: %s", what);
     gw_cfg_diag_at(ld, GW_SEV_ERROR, GW_SCOPE_WORKSPACE, NULL, NULL, 0, 0, "", msg);
     free(msg);
 }
@@ -778,10 +778,10 @@ const struct gw_server_config *gw_config_server(const struct gw_config *c, const
 char *gw_diag_format(const struct gw_diag *d)
 {
     char place[64] = "";
-    char *srv = d->server ? gw_cfg_printf("[server %s] ", d->server) : gw_cfg_xstrdup("");
+    char *srv = d->server ? gw_xasprintf("[server %s] ", d->server) : gw_xstrdup("");
     if (d->line > 0)
         snprintf(place, sizeof(place), ":%d:%d", d->line, d->col);
-    char *s = gw_cfg_printf("%s%s: %s: %s%s", d->file, place,
+    char *s = gw_xasprintf("%s%s: %s: %s%s", d->file, place,
                             d->severity == GW_SEV_ERROR ? "error" : "warning", srv, d->message);
     free(srv);
     return s;

@@ -194,8 +194,8 @@ static int transform_prefix_map(struct gw_cfg_ld *ld, const struct gw_yaml_node 
         return UV_EINVAL;
     }
     t->kind = GW_TRANSFORM_PREFIX_REPLACE;
-    t->add = gw_cfg_xstrdup(add);
-    t->remove = gw_cfg_xstrdup(remove);
+    t->add = gw_xstrdup(add);
+    t->remove = gw_xstrdup(remove);
     return 0;
 }
 
@@ -221,7 +221,7 @@ static int transform_item(struct gw_cfg_ld *ld, const struct gw_yaml_node *item,
         return UV_EINVAL;
     }
     t->kind = k[0] == 'p' ? GW_TRANSFORM_PREFIX : GW_TRANSFORM_SUFFIX;
-    t->add = gw_cfg_xstrdup(s);
+    t->add = gw_xstrdup(s);
     return 0;
 }
 
@@ -236,7 +236,7 @@ static int set_transform(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
                    key);
         return UV_EINVAL;
     }
-    s->transforms = gw_cfg_xrealloc(NULL, n->nkids * sizeof(*s->transforms));
+    s->transforms = gw_xrealloc(NULL, n->nkids * sizeof(*s->transforms));
     memset(s->transforms, 0, n->nkids * sizeof(*s->transforms));
     for (size_t i = 0; i < n->nkids; i++) {
         if (transform_item(ld, n->kids[i], key, &s->transforms[s->ntransforms]) == 0)
@@ -347,7 +347,7 @@ static int set_tool_configs(struct gw_cfg_ld *ld, const struct gw_cfg_directive 
         return UV_EINVAL;
     }
     size_t np = gw_yaml_map_len(n);
-    s->tool_configs = gw_cfg_xrealloc(NULL, np * sizeof(*s->tool_configs));
+    s->tool_configs = gw_xrealloc(NULL, np * sizeof(*s->tool_configs));
     for (size_t i = 0; i < np; i++) {
         const struct gw_yaml_node *k = gw_yaml_map_key(n, i);
         if (k->kind != GW_YAML_SCALAR || k->len == 0)
@@ -357,7 +357,7 @@ static int set_tool_configs(struct gw_cfg_ld *ld, const struct gw_cfg_directive 
         char *sub = gw_cfg_join_key(key, k->str);
         tool_config(ld, gw_yaml_map_value(n, i), sub, t);
         free(sub);
-        t->name = gw_cfg_xstrdup(k->str);
+        t->name = gw_xstrdup(k->str);
         t->line = k->line;
         t->col = k->col;
         s->ntool_configs++;
@@ -443,7 +443,7 @@ static void resolve_env_file(struct gw_cfg_ld *ld, struct gw_server_config *s, c
                    strerror(errno));
         return;
     }
-    char *text = gw_cfg_xmalloc(MAX_ENV_FILE + 1);
+    char *text = gw_xmalloc(MAX_ENV_FILE + 1);
     size_t n = fread(text, 1, MAX_ENV_FILE + 1, f);
     fclose(f);
     text[n > MAX_ENV_FILE ? MAX_ENV_FILE : n] = '\0';
@@ -482,7 +482,7 @@ static void resolve_pairs(struct gw_cfg_ld *ld, const struct gw_yaml_node *m, co
                                : "'%s' is not a valid environment variable name",
                        k->str ? k->str : "?");
         else if (gw_cfg_env_value(ld, gw_yaml_map_value(m, i), sub, &v) == 0)
-            gw_cfg_kv_set(kv, nkv, gw_cfg_xstrdup(k->str), v);
+            gw_cfg_kv_set(kv, nkv, gw_xstrdup(k->str), v);
         free(sub);
     }
 }
@@ -525,7 +525,7 @@ static void resolve_command(struct gw_cfg_ld *ld, struct gw_server_config *s,
     for (const char *p = path; *p;) {
         size_t n = strcspn(p, ":");
         if (n > 0 && p[0] == '/') {
-            char *cand = gw_cfg_printf("%.*s/%s", (int)n, p, s->command);
+            char *cand = gw_xasprintf("%.*s/%s", (int)n, p, s->command);
             if (is_exec_file(cand)) {
                 s->command_path = cand;
                 return;
@@ -548,7 +548,7 @@ static bool allowed(struct gw_cfg_ld *ld, const struct gw_server_config *s,
             return true;
         len += strlen(g->allowed_commands[i]) + 2;
     }
-    char *list = gw_cfg_xmalloc(len + 1);
+    char *list = gw_xmalloc(len + 1);
     list[0] = '\0';
     for (size_t i = 0; i < g->nallowed_commands; i++) {
         strcat(list, g->allowed_commands[i]);
@@ -579,7 +579,7 @@ static void finish_stdio(struct gw_cfg_ld *ld, struct gw_server_config *s,
                          const char *shown)
 {
     const struct gw_yaml_node *at = place(body, "command", idn);
-    char *key = gw_cfg_printf("%s.command", shown);
+    char *key = gw_xasprintf("%s.command", shown);
     struct stat st;
     if (s->command == NULL || s->command[0] == '\0')
         gw_cfg_err(ld, at, key, "MCPConfigError: 'command' is required for stdio transport");
@@ -589,7 +589,7 @@ static void finish_stdio(struct gw_cfg_ld *ld, struct gw_server_config *s,
         resolve_command(ld, s, at, key);
     free(key);
     if (stat(s->cwd, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        key = gw_cfg_printf("%s.cwd", shown);
+        key = gw_xasprintf("%s.cwd", shown);
         gw_cfg_err(ld, place(body, "cwd", idn), key, "cwd '%s' is not a directory", s->cwd);
         free(key);
     }
@@ -600,7 +600,7 @@ static void finish_http(struct gw_cfg_ld *ld, struct gw_server_config *s,
                         const char *shown)
 {
     const struct gw_yaml_node *at = place(body, "url", idn);
-    char *key = gw_cfg_printf("%s.url", shown);
+    char *key = gw_xasprintf("%s.url", shown);
     bool malformed;
     if (s->url == NULL || s->url[0] == '\0') {
         gw_cfg_err(ld, at, key, "MCPConfigError: 'url' is required for %s transport",
@@ -622,7 +622,7 @@ static void finish_modes(struct gw_cfg_ld *ld, struct gw_server_config *s,
                          const struct gw_yaml_node *idn, const struct gw_yaml_node *body,
                          const char *shown)
 {
-    char *key = gw_cfg_printf("%s.mode", shown);
+    char *key = gw_xasprintf("%s.mode", shown);
     if (s->mode == GW_MODE_DYNAMIC && !s->has_default_tool_config)
         gw_cfg_err(ld, place(body, "mode", idn), key,
                    "MCP server '%s' is configured with mode='dynamic' but missing required "
@@ -641,15 +641,15 @@ static void finish_server(struct gw_cfg_ld *ld, struct gw_server_config *s,
 {
     char *key;
     if (ld->env_file) {
-        key = gw_cfg_printf("%s.envFile", shown);
+        key = gw_xasprintf("%s.envFile", shown);
         resolve_env_file(ld, s, key);
         free(key);
     }
-    key = gw_cfg_printf("%s.env", shown);
+    key = gw_xasprintf("%s.env", shown);
     if (ld->env)
         resolve_pairs(ld, ld->env, key, false, &s->env, &s->nenv);
     free(key);
-    key = gw_cfg_printf("%s.headers", shown);
+    key = gw_xasprintf("%s.headers", shown);
     if (ld->headers)
         resolve_pairs(ld, ld->headers, key, true, &s->headers, &s->nheaders);
     free(key);
@@ -668,14 +668,14 @@ static void finish_server(struct gw_cfg_ld *ld, struct gw_server_config *s,
 static char *bad_id(const struct gw_yaml_node *k)
 {
     if (k->len == 0)
-        return gw_cfg_xstrdup("ValidationError: 'server' must be a non-empty identifier");
+        return gw_xstrdup("ValidationError: 'server' must be a non-empty identifier");
     if (k->len > 64 || strspn(k->str, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
                                       "0123456789_-") != k->len)
-        return gw_cfg_printf("server id '%s' is invalid: use 1 to 64 ASCII letters, digits, '_' "
+        return gw_xasprintf("server id '%s' is invalid: use 1 to 64 ASCII letters, digits, '_' "
                              "or '-' (it is also the toolset name); this server is skipped",
                              k->str);
     if (strcmp(k->str, "mcp_admin") == 0)
-        return gw_cfg_xstrdup("server id 'mcp_admin' is reserved for the built-in toolset; "
+        return gw_xstrdup("server id 'mcp_admin' is reserved for the built-in toolset; "
                               "this server is skipped");
     return NULL;
 }
@@ -686,24 +686,24 @@ void gw_cfg_load_server(struct gw_cfg_ld *ld, const struct gw_yaml_node *idn,
     struct gw_config *c = ld->c;
     char *msg = bad_id(idn);
     if (msg != NULL) {
-        char *key = gw_cfg_printf("servers.%s", idn->str);
+        char *key = gw_xasprintf("servers.%s", idn->str);
         gw_cfg_diag_at(ld, GW_SEV_ERROR, GW_SCOPE_SERVER, NULL, NULL, idn->line, idn->col, key,
                        msg);
         free(msg);
         free(key);
         return;
     }
-    c->servers = gw_cfg_xrealloc(c->servers, (c->nservers + 1) * sizeof(*c->servers));
+    c->servers = gw_xrealloc(c->servers, (c->nservers + 1) * sizeof(*c->servers));
     struct gw_server_config *s = &c->servers[c->nservers++];
     memset(s, 0, sizeof(*s));
-    s->id = gw_cfg_xstrdup(idn->str);
+    s->id = gw_xstrdup(idn->str);
     s->line = idn->line;
     s->col = idn->col;
     s->ok = true;
     ld->srv = s;
     ld->env = ld->headers = ld->env_file = NULL;
     gw_cfg_apply_defaults(ld, "servers.<id>", s);
-    char *shown = gw_cfg_printf("servers.%s", s->id);
+    char *shown = gw_xasprintf("servers.%s", s->id);
     gw_cfg_check_dups(ld, body, shown, 2);
     if (body->kind != GW_YAML_MAP)
         gw_cfg_err(ld, gw_yaml_is_null(body) ? idn : body, shown,

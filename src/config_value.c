@@ -12,57 +12,15 @@
 
 #include "gw/config_internal.h"
 
-void *gw_cfg_xmalloc(size_t n)
-{
-    return gw_cfg_xrealloc(NULL, n);
-}
-
-void *gw_cfg_xrealloc(void *p, size_t n)
-{
-    void *q = realloc(p, n ? n : 1);
-    if (q == NULL) {
-        fputs("mcpgw: out of memory\n", stderr);
-        abort();
-    }
-    return q;
-}
-
-char *gw_cfg_xstrndup(const char *s, size_t n)
-{
-    char *d = gw_cfg_xmalloc(n + 1);
-    memcpy(d, s, n);
-    d[n] = '\0';
-    return d;
-}
-
-char *gw_cfg_xstrdup(const char *s)
-{
-    return s ? gw_cfg_xstrndup(s, strlen(s)) : NULL;
-}
-
-char *gw_cfg_printf(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    char *s = NULL;
-    int rc = vasprintf(&s, fmt, ap);
-    va_end(ap);
-    if (rc < 0) {
-        fputs("mcpgw: out of memory\n", stderr);
-        abort();
-    }
-    return s;
-}
-
 char *gw_cfg_join_key(const char *a, const char *b)
 {
-    return a[0] ? gw_cfg_printf("%s.%s", a, b) : gw_cfg_xstrdup(b);
+    return a[0] ? gw_xasprintf("%s.%s", a, b) : gw_xstrdup(b);
 }
 
 char *gw_cfg_abspath(const char *dir, const char *p)
 {
-    char *joined = p[0] == '/' ? gw_cfg_xstrdup(p) : gw_cfg_printf("%s/%s", dir, p);
-    char *out = gw_cfg_xmalloc(strlen(joined) + 2);
+    char *joined = p[0] == '/' ? gw_xstrdup(p) : gw_xasprintf("%s/%s", dir, p);
+    char *out = gw_xmalloc(strlen(joined) + 2);
     size_t n = 0;
     for (const char *s = joined; *s;) {
         while (*s == '/')
@@ -309,7 +267,7 @@ static void sb_add(struct sbuf *b, const char *s, size_t n)
 {
     if (b->n + n + 1 > b->cap) {
         b->cap = (b->n + n + 1) * 2;
-        b->p = gw_cfg_xrealloc(b->p, b->cap);
+        b->p = gw_xrealloc(b->p, b->cap);
     }
     memcpy(b->p + b->n, s, n);
     b->n += n;
@@ -341,7 +299,7 @@ int gw_cfg_subst(const char *s, char **out, char **missing)
             sb_add(&b, "${", 2);
             p += 3;
         } else if (n > 0 && p[2 + n] == '}') {
-            char *name = gw_cfg_xstrndup(p + 2, n);
+            char *name = gw_xstrndup(p + 2, n);
             const char *v = getenv(name);
             if (v == NULL) {
                 free(b.p);
@@ -384,7 +342,7 @@ static int env_ref(struct gw_cfg_ld *ld, const struct gw_yaml_node *n, const cha
                    "ConfigError: Environment variable '%s' not found", name);
         return UV_EINVAL;
     }
-    *out = gw_cfg_xstrdup(v);
+    *out = gw_xstrdup(v);
     return 0;
 }
 
@@ -422,8 +380,8 @@ static void env_file_err(struct gw_cfg_ld *ld, const char *file, int line, int c
                          const char *what)
 {
     char *key =
-        ld->srv ? gw_cfg_printf("servers.%s.envFile", ld->srv->id) : gw_cfg_xstrdup("envFile");
-    char *msg = gw_cfg_printf("envFile line %d: %s", line, what);
+        ld->srv ? gw_xasprintf("servers.%s.envFile", ld->srv->id) : gw_xstrdup("envFile");
+    char *msg = gw_xasprintf("envFile line %d: %s", line, what);
     gw_cfg_diag_at(ld, GW_SEV_ERROR, GW_SCOPE_SERVER, ld->srv ? ld->srv->id : NULL, file, line, col,
                    key, msg);
     free(key);
@@ -477,7 +435,7 @@ static int env_file_value(const char *p, char **out)
         n++;
     while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t'))
         n--;
-    *out = gw_cfg_xstrndup(p, n);
+    *out = gw_xstrndup(p, n);
     return 0;
 }
 
@@ -491,7 +449,7 @@ void gw_cfg_kv_set(struct gw_kv **kv, size_t *nkv, char *name, char *value)
             return;
         }
     }
-    *kv = gw_cfg_xrealloc(*kv, (*nkv + 1) * sizeof(**kv));
+    *kv = gw_xrealloc(*kv, (*nkv + 1) * sizeof(**kv));
     (*kv)[*nkv].name = name;
     (*kv)[*nkv].value = value;
     (*nkv)++;
@@ -527,7 +485,7 @@ static int env_file_line(struct gw_cfg_ld *ld, const char *file, int lineno, cha
                      "the value contains a CR or LF character");
         return UV_EINVAL;
     }
-    gw_cfg_kv_set(kv, nkv, gw_cfg_xstrndup(p, n), value);
+    gw_cfg_kv_set(kv, nkv, gw_xstrndup(p, n), value);
     return 0;
 }
 
@@ -535,7 +493,7 @@ int gw_cfg_parse_env_file(struct gw_cfg_ld *ld, const char *file, const char *te
                           struct gw_kv **kv, size_t *nkv)
 {
     int rc = 0, lineno = 0;
-    char *copy = gw_cfg_xstrdup(text), *save = copy;
+    char *copy = gw_xstrdup(text), *save = copy;
     for (char *line = copy; line != NULL;) {
         char *nl = strchr(line, '\n');
         if (nl != NULL)
@@ -668,13 +626,13 @@ char *gw_cfg_redact_url(const char *url)
 {
     const char *sep = strstr(url, "://");
     if (sep == NULL)
-        return gw_cfg_xstrdup("***");
+        return gw_xstrdup("***");
     const char *auth = sep + 3;
     size_t alen = strcspn(auth, "/?#");
     const char *at = memrchr(auth, '@', alen);
     const char *rest = auth + alen;
     size_t plen = strcspn(rest, "?#");
-    return gw_cfg_printf("%.*s%s%.*s%.*s%s", (int)(auth - url), url, at ? "***@" : "",
+    return gw_xasprintf("%.*s%s%.*s%.*s%s", (int)(auth - url), url, at ? "***@" : "",
                          (int)(alen - (at ? (size_t)(at + 1 - auth) : 0)), at ? at + 1 : auth,
                          (int)plen, rest, rest[plen] == '?' ? "?***" : "");
 }

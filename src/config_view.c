@@ -109,7 +109,7 @@ static void hash_catalog(struct fnv *f, const struct gw_server_config *s)
     fnv_u64(f, "mode", s->mode);
     fnv_u64(f, "has_default", s->has_default_tool_config);
     fnv_tool(f, &s->default_tool_config);
-    const struct gw_tool_config **v = gw_cfg_xmalloc(s->ntool_configs * sizeof(*v));
+    const struct gw_tool_config **v = gw_xmalloc(s->ntool_configs * sizeof(*v));
     for (size_t i = 0; i < s->ntool_configs; i++)
         v[i] = &s->tool_configs[i];
     qsort(v, s->ntool_configs, sizeof(*v), tool_cmp);

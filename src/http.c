@@ -35,16 +35,6 @@
 #define REJECT_MAX 64
 #define BACKLOG    511
 
-void *gw_http__xrealloc(void *p, size_t n)
-{
-    void *q = realloc(p, n ? n : 1);
-    if (q == NULL) {
-        fprintf(stderr, "mcpgw: out of memory allocating %zu bytes\n", n);
-        abort();
-    }
-    return q;
-}
-
 /* Makes room for `n` more bytes and the NUL kept after the data. */
 void gw_http__buf_reserve(struct buf *b, size_t n)
 {
@@ -53,7 +43,7 @@ void gw_http__buf_reserve(struct buf *b, size_t n)
     size_t cap = b->cap ? b->cap : 256;
     while (cap < b->len + n + 1)
         cap *= 2;
-    b->data = gw_http__xrealloc(b->data, cap);
+    b->data = gw_xrealloc(b->data, cap);
     b->cap = cap;
 }
 
@@ -302,7 +292,7 @@ int gw_http__send(struct conn *c, const uv_buf_t *bufs, unsigned n, int last)
     size_t total = 0;
     for (unsigned i = 0; i < n; i++)
         total += bufs[i].len;
-    struct wreq *wr = gw_http__xrealloc(NULL, sizeof *wr + total);
+    struct wreq *wr = gw_xrealloc(NULL, sizeof *wr + total);
     wr->c = c;
     wr->last = last;
     total = 0;
@@ -357,7 +347,7 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
     if (c->in_cap - c->in_len < READ_CHUNK) {
         /* bounded: reading stops once HOLD_MAX bytes wait (on_read) */
         c->in_cap = c->in_len + READ_CHUNK;
-        c->in = gw_http__xrealloc(c->in, c->in_cap);
+        c->in = gw_xrealloc(c->in, c->in_cap);
     }
     *buf = uv_buf_init(c->in + c->in_len, (unsigned)(c->in_cap - c->in_len));
 }
@@ -432,7 +422,7 @@ static void set_peer(struct conn *c)
 
 static struct conn *conn_new(struct gw_http_server *srv)
 {
-    struct conn *c = gw_http__xrealloc(NULL, sizeof *c);
+    struct conn *c = gw_xrealloc(NULL, sizeof *c);
     memset(c, 0, sizeof *c);
     int rc =
         srv->is_unix ? uv_pipe_init(srv->loop, &c->h.pipe, 0) : uv_tcp_init(srv->loop, &c->h.tcp);
@@ -589,7 +579,7 @@ static int listen_unix(struct gw_http_server *srv, const char *path, const char 
         return rc;
     srv->unix_path = strdup(path);
     if (srv->unix_path == NULL)
-        gw_http__xrealloc(NULL, SIZE_MAX); /* reports and aborts */
+        gw_xrealloc(NULL, SIZE_MAX); /* reports and aborts */
     if (chmod(path, 0660) < 0)
         return -errno;
     snprintf(srv->address, sizeof srv->address, "unix:%s", path);
@@ -628,7 +618,7 @@ int gw_http_server_start(uv_loop_t *loop, const char *listen, const struct gw_ht
                          gw_http_handler handler, void *data, struct gw_http_server **out,
                          char **err)
 {
-    struct gw_http_server *srv = gw_http__xrealloc(NULL, sizeof *srv);
+    struct gw_http_server *srv = gw_xrealloc(NULL, sizeof *srv);
     memset(srv, 0, sizeof *srv);
     srv->loop = loop;
     srv->lim = *limits;

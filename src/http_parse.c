@@ -41,7 +41,7 @@ static const llhttp_settings_t settings = {
 
 static struct req *req_new(struct conn *c)
 {
-    struct req *r = gw_http__xrealloc(NULL, sizeof *r);
+    struct req *r = gw_xrealloc(NULL, sizeof *r);
     memset(r, 0, sizeof *r);
     r->conn = c;
     r->state = RQ_PARSING;
@@ -92,7 +92,7 @@ static void req_finish_head(struct req *r, const llhttp_t *p)
         gw_http__buf_append(&r->arena, q + 1, tlen - plen - 1);
     gw_http__buf_append(&r->arena, "", 1);
 
-    r->headers = gw_http__xrealloc(NULL, (r->nheaders ? r->nheaders : 1) * sizeof *r->headers);
+    r->headers = gw_xrealloc(NULL, (r->nheaders ? r->nheaders : 1) * sizeof *r->headers);
     const char *s = r->arena.data + first;
     for (size_t i = 0; i < r->nheaders; i++) {
         r->headers[i].name = s;

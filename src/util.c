@@ -41,7 +41,7 @@ void *gw_xrealloc(void *p, size_t n)
 
 char *gw_xstrdup(const char *s)
 {
-    return gw_xstrndup(s, strlen(s));
+    return s != NULL ? gw_xstrndup(s, strlen(s)) : NULL;
 }
 
 char *gw_xstrndup(const char *s, size_t n)

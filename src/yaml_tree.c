@@ -1,6 +1,7 @@
 /* libyaml events → gw_yaml_node tree. Limits are checked as events arrive,
  * so an alias bomb is refused after at most max_nodes units of work, never
  * expanded in memory (aliases share the anchored node). */
+#include "gw/util.h"
 #include "gw/yaml_tree.h"
 
 #include <stdio.h>
@@ -35,16 +36,6 @@ struct builder {
     struct gw_yaml_error *err;
 };
 
-static void *xrealloc(void *p, size_t n)
-{
-    void *q = realloc(p, n ? n : 1);
-    if (q == NULL) {
-        fputs("mcpgw: out of memory\n", stderr);
-        abort();
-    }
-    return q;
-}
-
 static int fail(struct builder *b, const yaml_mark_t *m, const char *fmt, const char *arg)
 {
     snprintf(b->err->message, sizeof(b->err->message), fmt, arg);
@@ -74,7 +65,7 @@ static struct gw_yaml_node *new_node(struct builder *b, enum gw_yaml_kind kind,
                                      const yaml_event_t *ev, const yaml_char_t *tag)
 {
     struct gw_yaml_doc *d = b->doc;
-    struct gw_yaml_node *n = xrealloc(NULL, sizeof(*n));
+    struct gw_yaml_node *n = gw_xrealloc(NULL, sizeof(*n));
     memset(n, 0, sizeof(*n));
     n->kind = kind;
     n->line = (int)ev->start_mark.line + 1;
@@ -84,7 +75,7 @@ static struct gw_yaml_node *new_node(struct builder *b, enum gw_yaml_kind kind,
     n->height = 1;
     if (d->nall == d->capall) {
         d->capall = d->capall ? d->capall * 2 : 64;
-        d->all = xrealloc(d->all, d->capall * sizeof(*d->all));
+        d->all = gw_xrealloc(d->all, d->capall * sizeof(*d->all));
     }
     d->all[d->nall++] = n;
     return n;
@@ -97,7 +88,7 @@ static void add_anchor(struct builder *b, const yaml_char_t *name, struct gw_yam
         return;
     if (d->nanchors == d->capanchors) {
         d->capanchors = d->capanchors ? d->capanchors * 2 : 8;
-        d->anchors = xrealloc(d->anchors, d->capanchors * sizeof(*d->anchors));
+        d->anchors = gw_xrealloc(d->anchors, d->capanchors * sizeof(*d->anchors));
     }
     d->anchors[d->nanchors].name = strdup((const char *)name);
     d->anchors[d->nanchors].node = n;
@@ -124,7 +115,7 @@ static int attach(struct builder *b, struct gw_yaml_node *n)
         return 0;
     }
     struct gw_yaml_node *p = b->stack[b->depth - 1];
-    p->kids = xrealloc(p->kids, (p->nkids + 1) * sizeof(*p->kids));
+    p->kids = gw_xrealloc(p->kids, (p->nkids + 1) * sizeof(*p->kids));
     p->kids[p->nkids++] = n;
     return 0;
 }
@@ -144,7 +135,7 @@ static int on_scalar(struct builder *b, yaml_event_t *ev)
         return rc;
     struct gw_yaml_node *n = new_node(b, GW_YAML_SCALAR, ev, ev->data.scalar.tag);
     n->len = ev->data.scalar.length;
-    n->str = xrealloc(NULL, n->len + 1);
+    n->str = gw_xrealloc(NULL, n->len + 1);
     memcpy(n->str, ev->data.scalar.value, n->len);
     n->str[n->len] = '\0';
     n->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
@@ -266,7 +257,7 @@ int gw_yaml_parse(const char *buf, size_t len, size_t max_nodes, int max_depth,
     b.max_nodes = max_nodes;
     /* the fixed stacks bound the depth whatever the caller asks */
     b.max_depth = max_depth < 1 || max_depth > 255 ? 255 : max_depth;
-    b.doc = xrealloc(NULL, sizeof(*b.doc));
+    b.doc = gw_xrealloc(NULL, sizeof(*b.doc));
     memset(b.doc, 0, sizeof(*b.doc));
     if (!yaml_parser_initialize(&b.parser)) {
         free(b.doc);

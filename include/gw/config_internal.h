@@ -6,6 +6,7 @@
 #include <stdarg.h>
 
 #include "gw/config.h"
+#include "gw/util.h"
 #include "gw/yaml_tree.h"
 
 struct gw_cfg_ld;
@@ -73,11 +74,6 @@ void gw_cfg_diag_at(struct gw_cfg_ld *ld, enum gw_severity sev, enum gw_scope sc
                     const char *msg);
 
 /* Memory: abort with a message on exhaustion, as the daemon does. */
-void *gw_cfg_xmalloc(size_t n);
-void *gw_cfg_xrealloc(void *p, size_t n);
-char *gw_cfg_xstrdup(const char *s);
-char *gw_cfg_xstrndup(const char *s, size_t n);
-char *gw_cfg_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* "a.b" + "." + "c" */
 char *gw_cfg_join_key(const char *a, const char *b);

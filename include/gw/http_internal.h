@@ -5,6 +5,7 @@
 #define GW_HTTP_INTERNAL_H
 
 #include "gw/http.h"
+#include "gw/util.h"
 
 #include <llhttp.h>
 
@@ -110,7 +111,6 @@ struct gw_http_server {
     void *close_data;
 };
 
-void *gw_http__xrealloc(void *p, size_t n);
 void gw_http__buf_reserve(struct buf *b, size_t n);
 void gw_http__buf_append(struct buf *b, const char *p, size_t n);
 

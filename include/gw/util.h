@@ -13,7 +13,7 @@
 void *gw_xmalloc(size_t n);
 void *gw_xcalloc(size_t n, size_t size);
 void *gw_xrealloc(void *p, size_t n);
-char *gw_xstrdup(const char *s);
+char *gw_xstrdup(const char *s); /* NULL stays NULL */
 char *gw_xstrndup(const char *s, size_t n);
 /* printf into a new heap string. */
 char *gw_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
