@@ -83,7 +83,7 @@ $(BUILD)/asan/test_%: test/unit/test_%.c $(ASAN_LIB_OBJ) $(BUILD)/asan/libllhttp
 
 # Adversarial MCP servers used by the integration tests.
 $(BUILD)/fixtures/%: test/fixtures/%.c | $(BUILD)/fixtures
-	$(CC) -std=gnu11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror -o $@ $< -ljansson
+	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -Werror -o $@ $< -ljansson
 
 fixtures: $(FIXTURE_BIN)
 

@@ -249,7 +249,7 @@ ${fixtureServer('fx', ['--delay-ms', '100', '--sleep-on-call', 'sleep', '--crash
 test('hostile children: huge line, stderr flood, hang on init', async (t) => {
   const d = await start(`version: 1
 gateway:
-  request_timeout: 1s
+  request_timeout: ${slow}s
 servers:
 ${['huge', 'flood', 'hang', 'crashinit'].map((id) => fixtureServer(id, {
     huge: ['--huge-line', '20'], flood: ['--stderr-flood', '5000'], hang: ['--hang-on-init'], crashinit: ['--crash-on-init'],

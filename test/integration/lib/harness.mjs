@@ -93,7 +93,7 @@ export class Daemon {
   }
   get(p, opts) { return this.request('GET', p, opts); }
   post(p, body, opts = {}) {
-    return this.request('POST', p, { ...opts, body: typeof body === 'string' ? body : JSON.stringify(body),
+    return this.request('POST', p, { ...opts, body: typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body),
       headers: { 'content-type': 'application/json', ...(opts.headers || {}) } });
   }
 

@@ -1,0 +1,108 @@
+// Hostile clients and hostile servers (security.md C2–C7, S2–S6): each is
+// bounded, answered with a clear error or recorded as a Problem, and never
+// affects other clients, servers or calls.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { start, waitFor, sleep, fixtures, tmpdir, slow } from './lib/harness.mjs';
+
+const FIXTURE = path.join(fixtures, 'mcp_fixture');
+
+function rssKb(pid) {
+  const m = /VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(m[1]);
+}
+
+test('500 slow clients hold no one up; beyond max_connections: 503', async (t) => {
+  const d = await start('version: 1\ngateway:\n  max_connections: 600\n  header_timeout: 30s\n');
+  t.after(() => d.stop());
+  const socks = [];
+  t.after(() => socks.forEach((s) => s.destroy()));
+  for (let i = 0; i < 500; i++) {
+    const s = net.connect({ host: d.host, port: d.port });
+    s.on('error', () => {});
+    s.on('connect', () => s.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: '));
+    socks.push(s);
+  }
+  await sleep(300);
+  for (let i = 0; i < 20; i++) assert.equal((await d.get('/healthz')).status, 200);
+  // Past the cap the listener still accepts and answers 503 at once.
+  const extra = [];
+  for (let i = 0; i < 120; i++) {
+    const s = net.connect({ host: d.host, port: d.port });
+    s.on('error', () => {});
+    extra.push(s);
+  }
+  t.after(() => extra.forEach((s) => s.destroy()));
+  const refused = await new Promise((resolve) => {
+    const s = net.connect({ host: d.host, port: d.port }, () => s.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'));
+    let buf = '';
+    s.on('data', (b) => { buf += b; });
+    s.on('close', () => resolve(buf));
+    s.on('error', () => resolve(buf));
+  });
+  assert.match(refused, /^HTTP\/1\.1 503 /);
+  socks.forEach((s) => s.destroy());
+  extra.forEach((s) => s.destroy());
+  await waitFor(async () => (await d.get('/healthz')).status === 200);
+});
+
+test('hostile bodies and paths: deep JSON, NUL, non-UTF-8, huge numbers', async (t) => {
+  const d = await start(`version: 1\nservers:\n  s:\n    truely-stateless: true\n    command: ${FIXTURE}\n`, { waitReady: true });
+  t.after(() => d.stop());
+  const deep = '{"arguments":' + '['.repeat(5000) + ']'.repeat(5000) + '}';
+  let r = await d.post('/v1/tools/echo/call', deep);
+  assert.equal(r.status, 400);
+  assert.equal(r.json.error.code, 'bad_json');
+  r = await d.post('/v1/tools/echo/call', Buffer.from('{"arguments":{"text":"\xff\xfe"}}', 'latin1'));
+  assert.equal(r.status, 400, 'invalid UTF-8 in JSON');
+  r = await d.post('/v1/tools/echo/call', '{"arguments":{"text":"a\\u0000b"}}');
+  assert.ok([200, 400].includes(r.status), r.body);
+  r = await d.post('/v1/tools/echo/call', '{"arguments":{"text":"x"},"timeout_ms":1e400}');
+  assert.equal(r.status, 400);
+  r = await d.post('/v1/tools/echo/call', '{"arguments":{},"arguments":{}}');
+  assert.equal(r.status, 400, 'duplicate keys');
+  let out = await d.raw('GET /v1/tools/ech\x00o HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+  assert.match(out, /^HTTP\/1\.1 400 /);
+  out = await d.raw('GET /v1/tools/\xff\xfe HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+  assert.match(out, /^HTTP\/1\.1 (400|404) /);
+  out = await d.raw(`GET /${'a/'.repeat(4000)} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+  assert.match(out, /^HTTP\/1\.1 (404|414|431) /);
+  assert.equal((await d.post('/v1/tools/echo/call', { arguments: { text: 'still fine' } })).status, 200);
+});
+
+test('hostile servers: notification floods, huge listings, garbage — others unaffected', async (t) => {
+  const dir = tmpdir();
+  const many = path.join(dir, 'many.json');
+  fs.writeFileSync(many, JSON.stringify(Array.from({ length: 10001 }, (_, i) => ({ name: `t${i}`, inputSchema: { type: 'object' } }))));
+  const d = await start(`version: 1
+servers:
+  flood:
+    truely-stateless: true
+    command: ${FIXTURE}
+    args: [--notify-flood, '20000', --garbage]
+    transform: [{prefix: f_}]
+  huge:
+    truely-stateless: true
+    command: ${FIXTURE}
+    args: [--tools-json, ${many}]
+    transform: [{prefix: h_}]
+  calm:
+    truely-stateless: true
+    command: ${FIXTURE}
+    transform: [{prefix: c_}]
+`, { waitReady: true });
+  t.after(() => d.stop());
+  const servers = (await d.get('/v1/servers')).json.servers;
+  const huge = servers.find((s) => s.id === 'huge');
+  assert.equal(huge.state, 'failed');
+  assert.match(huge.lastError, /10,?000|too (many|long)|limit/i, huge.lastError);
+  const flood = servers.find((s) => s.id === 'flood');
+  assert.equal(flood.state, 'ready');
+  await waitFor(async () => (await d.get('/v1/servers')).json.servers.find((s) => s.id === 'flood').instances[0].counters.notifications >= 20000, 20000 * slow);
+  const calls = await Promise.all(Array.from({ length: 20 }, (_, i) => d.post(`/v1/tools/${i % 2 ? 'c' : 'f'}_echo/call`, { arguments: { text: `x${i}` } })));
+  calls.forEach((c, i) => { assert.equal(c.status, 200, c.body); assert.equal(c.json.contentItems[0].text, `x${i}`); });
+  assert.ok(rssKb(d.pid) < 300 * 1024 * slow, `daemon RSS ${rssKb(d.pid)} kB stays bounded`);
+});
