@@ -44,6 +44,7 @@ static int set_auth_token(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d
     char *v;
     if (n == NULL || gw_cfg_env_value(ld, n, key, &v) != 0)
         return n == NULL ? 0 : UV_EINVAL;
+    gw_cfg_note_literal_secret(ld, n, key);
     if (v[0] == '\0') {
         free(v);
         gw_cfg_err(ld, n, key, "'%s' is empty; remove it to run without a token", key);
@@ -657,6 +658,28 @@ static void load_text(struct gw_cfg_ld *ld, const char *buf, size_t len)
     gw_yaml_free(doc);
 }
 
+void gw_cfg_note_literal_secret(struct gw_cfg_ld *ld, const struct gw_yaml_node *n,
+                                const char *key)
+{
+    if (ld->literal_secret_key != NULL || n == NULL || n->kind != GW_YAML_SCALAR ||
+        n->str == NULL || strstr(n->str, "${") != NULL)
+        return;
+    ld->literal_secret_key = gw_xstrdup(key);
+    ld->literal_secret_line = n->line;
+    ld->literal_secret_col = n->col;
+}
+
+/* security.md: a config file holding a secret must not be readable by
+ * every user of the machine. */
+static void check_secret_mode(struct gw_cfg_ld *ld, const struct stat *st)
+{
+    if (ld->literal_secret_key != NULL && (st->st_mode & S_IROTH))
+        gw_cfg_diag_at(ld, GW_SEV_WARNING, GW_SCOPE_WORKSPACE, NULL, NULL,
+                       ld->literal_secret_line, ld->literal_secret_col, ld->literal_secret_key,
+                       "this file is readable by every user and holds a secret written "
+                       "literally; use {env: NAME} for it, or chmod o-r the file");
+}
+
 static struct gw_config *start(const char *path, struct gw_cfg_ld *ld)
 {
     struct gw_config *c = new_config(path);
@@ -673,6 +696,7 @@ int gw_config_load_buffer(const char *path, const char *buf, size_t len, struct 
     struct gw_config *c = start(path, &ld);
     c->exists = true;
     load_text(&ld, buf, len);
+    free(ld.literal_secret_key);
     *out = c;
     return 0;
 }
@@ -728,9 +752,11 @@ int gw_config_load(const char *path, struct gw_config **out)
         file_error(&ld, strerror(-rc));
     } else {
         load_text(&ld, buf, len);
+        check_secret_mode(&ld, &st);
         free(buf);
     }
     close(fd);
+    free(ld.literal_secret_key);
     return 0;
 }
 

@@ -461,6 +461,19 @@ static bool valid_env_name(const char *s, size_t len)
     return len > 0 && strlen(s) == len && strchr(s, '=') == NULL;
 }
 
+/* Header names that carry credentials: a literal value of one of these is
+ * a secret written into the file. */
+static bool credential_header(const char *name)
+{
+    static const char *const words[] = {"auth", "token", "key", "secret", "cookie", "password"};
+
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+        if (strcasestr(name, words[i]) != NULL)
+            return true;
+    }
+    return false;
+}
+
 /* `env` or `headers`: NAME → value pairs appended to kv. */
 static void resolve_pairs(struct gw_cfg_ld *ld, const struct gw_yaml_node *m, const char *key,
                           bool headers, struct gw_kv **kv, size_t *nkv)
@@ -483,6 +496,8 @@ static void resolve_pairs(struct gw_cfg_ld *ld, const struct gw_yaml_node *m, co
                        k->str ? k->str : "?");
         else if (gw_cfg_env_value(ld, gw_yaml_map_value(m, i), sub, &v) == 0)
             gw_cfg_kv_set(kv, nkv, gw_xstrdup(k->str), v);
+        if (headers && k->str != NULL && credential_header(k->str))
+            gw_cfg_note_literal_secret(ld, gw_yaml_map_value(m, i), sub);
         free(sub);
     }
 }

@@ -57,7 +57,17 @@ struct gw_cfg_ld {
     /* nodes stashed while walking a server, resolved when it is finished */
     const struct gw_yaml_node *env, *headers, *env_file;
     const char *transport_written;
+    /* The first secret written literally (auth_token, a header value), for
+     * the warning about a config file that others can read. */
+    char *literal_secret_key; /* NULL: none seen */
+    int literal_secret_line, literal_secret_col;
 };
+
+/* Remembers `n` when it is a secret written as a literal string (not
+ * {env: NAME}, no ${VAR}): the first one found is named in the warning
+ * about a config file readable by others. */
+void gw_cfg_note_literal_secret(struct gw_cfg_ld *ld, const struct gw_yaml_node *n,
+                                const char *key);
 
 /* Records a diagnostic at node `n` (may be NULL). With `ld->srv` set, the
  * scope is that server; otherwise the workspace. An error clears the `ok`

@@ -45,8 +45,22 @@ const median = (xs) => {
   return v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
 };
 
-let nextPort = 38100 + (process.pid % 500) * 4;
-const port = () => nextPort++;
+// Ports below Linux's ephemeral range (32768-60999), so that no outgoing
+// connection on this busy machine holds the port we want to listen on; each
+// is checked free first.
+import net from 'node:net';
+let nextPort = 21000 + (process.pid % 400) * 25;
+const portFree = (p) => new Promise((r) => {
+  const s = net.createServer().once('error', () => r(false)).listen(p, '127.0.0.1', () => s.close(() => r(true)));
+});
+async function port() {
+  for (let i = 0; i < 200; i++) {
+    const p = nextPort++;
+    if (nextPort > 32000) nextPort = 21000;
+    if (await portFree(p)) return p;
+  }
+  throw new Error('no free port in 21000-32000');
+}
 const TMP = fs.mkdtempSync(path.join(os.tmpdir(), 'mcpgw-bench-'));
 const running = new Set();
 
@@ -211,7 +225,7 @@ const TARGETS = {
   mcpgw_rest: {
     label: 'mcpgw REST (wrk)', gateway: true,
     async start(b, { probe = ['rest', '/v1/tools'] } = {}) {
-      const p = port();
+      const p = await port();
       const cfg = path.join(TMP, `mcpgw-${p}.yaml`);
       fs.writeFileSync(cfg, mcpgwYaml([{ id: 'echo', cmd: b.cmd, args: b.args }]));
       const proc = startProc(`mcpgw-${p}`, MCPGW, ['-c', cfg, '--listen', `127.0.0.1:${p}`, '--log-level', 'warn']);
@@ -244,7 +258,7 @@ const TARGETS = {
   mcp_hub: {
     label: 'mcp-hub 4.2.1 REST (wrk)', gateway: true, peer: true,
     async start(b) {
-      const p = port();
+      const p = await port();
       const dir = path.join(TMP, `hub-${p}`);
       fs.mkdirSync(dir, { recursive: true });
       const cfg = path.join(dir, 'hub.json');
@@ -257,7 +271,7 @@ const TARGETS = {
   supergateway: {
     label: 'supergateway 4.0.0 streamable HTTP, stateful', gateway: true, peer: true,
     async start(b) {
-      const p = port();
+      const p = await port();
       const cmdline = [b.cmd, ...b.args].map((x) => `'${x}'`).join(' ');
       const proc = startProc(`supergateway-${p}`, NODE, ['-r', LOOPBACK, path.join(NM, 'supergateway/dist/index.js'), '--stdio', cmdline,
         '--outputTransport', 'streamableHttp', '--stateful', '--port', String(p), '--logLevel', 'none']);
@@ -268,7 +282,7 @@ const TARGETS = {
   mcp_proxy: {
     label: 'mcp-proxy 6.7.19 streamable HTTP', gateway: true, peer: true,
     async start(b) {
-      const p = port();
+      const p = await port();
       const proc = startProc(`mcp-proxy-${p}`, NODE, [path.join(NM, 'mcp-proxy/dist/bin/mcp-proxy.mjs'), '--host', '127.0.0.1', '--port', String(p), '--server', 'stream', '--', b.cmd, ...b.args]);
       return { proc, port: p, startupMs: await probeReady(proc, p, 'mcp', '/mcp', '"name":"echo"') };
     },
@@ -335,7 +349,7 @@ async function scenarioCatalog(results) {
       log(`round ${r + 1}/${ROUNDS} catalog ${want} tools: ${name}`);
       const rec = { scenario: 'catalog', round: r, target: name, runs: [] };
       results.push(rec);
-      const p = port();
+      const p = await port();
       let proc, url;
       try {
         if (name === 'mcpgw') {
@@ -393,7 +407,7 @@ async function scenarioLease(results) {
         log(`round ${r + 1}/${ROUNDS} lease backend ${bk} warm_spares ${spares}`);
         const rec = { scenario: 'lease', round: r, backend: bk, warm_spares: spares, firstCallMs: [], nextCallMs: [] };
         results.push(rec);
-        const p = port();
+        const p = await port();
         const cfg = path.join(TMP, `lease-${p}.yaml`);
         fs.writeFileSync(cfg, mcpgwYaml([{ id: 'echo', cmd: b.cmd, args: b.args }], { warm_spares: spares }));
         const proc = startProc(`mcpgw-lease-${p}`, MCPGW, ['-c', cfg, '--listen', `127.0.0.1:${p}`, '--log-level', 'warn']);

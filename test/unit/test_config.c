@@ -1321,6 +1321,39 @@ START_TEST(examples_load_cleanly)
 }
 END_TEST
 
+/* A literal secret in a file every user can read is a warning; the same
+ * file with mode 0600, or the secret taken from the environment, is not. */
+START_TEST(secret_in_world_readable_file_warns)
+{
+    static const char lit[] = "version: 1\ngateway:\n  auth_token: 'abc123'\n";
+    static const char env[] = "version: 1\ngateway:\n  auth_token: {env: GWT_TOKEN}\n";
+    static const char hdr[] = "version: 1\nservers:\n  h:\n    transport: http\n"
+                              "    url: https://example.com/mcp\n"
+                              "    headers: {Authorization: 'Bearer xyz'}\n";
+    struct gw_config *c;
+
+    write_file("mcp.yaml", lit, 0644);
+    ck_assert_int_eq(gw_config_load(cfgpath, &c), 0);
+    ck_assert_ptr_nonnull(find(c, "readable by every user"));
+    ck_assert_int_eq(find(c, "readable by every user")->line, 3);
+    ck_assert(c->ok);
+    gw_config_unref(c);
+    write_file("mcp.yaml", lit, 0600);
+    ck_assert_int_eq(gw_config_load(cfgpath, &c), 0);
+    ck_assert_ptr_null(find(c, "readable by every user"));
+    gw_config_unref(c);
+    write_file("mcp.yaml", env, 0644);
+    ck_assert_int_eq(gw_config_load(cfgpath, &c), 0);
+    ck_assert_ptr_null(find(c, "readable by every user"));
+    gw_config_unref(c);
+    write_file("mcp.yaml", hdr, 0644);
+    ck_assert_int_eq(gw_config_load(cfgpath, &c), 0);
+    ck_assert_ptr_nonnull(find(c, "readable by every user"));
+    ck_assert_int_eq(find(c, "readable by every user")->line, 6);
+    gw_config_unref(c);
+}
+END_TEST
+
 static Suite *config_suite(void)
 {
     Suite *s = suite_create("config");
@@ -1377,7 +1410,8 @@ static Suite *config_suite(void)
                                   every_directive_is_documented,
                                   load_from_file_and_ref,
                                   session_id_and_server_body,
-                                  examples_load_cleanly};
+                                  examples_load_cleanly,
+                                  secret_in_world_readable_file_warns};
     for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
         tcase_add_test(tc, tests[i]);
     suite_add_tcase(s, tc);
