@@ -46,7 +46,7 @@ PROMTOOL := $(BUILD)/tools/usr/bin/promtool
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 NODE_STAMP := test/node_modules/.mcpgw-installed
 
-.PHONY: all deps run test unit integration valgrind format install uninstall clean fixtures asan
+.PHONY: all deps run test unit integration valgrind soak format install uninstall clean fixtures asan
 
 all: $(BUILD)/mcpgw
 
@@ -131,6 +131,10 @@ test: deps all
 valgrind: all fixtures $(NODE_STAMP)
 	PATH="$(CURDIR)/$(BUILD)/tools/usr/bin:$$PATH" \
 	MCPGW_BIN=$(CURDIR)/$(BUILD)/mcpgw MCPGW_WRAPPER=valgrind node --test test/integration/*.test.mjs
+
+# A bounded soak (not in `make test`): SOAK_SECONDS, default 600.
+soak: all fixtures $(NODE_STAMP)
+	MCPGW_BIN=$(CURDIR)/$(BUILD)/mcpgw node test/soak/soak.mjs
 
 format:
 	clang-format -i $(SRC) $(HDRS) $(UNIT_SRC) $(FIXTURE_SRC)

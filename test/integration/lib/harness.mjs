@@ -66,13 +66,18 @@ export class Daemon {
   get port() { return Number(this.addr.slice(this.addr.lastIndexOf(':') + 1)); }
   get host() { const h = this.addr.slice(0, this.addr.lastIndexOf(':')); return h.replace(/^\[|\]$/g, ''); }
 
-  // Sends `sig` and waits for the exit; resolves {code, signal}.
+  // Sends `sig` and waits for the exit; resolves {code, signal}. A graceful
+  // stop must end with status 0: anything else is a sanitizer or valgrind
+  // report (leaks included) or a failed shutdown, and fails the test.
   async stop(sig = 'SIGTERM', timeoutMs = 20000 * slow) {
     if (this.exited) return this.exited;
     this.child.kill(sig);
     const t = setTimeout(() => this.child.kill('SIGKILL'), timeoutMs);
     const r = await this.exitPromise;
     clearTimeout(t);
+    if ((sig === 'SIGTERM' || sig === 'SIGINT') && r.code !== 0) {
+      throw new Error(`the daemon did not stop cleanly (${JSON.stringify(r)}):\n${this.stderr.slice(-6000)}`);
+    }
     return r;
   }
 
@@ -142,7 +147,7 @@ export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 // Writes `yaml` to a fresh directory and starts the daemon on it, listening on
 // an ephemeral loopback port unless `listen` is given. Resolves once the
 // daemon logs that it listens.
-export async function start(yaml, { env = {}, args = [], listen = '127.0.0.1:0', files = {}, waitReady = false } = {}) {
+export async function start(yaml, { env = {}, args = [], listen = '127.0.0.1:0', files = {}, waitReady = false, keepLog = Infinity } = {}) {
   const dir = tmpdir();
   const configPath = path.join(dir, 'mcp.yaml');
   fs.writeFileSync(configPath, yaml);
@@ -153,6 +158,7 @@ export async function start(yaml, { env = {}, args = [], listen = '127.0.0.1:0',
   const d = new Daemon(child, dir, configPath);
   child.stderr.on('data', (b) => {
     d.stderr += b;
+    if (d.addr && d.stderr.length > keepLog) d.stderr = d.stderr.slice(-keepLog);
     if (process.env.MCPGW_TEST_VERBOSE) process.stderr.write(b);
   });
   await d.waitLog(/msg=listening /);
