@@ -634,11 +634,22 @@ static bool route_matches(const char *pattern, char **seg, size_t n, struct matc
 
 static void dispatch(struct gw_api_ctx *ctx, struct gw_http_request *req)
 {
-    char *path = gw_xstrdup(req->path), *seg[MAX_SEGMENTS];
-    size_t n = split_path(path, seg);
+    char *path, *seg[MAX_SEGMENTS];
+    size_t n;
     struct match m;
     const char *allowed = NULL;
 
+    /* /mcp takes every method itself (POST, GET, DELETE; 405 with its own
+     * Allow header otherwise). */
+    if (strcmp(req->path, "/mcp") == 0) {
+        if (ctx->mcp != NULL)
+            gw_mcp_server_handle(ctx->mcp, req);
+        else
+            gw_http_respond_error(req, 503, "shutting_down", "the gateway is stopping", NULL);
+        return;
+    }
+    path = gw_xstrdup(req->path);
+    n = split_path(path, seg);
     for (size_t i = 0; n <= MAX_SEGMENTS && i < GW_ARRAY_SIZE(routes); i++) {
         if (!route_matches(routes[i].pattern, seg, n, &m))
             continue;

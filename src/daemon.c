@@ -16,6 +16,7 @@
 #include "gw/events.h"
 #include "gw/http.h"
 #include "gw/log.h"
+#include "gw/mcp_server.h"
 #include "gw/metrics.h"
 #include "gw/problems.h"
 #include "gw/reaper.h"
@@ -33,6 +34,7 @@ struct daemon {
     struct gw_servers *servers;
     struct gw_curl_uv *multi;
     struct gw_events *events;
+    struct gw_mcp_server *mcp; /* /mcp; NULL from stop() on */
     struct gw_metrics *metrics;
     struct gw_reaper *reaper;
     struct gw_watch *watch;
@@ -60,6 +62,9 @@ static void on_servers_event(void *data, const char *type, json_t *payload)
 {
     struct daemon *d = data;
 
+    if (d->mcp != NULL && strcmp(type, "catalog") == 0)
+        gw_mcp_server_catalog_changed(
+            d->mcp, (uint64_t)json_integer_value(json_object_get(payload, "version")));
     if (d->events != NULL)
         gw_events_publish(d->events, type, payload);
     else
@@ -211,6 +216,11 @@ static void on_http_closed(void *data)
     ((struct daemon *)data)->http = NULL;
 }
 
+static void on_mcp_closed(void *data)
+{
+    (void)data;
+}
+
 static void on_events_closed(void *data)
 {
     ((struct daemon *)data)->events = NULL;
@@ -234,6 +244,10 @@ static void stop(struct daemon *d)
         gw_watch_close(d->watch, NULL, NULL);
     d->watch = NULL;
     gw_events_close(d->events, on_events_closed, d);
+    /* Before the servers close: it cancels its calls in flight there. */
+    d->api.mcp = NULL;
+    gw_mcp_server_close(d->mcp, on_mcp_closed, d);
+    d->mcp = NULL;
     if (d->http != NULL)
         gw_http_server_close(d->http, on_http_closed, d);
     gw_servers_close(d->servers, d->config ? d->config->gateway.shutdown_grace_ms : 0,
@@ -387,9 +401,11 @@ static void init(struct daemon *d, const struct gw_daemon_options *opts)
         gw_log(GW_LOG_ERROR, "cannot start the HTTP client; HTTP upstreams will fail", "error",
                uv_strerror(rc), NULL);
     d->servers = gw_servers_new(d->loop, d->multi, d->problems, &cbs);
+    d->mcp = gw_mcp_server_new(d->loop, d->servers);
     d->api = (struct gw_api_ctx){.problems = d->problems,
                                  .servers = d->servers,
                                  .events = d->events,
+                                 .mcp = d->mcp,
                                  .metrics = d->metrics,
                                  .reload = api_reload,
                                  .data = d};

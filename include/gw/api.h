@@ -14,6 +14,7 @@
 #include "gw/config.h"
 #include "gw/events.h"
 #include "gw/http.h"
+#include "gw/mcp_server.h"
 #include "gw/metrics.h"
 #include "gw/problems.h"
 #include "gw/servers.h"
@@ -26,6 +27,7 @@ struct gw_api_ctx {
     time_t loaded_at;
     struct gw_servers *servers;
     struct gw_events *events;
+    struct gw_mcp_server *mcp; /* /mcp; NULL once the daemon is stopping */
     struct gw_metrics *metrics;
     /* POST /v1/reload: reloads now and returns the summary (new reference). */
     json_t *(*reload)(void *data);
