@@ -170,3 +170,6 @@ uninstall:
 
 clean:
 	rm -rf $(BUILD)
+
+# Benchmarks (`make bench`, `make bench BENCH_QUICK=1`): see test/bench/README.md.
+include test/bench/bench.mk

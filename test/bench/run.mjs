@@ -449,6 +449,7 @@ async function scenarioLease(results) {
 // ---------------------------------------------------------------- tables
 
 const fmt = (x, d = 0) => (x === null || x === undefined || !Number.isFinite(x) ? '—' : x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d }));
+const short = (e) => String(e).replace(/\s+/g, ' ').replace(/\(log:.*$/, '').slice(0, 110);
 const mb = (kb) => (kb === null || !Number.isFinite(kb) ? '—' : (kb / 1024).toFixed(1));
 
 function callsTables(results) {
@@ -460,9 +461,11 @@ function callsTables(results) {
     for (const n of names) {
       const rs = recs.filter((x) => x.target === n);
       const na = rs.find((x) => x.na)?.na;
-      const err = rs.find((x) => x.error)?.error;
+      const failed = rs.filter((x) => x.error);
+      const err = rs.length && failed.length === rs.length ? short(failed[0].error) : null;
+      const partial = failed.length && !err ? ` (${rs.length - failed.length} of ${rs.length} rounds; failed: ${short(failed[0].error)})` : '';
       const per = (c, k) => median(rs.map((x) => x.runs.find((y) => y.conc === c)?.[k]));
-      agg[n] = { na, err, per, startup: median(rs.map((x) => x.startupMs)), idleRss: median(rs.map((x) => x.idle?.rssKB)),
+      agg[n] = { na, err, partial, per, startup: median(rs.map((x) => x.startupMs)), idleRss: median(rs.map((x) => x.idle?.rssKB)),
         idleAnon: median(rs.map((x) => x.idle?.anonKB)), peakHwm: median(rs.map((x) => x.peak?.hwmKB)), peakAnon: median(rs.map((x) => x.peak?.anonKB)), n: rs.length };
     }
     const peers = names.filter((n) => TARGETS[n].peer && !agg[n].na && !agg[n].err);
@@ -472,7 +475,7 @@ function callsTables(results) {
     for (const n of names) {
       const a = agg[n];
       if (a.na || a.err) { out.push(`| ${TARGETS[n].label} | ${a.na || 'failed: ' + a.err} |`); continue; }
-      out.push(`| ${TARGETS[n].label} | ${CONCS.flatMap((c) => [fmt(a.per(c, 'rps')), fmt(a.per(c, 'p50_us')), fmt(a.per(c, 'p99_us'))]).join(' | ')} |`);
+      out.push(`| ${TARGETS[n].label}${a.partial} | ${CONCS.flatMap((c) => [fmt(a.per(c, 'rps')), fmt(a.per(c, 'p50_us')), fmt(a.per(c, 'p99_us'))]).join(' | ')} |`);
     }
     const ratio = (n, vs, label) => {
       if (!agg[n] || agg[n].na || agg[n].err) return;
@@ -519,10 +522,11 @@ function catalogTable(results) {
   out.push(`| ${head.join(' | ')} |`, `| ${head.map(() => '---').join(' | ')} |`);
   for (const [n, label] of [['mcpgw', 'mcpgw `GET /v1/tools`'], ['mcp_hub', 'mcp-hub `GET /api/servers`']]) {
     const rs = recs.filter((x) => x.target === n);
-    const err = rs.find((x) => x.error)?.error;
-    if (err) { out.push(`| ${label} | failed: ${err} |`); continue; }
+    const failed = rs.filter((x) => x.error);
+    if (failed.length === rs.length) { out.push(`| ${label} | failed: ${short(failed[0]?.error || 'not run')} |`); continue; }
+    const partial = failed.length ? ` (${rs.length - failed.length} of ${rs.length} rounds; failed: ${short(failed[0].error)})` : '';
     const per = (c, kind, k) => median(rs.map((x) => x.runs.find((y) => y.conc === c && y.kind === kind)?.[k]));
-    out.push(`| ${label} | ${fmt(median(rs.map((x) => x.bytes)))} | ${fmt(per(1, 'full', 'rps'))} | ${fmt(per(1, 'full', 'p50_us'))} | ${fmt(per(1, 'full', 'p99_us'))} | ${fmt(per(16, 'full', 'rps'))} | ${fmt(per(1, 'full', 'cpu_us_per_req'), 0)} | ${fmt(per(1, '304', 'p50_us'))} | ${mb(median(rs.map((x) => x.idle?.rssKB)))} | ${mb(median(rs.map((x) => x.idle?.anonKB)))} | ${mb(median(rs.map((x) => x.peak?.hwmKB)))} | ${fmt(median(rs.map((x) => x.startupMs)), 0)} |`);
+    out.push(`| ${label}${partial} | ${fmt(median(rs.map((x) => x.bytes)))} | ${fmt(per(1, 'full', 'rps'))} | ${fmt(per(1, 'full', 'p50_us'))} | ${fmt(per(1, 'full', 'p99_us'))} | ${fmt(per(16, 'full', 'rps'))} | ${fmt(per(1, 'full', 'cpu_us_per_req'), 0)} | ${fmt(per(1, '304', 'p50_us'))} | ${mb(median(rs.map((x) => x.idle?.rssKB)))} | ${mb(median(rs.map((x) => x.idle?.anonKB)))} | ${mb(median(rs.map((x) => x.peak?.hwmKB)))} | ${fmt(median(rs.map((x) => x.startupMs)), 0)} |`);
   }
   out.push('', 'mcp-hub has no single flat tool list over REST; `GET /api/servers` (every server with its tools) is its nearest equivalent. mcpgw servers are `truely-stateless` here so each runs one process.\n');
   return out.join('\n');
@@ -544,6 +548,13 @@ function leaseTable(results) {
   return out.join('\n') + '\n';
 }
 
+function render(meta, results) {
+  const m = meta.machine;
+  return [`## mcpgw benchmark — ${meta.date}${meta.quick ? ' (BENCH_QUICK: smoke run, not for publishing)' : ''}\n`,
+    `Machine: ${m.cpu}, ${m.cores} cores, ${m.memGB} GiB, Linux ${m.kernel}, load average at start ${m.load.map((x) => x.toFixed(1)).join(' ')}. Versions: ${Object.entries(meta.versions).map(([k, v]) => `${k} ${v}`).join(', ')}.\n`,
+    callsTables(results), catalogTable(results), leaseTable(results)].join('\n');
+}
+
 // ---------------------------------------------------------------- main
 
 async function versions() {
@@ -559,6 +570,11 @@ async function versions() {
 }
 
 async function main() {
+  if (process.env.BENCH_REPORT) { // re-print the tables of an earlier results.json
+    const { meta, results } = JSON.parse(fs.readFileSync(process.env.BENCH_REPORT, 'utf8'));
+    process.stdout.write(render(meta, results) + '\n');
+    return;
+  }
   for (const f of [MCPGW, CLIENT, ECHO_C]) if (!fs.existsSync(f)) throw new Error(`${f} is missing: run make bench`);
   const tck = await new Promise((r) => execFile('getconf', ['CLK_TCK'], (e, so) => r(Number(so))));
   if (tck !== CLK_TCK) throw new Error(`CLK_TCK is ${tck}, expected ${CLK_TCK}`);
@@ -577,9 +593,7 @@ async function main() {
     fs.mkdirSync(OUT, { recursive: true });
     fs.writeFileSync(path.join(OUT, 'results.json'), JSON.stringify({ meta, results }, null, 1));
   }
-  const md = [`## mcpgw benchmark — ${meta.date}${QUICK ? ' (BENCH_QUICK: smoke run, not for publishing)' : ''}\n`,
-    `Machine: ${cpu}, ${machine.cores} cores, ${machine.memGB} GiB, Linux ${machine.kernel}. Versions: ${Object.entries(meta.versions).map(([k, v]) => `${k} ${v}`).join(', ')}.\n`,
-    callsTables(results), catalogTable(results), leaseTable(results)].join('\n');
+  const md = render(meta, results);
   fs.writeFileSync(path.join(OUT, 'results.md'), md);
   process.stdout.write(md + '\n');
   fs.rmSync(TMP, { recursive: true, force: true });
