@@ -127,6 +127,7 @@ integration: all asan fixtures $(NODE_STAMP)
 test: deps all
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory integration
+	@$(MAKE) --no-print-directory fuzz-smoke
 
 valgrind: all fixtures $(NODE_STAMP)
 	PATH="$(CURDIR)/$(BUILD)/tools/usr/bin:$$PATH" \
@@ -170,6 +171,10 @@ uninstall:
 
 clean:
 	rm -rf $(BUILD)
+
+# Fuzzing (`make fuzz FUZZ_SECONDS=N`; `make fuzz-smoke` replays the checked-in
+# corpora and fuzzes each target for 3 s): see test/fuzz/fuzz.mk.
+include test/fuzz/fuzz.mk
 
 # Benchmarks (`make bench`, `make bench BENCH_QUICK=1`): see test/bench/README.md.
 include test/bench/bench.mk

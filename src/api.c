@@ -82,20 +82,94 @@ static int not_modified(struct gw_http_request *req, const char *etag)
     return 1;
 }
 
+/* Serialised GET /v1/tools bodies of the current catalog version, by
+ * format and toolset filter: building and dumping 10,000 tools costs tens
+ * of milliseconds of loop time, and agents poll the same listing. The
+ * cache empties whenever the version moves. */
+#define TOOLS_CACHE_MAX 8
+
+struct tools_cache {
+    uint64_t version;
+    size_t n;
+    struct {
+        char *key;
+        char *body;
+        size_t len;
+    } e[TOOLS_CACHE_MAX];
+};
+
+static void tools_cache_clear(struct tools_cache *tc)
+{
+    for (size_t i = 0; i < tc->n; i++) {
+        free(tc->e[i].key);
+        free(tc->e[i].body);
+    }
+    tc->n = 0;
+}
+
+void gw_api_ctx_release(struct gw_api_ctx *ctx)
+{
+    if (ctx->tools_cache != NULL)
+        tools_cache_clear(ctx->tools_cache);
+    free(ctx->tools_cache);
+    ctx->tools_cache = NULL;
+}
+
+/* The body for (format, toolsets) at `version`, built once. Borrowed. */
+static const char *tools_body(struct gw_api_ctx *ctx, struct gw_catalog *cat, uint64_t version,
+                              enum gw_tool_format fmt, const char *toolsets, size_t *len)
+{
+    struct tools_cache *tc = ctx->tools_cache;
+    char *key = gw_xasprintf("%d|%s", (int)fmt, toolsets ? toolsets : "");
+    json_t *j;
+
+    if (tc == NULL)
+        tc = ctx->tools_cache = gw_xcalloc(1, sizeof *tc);
+    if (tc->version != version) {
+        tools_cache_clear(tc);
+        tc->version = version;
+    }
+    for (size_t i = 0; i < tc->n; i++) {
+        if (strcmp(tc->e[i].key, key) == 0) {
+            free(key);
+            *len = tc->e[i].len;
+            return tc->e[i].body;
+        }
+    }
+    if (tc->n == TOOLS_CACHE_MAX) {
+        free(tc->e[0].key);
+        free(tc->e[0].body);
+        memmove(&tc->e[0], &tc->e[1], (TOOLS_CACHE_MAX - 1) * sizeof tc->e[0]);
+        tc->n--;
+    }
+    j = gw_catalog_tools_json(cat, toolsets, fmt);
+    tc->e[tc->n].key = key;
+    tc->e[tc->n].body = json_dumps(j, JSON_COMPACT);
+    tc->e[tc->n].len = strlen(tc->e[tc->n].body);
+    json_decref(j);
+    *len = tc->e[tc->n].len;
+    return tc->e[tc->n++].body;
+}
+
 static void route_tools(struct gw_api_ctx *ctx, struct gw_http_request *req, struct match *m)
 {
     struct gw_catalog *cat = gw_servers_catalog(ctx->servers);
+    uint64_t version = gw_catalog_version(cat);
     char *format = query_param(req->query, "format");
     char *toolsets = query_param(req->query, "toolset");
     enum gw_tool_format fmt = GW_TOOL_FORMAT_MCP;
-    char *etag = gw_xasprintf("ETag: \"%llu\"", (unsigned long long)gw_catalog_version(cat));
+    char *etag = gw_xasprintf("ETag: \"%llu\"", (unsigned long long)version);
     const char *const headers[] = {etag, NULL};
+    size_t len;
+    const char *body;
 
-    if (format != NULL && gw_tool_format_parse(format, &fmt) != 0)
+    if (format != NULL && gw_tool_format_parse(format, &fmt) != 0) {
         gw_http_respond_error(req, 400, "bad_format", "format must be mcp, openai or anthropic",
                               NULL);
-    else if (!not_modified(req, etag))
-        gw_http_respond_json(req, 200, gw_catalog_tools_json(cat, toolsets, fmt), headers);
+    } else if (!not_modified(req, etag)) {
+        body = tools_body(ctx, cat, version, fmt, toolsets, &len);
+        gw_http_respond(req, 200, "application/json; charset=utf-8", body, len, headers);
+    }
     free(format);
     free(toolsets);
     free(etag);
@@ -121,6 +195,28 @@ static void route_toolsets(struct gw_api_ctx *ctx, struct gw_http_request *req, 
     if (!not_modified(req, etag))
         gw_http_respond_json(req, 200, gw_catalog_toolsets_json(cat), headers);
     free(etag);
+}
+
+/* GET /v1/prompts and /v1/resources (design §7): what the servers offer
+ * beside tools, as /mcp serves it, with the owning server. */
+static void route_prompts(struct gw_api_ctx *ctx, struct gw_http_request *req, struct match *m)
+{
+    gw_http_respond_json(req, 200,
+                         json_pack("{s:I, s:o}", "version",
+                                   (json_int_t)gw_servers_extras_version(ctx->servers), "prompts",
+                                   gw_servers_extras_json(ctx->servers, GW_EXTRA_PROMPTS, true)),
+                         NULL);
+}
+
+static void route_resources(struct gw_api_ctx *ctx, struct gw_http_request *req, struct match *m)
+{
+    gw_http_respond_json(req, 200,
+                         json_pack("{s:I, s:o, s:o}", "version",
+                                   (json_int_t)gw_servers_extras_version(ctx->servers), "resources",
+                                   gw_servers_extras_json(ctx->servers, GW_EXTRA_RESOURCES, true),
+                                   "resourceTemplates",
+                                   gw_servers_extras_json(ctx->servers, GW_EXTRA_TEMPLATES, true)),
+                         NULL);
 }
 
 /* ---- tool calls ---- */
@@ -208,6 +304,23 @@ static void respond_result(struct pending_call *pc, const struct gw_call_outcome
     gw_http_respond_json(pc->req, 200, r, NULL);
 }
 
+/* The status label of a failed call, for logs and metrics. */
+static const char *outcome_status(int code)
+{
+    switch (code) {
+    case GW_SERVERS_E_LIMIT:
+        return "limit";
+    case GW_SERVERS_E_RELEASED:
+        return "released";
+    case GW_SERVERS_E_SPAWN:
+        return "spawn_failed";
+    case GW_SERVERS_E_NOT_READY:
+        return "not_ready";
+    default:
+        return gw_mcp_strerror(code);
+    }
+}
+
 static void on_call_outcome(void *data, const struct gw_call_outcome *o)
 {
     struct pending_call *pc = data;
@@ -215,7 +328,7 @@ static void on_call_outcome(void *data, const struct gw_call_outcome *o)
     if (pc->aborted) {
         log_call(pc, o, "client_gone");
     } else if (o->code != 0) {
-        log_call(pc, o, gw_mcp_strerror(o->code));
+        log_call(pc, o, outcome_status(o->code));
         respond_outcome_error(pc->req, o);
     } else {
         respond_result(pc, o);
@@ -408,8 +521,13 @@ static void route_call(struct gw_api_ctx *ctx, struct gw_http_request *req, stru
         json_decref(b.json);
         return;
     }
-    r = (struct gw_call_request){m->arg[0], b.has_dialog ? b.dialog : NULL, b.arguments,
-                                 b.timeout_ms};
+    /* REST callers take no progress and answer no server requests (no
+     * hooks): the servers module drops and counts the one, refuses the
+     * other at once (design §9). */
+    r = (struct gw_call_request){.tool = m->arg[0],
+                                 .dialog = b.has_dialog ? b.dialog : NULL,
+                                 .arguments = b.arguments,
+                                 .timeout_ms = b.timeout_ms};
     pc = gw_xcalloc(1, sizeof *pc);
     pc->ctx = ctx;
     pc->req = req;
@@ -590,6 +708,8 @@ static const struct route routes[] = {
     {"GET", "/v1/tools/*", route_tool},
     {"POST", "/v1/tools/*/call", route_call},
     {"GET", "/v1/toolsets", route_toolsets},
+    {"GET", "/v1/prompts", route_prompts},
+    {"GET", "/v1/resources", route_resources},
     {"GET", "/v1/dialogs", route_dialogs},
     {"POST", "/v1/reload", route_reload},
     {"GET", "/v1/events", route_events},

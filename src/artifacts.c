@@ -184,7 +184,9 @@ static int split_checked(char *p, char **seg, size_t *n)
 static int open_chain(int fd, char *const *seg, size_t n)
 {
     for (size_t i = 0; fd >= 0 && i < n; i++) {
-        int flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC | (i + 1 < n ? O_DIRECTORY : 0);
+        /* O_NONBLOCK: a FIFO planted in the tree must not block the loop
+         * (the S_ISREG check then refuses it). */
+        int flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC | (i + 1 < n ? O_DIRECTORY : O_NONBLOCK);
         int next = openat(fd, seg[i], flags);
         close(fd);
         fd = next;

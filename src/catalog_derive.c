@@ -145,7 +145,7 @@ static bool any_match(char *const *pats, size_t n, const char *name)
 /* Seed 000: with no blacklist a non-empty whitelist is the universe; with a
  * blacklist, the whitelist only rescues blacklisted names. Returns 0 (keep)
  * or the kind of exclusion. */
-static int filter_verdict(const struct gw_server_config *s, const char *name)
+int gw_catalog_filter_verdict(const struct gw_server_config *s, const char *name)
 {
     bool white = any_match(s->whitelist, s->nwhitelist, name);
 
@@ -156,7 +156,7 @@ static int filter_verdict(const struct gw_server_config *s, const char *name)
     return GW_CAT_BLACKLISTED;
 }
 
-static char *apply_transforms(const struct gw_server_config *s, const char *name)
+char *gw_catalog_transform_name(const struct gw_server_config *s, const char *name)
 {
     char *cur = gw_xstrdup(name);
 
@@ -440,7 +440,7 @@ static char *check_names(struct gw_toolset_build *b, const struct gw_server_conf
 
     /* Filters first: a tool the operator excluded is excluded, whatever its
      * name. A name with a NUL in it cannot be matched and is invalid. */
-    verdict = strlen(orig) == len ? filter_verdict(s, orig) : 0;
+    verdict = strlen(orig) == len ? gw_catalog_filter_verdict(s, orig) : 0;
     if (verdict != 0) {
         gw_cat_diags_add(&b->diags, GW_SEV_WARNING, (enum gw_cat_diag_kind)verdict, s->id, orig,
                          verdict == GW_CAT_BLACKLISTED
@@ -464,7 +464,7 @@ static char *check_names(struct gw_toolset_build *b, const struct gw_server_conf
         strict_error(b, s, orig);
         return NULL;
     }
-    final = apply_transforms(s, orig);
+    final = gw_catalog_transform_name(s, orig);
     if (!gw_catalog_name_valid(final)) {
         q = quote_untrusted(final, strlen(final));
         gw_cat_diags_add(&b->diags, GW_SEV_WARNING, GW_CAT_INVALID_FINAL_NAME, s->id, orig,

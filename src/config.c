@@ -635,8 +635,8 @@ static void load_text(struct gw_cfg_ld *ld, const char *buf, size_t len)
     struct gw_yaml_doc *doc = NULL;
     struct gw_yaml_error err;
     if (len > GW_CONFIG_MAX_FILE) {
-        char *msg = gw_xasprintf("the config file is %zu bytes; the limit is 4 MiB (%u bytes)",
-                                  len, GW_CONFIG_MAX_FILE);
+        char *msg = gw_xasprintf("the config file is %zu bytes; the limit is 4 MiB (%u bytes)", len,
+                                 GW_CONFIG_MAX_FILE);
         gw_cfg_diag_at(ld, GW_SEV_ERROR, GW_SCOPE_WORKSPACE, NULL, NULL, 0, 0, "", msg);
         free(msg);
         return;
@@ -658,8 +658,7 @@ static void load_text(struct gw_cfg_ld *ld, const char *buf, size_t len)
     gw_yaml_free(doc);
 }
 
-void gw_cfg_note_literal_secret(struct gw_cfg_ld *ld, const struct gw_yaml_node *n,
-                                const char *key)
+void gw_cfg_note_literal_secret(struct gw_cfg_ld *ld, const struct gw_yaml_node *n, const char *key)
 {
     if (ld->literal_secret_key != NULL || n == NULL || n->kind != GW_YAML_SCALAR ||
         n->str == NULL || strstr(n->str, "${") != NULL)
@@ -674,8 +673,8 @@ void gw_cfg_note_literal_secret(struct gw_cfg_ld *ld, const struct gw_yaml_node 
 static void check_secret_mode(struct gw_cfg_ld *ld, const struct stat *st)
 {
     if (ld->literal_secret_key != NULL && (st->st_mode & S_IROTH))
-        gw_cfg_diag_at(ld, GW_SEV_WARNING, GW_SCOPE_WORKSPACE, NULL, NULL,
-                       ld->literal_secret_line, ld->literal_secret_col, ld->literal_secret_key,
+        gw_cfg_diag_at(ld, GW_SEV_WARNING, GW_SCOPE_WORKSPACE, NULL, NULL, ld->literal_secret_line,
+                       ld->literal_secret_col, ld->literal_secret_key,
                        "this file is readable by every user and holds a secret written "
                        "literally; use {env: NAME} for it, or chmod o-r the file");
 }
@@ -808,7 +807,7 @@ char *gw_diag_format(const struct gw_diag *d)
     if (d->line > 0)
         snprintf(place, sizeof(place), ":%d:%d", d->line, d->col);
     char *s = gw_xasprintf("%s%s: %s: %s%s", d->file, place,
-                            d->severity == GW_SEV_ERROR ? "error" : "warning", srv, d->message);
+                           d->severity == GW_SEV_ERROR ? "error" : "warning", srv, d->message);
     free(srv);
     return s;
 }

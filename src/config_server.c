@@ -3,6 +3,7 @@
  * command), the stable hashes and the public, secret-free view. */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
@@ -437,10 +438,23 @@ static void resolve_env_file(struct gw_cfg_ld *ld, struct gw_server_config *s, c
         return;
     }
     s->env_file = gw_cfg_abspath(ld->c->dir, p);
-    FILE *f = fopen(s->env_file, "re");
+    /* Non-blocking and regular files only: a FIFO or a device named here
+     * must not hang the loader (and so the daemon's reload). */
+    int fd = open(s->env_file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    struct stat st;
+    FILE *f = NULL;
+    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+        close(fd);
+        gw_cfg_err(ld, ld->env_file, key, "envFile '%s' is not a regular file", s->env_file);
+        return;
+    }
+    if (fd >= 0)
+        f = fdopen(fd, "r");
     if (f == NULL) {
         gw_cfg_err(ld, ld->env_file, key, "envFile '%s' cannot be read: %s", s->env_file,
                    strerror(errno));
+        if (fd >= 0)
+            close(fd);
         return;
     }
     char *text = gw_xmalloc(MAX_ENV_FILE + 1);
@@ -687,11 +701,11 @@ static char *bad_id(const struct gw_yaml_node *k)
     if (k->len > 64 || strspn(k->str, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
                                       "0123456789_-") != k->len)
         return gw_xasprintf("server id '%s' is invalid: use 1 to 64 ASCII letters, digits, '_' "
-                             "or '-' (it is also the toolset name); this server is skipped",
-                             k->str);
+                            "or '-' (it is also the toolset name); this server is skipped",
+                            k->str);
     if (strcmp(k->str, "mcp_admin") == 0)
         return gw_xstrdup("server id 'mcp_admin' is reserved for the built-in toolset; "
-                              "this server is skipped");
+                          "this server is skipped");
     return NULL;
 }
 

@@ -379,8 +379,7 @@ int gw_cfg_env_value(struct gw_cfg_ld *ld, const struct gw_yaml_node *n, const c
 static void env_file_err(struct gw_cfg_ld *ld, const char *file, int line, int col,
                          const char *what)
 {
-    char *key =
-        ld->srv ? gw_xasprintf("servers.%s.envFile", ld->srv->id) : gw_xstrdup("envFile");
+    char *key = ld->srv ? gw_xasprintf("servers.%s.envFile", ld->srv->id) : gw_xstrdup("envFile");
     char *msg = gw_xasprintf("envFile line %d: %s", line, what);
     gw_cfg_diag_at(ld, GW_SEV_ERROR, GW_SCOPE_SERVER, ld->srv ? ld->srv->id : NULL, file, line, col,
                    key, msg);
@@ -633,8 +632,8 @@ char *gw_cfg_redact_url(const char *url)
     const char *rest = auth + alen;
     size_t plen = strcspn(rest, "?#");
     return gw_xasprintf("%.*s%s%.*s%.*s%s", (int)(auth - url), url, at ? "***@" : "",
-                         (int)(alen - (at ? (size_t)(at + 1 - auth) : 0)), at ? at + 1 : auth,
-                         (int)plen, rest, rest[plen] == '?' ? "?***" : "");
+                        (int)(alen - (at ? (size_t)(at + 1 - auth) : 0)), at ? at + 1 : auth,
+                        (int)plen, rest, rest[plen] == '?' ? "?***" : "");
 }
 
 int gw_cfg_edit_distance(const char *a, const char *b, int cap)

@@ -65,6 +65,8 @@ static void on_servers_event(void *data, const char *type, json_t *payload)
     if (d->mcp != NULL && strcmp(type, "catalog") == 0)
         gw_mcp_server_catalog_changed(
             d->mcp, (uint64_t)json_integer_value(json_object_get(payload, "version")));
+    if (d->mcp != NULL && (strcmp(type, "prompts") == 0 || strcmp(type, "resources") == 0))
+        gw_mcp_server_extras_changed(d->mcp, type);
     if (d->events != NULL)
         gw_events_publish(d->events, type, payload);
     else
@@ -435,6 +437,7 @@ int gw_daemon_run(const struct gw_daemon_options *opts)
         gw_log(GW_LOG_WARN, "event loop closed with handles still open", NULL);
     if (d.config != NULL)
         gw_config_unref(d.config);
+    gw_api_ctx_release(&d.api);
     gw_problems_free(d.problems);
     gw_metrics_free(d.metrics);
     return d.exit_code;

@@ -5,6 +5,7 @@
  * QUEUED (a limit is full) → SENT → DONE. Its embedded timer bounds each
  * wait by the call's timeout; the call is freed in that timer's close
  * callback, after the outcome was delivered. */
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -131,6 +132,10 @@ static void call_free(uv_handle_t *h)
     free(c->tool);
     free(c->original);
     free(c->deferred_message);
+    free(c->method);
+    json_decref(c->params);
+    json_decref(c->progress_token);
+    json_decref(c->upstream_token);
     json_decref(c->arguments);
     json_decref(c->lease_info);
     free(c);
@@ -165,6 +170,7 @@ static void deliver(struct gw_call *c, int code, json_t *result, const char *mes
     struct gw_call_outcome o = {
         .code = code,
         .result = result,
+        .error = c->rpc_error,
         .message = message,
         .lease = c->lease_info,
         .server = c->server,
@@ -176,6 +182,7 @@ static void deliver(struct gw_call *c, int code, json_t *result, const char *mes
         return;
     c->state = CALL_DONE;
     uv_timer_stop(&c->timer);
+    gw_relay_done(c); /* its relayed requests end before its caller hears */
     c->cb(c->data, &o);
     uv_close((uv_handle_t *)&c->timer, call_free);
 }
@@ -201,6 +208,7 @@ static void on_reply(void *data, const struct gw_mcp_reply *reply)
     s->in_flight--;
     tool_add(s, c->tool, -1);
     touch_lease(c);
+    c->rpc_error = reply->error;
     deliver(c, reply->code, reply->result, reply->message);
     pump(s);
 }
@@ -214,8 +222,15 @@ void gw_dispatch_send(struct gw_call *c)
     s->in_flight++;
     tool_add(s, c->tool, 1);
     touch_lease(c);
-    rc = gw_instance_call(c->slot->inst, c->original, c->arguments, c->timeout_ms, on_reply, c,
-                          &c->handle);
+    /* Listed before the send: an answer (or a server request) may come
+     * back inside it. */
+    gw_relay_sent(c);
+    if (c->method != NULL)
+        rc = gw_instance_request(c->slot->inst, c->method, c->params, c->timeout_ms, on_reply, c,
+                                 &c->handle);
+    else
+        rc = gw_instance_call(c->slot->inst, c->original, c->arguments, c->upstream_token,
+                              c->timeout_ms, on_reply, c, &c->handle);
     if (rc != 0) {
         s->in_flight--;
         tool_add(s, c->tool, -1);
@@ -336,6 +351,15 @@ static struct gw_call *call_new(struct gw_servers *s, struct server *srv,
     c->arguments = json_incref(r->arguments);
     c->timeout_ms = call_timeout(srv, t, r->timeout_ms);
     c->max_instances = t->has_policy ? t->policy.max_instances : 0;
+    c->hooks = r->hooks;
+    c->hooks_data = r->hooks_data;
+    c->client_caps = r->client_caps;
+    if (r->progress_token != NULL) {
+        char token[40];
+        snprintf(token, sizeof token, "mcpgw-%" PRIu64, ++s->next_token);
+        c->progress_token = json_incref(r->progress_token);
+        c->upstream_token = json_string(token);
+    }
     return c;
 }
 
@@ -388,22 +412,12 @@ static int route_shared(struct gw_call *c, struct server *srv)
     return GW_SERVERS_E_NOT_READY;
 }
 
-int gw_servers_call(struct gw_servers *s, const struct gw_call_request *r, gw_call_cb cb,
-                    void *data, struct gw_call **out)
+/* Hangs a new call on the server's lease or shared instance. */
+static int route(struct gw_servers *s, struct server *srv, struct gw_call *c, gw_call_cb cb,
+                 void *data, struct gw_call **out)
 {
-    const struct gw_cat_tool *t = gw_catalog_lookup(s->catalog, r->tool);
-    struct server *srv;
-    struct gw_call *c;
     int rc;
 
-    if (t == NULL || t->server == NULL)
-        return GW_SERVERS_E_NO_TOOL;
-    srv = gw_servers_find(s, t->server);
-    if (srv == NULL || s->closing)
-        return GW_SERVERS_E_NOT_READY;
-    if (!srv->cfg->truely_stateless && r->dialog == NULL)
-        return GW_SERVERS_E_NEED_DIALOG;
-    c = call_new(s, srv, t, r);
     c->cb = cb;
     c->data = data;
     s->entering = true;
@@ -416,6 +430,58 @@ int gw_servers_call(struct gw_servers *s, const struct gw_call_request *r, gw_ca
     if (out != NULL)
         *out = c;
     return 0;
+}
+
+int gw_servers_call(struct gw_servers *s, const struct gw_call_request *r, gw_call_cb cb,
+                    void *data, struct gw_call **out)
+{
+    const struct gw_cat_tool *t = gw_catalog_lookup(s->catalog, r->tool);
+    struct server *srv;
+
+    if (t == NULL || t->server == NULL)
+        return GW_SERVERS_E_NO_TOOL;
+    srv = gw_servers_find(s, t->server);
+    if (srv == NULL || s->closing)
+        return GW_SERVERS_E_NOT_READY;
+    if (!srv->cfg->truely_stateless && r->dialog == NULL)
+        return GW_SERVERS_E_NEED_DIALOG;
+    return route(s, srv, call_new(s, srv, t, r), cb, data, out);
+}
+
+int gw_servers_request(struct gw_servers *s, const struct gw_route_request *r, gw_call_cb cb,
+                       void *data, struct gw_call **out)
+{
+    json_t *params = NULL;
+    const char *what = NULL;
+    struct server *srv;
+    struct gw_call *c;
+
+    if (r->method == NULL || !json_is_object(r->params))
+        return GW_SERVERS_E_NO_TOOL;
+    srv = gw_extra_route(s, r->method, r->params, &params, &what);
+    if (srv == NULL)
+        return GW_SERVERS_E_NO_TOOL;
+    if (s->closing || srv->state != SRV_READY ||
+        (!srv->cfg->truely_stateless && r->dialog == NULL)) {
+        json_decref(params);
+        return s->closing || srv->state != SRV_READY ? GW_SERVERS_E_NOT_READY
+                                                     : GW_SERVERS_E_NEED_DIALOG;
+    }
+    c = gw_xcalloc(1, sizeof *c);
+    c->s = s;
+    uv_timer_init(s->loop, &c->timer);
+    c->timer.data = c;
+    snprintf(c->server, sizeof c->server, "%s", srv->cfg->id);
+    c->tool = gw_xstrdup(r->method); /* the in-flight key: never a tool name (no '/') */
+    c->original = gw_xstrdup(what);
+    if (r->dialog != NULL)
+        snprintf(c->dialog, sizeof c->dialog, "%s", r->dialog);
+    c->method = gw_xstrdup(r->method);
+    c->params = params;
+    c->timeout_ms = r->timeout_ms                  ? r->timeout_ms
+                    : srv->cfg->request_timeout_ms ? srv->cfg->request_timeout_ms
+                                                   : srv->snap->gateway.request_timeout_ms;
+    return route(s, srv, c, cb, data, out);
 }
 
 void gw_servers_cancel(struct gw_call *c, const char *reason)

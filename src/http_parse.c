@@ -173,6 +173,9 @@ static int on_header_field_complete(llhttp_t *p)
         return 0;
     if (++r->nheaders > c->lim.max_headers)
         return refuse(c, 431, "headers_too_large", "The request has too many header fields.");
+    /* ": x" is accepted by llhttp 8.1; a field name must be a token. */
+    if (r->arena.data[r->mark] == '\0')
+        return refuse(c, 400, "bad_request", "The request has a header field with no name.");
     for (char *s = r->arena.data + r->mark; *s; s++) {
         /* "Host : x" is accepted by llhttp 8.1; RFC 9112 says reject. */
         if (*s == ' ' || *s == '\t')

@@ -100,6 +100,25 @@ static void client_tools_changed(void *data)
         inst->cbs.on_tools_changed(inst, inst->cbs.data);
 }
 
+static void client_notification(void *data, const char *method, json_t *msg)
+{
+    struct gw_instance *inst = data;
+
+    if (inst->cbs.on_notification != NULL && inst->state == GW_INSTANCE_READY)
+        inst->cbs.on_notification(inst, method, json_object_get(msg, "params"), inst->cbs.data);
+}
+
+/* A server request while draining still belongs to a call in flight. */
+static int client_request(void *data, const char *method, json_t *id, json_t *params)
+{
+    struct gw_instance *inst = data;
+
+    if (inst->cbs.on_request == NULL ||
+        (inst->state != GW_INSTANCE_READY && inst->state != GW_INSTANCE_DRAINING))
+        return -1;
+    return inst->cbs.on_request(inst, method, id, params, inst->cbs.data);
+}
+
 static void transport_message(void *data, const char *msg, size_t len)
 {
     struct gw_instance *inst = data;
@@ -145,6 +164,8 @@ static int make_client(struct gw_instance *inst, const struct gw_gateway_config 
         .on_ready = client_ready,
         .on_failed = client_failed,
         .on_tools_changed = client_tools_changed,
+        .on_notification = client_notification,
+        .on_request = client_request,
         .data = inst,
         .server_id = inst->cfg->id,
         .config = inst->cfg->init_config,
@@ -257,26 +278,68 @@ static void call_done(void *data, const struct gw_mcp_reply *reply)
         stop_transport(inst);
 }
 
-int gw_instance_call(struct gw_instance *inst, const char *name, json_t *arguments,
-                     uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data, gw_mcp_handle *handle)
+/* Counts a request in flight; `send` makes it. */
+static int counted(struct gw_instance *inst, gw_mcp_reply_cb cb, void *data, struct call **out)
 {
-    struct call *c;
-    int rc;
-
     if (inst->state != GW_INSTANCE_READY)
         return GW_MCP_E_NOT_READY;
-    c = gw_xmalloc(sizeof *c);
-    *c = (struct call){inst, cb, data};
+    *out = gw_xmalloc(sizeof **out);
+    **out = (struct call){inst, cb, data};
     inst->in_flight++;
-    rc = gw_mcp_client_call_tool(inst->client, name, arguments, NULL, timeout_ms, call_done, c,
-                                 handle);
+    return 0;
+}
+
+static int uncount(struct gw_instance *inst, struct call *c, int rc)
+{
     if (rc != 0) {
         inst->in_flight--;
         free(c);
-        return rc;
     }
-    inst->calls++;
-    return 0;
+    return rc;
+}
+
+int gw_instance_call(struct gw_instance *inst, const char *name, json_t *arguments,
+                     json_t *progress_token, uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data,
+                     gw_mcp_handle *handle)
+{
+    struct call *c;
+    int rc = counted(inst, cb, data, &c);
+
+    if (rc != 0)
+        return rc;
+    rc = gw_mcp_client_call_tool(inst->client, name, arguments, progress_token, timeout_ms,
+                                 call_done, c, handle);
+    if (rc == 0)
+        inst->calls++;
+    return uncount(inst, c, rc);
+}
+
+int gw_instance_request(struct gw_instance *inst, const char *method, json_t *params,
+                        uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data, gw_mcp_handle *handle)
+{
+    struct call *c;
+    int rc = counted(inst, cb, data, &c);
+
+    if (rc != 0)
+        return rc;
+    rc = gw_mcp_client_request(inst->client, method, params, timeout_ms, call_done, c, handle);
+    return uncount(inst, c, rc);
+}
+
+int gw_instance_respond(struct gw_instance *inst, json_t *id, json_t *result, json_t *error)
+{
+    return gw_mcp_client_respond(inst->client, id, result, error);
+}
+
+json_t *gw_instance_capabilities(const struct gw_instance *inst)
+{
+    return gw_mcp_client_capabilities(inst->client);
+}
+
+int gw_instance_list(struct gw_instance *inst, const char *method, const char *key,
+                     uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data)
+{
+    return gw_mcp_client_list_all(inst->client, method, key, timeout_ms, cb, data, NULL);
 }
 
 int gw_instance_cancel(struct gw_instance *inst, gw_mcp_handle handle, const char *reason)

@@ -15,6 +15,7 @@
 #include "gw/version.h"
 
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,7 +117,11 @@ const char *gw_mcp_strerror(int code)
     case GW_MCP_E_NOT_READY:
         return "not_ready";
     default:
-        return uv_err_name(code);
+        /* uv_err_name() allocates (and leaks) a string for a code it does
+         * not know, such as another module's own: those get a fixed name. */
+        if (code > -4096)
+            return uv_err_name(code);
+        return "error";
     }
 }
 
@@ -425,6 +430,7 @@ static void error_response(struct pending *p, json_t *error)
     }
     snprintf(msg, sizeof msg, "the server answered %s with error %" JSON_INTEGER_FORMAT ": %s",
              p->method, json_integer_value(code), json_string_value(message));
+    gw_utf8_trim(msg);
     finish_error(p, GW_MCP_E_RPC, msg, error);
 }
 
@@ -468,13 +474,38 @@ static void handle_response(struct gw_mcp_client *c, json_t *m, json_t *id)
 
 /* Receiving: server requests and notifications. */
 
-/* Answers a server request at once: `ping` with {}, anything else with
- * -32601, because mcpgw declares no client capabilities yet (S9). */
-static void handle_server_request(struct gw_mcp_client *c, const char *method, json_t *id)
+static void send_no_method(struct gw_mcp_client *c, json_t *id, const char *method, const char *why)
 {
     char text[TEXT_BYTES];
     json_t *msg;
     int rc;
+
+    snprintf(text, sizeof text, "Method not found: %.200s", method);
+    gw_utf8_trim(text);
+    snprintf(text + strlen(text), sizeof text - strlen(text), " (%s)", why);
+    gw_utf8_trim(text);
+    msg = json_pack("{s:s, s:O, s:{s:i, s:s, s:{s:s}}}", "jsonrpc", "2.0", "id", id, "error",
+                    "code", JSONRPC_NO_METHOD, "message", text, "data", "method", method);
+    if (msg == NULL) /* never leave a server request unanswered (S9) */
+        msg = json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id, "error", "code",
+                        JSONRPC_NO_METHOD, "message", "Method not found");
+    gw_log(GW_LOG_INFO, "refused a server request", "server", c->server_id, "method", method, NULL);
+    rc = send_json(c, msg);
+    if (rc < 0)
+        gw_log(GW_LOG_DEBUG, "could not answer a server request", "server", c->server_id, "error",
+               uv_err_name(rc), NULL);
+}
+
+/* The requests the gateway declared a capability for (sampling,
+ * elicitation) go to the owner, who answers them with
+ * gw_mcp_client_respond(); `ping` is answered {} here; anything else gets
+ * -32601 at once (S9). */
+static void handle_server_request(struct gw_mcp_client *c, const char *method, json_t *id,
+                                  json_t *m)
+{
+    json_t *params = json_object_get(m, "params");
+    bool relayable =
+        strcmp(method, "sampling/createMessage") == 0 || strcmp(method, "elicitation/create") == 0;
 
     if (!json_is_string(id) && !json_is_integer(id)) {
         bad_shape(c, "request id is neither a string nor an integer");
@@ -482,18 +513,27 @@ static void handle_server_request(struct gw_mcp_client *c, const char *method, j
     }
     c->stats.server_requests++;
     if (strcmp(method, "ping") == 0) {
-        msg = json_pack("{s:s, s:O, s:{}}", "jsonrpc", "2.0", "id", id, "result");
-    } else {
-        snprintf(text, sizeof text, "Method not found: %.200s (mcpgw does not serve it)", method);
-        msg = json_pack("{s:s, s:O, s:{s:i, s:s, s:{s:s}}}", "jsonrpc", "2.0", "id", id, "error",
-                        "code", JSONRPC_NO_METHOD, "message", text, "data", "method", method);
-        gw_log(GW_LOG_INFO, "refused a server request", "server", c->server_id, "method", method,
-               NULL);
+        send_json(c, json_pack("{s:s, s:O, s:{}}", "jsonrpc", "2.0", "id", id, "result"));
+        return;
     }
-    rc = send_json(c, msg);
+    if (relayable && (params == NULL || json_is_object(params)) && c->cb.on_request != NULL &&
+        c->cb.on_request(c->cb.data, method, id, params) == 0)
+        return;
+    send_no_method(c, id, method, "mcpgw does not serve it");
+}
+
+int gw_mcp_client_respond(struct gw_mcp_client *c, json_t *id, json_t *result, json_t *error)
+{
+    json_t *msg;
+    int rc = check_ready(c);
+
     if (rc < 0)
-        gw_log(GW_LOG_DEBUG, "could not answer a server request", "server", c->server_id, "error",
-               uv_err_name(rc), NULL);
+        return rc;
+    if (id == NULL || (result == NULL) == (error == NULL))
+        return UV_EINVAL;
+    msg = json_pack("{s:s, s:O}", "jsonrpc", "2.0", "id", id);
+    json_object_set(msg, result ? "result" : "error", result ? result : error);
+    return send_json(c, msg);
 }
 
 static int is_known_notification(const char *method)
@@ -543,7 +583,7 @@ static void handle_one(struct gw_mcp_client *c, json_t *m)
     else if (method && !json_is_string(method))
         bad_shape(c, "method is not a string");
     else if (method && id)
-        handle_server_request(c, json_string_value(method), id);
+        handle_server_request(c, json_string_value(method), id, m);
     else if (method)
         handle_notification(c, json_string_value(method), m);
     else if (id)
@@ -665,8 +705,11 @@ int gw_mcp_client_start(struct gw_mcp_client *c)
 
     if (c->state != GW_MCP_NEW)
         return UV_EINVAL;
-    params = json_pack("{s:s, s:{}, s:{s:s, s:s}}", "protocolVersion", GW_MCP_PROTOCOL_VERSION,
-                       "capabilities", "clientInfo", "name", "mcpgw", "version", c->client_version);
+    /* sampling and elicitation are relayed to the /mcp session whose call
+     * caused them (design §9); nothing else is declared. */
+    params = json_pack("{s:s, s:{s:{}, s:{}}, s:{s:s, s:s}}", "protocolVersion",
+                       GW_MCP_PROTOCOL_VERSION, "capabilities", "sampling", "elicitation",
+                       "clientInfo", "name", "mcpgw", "version", c->client_version);
     if (c->config)
         json_object_set(params, "config", c->config);
     c->state = GW_MCP_INITIALIZING;
@@ -732,6 +775,7 @@ void gw_mcp_client_transport_down(struct gw_mcp_client *c, const char *why)
     c->state = GW_MCP_DOWN;
     snprintf(msg, sizeof msg, "the upstream transport went down: %s",
              why ? why : "no reason given");
+    gw_utf8_trim(msg);
     fail_all(c, GW_MCP_E_TRANSPORT, msg);
 }
 
@@ -943,6 +987,7 @@ int gw_mcp_client_cancel(struct gw_mcp_client *c, gw_mcp_handle handle, const ch
         return UV_ENOENT;
     snprintf(msg, sizeof msg, "%s was cancelled%s%.200s", p->method, reason ? ": " : "",
              reason ? reason : "");
+    gw_utf8_trim(msg);
     cancel_upstream(c, p, reason);
     finish_error(p, GW_MCP_E_CANCELLED, msg, NULL);
     return 0;

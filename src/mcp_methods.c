@@ -45,40 +45,60 @@ json_t *gw_mcp__initialize_check(json_t *id, json_t *params, const char **versio
     return NULL;
 }
 
-json_t *gw_mcp__initialize_result(const char *version)
+unsigned gw_mcp__client_caps(json_t *caps)
 {
-    return json_pack("{s:s, s:{s:{s:b}, s:{}}, s:{s:s, s:s, s:s}, s:s}", "protocolVersion", version,
-                     "capabilities", "tools", "listChanged", 1, "logging", "serverInfo", "name",
-                     "mcpgw", "title", "mcpgw MCP gateway", "version", GW_VERSION, "instructions",
-                     "mcpgw serves the tools of several MCP servers as one. A stateful "
-                     "server gives this session its own instance; call mcp_release with "
-                     "{\"serverId\": \"<id>\"} when you no longer need that toolset.");
+    return (json_is_object(json_object_get(caps, "sampling")) ? GW_CLIENT_CAP_SAMPLING : 0) |
+           (json_is_object(json_object_get(caps, "elicitation")) ? GW_CLIENT_CAP_ELICITATION : 0);
+}
+
+json_t *gw_mcp__initialize_result(struct gw_mcp_server *ms, const char *version)
+{
+    json_t *r =
+        json_pack("{s:s, s:{s:{s:b}, s:{}}, s:{s:s, s:s, s:s}, s:s}", "protocolVersion", version,
+                  "capabilities", "tools", "listChanged", 1, "logging", "serverInfo", "name",
+                  "mcpgw", "title", "mcpgw MCP gateway", "version", GW_VERSION, "instructions",
+                  "mcpgw serves the tools of several MCP servers as one. A stateful "
+                  "server gives this session its own instance; call mcp_release with "
+                  "{\"serverId\": \"<id>\"} when you no longer need that toolset.");
+    json_t *caps = json_object_get(r, "capabilities");
+    bool prompts = gw_servers_offers(ms->servers, GW_EXTRA_PROMPTS);
+    bool templates = gw_servers_offers(ms->servers, GW_EXTRA_TEMPLATES);
+
+    /* Capabilities cannot change during a session: what some server
+     * offers now is declared, with listChanged for what comes later. */
+    if (prompts)
+        json_object_set_new(caps, "prompts", json_pack("{s:b}", "listChanged", 1));
+    if (templates || gw_servers_offers(ms->servers, GW_EXTRA_RESOURCES))
+        json_object_set_new(caps, "resources", json_pack("{s:b}", "listChanged", 1));
+    if (prompts || templates)
+        json_object_set_new(caps, "completions", json_object());
+    return r;
 }
 
 /* ---- tools/list ---- */
 
 /* The cursor is "<offset>" printed as text; it is opaque to clients and
- * checked here. A catalog change between pages keeps the offset (the
- * client gets list_changed and lists again). */
-static json_t *tools_list(struct gw_mcp_session *s, json_t *id, json_t *params)
+ * checked here. A change between pages keeps the offset (the client gets
+ * list_changed and lists again). Takes `all`. */
+static json_t *page_of(struct gw_mcp_session *s, json_t *id, json_t *params, json_t *all,
+                       const char *key)
 {
     json_t *cursor = json_object_get(params, "cursor");
-    json_t *all, *tools, *page, *result;
-    size_t off = 0, n, size = s->ms->lim.page_size;
+    json_t *page, *result;
+    size_t off = 0, n = json_array_size(all), size = s->ms->lim.page_size;
     char *end = NULL;
 
     if (cursor != NULL && !json_is_null(cursor)) {
         const char *c = json_string_value(cursor);
-        if (c == NULL || c[0] < '0' || c[0] > '9' || (off = strtoul(c, &end, 10), *end != '\0'))
+        if (c == NULL || c[0] < '0' || c[0] > '9' || (off = strtoul(c, &end, 10), *end != '\0')) {
+            json_decref(all);
             return gw_mcp__error(id, RPC_INVALID_PARAMS, "invalid cursor");
+        }
     }
-    all = gw_catalog_tools_json(gw_servers_catalog(s->ms->servers), NULL, GW_TOOL_FORMAT_MCP_WIRE);
-    tools = json_object_get(all, "tools");
-    n = json_array_size(tools);
     page = json_array();
     for (size_t i = off; i < n && i < off + size; i++)
-        json_array_append(page, json_array_get(tools, i));
-    result = json_pack("{s:o}", "tools", page);
+        json_array_append(page, json_array_get(all, i));
+    result = json_pack("{s:o}", key, page);
     if (off + size < n) {
         char *next = gw_xasprintf("%zu", off + size);
         json_object_set_new(result, "nextCursor", json_string(next));
@@ -86,6 +106,24 @@ static json_t *tools_list(struct gw_mcp_session *s, json_t *id, json_t *params)
     }
     json_decref(all);
     return gw_mcp__result(id, result);
+}
+
+static json_t *tools_list(struct gw_mcp_session *s, json_t *id, json_t *params)
+{
+    json_t *all =
+        gw_catalog_tools_json(gw_servers_catalog(s->ms->servers), NULL, GW_TOOL_FORMAT_MCP_WIRE);
+    json_t *tools = json_incref(json_object_get(all, "tools"));
+
+    json_decref(all);
+    return page_of(s, id, params, tools, "tools");
+}
+
+static json_t *extras_list(struct gw_mcp_session *s, json_t *id, json_t *params,
+                           enum gw_extra_kind kind)
+{
+    static const char *const keys[] = {"prompts", "resources", "resourceTemplates"};
+
+    return page_of(s, id, params, gw_servers_extras_json(s->ms->servers, kind, false), keys[kind]);
 }
 
 /* ---- tools/call ---- */
@@ -119,6 +157,34 @@ static const char *tool_failure(int code)
     }
 }
 
+/* The answer to a routed request: its result as the server gave it; the
+ * server's own JSON-RPC error passed on (code and message); a failure on
+ * the way is -32603 with a sentence. */
+static json_t *routed_reply(const struct gw_mcp_call *c, const struct gw_call_outcome *o)
+{
+    json_t *code = json_object_get(o->error, "code");
+    const char *why = tool_failure(o->code);
+    json_t *r;
+    char *msg;
+
+    if (o->code == 0 && json_is_object(o->result))
+        return gw_mcp__result(c->id, json_incref(o->result));
+    if (o->code == GW_MCP_E_RPC && json_is_integer(code)) {
+        r = json_pack("{s:s, s:O, s:{s:O, s:O?}}", "jsonrpc", "2.0", "id", c->id, "error", "code",
+                      code, "message", json_object_get(o->error, "message"));
+        if (json_object_get(o->error, "data") != NULL)
+            json_object_set(json_object_get(r, "error"), "data", json_object_get(o->error, "data"));
+        return r;
+    }
+    msg = gw_xasprintf("%s failed: %s", c->tool,
+                       why          ? why
+                       : o->message ? o->message
+                                    : gw_mcp_strerror(o->code));
+    r = gw_mcp__error(c->id, RPC_INTERNAL_ERROR, msg);
+    free(msg);
+    return r;
+}
+
 /* The JSON-RPC answer to a finished call. */
 static json_t *call_reply(const struct gw_mcp_call *c, const struct gw_call_outcome *o)
 {
@@ -126,6 +192,8 @@ static json_t *call_reply(const struct gw_mcp_call *c, const struct gw_call_outc
     json_t *r;
     char *msg;
 
+    if (c->routed)
+        return routed_reply(c, o);
     if (o->code == 0 && json_is_object(o->result)) {
         r = json_copy(o->result); /* shallow: the content itself is passed as it came */
         if (o->lease != NULL) {
@@ -178,9 +246,139 @@ static void on_call_outcome(void *data, const struct gw_call_outcome *o)
     unlink_call(c);
     gw_mcp__exchange_add(c->x, call_reply(c, o));
     gw_mcp__exchange_done(c->x);
+    while (c->relays != NULL) { /* on_request_gone emptied it; kept safe */
+        struct mcp_relay *r = c->relays;
+        c->relays = r->next;
+        json_decref(r->id);
+        free(r);
+    }
     json_decref(c->id);
     free(c->tool);
     free(c);
+}
+
+/* ---- relays from the upstream (design §9) ---- */
+
+/* A message for the client about a call in flight: on the call's own POST
+ * stream when its client accepts one, else on the session's GET stream.
+ * Returns 0, or -1 when neither can carry it. */
+static int to_client(struct gw_mcp_call *c, json_t *msg)
+{
+    if (gw_mcp__exchange_stream(c->x, c->s, msg) == 0)
+        return 0;
+    if (c->s == NULL || c->s->get == NULL)
+        return -1;
+    gw_mcp__session_send(c->s, msg);
+    return 0;
+}
+
+static void hook_progress(void *data, json_t *params)
+{
+    json_t *msg = json_pack("{s:s, s:s, s:O}", "jsonrpc", "2.0", "method", "notifications/progress",
+                            "params", params);
+
+    to_client(data, msg);
+    json_decref(msg);
+}
+
+static size_t level_of(const char *level)
+{
+    for (size_t i = 0; level != NULL && i < GW_ARRAY_SIZE(log_levels); i++) {
+        if (strcmp(level, log_levels[i]) == 0)
+            return i;
+    }
+    return 0;
+}
+
+static void hook_log(void *data, json_t *params)
+{
+    struct gw_mcp_call *c = data;
+    json_t *msg;
+
+    if (c->s == NULL ||
+        level_of(json_string_value(json_object_get(params, "level"))) < level_of(c->s->log_level))
+        return;
+    msg = json_pack("{s:s, s:s, s:O}", "jsonrpc", "2.0", "method", "notifications/message",
+                    "params", params);
+    to_client(c, msg);
+    json_decref(msg);
+}
+
+/* The request goes to the client under the session's own id; its answer
+ * comes back in a POST (gw_mcp__dispatch) and goes upstream under the
+ * upstream's id (the servers module keeps that one). */
+static int hook_request(void *data, struct gw_server_request *sr, const char *method,
+                        json_t *params)
+{
+    struct gw_mcp_call *c = data;
+    struct mcp_relay *r;
+    json_t *msg;
+
+    if (c->s == NULL)
+        return -1;
+    r = gw_xcalloc(1, sizeof *r);
+    r->sr = sr;
+    r->id = json_integer((json_int_t)++c->s->next_request_id);
+    msg = json_pack("{s:s, s:O, s:s}", "jsonrpc", "2.0", "id", r->id, "method", method);
+    if (params != NULL)
+        json_object_set(msg, "params", params);
+    if (to_client(c, msg) != 0) {
+        json_decref(msg);
+        json_decref(r->id);
+        free(r);
+        return -1;
+    }
+    json_decref(msg);
+    r->next = c->relays;
+    c->relays = r;
+    return 0;
+}
+
+static void hook_request_gone(void *data, struct gw_server_request *sr)
+{
+    struct gw_mcp_call *c = data;
+
+    for (struct mcp_relay **link = &c->relays; *link != NULL; link = &(*link)->next) {
+        if ((*link)->sr == sr) {
+            struct mcp_relay *r = *link;
+            *link = r->next;
+            json_decref(r->id);
+            free(r);
+            return;
+        }
+    }
+}
+
+static const struct gw_call_hooks call_hooks = {hook_progress, hook_log, hook_request,
+                                                hook_request_gone};
+
+/* The client answered a relayed request: upstream it goes. */
+static void relay_answer(struct gw_mcp_session *s, json_t *msg)
+{
+    json_t *id = json_object_get(msg, "id"), *result = json_object_get(msg, "result");
+    json_t *error = json_object_get(msg, "error");
+
+    for (struct gw_mcp_call *c = s->calls; c != NULL; c = c->next) {
+        for (struct mcp_relay **link = &c->relays; *link != NULL; link = &(*link)->next) {
+            struct mcp_relay *r = *link;
+            if (!json_equal(r->id, id))
+                continue;
+            *link = r->next;
+            if (json_is_object(error) || !json_is_object(result)) {
+                json_t *e = json_is_object(error)
+                                ? json_incref(error)
+                                : json_pack("{s:i, s:s}", "code", RPC_INTERNAL_ERROR, "message",
+                                            "the client's answer had no result object");
+                gw_servers_answer(r->sr, NULL, e);
+                json_decref(e);
+            } else {
+                gw_servers_answer(r->sr, result, NULL);
+            }
+            json_decref(r->id);
+            free(r);
+            return;
+        }
+    }
 }
 
 /* The built-in mcp_release({"serverId"}) for the session's dialog. Input
@@ -210,27 +408,54 @@ static json_t *release_tool(struct gw_mcp_session *s, json_t *id, json_t *args)
     return gw_mcp__result(id, r);
 }
 
-static json_t *start_call(struct gw_mcp_session *s, struct gw_mcp_exchange *x, json_t *id,
-                          const char *name, json_t *args)
+static struct gw_mcp_call *call_new(struct gw_mcp_session *s, struct gw_mcp_exchange *x, json_t *id,
+                                    const char *name)
 {
-    struct gw_call_request r = {name, s->dialog, args, 0};
+    struct gw_mcp_call *c = gw_xcalloc(1, sizeof *c);
+
+    c->s = s;
+    c->x = x;
+    c->id = json_incref(id);
+    c->tool = gw_xstrdup(name);
+    c->started_ms = gw_now_ms();
+    return c;
+}
+
+static void call_track(struct gw_mcp_session *s, struct gw_mcp_exchange *x, struct gw_mcp_call *c)
+{
+    c->next = s->calls;
+    s->calls = c;
+    s->ncalls++;
+    x->waiting++;
+}
+
+static void call_drop(struct gw_mcp_call *c)
+{
+    json_decref(c->id);
+    free(c->tool);
+    free(c);
+}
+
+static json_t *start_call(struct gw_mcp_session *s, struct gw_mcp_exchange *x, json_t *id,
+                          const char *name, json_t *args, json_t *token)
+{
+    struct gw_call_request r = {.tool = name,
+                                .dialog = s->dialog,
+                                .arguments = args,
+                                .progress_token = token,
+                                .hooks = &call_hooks,
+                                .client_caps = s->caps};
     struct gw_mcp_call *c;
     int rc;
 
     if (s->ncalls >= MCP_MAX_CALLS)
         return gw_mcp__error(id, RPC_INTERNAL_ERROR,
                              "too many calls in flight on this session; wait for some to finish");
-    c = gw_xcalloc(1, sizeof *c);
-    c->s = s;
-    c->x = x;
-    c->id = json_incref(id);
-    c->tool = gw_xstrdup(name);
-    c->started_ms = gw_now_ms();
+    c = call_new(s, x, id, name);
+    r.hooks_data = c;
     rc = gw_servers_call(s->ms->servers, &r, on_call_outcome, c, &c->call);
     if (rc != 0) {
-        json_decref(c->id);
-        free(c->tool);
-        free(c);
+        call_drop(c);
         if (rc == GW_SERVERS_E_NO_TOOL) {
             char *msg = gw_xasprintf("Unknown tool: %s", name);
             json_t *e = gw_mcp__error(id, RPC_INVALID_PARAMS, msg);
@@ -240,21 +465,55 @@ static json_t *start_call(struct gw_mcp_session *s, struct gw_mcp_exchange *x, j
         return gw_mcp__result(
             id, text_result(true, tool_failure(rc) ? tool_failure(rc) : gw_mcp_strerror(rc)));
     }
-    c->next = s->calls;
-    s->calls = c;
-    s->ncalls++;
-    x->waiting++;
+    call_track(s, x, c);
     return NULL;
 }
 
-/* Returns the answer now, or NULL when the call answers later. Progress
- * tokens (params._meta.progressToken) are accepted; progress is not
- * relayed until the servers module reports it (the answer stays JSON). */
+/* prompts/get, resources/read, completion/complete: routed to the server
+ * that offers what they name (MCP: -32602 for an unknown prompt, -32002
+ * for an unknown resource). */
+static json_t *start_routed(struct gw_mcp_session *s, struct gw_mcp_exchange *x, json_t *id,
+                            const char *method, json_t *params)
+{
+    struct gw_route_request r = {method, params, s->dialog, 0};
+    struct gw_mcp_call *c;
+    int rc;
+
+    if (s->ncalls >= MCP_MAX_CALLS)
+        return gw_mcp__error(id, RPC_INTERNAL_ERROR,
+                             "too many requests in flight on this session; wait for some to "
+                             "finish");
+    if (!json_is_object(params))
+        return gw_mcp__error(id, RPC_INVALID_PARAMS, "params must be an object");
+    c = call_new(s, x, id, method);
+    c->routed = true;
+    rc = gw_servers_request(s->ms->servers, &r, on_call_outcome, c, &c->call);
+    if (rc == 0) {
+        call_track(s, x, c);
+        return NULL;
+    }
+    call_drop(c);
+    if (rc == GW_SERVERS_E_NO_TOOL && strcmp(method, "resources/read") == 0)
+        return gw_mcp__error(id, RPC_RESOURCE_NOT_FOUND, "Resource not found");
+    if (rc == GW_SERVERS_E_NO_TOOL)
+        return gw_mcp__error(id, RPC_INVALID_PARAMS,
+                             strcmp(method, "prompts/get") == 0
+                                 ? "Unknown prompt"
+                                 : "no server offers the prompt or resource template named by "
+                                   "params.ref");
+    return gw_mcp__error(id, RPC_INTERNAL_ERROR,
+                         tool_failure(rc) ? tool_failure(rc) : gw_mcp_strerror(rc));
+}
+
+/* Returns the answer now, or NULL when the call answers later. With
+ * params._meta.progressToken the upstream's progress comes back under that
+ * token, on the POST's own SSE stream when the client accepts one. */
 static json_t *tools_call(struct gw_mcp_session *s, struct gw_mcp_exchange *x, json_t *id,
                           json_t *params)
 {
     const char *name = json_string_value(json_object_get(params, "name"));
     json_t *args = json_object_get(params, "arguments");
+    json_t *token = json_object_get(json_object_get(params, "_meta"), "progressToken");
     json_t *empty, *r;
 
     if (name == NULL)
@@ -264,7 +523,9 @@ static json_t *tools_call(struct gw_mcp_session *s, struct gw_mcp_exchange *x, j
     if (strcmp(name, GW_CATALOG_RELEASE_TOOL) == 0)
         return release_tool(s, id, args);
     empty = json_is_object(args) ? json_incref(args) : json_object();
-    r = start_call(s, x, id, name, empty);
+    if (token != NULL && !json_is_string(token) && !json_is_integer(token))
+        token = NULL;
+    r = start_call(s, x, id, name, empty, token);
     json_decref(empty);
     return r;
 }
@@ -296,14 +557,6 @@ static json_t *set_level(struct gw_mcp_session *s, json_t *id, json_t *params)
                          "critical, alert, emergency");
 }
 
-/* Prompts and resources are listed empty until the servers module
- * aggregates them (not declared in capabilities either); reading one is
- * -32601 until then. */
-static json_t *empty_list(json_t *id, const char *key)
-{
-    return gw_mcp__result(id, json_pack("{s:[]}", key));
-}
-
 static json_t *request(struct gw_mcp_session *s, struct gw_mcp_exchange *x, const char *method,
                        json_t *id, json_t *params)
 {
@@ -321,11 +574,14 @@ static json_t *request(struct gw_mcp_session *s, struct gw_mcp_exchange *x, cons
     if (strcmp(method, "logging/setLevel") == 0)
         return set_level(s, id, params);
     if (strcmp(method, "prompts/list") == 0)
-        return empty_list(id, "prompts");
+        return extras_list(s, id, params, GW_EXTRA_PROMPTS);
     if (strcmp(method, "resources/list") == 0)
-        return empty_list(id, "resources");
+        return extras_list(s, id, params, GW_EXTRA_RESOURCES);
     if (strcmp(method, "resources/templates/list") == 0)
-        return empty_list(id, "resourceTemplates");
+        return extras_list(s, id, params, GW_EXTRA_TEMPLATES);
+    if (strcmp(method, "prompts/get") == 0 || strcmp(method, "resources/read") == 0 ||
+        strcmp(method, "completion/complete") == 0)
+        return start_routed(s, x, id, method, params);
     if (strcmp(method, "initialize") == 0)
         return gw_mcp__error(id, RPC_INVALID_REQUEST,
                              "this session is already initialized; POST initialize without "
@@ -366,8 +622,10 @@ void gw_mcp__dispatch(struct gw_mcp_session *s, struct gw_mcp_exchange *x, json_
         return;
     }
     if (method == NULL && id != NULL &&
-        (json_object_get(msg, "result") != NULL || json_object_get(msg, "error") != NULL))
-        return; /* a response: the gateway sends no requests of its own yet */
+        (json_object_get(msg, "result") != NULL || json_object_get(msg, "error") != NULL)) {
+        relay_answer(s, msg); /* an answer to a relayed request; unknown ids are dropped */
+        return;
+    }
     if (method == NULL || (id != NULL && !valid_id(id))) {
         gw_mcp__exchange_add(x, gw_mcp__error(valid_id(id) ? id : NULL, RPC_INVALID_REQUEST,
                                               "a request needs a string method and a string "

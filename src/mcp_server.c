@@ -7,6 +7,7 @@
  * client. */
 #include "gw/mcp_server_internal.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -114,6 +115,7 @@ static struct gw_mcp_exchange *exchange_new(struct gw_http_request *req, bool ba
     x->batch = batch;
     x->waiting = 1; /* released by the dispatcher once every message is read */
     x->sse = !accepts(accept, "application/json");
+    x->sse_ok = accepts(accept, "text/event-stream");
     return x;
 }
 
@@ -135,11 +137,51 @@ static void send_sse(struct gw_http_request *req, json_t *body, const char *cons
     json_decref(body);
 }
 
+static void stream_event(struct gw_mcp_exchange *x, json_t *msg)
+{
+    char *data = json_dumps(msg, JSON_COMPACT);
+    char *text = gw_xasprintf("id: %u.%" PRIu64 "\nevent: message\ndata: %s\n\n", x->stream_no,
+                              ++x->stream_seq, data ? data : "null");
+
+    gw_http_stream_write(x->req, text, strlen(text), MCP_MAX_QUEUED);
+    free(text);
+    free(data);
+}
+
+int gw_mcp__exchange_stream(struct gw_mcp_exchange *x, struct gw_mcp_session *s, json_t *msg)
+{
+    static const char *const headers[] = {"Cache-Control: no-store", NULL};
+
+    if (x->req == NULL || !x->sse_ok || x->session_header != NULL)
+        return -1;
+    if (!x->streaming) {
+        if (s == NULL)
+            return -1;
+        x->streaming = true;
+        x->stream_no = ++s->next_stream;
+        gw_http_stream_begin(x->req, 200, "text/event-stream", headers);
+        if (strcmp(s->version, "2025-11-25") >= 0) {
+            /* the priming event: an id before any message (see the GET stream) */
+            char *priming = gw_xasprintf("id: %u.0\ndata: \n\n", x->stream_no);
+            gw_http_stream_write(x->req, priming, strlen(priming), MCP_MAX_QUEUED);
+            free(priming);
+        }
+    }
+    stream_event(x, msg);
+    return 0;
+}
+
 static void exchange_answer(struct gw_mcp_exchange *x)
 {
     const char *headers[] = {x->session_header, NULL};
     json_t *body;
 
+    if (x->streaming) {
+        for (size_t i = 0; i < json_array_size(x->replies); i++)
+            stream_event(x, json_array_get(x->replies, i));
+        gw_http_stream_end(x->req);
+        return;
+    }
     if (json_array_size(x->replies) == 0) {
         gw_http_respond(x->req, 202, NULL, NULL, 0, headers);
         return;
@@ -251,11 +293,12 @@ static void post_initialize(struct gw_mcp_server *ms, struct gw_http_request *re
     json_decref(s->client_caps);
     s->client_caps = json_object_get(json_object_get(msg, "params"), "capabilities");
     s->client_caps = s->client_caps ? json_incref(s->client_caps) : json_object();
+    s->caps = gw_mcp__client_caps(s->client_caps);
     gw_log(GW_LOG_INFO, "mcp session started", "dialog", s->dialog, "version", s->version, "peer",
            req->peer, NULL);
     x = exchange_new(req, false);
     x->session_header = gw_xasprintf("Mcp-Session-Id: %s", s->id);
-    gw_mcp__exchange_add(x, gw_mcp__result(id, gw_mcp__initialize_result(version)));
+    gw_mcp__exchange_add(x, gw_mcp__result(id, gw_mcp__initialize_result(ms, version)));
     gw_mcp__exchange_done(x);
 }
 
@@ -366,21 +409,32 @@ static void on_sweep(uv_timer_t *t)
 
 /* Tells every session with a GET stream (or a kept history) that the tool
  * list changed, once per burst of catalog commits. */
-static void on_notify(uv_timer_t *t)
+static void notify_all(struct gw_mcp_server *ms, const char *method)
 {
-    struct gw_mcp_server *ms = t->data;
-    uint64_t v = gw_catalog_version(gw_servers_catalog(ms->servers));
-    json_t *msg;
+    json_t *msg = json_pack("{s:s, s:s}", "jsonrpc", "2.0", "method", method);
 
-    if (v == ms->notified_version)
-        return;
-    ms->notified_version = v;
-    msg = json_pack("{s:s, s:s}", "jsonrpc", "2.0", "method", "notifications/tools/list_changed");
     for (struct gw_mcp_session *s = ms->head; s != NULL; s = s->next) {
         if (s->had_get)
             gw_mcp__session_send(s, msg);
     }
     json_decref(msg);
+}
+
+static void on_notify(uv_timer_t *t)
+{
+    struct gw_mcp_server *ms = t->data;
+    uint64_t v = gw_catalog_version(gw_servers_catalog(ms->servers));
+    unsigned extras = ms->extras_pending;
+
+    ms->extras_pending = 0;
+    if (v != ms->notified_version) {
+        ms->notified_version = v;
+        notify_all(ms, "notifications/tools/list_changed");
+    }
+    if (extras & 1u)
+        notify_all(ms, "notifications/prompts/list_changed");
+    if (extras & 2u)
+        notify_all(ms, "notifications/resources/list_changed");
 }
 
 struct gw_mcp_server *gw_mcp_server_new(uv_loop_t *loop, struct gw_servers *servers)
@@ -414,6 +468,15 @@ void gw_mcp_server_catalog_changed(struct gw_mcp_server *ms, uint64_t version)
     if (ms->closing || version == ms->notified_version || uv_is_active((uv_handle_t *)&ms->notify))
         return;
     uv_timer_start(&ms->notify, on_notify, MCP_NOTIFY_DELAY_MS, 0);
+}
+
+void gw_mcp_server_extras_changed(struct gw_mcp_server *ms, const char *type)
+{
+    if (ms->closing)
+        return;
+    ms->extras_pending |= strcmp(type, "prompts") == 0 ? 1u : 2u;
+    if (!uv_is_active((uv_handle_t *)&ms->notify))
+        uv_timer_start(&ms->notify, on_notify, MCP_NOTIFY_DELAY_MS, 0);
 }
 
 size_t gw_mcp_server_sessions(const struct gw_mcp_server *ms)

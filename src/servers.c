@@ -393,6 +393,7 @@ static void on_listing(void *data, const struct gw_mcp_reply *reply)
     }
     if (!commit_listing(srv, reply->result, flags))
         return;
+    gw_extra_discover(srv, slot, ~0u);
     if (slot->role == ROLE_DISCOVERY)
         slot->role = ROLE_SPARE;
     top_up_spares(srv);
@@ -411,7 +412,10 @@ static void list_tools(struct server *srv, struct slot *slot)
         return;
     }
     if (!srv->cfg->load_tools) {
-        if (commit_listing(srv, NULL, GW_CATALOG_RELOAD) && slot->role == ROLE_DISCOVERY)
+        bool ok = commit_listing(srv, NULL, GW_CATALOG_RELOAD);
+        if (ok)
+            gw_extra_discover(srv, slot, ~0u);
+        if (ok && slot->role == ROLE_DISCOVERY)
             slot->role = ROLE_SPARE;
         top_up_spares(srv);
         return;
@@ -499,6 +503,27 @@ static void inst_tools_changed(struct gw_instance *inst, void *data)
         list_tools(slot->srv, slot);
 }
 
+/* prompts/resources list_changed re-list; progress and logs go to calls. */
+static void inst_notification(struct gw_instance *inst, const char *method, json_t *params,
+                              void *data)
+{
+    struct slot *slot = data;
+    bool ready = slot->srv->state == SRV_READY && slot->ready;
+
+    if (strcmp(method, "notifications/prompts/list_changed") == 0 && ready)
+        gw_extra_discover(slot->srv, slot, 1u << GW_EXTRA_PROMPTS);
+    else if (strcmp(method, "notifications/resources/list_changed") == 0 && ready)
+        gw_extra_discover(slot->srv, slot, (1u << GW_EXTRA_RESOURCES) | (1u << GW_EXTRA_TEMPLATES));
+    else
+        gw_relay_notification(slot, method, params);
+}
+
+static int inst_request(struct gw_instance *inst, const char *method, json_t *id, json_t *params,
+                        void *data)
+{
+    return gw_relay_request(data, method, id, params);
+}
+
 static void inst_closed(struct gw_instance *inst, void *data)
 {
     struct slot *slot = data;
@@ -515,7 +540,9 @@ static void inst_closed(struct gw_instance *inst, void *data)
 static struct slot *slot_spawn(struct server *srv, enum slot_role role)
 {
     struct slot *slot = gw_xcalloc(1, sizeof *slot);
-    struct gw_instance_cbs cbs = {inst_ready, inst_failed, inst_tools_changed, inst_closed, slot};
+    struct gw_instance_cbs cbs = {inst_ready,  inst_failed,       inst_tools_changed,
+                                  inst_closed, inst_notification, inst_request,
+                                  slot};
     char *why = NULL;
 
     slot->srv = srv;
@@ -677,6 +704,7 @@ struct gw_servers *gw_servers_new(uv_loop_t *loop, struct gw_curl_uv *multi,
     s->catalog = gw_catalog_new();
     s->cbs = *cbs;
     s->tool_in_flight = json_object();
+    s->extras = gw_extras_new();
     uv_timer_init(loop, &s->grace);
     s->grace.data = s;
     uv_timer_init(loop, &s->sweep);
@@ -752,6 +780,7 @@ static void server_remove(struct server *srv)
     uint64_t before = gw_catalog_version(srv->owner->catalog);
 
     server_retire(srv, "the server was removed or replaced");
+    gw_extra_forget(srv);
     gw_catalog_remove(srv->owner->catalog, srv->cfg->id, &diags);
     gw_cat_diags_free(&diags);
     catalog_event(srv, before, "removed");
@@ -839,6 +868,11 @@ static bool server_adopt(struct server *srv, struct gw_config *c,
         json_t *listing = json_incref(gw_catalog_listing(srv->owner->catalog, cfg->id));
         commit_listing(srv, listing, GW_CATALOG_RELOAD);
         json_decref(listing);
+        /* load_prompts, load_resources and transforms are catalog inputs */
+        struct slot *sl =
+            find_slot(srv, srv->cfg->truely_stateless ? ROLE_SHARED : ROLE_SPARE, true);
+        if (sl != NULL)
+            gw_extra_discover(srv, sl, ~0u);
     }
     return catalog_changed;
 }
@@ -1024,6 +1058,7 @@ static void on_last_timer_closed(uv_handle_t *h)
     if (--s->timers_open > 0)
         return;
     gw_catalog_free(s->catalog);
+    gw_extras_free(s->extras);
     json_decref(s->tool_in_flight);
     s->close_cb(s->close_data);
     free(s);

@@ -66,6 +66,24 @@ char *gw_xasprintf(const char *fmt, ...)
     return s;
 }
 
+void gw_utf8_trim(char *s)
+{
+    size_t n = strlen(s), i = n, back = 0;
+    unsigned char lead;
+    size_t need;
+
+    while (i > 0 && back < 4 && ((unsigned char)s[i - 1] & 0xC0) == 0x80) {
+        i--;
+        back++;
+    }
+    if (i == 0)
+        return;
+    lead = (unsigned char)s[i - 1];
+    need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+    if (lead >= 0x80 && back + 1 < need)
+        s[i - 1] = '\0';
+}
+
 void gw_format_time(time_t t, char *buf, size_t cap)
 {
     struct tm tm;

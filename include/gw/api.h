@@ -29,10 +29,14 @@ struct gw_api_ctx {
     struct gw_events *events;
     struct gw_mcp_server *mcp; /* /mcp; NULL once the daemon is stopping */
     struct gw_metrics *metrics;
+    struct tools_cache *tools_cache; /* the api's own; gw_api_ctx_release frees it */
     /* POST /v1/reload: reloads now and returns the summary (new reference). */
     json_t *(*reload)(void *data);
     void *data;
 };
+
+/* Frees what the api keeps in `ctx` (the listing cache). */
+void gw_api_ctx_release(struct gw_api_ctx *ctx);
 
 /* The gw_http_handler for every request; `data` is the gw_api_ctx. */
 void gw_api_handle(struct gw_http_request *req, void *data);

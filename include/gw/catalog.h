@@ -237,4 +237,12 @@ bool gw_catalog_pattern_match(const char *pattern, const char *name);
 /* ^[a-zA-Z0-9_-]{1,64}$ (seed 000). */
 bool gw_catalog_name_valid(const char *name);
 
+/* The server's whitelist/blacklist verdict on an ORIGINAL name (design §5):
+ * 0 (kept), GW_CAT_NOT_WHITELISTED or GW_CAT_BLACKLISTED. Prompt names
+ * (catalog_extra) follow the same rules as tool names. */
+int gw_catalog_filter_verdict(const struct gw_server_config *s, const char *name);
+
+/* The name after the server's transforms, in order. Caller frees. */
+char *gw_catalog_transform_name(const struct gw_server_config *s, const char *name);
+
 #endif

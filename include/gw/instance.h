@@ -34,6 +34,15 @@ struct gw_instance_cbs {
     void (*on_failed)(struct gw_instance *inst, const char *why, void *data);
     void (*on_tools_changed)(struct gw_instance *inst, void *data);
     void (*on_closed)(struct gw_instance *inst, void *data);
+    /* Any other notification while READY (progress, logging, prompts or
+     * resources list_changed…); `params` is borrowed (may be NULL). May be
+     * NULL. */
+    void (*on_notification)(struct gw_instance *inst, const char *method, json_t *params,
+                            void *data);
+    /* sampling/createMessage or elicitation/create (mcp_client's on_request
+     * contract): 0 = answered later with gw_instance_respond(). May be NULL. */
+    int (*on_request)(struct gw_instance *inst, const char *method, json_t *id, json_t *params,
+                      void *data);
     void *data;
 };
 
@@ -54,10 +63,27 @@ void gw_instance_stop(struct gw_instance *inst, uint64_t grace_ms);
 /* Kills at once (daemon shutdown past its grace). on_closed follows. */
 void gw_instance_kill(struct gw_instance *inst);
 
-/* Sends tools/call with the ORIGINAL name. Same contract as
- * gw_mcp_client_call_tool(); fails with GW_MCP_E_NOT_READY unless READY. */
+/* Sends tools/call with the ORIGINAL name (and `progress_token`, the
+ * gateway's own, when non-NULL). Same contract as gw_mcp_client_call_tool();
+ * fails with GW_MCP_E_NOT_READY unless READY. */
 int gw_instance_call(struct gw_instance *inst, const char *name, json_t *arguments,
-                     uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data, gw_mcp_handle *handle);
+                     json_t *progress_token, uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data,
+                     gw_mcp_handle *handle);
+
+/* Any other request (prompts/get, resources/read, completion/complete),
+ * counted in flight like a call. Contract as gw_mcp_client_request(). */
+int gw_instance_request(struct gw_instance *inst, const char *method, json_t *params,
+                        uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data, gw_mcp_handle *handle);
+
+/* Answers a server request taken by on_request (gw_mcp_client_respond). */
+int gw_instance_respond(struct gw_instance *inst, json_t *id, json_t *result, json_t *error);
+
+/* A paginated list (prompts/list, resources/list…): gw_mcp_client_list_all. */
+int gw_instance_list(struct gw_instance *inst, const char *method, const char *key,
+                     uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data);
+
+/* The server's initialize capabilities (borrowed), or NULL before ready. */
+json_t *gw_instance_capabilities(const struct gw_instance *inst);
 
 /* Cancels a call made through gw_instance_call (its callback runs inside). */
 int gw_instance_cancel(struct gw_instance *inst, gw_mcp_handle handle, const char *reason);

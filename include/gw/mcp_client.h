@@ -10,8 +10,10 @@
  * JSON-RPC ids are the client's own integers, unique per instance and never
  * reused, so a response can only reach the request this instance sent
  * (security.md S1). Hostile input (non-JSON, wrong shapes, unknown ids) is
- * counted and dropped, never fatal (S5); server requests the gateway did not
- * declare a capability for are answered -32601 at once (S9).
+ * counted and dropped, never fatal (S5). The client declares `sampling` and
+ * `elicitation` (design §9): those server requests go to the owner's
+ * on_request, which answers them later with gw_mcp_client_respond(); every
+ * other server request (roots/list…) is answered -32601 at once (S9).
  *
  * Ownership: the owner owns the client from gw_mcp_client_new() until it
  * calls gw_mcp_client_close(); the client frees itself later, when its
@@ -95,6 +97,11 @@ struct gw_mcp_client_opts {
     /* Any other notification (progress, logging, other list_changed…);
      * `msg` is the whole message, borrowed. May be NULL. */
     void (*on_notification)(void *data, const char *method, json_t *msg);
+    /* sampling/createMessage or elicitation/create from the server. `id`
+     * (the server's) and `params` (an object or NULL) are borrowed. Return
+     * 0 to answer later with gw_mcp_client_respond(), non-zero to have it
+     * answered -32601 now. May be NULL (everything -32601). */
+    int (*on_request)(void *data, const char *method, json_t *id, json_t *params);
     void *data;
     const char *server_id;      /* for logs; copied */
     json_t *config;             /* sent as initialize params.config when non-NULL; borrowed */
@@ -149,6 +156,11 @@ int gw_mcp_client_request(struct gw_mcp_client *c, const char *method, json_t *p
 
 /* Sends a notification (no answer). Returns 0 or an error as above. */
 int gw_mcp_client_notify(struct gw_mcp_client *c, const char *method, json_t *params);
+
+/* Answers a server request taken by on_request: exactly one of `result`
+ * and `error` (borrowed). Returns 0, GW_MCP_E_TRANSPORT/_CLOSED/_NOT_READY
+ * (the answer is dropped), or UV_EINVAL. */
+int gw_mcp_client_respond(struct gw_mcp_client *c, json_t *id, json_t *result, json_t *error);
 
 /* `ping`; the result is {}. Same contract as gw_mcp_client_request(). */
 int gw_mcp_client_ping(struct gw_mcp_client *c, uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data,

@@ -62,6 +62,11 @@ void gw_mcp_server_handle(struct gw_mcp_server *ms, struct gw_http_request *req)
  * changes (one reload committing several servers) gives one notification. */
 void gw_mcp_server_catalog_changed(struct gw_mcp_server *ms, uint64_t version);
 
+/* The servers' "prompts" or "resources" event (`type`): sessions with a
+ * GET stream get notifications/prompts/list_changed or
+ * notifications/resources/list_changed, coalesced like the tools'. */
+void gw_mcp_server_extras_changed(struct gw_mcp_server *ms, const char *type);
+
 /* Live sessions (for /metrics and tests). */
 size_t gw_mcp_server_sessions(const struct gw_mcp_server *ms);
 

@@ -36,6 +36,7 @@ enum {
     RPC_INTERNAL_ERROR = -32603,
     RPC_BAD_REQUEST = -32000,
     RPC_SESSION_NOT_FOUND = -32001,
+    RPC_RESOURCE_NOT_FOUND = -32002, /* MCP resources/read */
 };
 
 struct gw_mcp_call;
@@ -64,8 +65,11 @@ struct gw_mcp_session {
     bool had_get;                /* events are kept only once a GET stream was opened */
     struct mcp_kept *kept;       /* MCP_KEEP_EVENTS slots, allocated with the first event */
     uint64_t next_seq;           /* the next SSE event id of this session */
-    struct gw_mcp_call *calls;   /* tools/call in flight */
+    struct gw_mcp_call *calls;   /* tools/call and routed requests in flight */
     unsigned ncalls;
+    unsigned caps;            /* GW_CLIENT_CAP_* from client_caps */
+    uint64_t next_request_id; /* ids of the requests relayed to the client */
+    unsigned next_stream;     /* POST streams opened (SSE ids "<stream>.<seq>") */
 };
 
 /* One POST: the answers to the requests in it are gathered here and sent
@@ -76,7 +80,19 @@ struct gw_mcp_exchange {
     unsigned waiting;            /* requests not answered yet (+1 while dispatching) */
     bool batch;                  /* the body was an array: answer an array */
     bool sse;                    /* answer as text/event-stream */
-    char *session_header;        /* "Mcp-Session-Id: …" on an initialize answer */
+    bool sse_ok;                 /* the client accepts text/event-stream */
+    bool streaming;              /* the SSE answer has begun (progress, relays) */
+    unsigned stream_no;          /* its number in the session's event ids */
+    uint64_t stream_seq;
+    char *session_header; /* "Mcp-Session-Id: …" on an initialize answer */
+};
+
+/* A server request relayed to the client and not answered yet. Owned by
+ * its call. */
+struct mcp_relay {
+    struct mcp_relay *next;
+    struct gw_server_request *sr;
+    json_t *id; /* the id the client sees: the session's own */
 };
 
 /* A tools/call in flight. Owned by itself: freed by its outcome callback. */
@@ -85,9 +101,11 @@ struct gw_mcp_call {
     struct gw_mcp_session *s;  /* NULL once the session ended */
     struct gw_mcp_exchange *x; /* gets the answer */
     struct gw_call *call;
-    json_t *id; /* the client's request id */
-    char *tool;
+    json_t *id;  /* the client's request id */
+    char *tool;  /* tool name, or the method of a routed request */
+    bool routed; /* prompts/get, resources/read, completion/complete */
     uint64_t started_ms;
+    struct mcp_relay *relays;
 };
 
 struct gw_mcp_server {
@@ -101,6 +119,8 @@ struct gw_mcp_server {
     uv_timer_t notify; /* coalesced list_changed */
     unsigned open_handles;
     uint64_t notified_version; /* the catalog version sessions were told about */
+    uint64_t extras_notified;  /* the extras version sessions were told about */
+    unsigned extras_pending;   /* kinds (1 prompts, 2 resources) to notify */
     void (*close_cb)(void *data);
     void *close_data;
     bool closing;
@@ -113,6 +133,11 @@ struct gw_mcp_server {
 json_t *gw_mcp__result(json_t *id, json_t *result);
 /* {"jsonrpc":"2.0","id":id|null,"error":{"code","message"}}. New reference. */
 json_t *gw_mcp__error(json_t *id, int code, const char *message);
+/* Sends `msg` (borrowed) as an event of the POST's own SSE answer, which
+ * begins (200, priming event) on first use; the responses follow on it.
+ * Returns 0, or -1 when the exchange cannot stream (its client went away
+ * or does not accept text/event-stream, or `s` is NULL). */
+int gw_mcp__exchange_stream(struct gw_mcp_exchange *x, struct gw_mcp_session *s, json_t *msg);
 /* Appends a response (stolen) to the exchange. */
 void gw_mcp__exchange_add(struct gw_mcp_exchange *x, json_t *reply);
 /* One request of the exchange is answered; the last one sends the answer
@@ -156,8 +181,11 @@ void gw_mcp__dispatch(struct gw_mcp_session *s, struct gw_mcp_exchange *x, json_
  * the version to answer (the client's when supported, else ours), or
  * returns a JSON-RPC error message (new reference) for `id`. */
 json_t *gw_mcp__initialize_check(json_t *id, json_t *params, const char **version);
-/* The InitializeResult for `version`. New reference. */
-json_t *gw_mcp__initialize_result(const char *version);
+/* The InitializeResult for `version`: prompts, resources and completions
+ * are declared when some server offers them now. New reference. */
+json_t *gw_mcp__initialize_result(struct gw_mcp_server *ms, const char *version);
+/* GW_CLIENT_CAP_* of a client's initialize capabilities. */
+unsigned gw_mcp__client_caps(json_t *caps);
 
 /* Cancels the session's call with this JSON-RPC id (notifications/cancelled). */
 void gw_mcp__cancel(struct gw_mcp_session *s, json_t *request_id, const char *reason);

@@ -27,6 +27,7 @@
 #include <uv.h>
 
 #include "gw/catalog.h"
+#include "gw/catalog_extra.h"
 #include "gw/config.h"
 #include "gw/curl_uv.h"
 #include "gw/mcp_client.h"
@@ -60,7 +61,8 @@ struct gw_servers_cbs {
     /* A `required: true` server could not be made ready (seed 004): startup
      * must fail. `why` names the server and the cause. */
     void (*on_required_failed)(void *data, const char *why);
-    /* Something changed: type "catalog", "server" or "lease"; `payload` is
+    /* Something changed: type "catalog", "server", "lease", "prompts" or
+     * "resources" (the served prompts / resources or templates); `payload` is
      * a new reference the callee takes. May be NULL. */
     void (*on_event)(void *data, const char *type, json_t *payload);
     void *data;
@@ -100,17 +102,54 @@ struct gw_catalog *gw_servers_catalog(struct gw_servers *s);
 json_t *gw_servers_json(const struct gw_servers *s);
 json_t *gw_servers_dialogs_json(const struct gw_servers *s);
 
+/* What the caller of a call can take from the upstream while it runs
+ * (design §9). A call without hooks (REST) has progress and log
+ * notifications dropped and counted, and server requests refused at once. */
+#define GW_CLIENT_CAP_SAMPLING    1u
+#define GW_CLIENT_CAP_ELICITATION 2u
+
+/* A sampling/createMessage or elicitation/create from the upstream, relayed
+ * to the caller. Owned by the servers module until gw_servers_answer() or
+ * on_request_gone (the call ended, the instance died); never freed by the
+ * caller. */
+struct gw_server_request;
+
+struct gw_call_hooks {
+    /* notifications/progress for this call; params.progressToken is already
+     * the caller's token. `params` is borrowed. */
+    void (*on_progress)(void *data, json_t *params);
+    /* notifications/message while this call is the instance's only one in
+     * flight. May be NULL. */
+    void (*on_log)(void *data, json_t *params);
+    /* A server request this call caused and whose capability the caller
+     * declared (client_caps). `params` is borrowed. Return 0 to answer later
+     * with gw_servers_answer(); non-zero refuses it (the upstream gets a
+     * JSON-RPC error at once). */
+    int (*on_request)(void *data, struct gw_server_request *sr, const char *method, json_t *params);
+    /* `sr` is gone before it was answered (the call ended first): forget it.
+     * Fires before the call's outcome. */
+    void (*on_request_gone)(void *data, struct gw_server_request *sr);
+};
+
 struct gw_call_request {
     const char *tool;    /* final name */
     const char *dialog;  /* canonical dialog id, or NULL */
     json_t *arguments;   /* borrowed object */
     uint64_t timeout_ms; /* 0: tool policy, else server, else gateway */
+    /* The caller's params._meta.progressToken (string or integer,
+     * borrowed), or NULL. The upstream gets a token of the gateway's own,
+     * unique per daemon, and its progress comes back with this one. */
+    json_t *progress_token;
+    const struct gw_call_hooks *hooks; /* NULL: see gw_call_hooks */
+    void *hooks_data;
+    unsigned client_caps; /* GW_CLIENT_CAP_* the caller declared */
 };
 
 /* What a call came to. Pointers are borrowed for the callback's duration. */
 struct gw_call_outcome {
     int code;            /* 0, GW_MCP_E_* or GW_SERVERS_E_* */
-    json_t *result;      /* code 0: the CallToolResult */
+    json_t *result;      /* code 0: the CallToolResult (or the request's result) */
+    json_t *error;       /* code GW_MCP_E_RPC: the upstream's JSON-RPC error object */
     const char *message; /* code != 0: a sentence */
     json_t *lease;       /* {"serverId","instance","reminder"?,"restarted"?} or NULL */
     const char *server;  /* server id */
@@ -125,6 +164,46 @@ typedef void (*gw_call_cb)(void *data, const struct gw_call_outcome *o);
  * _NEED_DIALOG, _NOT_READY or _LIMIT at once, with no callback. */
 int gw_servers_call(struct gw_servers *s, const struct gw_call_request *r, gw_call_cb cb,
                     void *data, struct gw_call **out);
+
+/* A request routed to the server that offers what it names (design §5):
+ * prompts/get by final prompt name (sent with the ORIGINAL name),
+ * resources/read by URI (a listed URI, else a matching template),
+ * completion/complete by params.ref (a prompt or a resource template). It
+ * goes through the same leases and limits as a tool call: a leased server
+ * needs a dialog and uses the dialog's instance. */
+struct gw_route_request {
+    const char *method;
+    json_t *params; /* borrowed object */
+    const char *dialog;
+    uint64_t timeout_ms; /* 0: server, else gateway request timeout */
+};
+
+/* Same contract as gw_servers_call; GW_SERVERS_E_NO_TOOL means nothing
+ * offers what the request names (or the method is not routable). The
+ * outcome's `tool` is the ORIGINAL prompt name or the URI. */
+int gw_servers_request(struct gw_servers *s, const struct gw_route_request *r, gw_call_cb cb,
+                       void *data, struct gw_call **out);
+
+/* Answers a relayed server request with exactly one of `result` and
+ * `error` (borrowed), sent upstream under the upstream's own id; frees
+ * `sr`. */
+void gw_servers_answer(struct gw_server_request *sr, json_t *result, json_t *error);
+
+/* The served prompts, resources or templates (catalog_extra.h kinds): for
+ * /mcp (`rest` false: MCP objects) or REST (`rest` true: with "server" and,
+ * for prompts, "originalName"). New reference. */
+json_t *gw_servers_extras_json(const struct gw_servers *s, enum gw_extra_kind kind, bool rest);
+bool gw_servers_offers(const struct gw_servers *s, enum gw_extra_kind kind);
+/* +1 on every change of the served prompts or resources. */
+uint64_t gw_servers_extras_version(const struct gw_servers *s);
+
+/* Progress and log notifications dropped (no hooks, unknown token), and
+ * server requests refused, since start. */
+struct gw_relay_stats {
+    uint64_t progress_relayed, progress_dropped;
+    uint64_t requests_relayed, requests_refused;
+};
+void gw_servers_relay_stats(const struct gw_servers *s, struct gw_relay_stats *out);
 
 /* A client that hung up: cancels the call (notifications/cancelled upstream
  * when it was sent); the callback fires inside with GW_MCP_E_CANCELLED. */

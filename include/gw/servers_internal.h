@@ -39,7 +39,8 @@ struct slot {
     struct gw_instance *inst;
     enum slot_role role;
     bool ready;
-    struct lease *lease; /* ROLE_LEASED */
+    struct lease *lease;  /* ROLE_LEASED */
+    struct gw_call *sent; /* calls sent on this instance and not answered */
 };
 
 struct lease {
@@ -75,6 +76,8 @@ struct server {
     bool removed;
     struct server *replaces; /* a pending replacement: the server it will replace */
     bool listing, relist;
+    unsigned extra_listing; /* prompts/resources lists in flight (bits by kind) */
+    unsigned extra_relist;  /* kinds to list again when those finish */
     bool timer_closed;
     unsigned restarts;
     char *last_error;
@@ -105,6 +108,20 @@ struct gw_servers {
     struct gw_call *queue_head, *queue_tail;
     unsigned queued;
     bool entering; /* inside gw_servers_call: outcomes are deferred */
+    /* Prompts and resources (servers_extra.c). */
+    struct gw_extras *extras;
+    uint64_t extras_version;
+    /* Relays (servers_relay.c). */
+    uint64_t next_token;
+    struct gw_relay_stats relay;
+};
+
+/* A relayed server request (servers_relay.c): hangs on the call that
+ * caused it; freed when answered or when the call ends. */
+struct gw_server_request {
+    struct gw_server_request *next;
+    struct gw_call *call;
+    json_t *id; /* the upstream's request id */
 };
 
 enum call_state { CALL_WAIT_INSTANCE, CALL_QUEUED, CALL_SENT, CALL_DONE };
@@ -129,6 +146,19 @@ struct gw_call {
     bool deferred; /* an outcome waits for the next loop turn */
     int deferred_code;
     char *deferred_message;
+    /* Routed requests (gw_servers_request): method and params to send;
+     * NULL method: tools/call. */
+    char *method;
+    json_t *params;
+    json_t *rpc_error; /* borrowed while the outcome is delivered */
+    /* Relays. */
+    json_t *progress_token; /* the caller's (a reference), or NULL */
+    json_t *upstream_token; /* the gateway's own, sent upstream, or NULL */
+    const struct gw_call_hooks *hooks;
+    void *hooks_data;
+    unsigned client_caps;
+    struct gw_call *sent_prev, *sent_next; /* the slot's sent list */
+    struct gw_server_request *requests;
 };
 
 /* servers.c, for dispatch.c */
@@ -138,6 +168,25 @@ struct lease *gw_server_lease(struct server *srv, const char *dialog);
  * cap). Returns NULL with *code set (GW_SERVERS_E_LIMIT, _NOT_READY). */
 struct lease *gw_server_acquire(struct server *srv, const char *dialog, int *code);
 void gw_server_release(struct lease *l, const char *why);
+
+/* servers_relay.c, for dispatch.c and servers.c */
+/* A call was sent on its slot / is answered (ends its server requests). */
+void gw_relay_sent(struct gw_call *call);
+void gw_relay_done(struct gw_call *call);
+void gw_relay_notification(struct slot *slot, const char *method, json_t *params);
+int gw_relay_request(struct slot *slot, const char *method, json_t *id, json_t *params);
+
+/* servers_extra.c, for servers.c and dispatch.c */
+/* Lists prompts/resources/templates on `slot` as the server declared and
+ * configured (load_prompts, load_resources); kinds by mask. */
+void gw_extra_discover(struct server *srv, struct slot *slot, unsigned kinds);
+/* The server went away: its prompts and resources too. */
+void gw_extra_forget(struct server *srv);
+/* The server offering what a routed request names; sets *params to the
+ * params to send (a new reference, names made ORIGINAL) and *what to a
+ * borrowed name for the outcome. NULL if nothing offers it. */
+struct server *gw_extra_route(struct gw_servers *s, const char *method, json_t *params,
+                              json_t **out_params, const char **what);
 
 /* dispatch.c, for servers.c */
 void gw_dispatch_send(struct gw_call *call);

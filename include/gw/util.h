@@ -18,6 +18,10 @@ char *gw_xstrndup(const char *s, size_t n);
 /* printf into a new heap string. */
 char *gw_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Cuts a trailing partial UTF-8 character off `s` (left by snprintf
+ * truncating valid UTF-8), so the text stays valid for JSON. */
+void gw_utf8_trim(char *s);
+
 /* RFC 3339 UTC, e.g. "2026-11-23T08:00:00Z". */
 void gw_format_time(time_t t, char *buf, size_t cap);
 

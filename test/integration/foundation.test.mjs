@@ -62,6 +62,16 @@ test('--check-config rejects broken configs naming file, line and cause', async 
   }
 });
 
+test('an envFile that is a FIFO is refused at once, not waited on', async () => {
+  const { spawnSync } = await import('node:child_process');
+  const dir = tmpdir();
+  spawnSync('mkfifo', [path.join(dir, 'pipe.env')]);
+  fs.writeFileSync(path.join(dir, 'mcp.yaml'), `version: 1\nservers:\n  s:\n    command: ${FIXTURE}\n    envFile: pipe.env\n`);
+  const r = await run(['--check-config', '-c', path.join(dir, 'mcp.yaml')], { timeoutMs: 10000 });
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /envFile .* is not a regular file/);
+});
+
 test('--check-config warns about unknown keys but passes', async () => {
   const file = writeConfig('version: 1\nservers:\n  s:\n    command: npx\n    truly-stateless: true\n');
   const r = await run(['--check-config', '-c', file]);
@@ -227,6 +237,8 @@ test('limits: 431, 413, 408 and malformed requests', async (t) => {
   assert.match(out, /^HTTP\/1\.1 400 /);
   out = await d.raw('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-A: a\r\n folded\r\n\r\n');
   assert.match(out, /^HTTP\/1\.1 400 /);
+  out = await d.raw('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n: no-name\r\n\r\n');
+  assert.match(out, /^HTTP\/1\.1 400 /, 'a header with no name (found by fuzz_http)');
   // The daemon is still healthy after all of that.
   assert.equal((await d.get('/healthz')).status, 200);
 });

@@ -216,8 +216,11 @@ test('images become artifacts; the artifact route refuses escapes', async (t) =>
   assert.deepEqual(got.body, png);
   fs.symlinkSync('/etc/passwd', path.join(d.dir, 'art/chat1/agent/artifacts/mcp/fx/image/link.png'));
   fs.writeFileSync(path.join(d.dir, 'art/secret.txt'), 'secret');
+  const { spawnSync } = await import('node:child_process');
+  spawnSync('mkfifo', [path.join(d.dir, 'art/chat1/agent/artifacts/mcp/fx/image/fifo.png')]);
   for (const p of ['../../secret.txt', '/etc/passwd', 'artifacts/../../../secret.txt', 'artifacts/mcp/fx/image/link.png',
-    'artifacts/mcp/fx/image/%00x', 'artifacts', 'artifacts//mcp', 'other/file', 'artifacts/./mcp']) {
+    'artifacts/mcp/fx/image/%00x', 'artifacts', 'artifacts//mcp', 'other/file', 'artifacts/./mcp',
+    'artifacts/mcp/fx/image/fifo.png']) {
     const res = await d.get(`/api/dialogs/chat1/agent/artifact?path=${p.includes('%') ? p : encodeURIComponent(p)}`);
     assert.equal(res.status, 404, p);
     assert.ok(!res.body.includes('root:'), p);

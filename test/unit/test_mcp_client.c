@@ -240,7 +240,10 @@ START_TEST(handshake_happy)
     ck_assert_str_eq(json_string_value(json_object_get(params, "protocolVersion")), "2025-11-25");
     ck_assert_str_eq(
         json_string_value(json_object_get(json_object_get(params, "clientInfo"), "name")), "mcpgw");
-    ck_assert_int_eq(json_object_size(json_object_get(params, "capabilities")), 0);
+    /* sampling and elicitation are declared (relayed to /mcp sessions) */
+    ck_assert_int_eq(json_object_size(json_object_get(params, "capabilities")), 2);
+    ck_assert_ptr_nonnull(json_object_get(json_object_get(params, "capabilities"), "sampling"));
+    ck_assert_ptr_nonnull(json_object_get(json_object_get(params, "capabilities"), "elicitation"));
     ck_assert_str_eq(
         json_string_value(json_object_get(json_object_get(params, "config"), "apiKey")), "k");
     ck_assert_ptr_null(sent_nth(&f, "notifications/initialized", 0));

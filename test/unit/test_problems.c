@@ -4,6 +4,7 @@
 
 #include "gw/log.h"
 #include "gw/problems.h"
+#include "gw/util.h"
 
 static struct gw_problem mk(const char *id, enum gw_severity sev, const char *msg)
 {
@@ -123,6 +124,24 @@ START_TEST(log_level_parse)
 }
 END_TEST
 
+START_TEST(utf8_trim_cuts_partial_characters)
+{
+    char a[] = "ab\xc3\xa9"; /* complete: kept */
+    char b[] = "ab\xc3";     /* a lead byte alone */
+    char c[] = "ab\xe2\x82"; /* two of three bytes */
+    char d[] = "\xf0\x9f\x98\x80x";
+
+    gw_utf8_trim(a);
+    gw_utf8_trim(b);
+    gw_utf8_trim(c);
+    gw_utf8_trim(d);
+    ck_assert_str_eq(a, "ab\xc3\xa9");
+    ck_assert_str_eq(b, "ab");
+    ck_assert_str_eq(c, "ab");
+    ck_assert_str_eq(d, "\xf0\x9f\x98\x80x");
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("problems");
@@ -136,6 +155,7 @@ int main(void)
     tcase_add_test(tc, json_shape_in_insertion_order);
     tcase_add_test(tc, log_escape_cannot_forge_lines);
     tcase_add_test(tc, log_level_parse);
+    tcase_add_test(tc, utf8_trim_cuts_partial_characters);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -76,7 +76,9 @@ export class Daemon {
     const r = await this.exitPromise;
     clearTimeout(t);
     if ((sig === 'SIGTERM' || sig === 'SIGINT') && r.code !== 0) {
-      throw new Error(`the daemon did not stop cleanly (${JSON.stringify(r)}):\n${this.stderr.slice(-6000)}`);
+      const m = /==\d+==ERROR|runtime error:|LeakSanitizer|Invalid (read|write)|definitely lost/.exec(this.stderr);
+      const report = m ? this.stderr.slice(Math.max(0, m.index - 2000), m.index + 8000) : this.stderr.slice(-6000);
+      throw new Error(`the daemon did not stop cleanly (${JSON.stringify(r)}):\n${report}`);
     }
     return r;
   }

@@ -1,0 +1,119 @@
+/* Unit tests of the catalog extras: prompt names under the tool rules,
+ * first-owner collisions for prompts and URIs (and the re-offer when the
+ * owner goes), and URI template matching for resources/read routing. */
+#include "gw/catalog_extra.h"
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct gw_server_config server(const char *id)
+{
+    struct gw_server_config s;
+
+    memset(&s, 0, sizeof(s));
+    s.id = (char *)id;
+    s.ok = true;
+    s.load_prompts = s.load_resources = true;
+    return s;
+}
+
+static json_t *js(const char *text)
+{
+    json_t *j = json_loads(text, 0, NULL);
+
+    ck_assert_ptr_nonnull(j);
+    return j;
+}
+
+START_TEST(prompts_filtered_renamed_and_owned_first)
+{
+    struct gw_extras *e = gw_extras_new();
+    struct gw_transform t = {.kind = GW_TRANSFORM_PREFIX, .add = "a_"};
+    char *black[] = {"secret*"};
+    struct gw_server_config a = server("a"), b = server("b");
+    json_t *la = js("[{\"name\":\"greet\"},{\"name\":\"secret-x\"},{\"name\":\"bad name\"}]");
+    json_t *lb = js("[{\"name\":\"a_greet\"},{\"name\":\"other\"}]");
+    const char *orig = NULL;
+
+    a.transforms = &t;
+    a.ntransforms = 1;
+    a.blacklist = black;
+    a.nblacklist = 1;
+    ck_assert_uint_eq(gw_extras_set(e, &a, GW_EXTRA_PROMPTS, la), 1u << GW_EXTRA_PROMPTS);
+    ck_assert_str_eq(gw_extras_prompt(e, "a_greet", &orig), "a");
+    ck_assert_str_eq(orig, "greet");
+    ck_assert_ptr_null(gw_extras_prompt(e, "a_secret-x", NULL));
+    ck_assert_uint_eq(gw_extras_diags(e, "a")->n, 2); /* blacklisted, invalid */
+    gw_extras_set(e, &b, GW_EXTRA_PROMPTS, lb);
+    ck_assert_str_eq(gw_extras_prompt(e, "a_greet", NULL), "a"); /* first owner keeps it */
+    ck_assert_str_eq(gw_extras_prompt(e, "other", NULL), "b");
+    ck_assert_uint_eq(gw_extras_diags(e, "b")->n, 1); /* the collision */
+    ck_assert_uint_eq(gw_extras_remove(e, "a"), 1u << GW_EXTRA_PROMPTS);
+    ck_assert_str_eq(gw_extras_prompt(e, "a_greet", NULL), "b"); /* re-offered */
+    ck_assert_uint_eq(gw_extras_diags(e, "b")->n, 0);
+    json_decref(la);
+    json_decref(lb);
+    gw_extras_free(e);
+}
+END_TEST
+
+START_TEST(resources_and_templates_route)
+{
+    struct gw_extras *e = gw_extras_new();
+    struct gw_server_config a = server("a"), b = server("b");
+    json_t *ra = js("[{\"uri\":\"file:///x\",\"name\":\"x\"}]");
+    json_t *rb =
+        js("[{\"uri\":\"file:///x\",\"name\":\"x2\"},{\"uri\":\"file:///y\",\"name\":\"y\"}]");
+    json_t *tb = js("[{\"uriTemplate\":\"demo://r/{id}\",\"name\":\"t\"}]");
+    json_t *served;
+
+    gw_extras_set(e, &a, GW_EXTRA_RESOURCES, ra);
+    gw_extras_set(e, &b, GW_EXTRA_RESOURCES, rb);
+    gw_extras_set(e, &b, GW_EXTRA_TEMPLATES, tb);
+    ck_assert_str_eq(gw_extras_resource(e, "file:///x"), "a");
+    ck_assert_str_eq(gw_extras_resource(e, "file:///y"), "b");
+    ck_assert_str_eq(gw_extras_resource(e, "demo://r/7"), "b");
+    ck_assert_ptr_null(gw_extras_resource(e, "demo://r/7/8"));
+    ck_assert_str_eq(gw_extras_template(e, "demo://r/{id}"), "b");
+    served = gw_extras_json(e, GW_EXTRA_RESOURCES);
+    ck_assert_uint_eq(json_array_size(served), 2);
+    json_decref(served);
+    json_decref(ra);
+    json_decref(rb);
+    json_decref(tb);
+    gw_extras_free(e);
+}
+END_TEST
+
+START_TEST(template_matching)
+{
+    ck_assert(gw_extras_template_match("a://b/{x}", "a://b/1"));
+    ck_assert(!gw_extras_template_match("a://b/{x}", "a://b/"));
+    ck_assert(!gw_extras_template_match("a://b/{x}", "a://b/1/2"));
+    ck_assert(gw_extras_template_match("a://b/{+x}", "a://b/1/2"));
+    ck_assert(gw_extras_template_match("a://{x}/c/{y}", "a://q/c/r"));
+    ck_assert(gw_extras_template_match("a://b{?q,r}", "a://b"));
+    ck_assert(gw_extras_template_match("a://b{?q,r}", "a://b?q=1&r=2"));
+    ck_assert(!gw_extras_template_match("a://b", "a://c"));
+    ck_assert(!gw_extras_template_match("a://b/{x", "a://b/1"));
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("catalog_extra");
+    TCase *tc = tcase_create("core");
+    SRunner *sr;
+    int failed;
+
+    tcase_add_test(tc, prompts_filtered_renamed_and_owned_first);
+    tcase_add_test(tc, resources_and_templates_route);
+    tcase_add_test(tc, template_matching);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
