@@ -628,7 +628,10 @@ struct lease *gw_server_acquire(struct server *srv, const char *dialog, int *cod
          json_pack("{s:s, s:s, s:s, s:I, s:b}", "dialog", dialog, "server", srv->cfg->id, "action",
                    "acquired", "instance", (json_int_t)gw_instance_seq(sl->inst), "warm",
                    sl->ready));
-    top_up_spares(srv);
+    /* The replacement spare is spawned on the next loop turn: uv_spawn
+     * costs milliseconds, and this call should reach its instance first. */
+    if (!uv_is_active((uv_handle_t *)&srv->timer))
+        uv_timer_start(&srv->timer, on_restart_timer, 0, 0);
     return l;
 }
 
