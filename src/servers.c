@@ -16,6 +16,7 @@
 #define BACKOFF_MAX_MS   30000
 #define BACKOFF_RESET_MS 60000
 #define SWEEP_MS         1000
+#define SPARE_TOPUP_DELAY_MS 25
 
 static const char *const server_state_names[] = {"starting", "ready", "degraded", "failed",
                                                  "stopped"};
@@ -628,10 +629,11 @@ struct lease *gw_server_acquire(struct server *srv, const char *dialog, int *cod
          json_pack("{s:s, s:s, s:s, s:I, s:b}", "dialog", dialog, "server", srv->cfg->id, "action",
                    "acquired", "instance", (json_int_t)gw_instance_seq(sl->inst), "warm",
                    sl->ready));
-    /* The replacement spare is spawned on the next loop turn: uv_spawn
-     * costs milliseconds, and this call should reach its instance first. */
+    /* The replacement spare is spawned a little later: uv_spawn blocks the
+     * loop for milliseconds (fork, then waiting for exec), and the call
+     * that took this spare should be answered first. */
     if (!uv_is_active((uv_handle_t *)&srv->timer))
-        uv_timer_start(&srv->timer, on_restart_timer, 0, 0);
+        uv_timer_start(&srv->timer, on_restart_timer, SPARE_TOPUP_DELAY_MS, 0);
     return l;
 }
 
