@@ -127,6 +127,7 @@ integration: all asan fixtures $(NODE_STAMP)
 test: deps all
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory integration
+	@$(MAKE) --no-print-directory conformance
 	@$(MAKE) --no-print-directory fuzz-smoke
 
 valgrind: all fixtures $(NODE_STAMP)
@@ -175,6 +176,10 @@ clean:
 # Fuzzing (`make fuzz FUZZ_SECONDS=N`; `make fuzz-smoke` replays the checked-in
 # corpora and fuzzes each target for 3 s): see test/fuzz/fuzz.mk.
 include test/fuzz/fuzz.mk
+
+# The official MCP conformance suite against /mcp (`make conformance`): see
+# docs/conformance.md.
+include test/conformance/conformance.mk
 
 # Benchmarks (`make bench`, `make bench BENCH_QUICK=1`): see test/bench/README.md.
 include test/bench/bench.mk
