@@ -3,6 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import { start, waitFor, nodeModules, slow } from './lib/harness.mjs';
@@ -115,4 +116,82 @@ test('plain http to a non-loopback host is refused', async (t) => {
   const s = (await d.get('/v1/servers')).json.servers[0];
   assert.equal(s.state, 'failed');
   assert.match(s.lastError, /https/);
+});
+
+test('a server that is down at startup is a Problem, is retried, and recovers', async (t) => {
+  const port = await freePort();
+  const d = await start(`version: 1\nservers:\n  late:\n    transport: streamable_http\n    truely-stateless: true\n    url: http://127.0.0.1:${port}/mcp\n`, { waitReady: true });
+  t.after(() => d.stop());
+  let s = (await d.get('/v1/servers')).json.servers[0];
+  assert.equal(s.state, 'failed');
+  const problems = (await d.get('/v1/problems')).json.problems;
+  assert.ok(problems.some((p) => p.server === 'late' && p.severity === 'error'), JSON.stringify(problems));
+  const child = spawn(EVERYTHING, ['streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'ignore'] });
+  t.after(() => { try { process.kill(child.pid, 'SIGKILL'); } catch { /* gone */ } });
+  await waitFor(async () => (await d.get('/v1/servers')).json.servers[0].state === 'ready', 60000 * slow, 250);
+  const r = await d.post('/v1/tools/echo/call', { arguments: { message: 'late but here' } });
+  assert.equal(r.status, 200, r.body);
+  assert.ok(!(await d.get('/v1/problems')).json.problems.some((p) => p.id === 'server:late:start'));
+  s = (await d.get('/v1/servers')).json.servers[0];
+  assert.ok(s.restarts >= 1);
+});
+
+// A hostile upstream of our own: it answers what it is told to.
+function hostile(handler) {
+  return new Promise((resolve) => {
+    const srv = http.createServer(handler);
+    srv.listen(0, '127.0.0.1', () => resolve({ port: srv.address().port, close: () => srv.close() }));
+  });
+}
+
+test('a stalled upstream never delays other requests; 4xx answers become a Problem with the status', async (t) => {
+  const sockets = new Set();
+  const stall = await hostile((req) => { sockets.add(req.socket); /* never answers */ });
+  const deny = await hostile((req, res) => { res.writeHead(403, { 'content-type': 'text/plain' }); res.end('forbidden by policy X-42'); });
+  t.after(() => { stall.close(); deny.close(); sockets.forEach((s) => s.destroy()); });
+  const d = await start(`version: 1
+servers:
+  stalled:
+    transport: streamable_http
+    truely-stateless: true
+    url: http://127.0.0.1:${stall.port}/mcp
+    request_timeout: 30s
+  denied:
+    transport: streamable_http
+    truely-stateless: true
+    url: http://127.0.0.1:${deny.port}/mcp
+`);
+  t.after(() => d.stop());
+  await waitFor(() => sockets.size > 0);
+  for (let i = 0; i < 20; i++) {
+    const t0 = Date.now();
+    const r = await d.get('/healthz');
+    assert.equal(r.status, 200);
+    assert.ok(Date.now() - t0 < 1000 * slow, 'the loop is never blocked by the stalled upstream');
+  }
+  const s = (await d.get('/v1/servers')).json.servers.find((x) => x.id === 'stalled');
+  assert.equal(s.state, 'starting', 'still waiting for initialize');
+  const problem = await waitFor(async () => (await d.get('/v1/problems')).json.problems.find((p) => p.server === 'denied' && p.severity === 'error'));
+  assert.match(problem.message, /403/);
+  assert.match(problem.message, /forbidden by policy X-42/);
+});
+
+test('progress from an HTTP upstream reaches an MCP client before the result', async (t) => {
+  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+  const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+  const up = await everything('streamableHttp');
+  t.after(() => up.stop());
+  const d = await start(`version: 1\nservers:\n  web:\n    transport: streamable_http\n    url: http://127.0.0.1:${up.port}/mcp\n`, { waitReady: true });
+  t.after(() => d.stop());
+  const client = new Client({ name: 'progress-test', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${d.port}/mcp`)));
+  t.after(() => client.close());
+  const seen = [];
+  const r = await client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 1, steps: 3 } },
+    undefined, { onprogress: (p) => seen.push(p.progress) });
+  assert.ok(!r.isError, JSON.stringify(r));
+  assert.deepEqual(seen, [1, 2, 3]);
+  // The session's dialog holds an MCP session of its own upstream.
+  const leases = (await d.get('/v1/dialogs')).json.dialogs.flatMap((x) => x.leases);
+  assert.ok(leases.some((l) => l.server === 'web' && typeof l.session === 'string'));
 });
