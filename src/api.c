@@ -238,9 +238,11 @@ static void log_call(const struct pending_call *pc, const struct gw_call_outcome
 
     uint64_t elapsed = gw_now_ms() - pc->started_ms;
 
-    snprintf(ms, sizeof ms, "%llu", (unsigned long long)elapsed);
-    gw_log(GW_LOG_INFO, "tool call", "tool", pc->tool, "server", o->server, "dialog", o->dialog,
-           "status", status, "duration_ms", ms, NULL);
+    if (gw_log_enabled(GW_LOG_INFO)) {
+        snprintf(ms, sizeof ms, "%llu", (unsigned long long)elapsed);
+        gw_log(GW_LOG_INFO, "tool call", "tool", pc->tool, "server", o->server, "dialog", o->dialog,
+               "status", status, "duration_ms", ms, NULL);
+    }
     gw_metrics_call(pc->ctx->metrics, o->server, pc->tool, status, (double)elapsed / 1000.0);
 }
 
@@ -574,6 +576,8 @@ void gw_api_on_response(const struct gw_http_request *req, int status, void *dat
     char code[8], ms[24];
 
     gw_metrics_http(ctx->metrics, route, status);
+    if (!gw_log_enabled(GW_LOG_INFO))
+        return;
     snprintf(code, sizeof code, "%d", status);
     snprintf(ms, sizeof ms, "%llu", (unsigned long long)(gw_now_ms() - req->received_ms));
     gw_log(GW_LOG_INFO, "http", "method", req->method, "path", req->path, "status", code,
@@ -732,24 +736,28 @@ static size_t split_path(char *path, char **seg)
     return n;
 }
 
-/* Does `pattern` match the segments? Fills m->arg with '*' segments. */
+/* Does `pattern` match the segments? Fills m->arg with '*' segments.
+ * Walks the pattern in place (every request tries several routes). The
+ * patterns are ours: '/'-led, no empty segments. */
 static bool route_matches(const char *pattern, char **seg, size_t n, struct match *m)
 {
-    char buf[64], *pseg[MAX_SEGMENTS];
-    size_t pn;
+    const char *p = pattern;
+    size_t i = 0;
 
-    snprintf(buf, sizeof buf, "%s", pattern);
-    pn = split_path(buf, pseg);
-    if (pn != n)
-        return false;
     m->narg = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (strcmp(pseg[i], "*") == 0)
-            m->arg[m->narg++] = seg[i];
-        else if (strcmp(pseg[i], seg[i]) != 0)
+    while (*p == '/') {
+        const char *end = strchrnul(++p, '/');
+        size_t len = (size_t)(end - p);
+        if (i == n)
             return false;
+        if (len == 1 && *p == '*')
+            m->arg[m->narg++] = seg[i];
+        else if (strncmp(p, seg[i], len) != 0 || seg[i][len] != '\0')
+            return false;
+        i++;
+        p = end;
     }
-    return true;
+    return i == n;
 }
 
 static void dispatch(struct gw_api_ctx *ctx, struct gw_http_request *req)
@@ -814,6 +822,9 @@ bool gw_api_host_is_loopback(const char *host)
 
     if (n == 0 || n >= sizeof name)
         return false;
+    /* The usual answer without sscanf (every request asks). */
+    if (n == 9 && memcmp(host, "127.0.0.1", 9) == 0)
+        return true;
     memcpy(name, host, n);
     name[n] = '\0';
     if (strcasecmp(name, "localhost") == 0 || strcmp(name, "[::1]") == 0)

@@ -48,10 +48,13 @@ int gw_dialog_parse(const char *s, char *root, char *self, char *canon)
     root[rn] = '\0';
     memcpy(self, sp, sn);
     self[sn] = '\0';
-    if (strcmp(root, self) == 0)
-        snprintf(canon, GW_DIALOG_MAX + 1, "%s", root);
-    else
-        snprintf(canon, GW_DIALOG_MAX + 1, "%s/%s", root, self);
+    /* The parts are valid and at most GW_DIALOG_PART_MAX long: canon fits. */
+    memcpy(canon, root, rn);
+    canon[rn] = '\0';
+    if (strcmp(root, self) != 0) {
+        canon[rn] = '/';
+        memcpy(canon + rn + 1, self, sn + 1);
+    }
     return 0;
 }
 
@@ -343,11 +346,11 @@ static struct gw_call *call_new(struct gw_servers *s, struct server *srv,
     c->s = s;
     uv_timer_init(s->loop, &c->timer);
     c->timer.data = c;
-    snprintf(c->server, sizeof c->server, "%s", srv->cfg->id);
+    gw_strlcpy(c->server, srv->cfg->id, sizeof c->server);
     c->tool = gw_xstrdup(t->name);
     c->original = gw_xstrdup(t->original_name);
     if (r->dialog != NULL)
-        snprintf(c->dialog, sizeof c->dialog, "%s", r->dialog);
+        gw_strlcpy(c->dialog, r->dialog, sizeof c->dialog);
     c->arguments = json_incref(r->arguments);
     c->timeout_ms = call_timeout(srv, t, r->timeout_ms);
     c->max_instances = t->has_policy ? t->policy.max_instances : 0;
@@ -471,11 +474,11 @@ int gw_servers_request(struct gw_servers *s, const struct gw_route_request *r, g
     c->s = s;
     uv_timer_init(s->loop, &c->timer);
     c->timer.data = c;
-    snprintf(c->server, sizeof c->server, "%s", srv->cfg->id);
+    gw_strlcpy(c->server, srv->cfg->id, sizeof c->server);
     c->tool = gw_xstrdup(r->method); /* the in-flight key: never a tool name (no '/') */
     c->original = gw_xstrdup(what);
     if (r->dialog != NULL)
-        snprintf(c->dialog, sizeof c->dialog, "%s", r->dialog);
+        gw_strlcpy(c->dialog, r->dialog, sizeof c->dialog);
     c->method = gw_xstrdup(r->method);
     c->params = params;
     c->timeout_ms = r->timeout_ms                  ? r->timeout_ms

@@ -45,7 +45,7 @@ static struct req *req_new(struct conn *c)
     memset(r, 0, sizeof *r);
     r->conn = c;
     r->state = RQ_PARSING;
-    snprintf(r->peer, sizeof r->peer, "%s", c->peer);
+    gw_strlcpy(r->peer, c->peer, sizeof r->peer);
     r->pub.peer = r->peer;
     r->pub.is_unix = c->srv->is_unix;
     return r;

@@ -109,16 +109,35 @@ static size_t append_pair(char *line, size_t len, const char *key, const char *v
     return len < LINE_MAX_BYTES ? len : LINE_MAX_BYTES - 1;
 }
 
+/* "ts=YYYY-MM-DDTHH:MM:SS" of the last second a line was written in:
+ * gmtime_r and strftime run once a second, not once a line (a busy
+ * gateway writes two lines per call). The loop is single-threaded. */
+static time_t cached_sec = -1;
+static char cached_prefix[40];
+static size_t cached_len;
+
 static size_t format_time(char *buf, size_t cap)
 {
     struct timeval tv;
     struct tm tm;
+    int ms;
 
     gettimeofday(&tv, NULL);
-    gmtime_r(&tv.tv_sec, &tm);
-    size_t n = strftime(buf, cap, "ts=%Y-%m-%dT%H:%M:%S", &tm);
-    n += (size_t)snprintf(buf + n, cap - n, ".%03dZ", (int)(tv.tv_usec / 1000));
-    return n;
+    if (tv.tv_sec != cached_sec) {
+        gmtime_r(&tv.tv_sec, &tm);
+        cached_len = strftime(cached_prefix, sizeof cached_prefix, "ts=%Y-%m-%dT%H:%M:%S", &tm);
+        cached_sec = tv.tv_sec;
+    }
+    if (cap < cached_len + 6)
+        return 0;
+    memcpy(buf, cached_prefix, cached_len);
+    ms = (int)(tv.tv_usec / 1000);
+    buf[cached_len] = '.';
+    buf[cached_len + 1] = (char)('0' + ms / 100);
+    buf[cached_len + 2] = (char)('0' + ms / 10 % 10);
+    buf[cached_len + 3] = (char)('0' + ms % 10);
+    buf[cached_len + 4] = 'Z';
+    return cached_len + 5;
 }
 
 void gw_logv(enum gw_log_level level, const char *msg, va_list ap)

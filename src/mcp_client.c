@@ -10,6 +10,7 @@
  * than gw_mcp_client_close(), never on the stack of a caller. */
 #include "gw/mcp_client.h"
 
+#include "gw/json_out.h"
 #include "gw/log.h"
 #include "gw/util.h"
 #include "gw/version.h"
@@ -270,13 +271,14 @@ static void fail_all(struct gw_mcp_client *c, int code, const char *message)
  * output escapes control characters, so the text never holds a newline. */
 static int send_json(struct gw_mcp_client *c, json_t *msg)
 {
-    char *s = json_dumps(msg, JSON_COMPACT);
+    size_t len;
+    char *s = gw_json_dump(msg, &len);
     int rc;
 
     json_decref(msg);
     if (s == NULL)
         return UV_ENOMEM;
-    rc = c->cb.send(c->cb.data, s, strlen(s));
+    rc = c->cb.send(c->cb.data, s, len);
     free(s);
     return rc;
 }
@@ -366,7 +368,11 @@ static int send_request(struct gw_mcp_client *c, const char *method, json_t *par
     p->method = gw_xstrdup(method);
     p->timeout_ms = timeout_ms;
     insert(c, p);
-    msg = json_pack("{s:s, s:I, s:s}", "jsonrpc", "2.0", "id", (json_int_t)id, "method", method);
+    /* Built directly: json_pack parses its format on every request. */
+    msg = json_object();
+    json_object_set_new(msg, "jsonrpc", json_string("2.0"));
+    json_object_set_new(msg, "id", json_integer((json_int_t)id));
+    json_object_set_new(msg, "method", json_string(method));
     if (params)
         json_object_set(msg, "params", params);
     rc = send_json(c, msg);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "gw/json_out.h"
 #include "gw/log.h"
 #include "gw/util.h"
 
@@ -126,7 +127,7 @@ void gw_mcp__exchange_add(struct gw_mcp_exchange *x, json_t *reply)
 
 static void send_sse(struct gw_http_request *req, json_t *body, const char *const *headers)
 {
-    char *data = json_dumps(body, JSON_COMPACT);
+    char *data = gw_json_dump(body, NULL);
     char *text = gw_xasprintf("event: message\ndata: %s\n\n", data ? data : "null");
 
     gw_http_stream_begin(req, 200, "text/event-stream", headers);
@@ -139,7 +140,7 @@ static void send_sse(struct gw_http_request *req, json_t *body, const char *cons
 
 static void stream_event(struct gw_mcp_exchange *x, json_t *msg)
 {
-    char *data = json_dumps(msg, JSON_COMPACT);
+    char *data = gw_json_dump(msg, NULL);
     char *text = gw_xasprintf("id: %u.%" PRIu64 "\nevent: message\ndata: %s\n\n", x->stream_no,
                               ++x->stream_seq, data ? data : "null");
 

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gw/json_out.h"
 #include "gw/log.h"
 #include "gw/util.h"
 
@@ -150,7 +151,7 @@ static int stream_write(struct gw_mcp_session *s, const char *text)
 
 void gw_mcp__session_send(struct gw_mcp_session *s, json_t *msg)
 {
-    char *body = json_dumps(msg, JSON_COMPACT);
+    char *body = gw_json_dump(msg, NULL);
     uint64_t seq = s->next_seq++;
     char *text =
         gw_xasprintf("id: 0.%" PRIu64 "\nevent: message\ndata: %s\n\n", seq, body ? body : "null");

@@ -105,12 +105,35 @@ static void bump(json_t *map, const char *key)
         json_object_set_new(map, key, json_integer(1));
 }
 
+/* Joins `parts` with LABEL_SEP into buf, or into a heap string (*heap,
+ * to be freed) when they do not fit: keys are built on every request. */
+static const char *join_key(char *buf, size_t cap, char **heap, const char *const *parts, size_t n)
+{
+    size_t len = 0;
+
+    *heap = NULL;
+    for (size_t i = 0; i < n; i++)
+        len += strlen(parts[i]) + 1;
+    if (len > cap)
+        buf = *heap = gw_xmalloc(len);
+    len = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t k = strlen(parts[i]);
+        memcpy(buf + len, parts[i], k);
+        len += k;
+        buf[len++] = i + 1 < n ? LABEL_SEP[0] : '\0';
+    }
+    return buf;
+}
+
 void gw_metrics_http(struct gw_metrics *m, const char *route, int code)
 {
-    char *key = gw_xasprintf("%s" LABEL_SEP "%d", route, code);
+    char buf[256], num[24], *heap;
+    const char *parts[] = {route, num};
 
-    bump(m->http, key);
-    free(key);
+    gw_fmt_int(num, code);
+    bump(m->http, join_key(buf, sizeof buf, &heap, parts, 2));
+    free(heap);
 }
 
 static struct hist *hist_for(struct gw_metrics *m, const char *server)
@@ -129,13 +152,13 @@ static struct hist *hist_for(struct gw_metrics *m, const char *server)
 void gw_metrics_call(struct gw_metrics *m, const char *server, const char *tool, const char *status,
                      double seconds)
 {
-    char *key = gw_xasprintf("%s" LABEL_SEP "%s" LABEL_SEP "%s", server ? server : "",
-                             tool ? tool : "", status);
+    char buf[256], *heap;
+    const char *parts[] = {server ? server : "", tool ? tool : "", status};
     struct hist *h = hist_for(m, server ? server : "");
     size_t i = 0;
 
-    bump(m->calls, key);
-    free(key);
+    bump(m->calls, join_key(buf, sizeof buf, &heap, parts, 3));
+    free(heap);
     while (i < NBUCKETS && seconds > buckets[i])
         i++;
     h->counts[i]++;

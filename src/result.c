@@ -11,9 +11,19 @@
 
 static const char *const image_types[] = {"image/jpeg", "image/png", "image/gif", "image/webp"};
 
+/* Built directly (not json_pack): one per content item of every call.
+ * NULL for text that is not UTF-8, as json_pack gave (the item is left
+ * out). */
 static json_t *input_text(const char *text)
 {
-    return json_pack("{s:s, s:s}", "type", "input_text", "text", text);
+    json_t *s = json_string(text), *item;
+
+    if (s == NULL)
+        return NULL;
+    item = json_object();
+    json_object_set_new(item, "type", json_string("input_text"));
+    json_object_set_new(item, "text", s);
+    return item;
 }
 
 static json_t *input_text_new(char *text)
@@ -141,8 +151,10 @@ json_t *gw_result_from_mcp(json_t *result, const struct gw_result_ctx *ctx)
         if (json_is_object(item))
             json_array_append_new(items, convert_item(ctx, item));
     }
-    out = json_pack("{s:b, s:o}", "isError", json_is_true(json_object_get(result, "isError")),
-                    "contentItems", items);
+    out = json_object();
+    json_object_set_new(out, "isError",
+                        json_boolean(json_is_true(json_object_get(result, "isError"))));
+    json_object_set_new(out, "contentItems", items);
     structured = json_object_get(result, "structuredContent");
     if (structured != NULL)
         json_object_set(out, "structuredContent", structured);

@@ -66,6 +66,34 @@ char *gw_xasprintf(const char *fmt, ...)
     return s;
 }
 
+size_t gw_strlcpy(char *dst, const char *src, size_t cap)
+{
+    size_t n = strlen(src), k = n < cap ? n : cap - 1;
+
+    memcpy(dst, src, k);
+    dst[k] = '\0';
+    return n;
+}
+
+size_t gw_fmt_int(char *buf, long long v)
+{
+    char tmp[24];
+    size_t n = 0, len = 0;
+    /* Negated as unsigned so that LLONG_MIN works. */
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u != 0);
+    if (v < 0)
+        buf[len++] = '-';
+    while (n > 0)
+        buf[len++] = tmp[--n];
+    buf[len] = '\0';
+    return len;
+}
+
 void gw_utf8_trim(char *s)
 {
     size_t n = strlen(s), i = n, back = 0;

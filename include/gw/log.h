@@ -13,6 +13,13 @@ enum gw_log_level { GW_LOG_DEBUG, GW_LOG_INFO, GW_LOG_WARN, GW_LOG_ERROR };
 void gw_log_set_level(enum gw_log_level level);
 enum gw_log_level gw_log_get_level(void);
 
+/* Whether a line at `level` would be written: callers that format values
+ * only for a log line (per request, per call) skip that work when not. */
+static inline int gw_log_enabled(enum gw_log_level level)
+{
+    return level >= gw_log_get_level();
+}
+
 /* Parses "debug", "info", "warn" (or "warning") and "error". Returns 0 and
  * sets *out, or UV_EINVAL. */
 int gw_log_level_parse(const char *s, enum gw_log_level *out);

@@ -78,12 +78,12 @@ function startProc(name, cmd, args, { cwd = TMP, env = {} } = {}) {
   return p;
 }
 
-async function stopProc(p) {
+async function stopProc(p, graceMs = 6000) {
   if (!p || p.exited) return;
   try { process.kill(p.pid, 'SIGTERM'); } catch { /* gone */ }
-  const t = await Promise.race([p.exit, sleep(6000).then(() => 'timeout')]);
+  const t = await Promise.race([p.exit, sleep(graceMs).then(() => 'timeout')]);
   if (t === 'timeout') {
-    log(`  ${p.name} (pid ${p.pid}) ignored SIGTERM for 6 s: SIGKILL`);
+    log(`  ${p.name} (pid ${p.pid}) ignored SIGTERM for ${graceMs / 1000} s: SIGKILL`);
     try { process.kill(-p.pid, 'SIGKILL'); } catch { /* gone */ }
     try { process.kill(p.pid, 'SIGKILL'); } catch { /* gone */ }
     await Promise.race([p.exit, sleep(2000)]);
@@ -446,6 +446,190 @@ async function scenarioLease(results) {
   }
 }
 
+
+// ---------------------------------------------------------------- scenario 4: hot reload
+
+// The config is rewritten in place (one write of the whole file), not
+// renamed over: mcp-hub 4.2.1 watches the file itself (chokidar on the
+// path), which loses track of it when another inode is renamed over it
+// (no reload within 30 s); mcpgw watches the directory and takes both.
+function writeConfig(file, text) {
+  fs.writeFileSync(file, text);
+}
+
+// Keep-alive GET polled each ms until pred(body) holds; ms since t0 (hrtime).
+const pollAgent = new nodeHttp.Agent({ keepAlive: true, maxSockets: 1 });
+function hget(url) {
+  return new Promise((resolve, reject) => {
+    const req = nodeHttp.get(url, { agent: pollAgent, timeout: 5000 }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d) => { text += d; });
+      res.on('end', () => resolve(text));
+    });
+    req.on('error', reject);
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+  });
+}
+async function msUntil(url, pred, t0, timeoutMs = 30000) {
+  const end = performance.now() + timeoutMs;
+  while (performance.now() < end) {
+    try { if (pred(await hget(url))) return Number(process.hrtime.bigint() - t0) / 1e6; } catch { /* not yet */ }
+    await sleep(1);
+  }
+  throw new Error(`no change within ${timeoutMs} ms at ${url}`);
+}
+
+const RELOAD_TARGETS = {
+  mcpgw: {
+    label: 'mcpgw (file watch, `reload.debounce_ms: 200`)',
+    async start(b) {
+      const p = await port();
+      const dir = path.join(TMP, `reload-${p}`);
+      fs.mkdirSync(dir);
+      const cfg = path.join(dir, 'mcp.yaml');
+      const yaml = (two) => mcpgwYaml([{ id: 'echo', cmd: b.cmd, args: b.args },
+        ...(two ? [{ id: 'echo2', cmd: b.cmd, args: b.args, prefix: 'b_' }] : [])]);
+      fs.writeFileSync(cfg, yaml(false));
+      // The log goes outside the watched directory: a write next to the
+      // config is an inotify event too.
+      const proc = startProc(`mcpgw-reload-${p}`, MCPGW, ['-c', cfg, '--listen', `127.0.0.1:${p}`, '--log-level', 'warn']);
+      const url = `http://127.0.0.1:${p}/v1/tools`;
+      await msUntil(url, (t) => t.includes('"name":"echo"'), process.hrtime.bigint());
+      return { proc, add: () => writeConfig(cfg, yaml(true)), remove: () => writeConfig(cfg, yaml(false)),
+        url, added: (t) => t.includes('"name":"b_echo"'), removed: (t) => !t.includes('"name":"b_echo"') };
+    },
+  },
+  mcp_hub: {
+    label: 'mcp-hub 4.2.1 (`--watch`)', peer: true,
+    async start(b) {
+      const p = await port();
+      const dir = path.join(TMP, `hub-reload-${p}`);
+      fs.mkdirSync(dir, { recursive: true });
+      const cfg = path.join(dir, 'hub.json');
+      const json = (two) => JSON.stringify({ mcpServers: { echo: { command: b.cmd, args: b.args },
+        ...(two ? { echo2: { command: b.cmd, args: b.args } } : {}) } });
+      fs.writeFileSync(cfg, json(false));
+      const proc = startProc(`mcp-hub-reload-${p}`, NODE, ['-r', LOOPBACK, path.join(NM, 'mcp-hub/dist/cli.js'), '--port', String(p), '--config', cfg, '--watch'], { cwd: dir, env: xdg(dir) });
+      const url = `http://127.0.0.1:${p}/api/servers`;
+      await msUntil(url, (t) => t.includes('"tools":[{"name":"echo"'), process.hrtime.bigint(), 60000);
+      await sleep(1000); // its watcher starts after the first load
+      const echo2 = (t) => { try { return JSON.parse(t).servers.find((x) => x.name === 'echo2'); } catch { return undefined; } };
+      return { proc, add: () => writeConfig(cfg, json(true)), remove: () => writeConfig(cfg, json(false)),
+        url, added: (t) => (echo2(t)?.capabilities?.tools || []).some((x) => x.name === 'echo'), removed: (t) => t.includes('"servers"') && !echo2(t) };
+    },
+  },
+};
+
+async function scenarioReload(results) {
+  const b = BACKENDS.c;
+  for (let r = 0; r < ROUNDS; r++) {
+    const order = Object.keys(RELOAD_TARGETS);
+    for (const name of r % 2 ? order.reverse() : order) {
+      log(`round ${r + 1}/${ROUNDS} reload ${name}`);
+      const rec = { scenario: 'reload', round: r, target: name };
+      results.push(rec);
+      let t;
+      try {
+        t = await RELOAD_TARGETS[name].start(b);
+        await sleep(300);
+        let t0 = process.hrtime.bigint();
+        t.add();
+        rec.addMs = await msUntil(t.url, t.added, t0);
+        await sleep(500);
+        t0 = process.hrtime.bigint();
+        t.remove();
+        rec.removeMs = await msUntil(t.url, t.removed, t0);
+        log(`  add → visible ${rec.addMs.toFixed(1)} ms; remove → gone ${rec.removeMs.toFixed(1)} ms`);
+      } catch (e) {
+        rec.error = String(e.message || e);
+        log(`  ${rec.error}`);
+      } finally {
+        await stopProc(t?.proc);
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------- scenario 5: 1,000 leases
+
+const MANY_LEASES = Number(process.env.BENCH_LEASES || 1000);
+
+function fdLimit(pid) {
+  try { return Number(/^Max open files\s+(\d+)/m.exec(fs.readFileSync(`/proc/${pid}/limits`, 'utf8'))[1]); } catch { return NaN; }
+}
+
+// One lease per dialog d0…dN-1, 16 at a time (each a cold spawn of the C echo server).
+async function takeLeases(base, n) {
+  const agent16 = new nodeHttp.Agent({ keepAlive: true, maxSockets: 16 });
+  let next = 0, failed = 0;
+  const one = (d) => new Promise((resolve) => {
+    const body = JSON.stringify({ dialog: `d${d}`, arguments: { text: 'x' } });
+    const req = nodeHttp.request(`${base}/v1/tools/echo/call`, { method: 'POST', agent: agent16, timeout: 60000,
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      res.resume();
+      res.on('end', () => { if (res.statusCode !== 200) failed++; resolve(); });
+    });
+    req.on('error', () => { failed++; resolve(); });
+    req.end(body);
+  });
+  await Promise.all(Array.from({ length: 16 }, async () => { while (next < n) await one(next++); }));
+  agent16.destroy();
+  return failed;
+}
+
+async function leaseCalls(p, proc, dialog) {
+  const out = {};
+  for (const c of [1, 16]) {
+    const body = JSON.stringify({ dialog, arguments: { text: 'hello' } });
+    const before = procSample(proc.pid);
+    const res = await run(CLIENT, ['http', '--port', p, '--path', '/v1/tools/echo/call', '--body', body, '--conc', c, '--duration', DURATION, '--warmup', WARMUP].map(String));
+    const after = procSample(proc.pid);
+    if (res) res.cpu_us_per_call = ((after.cpuTicks - before.cpuTicks) * (1e6 / CLK_TCK)) / res.total_sent;
+    out[c] = res;
+  }
+  return out;
+}
+
+async function scenarioManyLeases(results) {
+  const b = BACKENDS.c;
+  for (let r = 0; r < ROUNDS; r++) {
+    log(`round ${r + 1}/${ROUNDS} ${MANY_LEASES} leases`);
+    const rec = { scenario: 'leases1k', round: r, n: MANY_LEASES };
+    results.push(rec);
+    const p = await port();
+    const cfg = path.join(TMP, `leases-${p}.yaml`);
+    fs.writeFileSync(cfg, mcpgwYaml([{ id: 'echo', cmd: b.cmd, args: b.args }],
+      { max_instances_per_server: MANY_LEASES + 100, max_concurrent: 256 }));
+    const proc = startProc(`mcpgw-leases-${p}`, MCPGW, ['-c', cfg, '--listen', `127.0.0.1:${p}`, '--log-level', 'warn']);
+    const base = `http://127.0.0.1:${p}`;
+    try {
+      await waitUntil(async () => (await http('GET', `${base}/readyz`)).status === 200, 30000, 'readyz');
+      rec.fdLimit = fdLimit(proc.pid);
+      if (rec.fdLimit < MANY_LEASES * 3 + 100) throw new Error(`the gateway's fd limit is ${rec.fdLimit}: ${MANY_LEASES} stdio instances need ${MANY_LEASES * 3}+ (ulimit -n)`);
+      await takeLeases(base, 1);
+      await sleep(500);
+      rec.one = procSample(proc.pid);
+      rec.callsOne = await leaseCalls(p, proc, 'd0');
+      const t0 = performance.now();
+      rec.failed = await takeLeases(base, MANY_LEASES);
+      rec.leaseAllMs = performance.now() - t0;
+      const servers = (await http('GET', `${base}/v1/servers`)).json.servers[0];
+      rec.leased = (servers.instances || []).filter((i) => i.role === 'leased').length;
+      await sleep(1000);
+      rec.many = procSample(proc.pid);
+      rec.callsMany = await leaseCalls(p, proc, `d${MANY_LEASES >> 1}`);
+      rec.peak = procSample(proc.pid);
+      log(`  ${rec.leased} leased (${rec.failed} failed) in ${(rec.leaseAllMs / 1000).toFixed(1)} s; RSS ${mb(rec.one.rssKB)} → ${mb(rec.many.rssKB)} MB; c=16 ${rec.callsOne[16]?.rps.toFixed(0)} → ${rec.callsMany[16]?.rps.toFixed(0)} calls/s`);
+    } catch (e) {
+      rec.error = String(e.message || e);
+      log(`  ${rec.error}`);
+    } finally {
+      await stopProc(proc, 60000);
+    }
+  }
+}
+
 // ---------------------------------------------------------------- tables
 
 const fmt = (x, d = 0) => (x === null || x === undefined || !Number.isFinite(x) ? '—' : x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d }));
@@ -548,11 +732,42 @@ function leaseTable(results) {
   return out.join('\n') + '\n';
 }
 
+
+function reloadTable(results) {
+  const recs = results.filter((x) => x.scenario === 'reload');
+  if (!recs.length) return '';
+  const out = [`### Hot reload: config write → new server's tools listed / removed server's tools gone (medians of ${ROUNDS}, ms, C echo server)\n`,
+    '| path | add → tools visible ms | remove → tools gone ms |', '| --- | --- | --- |'];
+  for (const [n, t] of Object.entries(RELOAD_TARGETS)) {
+    const rs = recs.filter((x) => x.target === n);
+    const ok = rs.filter((x) => !x.error);
+    const err = rs.find((x) => x.error)?.error;
+    if (!ok.length) { out.push(`| ${t.label} | failed: ${short(err || 'not run')} | |`); continue; }
+    out.push(`| ${t.label}${err ? ` (${ok.length} of ${rs.length} rounds; failed: ${short(err)})` : ''} | ${fmt(median(ok.map((x) => x.addMs)), 1)} | ${fmt(median(ok.map((x) => x.removeMs)), 1)} |`);
+  }
+  out.push('', 'Timed client-side from the in-place rewrite of the config to the first listing (1 ms keep-alive polls) that shows `b_echo` (mcpgw, the new server under a `b_` prefix) or server `echo2` with its tools (mcp-hub `GET /api/servers`), then to the first listing without it. mcpgw debounces file events by `gateway.reload.debounce_ms` (default 200 ms) before it reloads.\n');
+  return out.join('\n');
+}
+
+function manyLeasesTable(results) {
+  const recs = results.filter((x) => x.scenario === 'leases1k' && !x.error);
+  const err = results.find((x) => x.scenario === 'leases1k' && x.error)?.error;
+  if (!recs.length) return err ? `### ${MANY_LEASES} dialogs each holding a lease\n\nfailed: ${err}\n` : '';
+  const m = (f) => median(recs.map(f));
+  const out = [`### ${MANY_LEASES} dialogs each holding a lease on the C echo server (medians of ${recs.length}; mcpgw only, no peer leases per dialog)\n`,
+    '| leases held | RSS MB | anon MB | c=1 calls/s | c=1 p50 µs | c=16 calls/s | c=16 p50 µs | CPU µs/call c=16 |', '| --- | --- | --- | --- | --- | --- | --- | --- |'];
+  for (const [label, s, c] of [['1', (x) => x.one, (x) => x.callsOne], [`${fmt(m((x) => x.leased))}`, (x) => x.many, (x) => x.callsMany]]) {
+    out.push(`| ${label} | ${mb(m((x) => s(x)?.rssKB))} | ${mb(m((x) => s(x)?.anonKB))} | ${fmt(m((x) => c(x)?.[1]?.rps))} | ${fmt(m((x) => c(x)?.[1]?.p50_us))} | ${fmt(m((x) => c(x)?.[16]?.rps))} | ${fmt(m((x) => c(x)?.[16]?.p50_us))} | ${fmt(m((x) => c(x)?.[16]?.cpu_us_per_call), 1)} |`);
+  }
+  out.push('', `Taking the ${MANY_LEASES} leases (one cold spawn each, 16 at a time): ${fmt(m((x) => x.leaseAllMs) / 1000, 1)} s; failed calls: ${fmt(m((x) => x.failed))}; VmHWM after: ${mb(m((x) => x.peak?.hwmKB))} MB; the gateway's fd limit: ${fmt(m((x) => x.fdLimit))} (each stdio instance holds 3 fds: stdin, stdout, stderr). RSS is the gateway's alone (its ${MANY_LEASES} children are separate processes). Calls go to one dialog's lease while the others are held; \`gateway.max_instances_per_server\` is set to ${MANY_LEASES + 100}.\n`);
+  return out.join('\n');
+}
+
 function render(meta, results) {
   const m = meta.machine;
   return [`## mcpgw benchmark — ${meta.date}${meta.quick ? ' (BENCH_QUICK: smoke run, not for publishing)' : ''}\n`,
     `Machine: ${m.cpu}, ${m.cores} cores, ${m.memGB} GiB, Linux ${m.kernel}, load average at start ${m.load.map((x) => x.toFixed(1)).join(' ')}. Versions: ${Object.entries(meta.versions).map(([k, v]) => `${k} ${v}`).join(', ')}.\n`,
-    callsTables(results), catalogTable(results), leaseTable(results)].join('\n');
+    callsTables(results), catalogTable(results), leaseTable(results), reloadTable(results), manyLeasesTable(results)].join('\n');
 }
 
 // ---------------------------------------------------------------- main
@@ -583,11 +798,13 @@ async function main() {
   const meta = { date: new Date().toISOString(), quick: QUICK, rounds: ROUNDS, duration: DURATION, warmup: WARMUP, concs: CONCS, machine, versions: await versions() };
   log(`mcpgw bench: ${JSON.stringify(meta)}`);
   const results = [];
-  const only = (process.env.BENCH_ONLY || 'calls,catalog,lease').split(',');
+  const only = (process.env.BENCH_ONLY || 'calls,catalog,lease,reload,leases1k').split(',');
   try {
     if (only.includes('calls')) await scenarioCalls(results);
     if (only.includes('catalog')) await scenarioCatalog(results);
     if (only.includes('lease')) await scenarioLease(results);
+    if (only.includes('reload')) await scenarioReload(results);
+    if (only.includes('leases1k')) await scenarioManyLeases(results);
   } finally {
     await stopAll();
     fs.mkdirSync(OUT, { recursive: true });
