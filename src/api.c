@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "gw/artifacts.h"
+#include "gw/json_in.h"
 #include "gw/log.h"
 #include "gw/result.h"
 #include "gw/util.h"
@@ -408,7 +409,7 @@ static int parse_call_body(struct gw_http_request *req, struct call_body *b)
                               "the body must be application/json", NULL);
         return -1;
     }
-    b->json = req->body_len ? json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &err)
+    b->json = req->body_len ? gw_json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &err)
                             : json_object();
     if (b->json == NULL) {
         char *msg =

@@ -144,9 +144,16 @@ static void conn_read_stop(struct conn *c)
     c->reading = 0;
 }
 
+static void conn_response_done(struct conn *c);
+
 static void on_timer(uv_timer_t *t)
 {
     struct conn *c = t->data;
+    if (c->sent_all) {
+        c->sent_all = 0;
+        conn_response_done(c);
+        return;
+    }
     switch (c->state) {
     case CS_HEADERS:
         gw_http__final_error(c, 408, "request_timeout",
@@ -165,6 +172,12 @@ static void on_timer(uv_timer_t *t)
 void gw_http__arm_timer(struct conn *c)
 {
     uint64_t ms = 0;
+    if (c->sent_all) {
+        /* The answer went out whole: a 0 ms timer runs at the start of the
+         * next loop turn, before polling, so this costs no syscall. */
+        uv_timer_start(&c->timer, on_timer, 0, 0);
+        return;
+    }
     switch (c->state) {
     case CS_HEADERS:
         ms = c->lim.header_timeout_ms;
@@ -287,22 +300,52 @@ static void on_write(uv_write_t *w, int status)
         conn_response_done(c);
 }
 
-int gw_http__send(struct conn *c, const uv_buf_t *bufs, unsigned n, int last)
+/* The bytes of bufs from offset skip on, copied into one block. */
+static struct wreq *wreq_copy(struct conn *c, const uv_buf_t *bufs, unsigned n, size_t skip,
+                              size_t total, int last)
 {
-    size_t total = 0;
-    for (unsigned i = 0; i < n; i++)
-        total += bufs[i].len;
-    struct wreq *wr = gw_xrealloc(NULL, sizeof *wr + total);
+    struct wreq *wr = gw_xrealloc(NULL, sizeof *wr + total - skip);
+    size_t at = 0;
     wr->c = c;
     wr->last = last;
-    total = 0;
     for (unsigned i = 0; i < n; i++) {
-        if (bufs[i].len)
-            memcpy(wr->data + total, bufs[i].base, bufs[i].len);
-        total += bufs[i].len;
+        size_t len = bufs[i].len;
+        const char *p = bufs[i].base;
+        size_t cut = skip < len ? skip : len;
+        skip -= cut;
+        if (len > cut)
+            memcpy(wr->data + at, p + cut, len - cut);
+        at += len - cut;
     }
-    uv_buf_t b = uv_buf_init(wr->data, (unsigned)total);
-    int rc = uv_write(&wr->w, &c->h.stream, &b, 1, on_write);
+    return wr;
+}
+
+int gw_http__send(struct conn *c, const uv_buf_t *bufs, unsigned n, int last)
+{
+    size_t total = 0, done = 0;
+    for (unsigned i = 0; i < n; i++)
+        total += bufs[i].len;
+    /* Most answers fit in the socket buffer. Written at once they need no
+     * copy and no write request, and libuv does not re-arm the watcher as
+     * it does after each completed uv_write (one epoll_ctl per answer).
+     * uv_try_write refuses while earlier writes are queued, so order holds;
+     * on any error the uv_write below reports it as before. */
+    int rc = uv_try_write(&c->h.stream, bufs, n);
+    if (rc > 0)
+        done = (size_t)rc;
+    if (done == total) {
+        if (last) {
+            /* finished from the loop, not inside the caller (see on_timer) */
+            c->sent_all = 1;
+            gw_http__arm_timer(c);
+        } else if (c->state == CS_SENDING || c->state == CS_FINAL) {
+            gw_http__arm_timer(c);
+        }
+        return 0;
+    }
+    struct wreq *wr = wreq_copy(c, bufs, n, done, total, last);
+    uv_buf_t b = uv_buf_init(wr->data, (unsigned)(total - done));
+    rc = uv_write(&wr->w, &c->h.stream, &b, 1, on_write);
     if (rc < 0) {
         /* Closing now could fire the abort callback inside the handler's
          * own call; the 0 ms timer closes from the loop instead. */

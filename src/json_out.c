@@ -36,33 +36,6 @@ static void put(struct jbuf *b, const char *s, size_t n)
     b->len += n;
 }
 
-/* Length of the valid UTF-8 sequence at s (jansson's utf8_check_*), or 0. */
-static size_t utf8_len(const unsigned char *s, size_t avail)
-{
-    unsigned c = s[0], v;
-    size_t n;
-
-    if (c >= 0xC2 && c <= 0xDF)
-        n = 2, v = c & 0x1F;
-    else if (c >= 0xE0 && c <= 0xEF)
-        n = 3, v = c & 0x0F;
-    else if (c >= 0xF0 && c <= 0xF4)
-        n = 4, v = c & 0x07;
-    else
-        return 0;
-    if (n > avail)
-        return 0;
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        v = (v << 6) | (s[i] & 0x3F);
-    }
-    if (v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF) || (n == 3 && v < 0x800) ||
-        (n == 4 && v < 0x10000))
-        return 0;
-    return n;
-}
-
 static const char *short_escape(unsigned char c)
 {
     switch (c) {
@@ -94,7 +67,7 @@ static bool put_string(struct jbuf *b, const char *str, size_t n)
     b->p[b->len++] = '"';
     while (s < end) {
         if (*s >= 0x20 && *s != '"' && *s != '\\') {
-            size_t k = *s < 0x80 ? 1 : utf8_len(s, (size_t)(end - s));
+            size_t k = *s < 0x80 ? 1 : gw_utf8_seq_len(s, (size_t)(end - s));
             if (k == 0)
                 return false;
             s += k;

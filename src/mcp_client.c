@@ -10,6 +10,7 @@
  * than gw_mcp_client_close(), never on the stack of a caller. */
 #include "gw/mcp_client.h"
 
+#include "gw/json_in.h"
 #include "gw/json_out.h"
 #include "gw/log.h"
 #include "gw/util.h"
@@ -607,7 +608,7 @@ void gw_mcp_client_receive(struct gw_mcp_client *c, const char *msg, size_t len)
         return;
     c->cur_msg = msg;
     c->cur_len = len;
-    root = json_loadb(msg, len, JSON_DECODE_ANY, &err);
+    root = gw_json_loadb(msg, len, JSON_DECODE_ANY, &err);
     if (root == NULL) {
         c->stats.non_json++;
         warn_limited(c, "upstream sent a line that is not JSON; dropped", err.text);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "gw/json_in.h"
 #include "gw/json_out.h"
 #include "gw/log.h"
 #include "gw/util.h"
@@ -222,7 +223,7 @@ static json_t *parse_body(struct gw_http_request *req)
                "Unsupported Media Type: the body must be application/json", NULL);
         return NULL;
     }
-    body = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &err);
+    body = gw_json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &err);
     if (body != NULL)
         return body;
     msg = gw_xasprintf("Parse error: invalid JSON at line %d column %d: %s", err.line, err.column,

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "gw/json_in.h"
 #include "gw/log.h"
 #include "gw/util.h"
 #include "gw/version.h"
@@ -294,7 +295,7 @@ static void note_answer(struct xfer *x, const char *data, size_t len)
 {
     if (!x->rpc_id || x->answered)
         return;
-    json_t *m = json_loadb(data, len, 0, NULL);
+    json_t *m = gw_json_loadb(data, len, 0, NULL);
     json_t *id = json_object_get(m, "id");
     json_t *result = json_object_get(m, "result");
     if (id && json_equal(id, x->rpc_id) && (result || json_object_get(m, "error"))) {
@@ -599,7 +600,7 @@ static int is_safe(const char *method)
 /* Reads what the retry policy and the version watch need from the JSON. */
 static void classify(struct xfer *x)
 {
-    json_t *m = json_loadb(x->body, x->body_len, 0, NULL);
+    json_t *m = gw_json_loadb(x->body, x->body_len, 0, NULL);
     const char *method = json_string_value(json_object_get(m, "method"));
     json_t *id = json_object_get(m, "id");
     snprintf(x->method, sizeof(x->method), "%s", method ? method : "");

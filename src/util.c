@@ -94,6 +94,32 @@ size_t gw_fmt_int(char *buf, long long v)
     return len;
 }
 
+size_t gw_utf8_seq_len(const unsigned char *s, size_t avail)
+{
+    unsigned c = s[0], v;
+    size_t n;
+
+    if (c >= 0xC2 && c <= 0xDF)
+        n = 2, v = c & 0x1F;
+    else if (c >= 0xE0 && c <= 0xEF)
+        n = 3, v = c & 0x0F;
+    else if (c >= 0xF0 && c <= 0xF4)
+        n = 4, v = c & 0x07;
+    else
+        return 0;
+    if (n > avail)
+        return 0;
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+        v = (v << 6) | (s[i] & 0x3F);
+    }
+    if (v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF) || (n == 3 && v < 0x800) ||
+        (n == 4 && v < 0x10000))
+        return 0;
+    return n;
+}
+
 void gw_utf8_trim(char *s)
 {
     size_t n = strlen(s), i = n, back = 0;

@@ -83,6 +83,7 @@ struct conn {
     uint64_t body_bytes; /* body + trailers so far */
     int headers_done, msg_done, in_trailers, keep_alive;
     int rejected, closing, reading, eof, open_handles;
+    int sent_all;    /* the last write of an answer completed at once */
     int fail_status; /* set by a parser callback that refuses the request */
     const char *fail_code;
     char fail_msg[160];

@@ -27,6 +27,11 @@ size_t gw_strlcpy(char *dst, const char *src, size_t cap);
  * the length. What "%lld" gives, without printf. */
 size_t gw_fmt_int(char *buf, long long v);
 
+/* Length of the valid UTF-8 sequence of 2-4 bytes at s (avail bytes
+ * readable), or 0: jansson's utf8_check_* rules (no overlong forms, no
+ * surrogates, nothing above U+10FFFF). */
+size_t gw_utf8_seq_len(const unsigned char *s, size_t avail);
+
 /* Cuts a trailing partial UTF-8 character off `s` (left by snprintf
  * truncating valid UTF-8), so the text stays valid for JSON. */
 void gw_utf8_trim(char *s);
