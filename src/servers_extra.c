@@ -1,6 +1,7 @@
 /* Prompts, resources and resource templates of the servers (design §5):
  * their discovery after the tools, re-listing on list_changed, and the
- * routing of prompts/get, resources/read and completion/complete.
+ * routing of prompts/get, resources/read, resources/subscribe and
+ * completion/complete.
  *
  * A server is listed for a kind only when it declared the capability at
  * initialize and its config loads it (load_prompts, load_resources). A
@@ -197,7 +198,9 @@ struct server *gw_extra_route(struct gw_servers *s, const char *method, json_t *
 
     if (strcmp(method, "prompts/get") == 0) {
         srv = route_prompt(s, p, "name", out_params, what);
-    } else if (strcmp(method, "resources/read") == 0 && uri != NULL) {
+    } else if ((strcmp(method, "resources/read") == 0 ||
+                strcmp(method, "resources/subscribe") == 0) &&
+               uri != NULL) {
         id = gw_extras_resource(s->extras, uri);
         *what = uri;
     } else if (strcmp(method, "completion/complete") == 0 && type != NULL) {
