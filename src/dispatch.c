@@ -181,6 +181,7 @@ static const char *unrecorded(int code)
 static void deliver(struct gw_call *c, int code, json_t *result, const char *message)
 {
     struct gw_call_outcome o;
+    json_t *shown = NULL;
     int recorded;
 
     if (result == NULL && defer(c, code, message))
@@ -190,6 +191,8 @@ static void deliver(struct gw_call *c, int code, json_t *result, const char *mes
         result = NULL;
         message = unrecorded(code);
     }
+    if (c->ns_contents && json_is_object(result))
+        result = shown = gw_extra_contents(c->server, result);
     o = (struct gw_call_outcome){
         .code = code,
         .result = result,
@@ -204,6 +207,7 @@ static void deliver(struct gw_call *c, int code, json_t *result, const char *mes
     uv_timer_stop(&c->timer);
     gw_relay_done(c); /* its relayed requests end before its caller hears */
     c->cb(c->data, &o);
+    json_decref(shown);
     uv_close((uv_handle_t *)&c->timer, call_free);
 }
 
@@ -512,6 +516,7 @@ int gw_servers_request(struct gw_servers *s, const struct gw_route_request *r, g
     if (r->dialog != NULL)
         gw_strlcpy(c->dialog, r->dialog, sizeof c->dialog);
     c->method = gw_xstrdup(r->method);
+    c->ns_contents = srv->cfg->resource_namespace && strcmp(r->method, "resources/read") == 0;
     c->params = params;
     c->timeout_ms = r->timeout_ms                  ? r->timeout_ms
                     : srv->cfg->request_timeout_ms ? srv->cfg->request_timeout_ms

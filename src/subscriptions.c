@@ -236,7 +236,15 @@ void gw_subs_updated(struct slot *sl, json_t *params)
 {
     const char *uri = json_string_value(json_object_get(params, "uri"));
     uint64_t round = ++sl->srv->owner->subs_round;
+    json_t *shown = json_incref(params);
 
+    if (uri != NULL && sl->srv->cfg->resource_namespace) {
+        char *ns = gw_extras_ns_uri(sl->srv->cfg->id, uri);
+        json_decref(shown);
+        shown = json_copy(params);
+        json_object_set_new(shown, "uri", json_string(ns));
+        free(ns);
+    }
     for (struct gw_sub_topic *t = uri ? sl->topics : NULL; t != NULL; t = t->next) {
         if (!covers(t->uri, uri))
             continue;
@@ -244,9 +252,10 @@ void gw_subs_updated(struct slot *sl, json_t *params)
             if (e->sub->round == round)
                 continue;
             e->sub->round = round;
-            e->sub->hooks->on_updated(e->sub->data, params);
+            e->sub->hooks->on_updated(e->sub->data, shown);
         }
     }
+    json_decref(shown);
 }
 
 /* ---- subscribers ---- */
@@ -271,13 +280,27 @@ void gw_subscriber_free(struct gw_subscriber *sub, bool tell_upstream)
         free(sub);
 }
 
+/* Is `e` a subscription to `uri` as the client knows it? `ns` is the
+ * server id when `uri` is namespaced ("mcpgw:<ns>/<rest>"), else "". */
+static bool names(const struct sub_entry *e, const char *uri, const char *ns, const char *rest)
+{
+    const struct gw_server_config *cfg = e->topic->slot->srv->cfg;
+
+    if (cfg->resource_namespace)
+        return strcmp(cfg->id, ns) == 0 && strcmp(e->topic->uri, rest) == 0;
+    return strcmp(e->topic->uri, uri) == 0;
+}
+
 int gw_subscriber_drop(struct gw_subscriber *sub, const char *uri)
 {
+    char ns[GW_EXTRA_NS_ID_MAX + 1] = "";
+    const char *rest = uri;
     bool held = false;
 
+    (void)gw_extras_ns_split(uri, ns, &rest); /* not namespaced: ns stays "" */
     for (struct sub_entry *e = sub->entries, *next; e != NULL; e = next) {
         next = e->snext;
-        if (strcmp(e->topic->uri, uri) == 0) {
+        if (names(e, uri, ns, rest)) {
             entry_end(e, true);
             held = true;
         }

@@ -168,6 +168,9 @@ struct gw_call {
     struct gw_server_request *requests;
     /* resources/subscribe: its subscriber, until the outcome. */
     struct gw_subscriber *sub;
+    /* resources/read of a resource_namespace server: contents' URIs are
+     * namespaced on the way back. */
+    bool ns_contents;
 };
 
 /* servers.c, for dispatch.c */
@@ -196,6 +199,10 @@ void gw_extra_forget(struct server *srv);
  * borrowed name for the outcome. NULL if nothing offers it. */
 struct server *gw_extra_route(struct gw_servers *s, const char *method, json_t *params,
                               json_t **out_params, const char **what);
+/* A resources/read result of a resource_namespace server as the client
+ * sees it: each contents[].uri in the "mcpgw:<server>/" form. `result` is
+ * borrowed; new reference. */
+json_t *gw_extra_contents(const char *server, json_t *result);
 
 /* subscriptions.c, for dispatch.c and servers.c */
 /* Is there room for one more subscription of `sub`? */

@@ -142,3 +142,57 @@ servers:
   // Unsubscribing what was dropped is not an error.
   assert.deepEqual(await a.unsubscribeResource({ uri: 'fx://a' }), {});
 });
+
+test('resource_namespace: URIs served as mcpgw:<id>/<uri> round-trip through read, complete and subscribe', async (t) => {
+  const server = (id, ns, args) => `  ${id}:
+    truely-stateless: true
+    command: ${FIXTURE}
+    args: [${args}]
+    resource_namespace: ${ns}
+    transform: [{prefix: '${id}_'}]
+`;
+  // Three servers offering the same URIs: two namespaced, one plain.
+  const d = await start(`version: 1\nservers:\n${server('one', true, "'--resources', 'fx', '--subscribe'")}`
+    + `${server('two', true, "'--resources', 'fx'")}${server('plain', false, "'--resources', 'fx'")}`, { waitReady: true });
+  t.after(() => stopClean(d));
+  await resourcesListed(d, 'mcpgw:one/fx://a', 'mcpgw:two/fx://a', 'fx://a');
+
+  const rest = (await d.get('/v1/resources')).json;
+  const oneA = rest.resources.find((r) => r.uri === 'mcpgw:one/fx://a');
+  assert.equal(oneA.server, 'one');
+  assert.equal(oneA.originalUri, 'fx://a');
+  assert.ok(rest.resourceTemplates.some((x) => x.uriTemplate === 'mcpgw:two/fx://item/{id}' && x.originalUriTemplate === 'fx://item/{id}'));
+  assert.deepEqual((await d.get('/v1/problems')).json.problems.filter((p) => /collision/.test(p.id)), [], 'no collisions');
+
+  const c = await connect(d);
+  t.after(() => c.close());
+  const listed = (await c.listResources()).resources.map((r) => r.uri).sort();
+  assert.deepEqual(listed, ['fx://a', 'fx://b', 'mcpgw:one/fx://a', 'mcpgw:one/fx://b', 'mcpgw:two/fx://a', 'mcpgw:two/fx://b']);
+  const templates = (await c.listResourceTemplates()).resourceTemplates.map((x) => x.uriTemplate).sort();
+  assert.deepEqual(templates, ['fx://item/{id}', 'mcpgw:one/fx://item/{id}', 'mcpgw:two/fx://item/{id}']);
+
+  // The server is sent its own URI; the contents come back namespaced.
+  const read = await c.readResource({ uri: 'mcpgw:one/fx://a' });
+  assert.equal(read.contents[0].uri, 'mcpgw:one/fx://a');
+  assert.equal(read.contents[0].text, 'contents of fx://a');
+  const item = await c.readResource({ uri: 'mcpgw:two/fx://item/9' });
+  assert.equal(item.contents[0].uri, 'mcpgw:two/fx://item/9');
+  assert.equal(item.contents[0].text, 'contents of fx://item/9');
+  const plain = await c.readResource({ uri: 'fx://a' });
+  assert.equal(plain.contents[0].uri, 'fx://a', 'a plain server\'s URIs pass unchanged');
+  await assert.rejects(c.readResource({ uri: 'mcpgw:nobody/fx://a' }), /Resource not found/);
+  const comp = await c.complete({ ref: { type: 'ref/resource', uri: 'mcpgw:one/fx://item/{id}' }, argument: { name: 'id', value: '' } });
+  assert.deepEqual(comp.completion.values, ['fx://item/{id}'], 'completion names the server\'s own template');
+
+  // Subscriptions take and give the namespaced form.
+  const touch = async (uri) => (await d.post('/v1/tools/one_touch/call', { arguments: { uri } })).json.contentItems[0].text;
+  await c.subscribeResource({ uri: 'mcpgw:one/fx://a' });
+  await waitFor(async () => {
+    assert.equal(await touch('fx://a'), 'touched fx://a: notified');
+    return c.updates.includes('mcpgw:one/fx://a');
+  });
+  assert.ok(c.updates.every((u) => u === 'mcpgw:one/fx://a'), c.updates.join());
+  await assert.rejects(c.subscribeResource({ uri: 'mcpgw:two/fx://a' }), /does not support resource subscriptions/);
+  assert.deepEqual(await c.unsubscribeResource({ uri: 'mcpgw:one/fx://a' }), {});
+  assert.equal(await touch('fx://a'), 'touched fx://a: not subscribed', 'the upstream was told');
+});
