@@ -9,11 +9,13 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <uv.h>
 
 #include "gw/util.h"
 
 static const char *const kind_words[] = {"prompt", "resource", "template"};
 static const char *const key_fields[] = {"name", "uri", "uriTemplate"};
+static const char *const original_fields[] = {"originalName", "originalUri", "originalUriTemplate"};
 
 /* One entry a server offers: its key (final prompt name, URI or template),
  * the original name (prompts) and the JSON to serve. */
@@ -113,8 +115,25 @@ static int derive_item(struct gw_cat_diags *d, const struct gw_server_config *cf
         json_object_set_new(it->json, "name", json_string(it->key));
         return 0;
     }
-    it->key = gw_xstrdup(key);
+    if (strncmp(key, GW_EXTRA_NS_SCHEME, strlen(GW_EXTRA_NS_SCHEME)) == 0 &&
+        !cfg->resource_namespace) {
+        char *tagged = gw_xasprintf("%s:%.200s", kind_words[kind], key);
+        gw_cat_diags_add(d, GW_SEV_WARNING, GW_CAT_BAD_ENTRY, cfg->id, tagged,
+                         "MCP server '%s' listed the %s '%.200s', which is not served: the "
+                         "scheme " GW_EXTRA_NS_SCHEME " is the gateway's own "
+                         "(resource_namespace)",
+                         cfg->id, kind_words[kind], key);
+        free(tagged);
+        return -1;
+    }
     it->json = json_deep_copy(e);
+    if (!cfg->resource_namespace) {
+        it->key = gw_xstrdup(key);
+        return 0;
+    }
+    it->original = gw_xstrdup(key);
+    it->key = gw_extras_ns_uri(cfg->id, key);
+    json_object_set_new(it->json, key_fields[kind], json_string(it->key));
     return 0;
 }
 
@@ -322,8 +341,8 @@ json_t *gw_extras_rest_json(const struct gw_extras *e, enum gw_extra_kind kind)
         const char *key = json_string_value(json_object_get(v, key_fields[kind]));
         json_t *o = json_object_get(e->owner[kind], key), *copy = json_copy(v);
         json_object_set(copy, "server", json_object_get(o, "server"));
-        if (kind == GW_EXTRA_PROMPTS)
-            json_object_set(copy, "originalName", json_object_get(o, "original"));
+        if (json_is_string(json_object_get(o, "original")))
+            json_object_set(copy, original_fields[kind], json_object_get(o, "original"));
         json_array_append_new(out, copy);
     }
     return out;
@@ -383,6 +402,28 @@ const char *gw_extras_server_at(const struct gw_extras *e, size_t i)
     return se ? se->id : NULL;
 }
 
+/* ---- namespaced URIs ---- */
+
+char *gw_extras_ns_uri(const char *server, const char *uri)
+{
+    return gw_xasprintf(GW_EXTRA_NS_SCHEME "%s/%s", server, uri);
+}
+
+int gw_extras_ns_split(const char *uri, char *server, const char **rest)
+{
+    size_t skip = strlen(GW_EXTRA_NS_SCHEME), n;
+
+    if (uri == NULL || strncmp(uri, GW_EXTRA_NS_SCHEME, skip) != 0)
+        return UV_EINVAL;
+    n = strcspn(uri + skip, "/");
+    if (n == 0 || n > GW_EXTRA_NS_ID_MAX || uri[skip + n] != '/')
+        return UV_EINVAL;
+    memcpy(server, uri + skip, n);
+    server[n] = '\0';
+    *rest = uri + skip + n + 1;
+    return 0;
+}
+
 /* ---- URI templates ---- */
 
 /* Matches `uri` from `u` against the template from `t`. An expression
@@ -415,8 +456,10 @@ static bool match_from(const char *t, const char *u, int depth)
 
 bool gw_extras_template_match(const char *tmpl, const char *uri)
 {
-    if (tmpl == NULL || uri == NULL || strlen(tmpl) > GW_EXTRA_URI_MAX ||
-        strlen(uri) > 4 * GW_EXTRA_URI_MAX)
+    /* A namespaced template is longer than its server's by its prefix. */
+    size_t most = GW_EXTRA_URI_MAX + strlen(GW_EXTRA_NS_SCHEME) + GW_EXTRA_NS_ID_MAX + 1;
+
+    if (tmpl == NULL || uri == NULL || strlen(tmpl) > most || strlen(uri) > 4 * most)
         return false;
     return match_from(tmpl, uri, 0);
 }

@@ -409,6 +409,8 @@ const struct gw_cfg_directive gw_cfg_server_directives[] = {
      NULL},
     {"servers.<id>.load_resources", GW_CFG_BOOL, SRV_OFF(load_resources), 0, 0, "true", NULL,
      "design", NULL},
+    {"servers.<id>.resource_namespace", GW_CFG_BOOL, SRV_OFF(resource_namespace), 0, 0, "false",
+     NULL, "design", NULL},
     {"servers.<id>.tools", GW_CFG_SECTION, 0, 0, 0, NULL, NULL, "000", NULL},
     {"servers.<id>.tools.whitelist", GW_CFG_STRLIST, SRV_OFF(whitelist), SRV_OFF(nwhitelist), 0,
      "[]", NULL, "000", NULL},

@@ -132,6 +132,8 @@ static void call_free(uv_handle_t *h)
 {
     struct gw_call *c = h->data;
 
+    if (c->sub != NULL) /* refused before it was sent: no outcome came */
+        gw_subs_call_done(c, GW_MCP_E_CANCELLED);
     free(c->tool);
     free(c->original);
     free(c->deferred_message);
@@ -168,9 +170,30 @@ static bool defer(struct gw_call *c, int code, const char *message)
     return true;
 }
 
+/* A subscription the upstream made and the gateway could not record. */
+static const char *unrecorded(int code)
+{
+    return code == GW_SERVERS_E_RELEASED
+               ? "the instance was released or replaced before the subscription took hold"
+               : "the gateway keeps no more subscribed URIs on this upstream instance";
+}
+
 static void deliver(struct gw_call *c, int code, json_t *result, const char *message)
 {
-    struct gw_call_outcome o = {
+    struct gw_call_outcome o;
+    json_t *shown = NULL;
+    int recorded;
+
+    if (result == NULL && defer(c, code, message))
+        return;
+    if (c->sub != NULL && (recorded = gw_subs_call_done(c, code)) != code) {
+        code = recorded;
+        result = NULL;
+        message = unrecorded(code);
+    }
+    if (c->ns_contents && json_is_object(result))
+        result = shown = gw_extra_contents(c->server, result);
+    o = (struct gw_call_outcome){
         .code = code,
         .result = result,
         .error = c->rpc_error,
@@ -180,13 +203,11 @@ static void deliver(struct gw_call *c, int code, json_t *result, const char *mes
         .tool = c->original,
         .dialog = c->dialog[0] ? c->dialog : NULL,
     };
-
-    if (result == NULL && defer(c, code, message))
-        return;
     c->state = CALL_DONE;
     uv_timer_stop(&c->timer);
     gw_relay_done(c); /* its relayed requests end before its caller hears */
     c->cb(c->data, &o);
+    json_decref(shown);
     uv_close((uv_handle_t *)&c->timer, call_free);
 }
 
@@ -221,6 +242,14 @@ void gw_dispatch_send(struct gw_call *c)
     struct gw_servers *s = c->s;
     int rc;
 
+    if (c->sub != NULL && !gw_subs_supported(c)) {
+        char *why = gw_xasprintf("MCP server '%s' does not support resource subscriptions (it "
+                                 "did not declare resources.subscribe)",
+                                 c->server);
+        gw_dispatch_fail(c, GW_SERVERS_E_UNSUPPORTED, why);
+        free(why);
+        return;
+    }
     c->state = CALL_SENT;
     s->in_flight++;
     tool_add(s, c->tool, 1);
@@ -459,8 +488,15 @@ int gw_servers_request(struct gw_servers *s, const struct gw_route_request *r, g
     struct server *srv;
     struct gw_call *c;
 
+    bool subscribe;
+
     if (r->method == NULL || !json_is_object(r->params))
         return GW_SERVERS_E_NO_TOOL;
+    subscribe = strcmp(r->method, "resources/subscribe") == 0;
+    if (subscribe && r->subscriber == NULL)
+        return GW_SERVERS_E_NO_TOOL;
+    if (subscribe && !gw_subs_room(r->subscriber))
+        return GW_SERVERS_E_SUBS_FULL;
     srv = gw_extra_route(s, r->method, r->params, &params, &what);
     if (srv == NULL)
         return GW_SERVERS_E_NO_TOOL;
@@ -480,10 +516,13 @@ int gw_servers_request(struct gw_servers *s, const struct gw_route_request *r, g
     if (r->dialog != NULL)
         gw_strlcpy(c->dialog, r->dialog, sizeof c->dialog);
     c->method = gw_xstrdup(r->method);
+    c->ns_contents = srv->cfg->resource_namespace && strcmp(r->method, "resources/read") == 0;
     c->params = params;
     c->timeout_ms = r->timeout_ms                  ? r->timeout_ms
                     : srv->cfg->request_timeout_ms ? srv->cfg->request_timeout_ms
                                                    : srv->snap->gateway.request_timeout_ms;
+    if (subscribe)
+        gw_subs_begin(c, r->subscriber);
     return route(s, srv, c, cb, data, out);
 }
 

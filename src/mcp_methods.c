@@ -65,11 +65,14 @@ json_t *gw_mcp__initialize_result(struct gw_mcp_server *ms, const char *version)
     bool templates = gw_servers_offers(ms->servers, GW_EXTRA_TEMPLATES);
 
     /* Capabilities cannot change during a session: what some server
-     * offers now is declared, with listChanged for what comes later. */
+     * offers now is declared, with listChanged for what comes later.
+     * subscribe is declared because the gateway relays it; a resource whose
+     * server cannot do it gets an error saying so. */
     if (prompts)
         json_object_set_new(caps, "prompts", json_pack("{s:b}", "listChanged", 1));
     if (templates || gw_servers_offers(ms->servers, GW_EXTRA_RESOURCES))
-        json_object_set_new(caps, "resources", json_pack("{s:b}", "listChanged", 1));
+        json_object_set_new(caps, "resources",
+                            json_pack("{s:b, s:b}", "subscribe", 1, "listChanged", 1));
     if (prompts || templates)
         json_object_set_new(caps, "completions", json_object());
     return r;
@@ -169,6 +172,8 @@ static json_t *routed_reply(const struct gw_mcp_call *c, const struct gw_call_ou
 
     if (o->code == 0 && json_is_object(o->result))
         return gw_mcp__result(c->id, json_incref(o->result));
+    if (o->code == GW_SERVERS_E_UNSUPPORTED)
+        return gw_mcp__error(c->id, RPC_INVALID_PARAMS, o->message);
     if (o->code == GW_MCP_E_RPC && json_is_integer(code)) {
         r = json_pack("{s:s, s:O, s:{s:O, s:O?}}", "jsonrpc", "2.0", "id", c->id, "error", "code",
                       code, "message", json_object_get(o->error, "message"));
@@ -469,13 +474,55 @@ static json_t *start_call(struct gw_mcp_session *s, struct gw_mcp_exchange *x, j
     return NULL;
 }
 
-/* prompts/get, resources/read, completion/complete: routed to the server
- * that offers what they name (MCP: -32602 for an unknown prompt, -32002
- * for an unknown resource). */
+/* ---- resource subscriptions ---- */
+
+/* notifications/resources/updated goes on the session's GET stream, the
+ * one MCP gives to messages that no request of the client caused. */
+static void hook_updated(void *data, json_t *params)
+{
+    struct gw_mcp_session *s = data;
+    json_t *msg;
+
+    if (!s->had_get)
+        return;
+    msg = json_pack("{s:s, s:s, s:O}", "jsonrpc", "2.0", "method",
+                    "notifications/resources/updated", "params", params);
+    gw_mcp__session_send(s, msg);
+    json_decref(msg);
+}
+
+static const struct gw_subscriber_hooks subscriber_hooks = {hook_updated};
+
+static struct gw_subscriber *subscriber_of(struct gw_mcp_session *s)
+{
+    if (s->sub == NULL)
+        s->sub = gw_subscriber_new(s->ms->servers, &subscriber_hooks, s);
+    return s->sub;
+}
+
+/* Answered at once: from now on the session hears nothing of the URI,
+ * whatever the upstream answers to the resources/unsubscribe it may be
+ * sent. */
+static json_t *unsubscribe(struct gw_mcp_session *s, json_t *id, json_t *params)
+{
+    const char *uri = json_string_value(json_object_get(params, "uri"));
+
+    if (uri == NULL)
+        return gw_mcp__error(id, RPC_INVALID_PARAMS,
+                             "resources/unsubscribe needs params.uri (a string)");
+    if (gw_subscriber_drop(subscriber_of(s), uri) != 0)
+        return gw_mcp__error(id, RPC_RESOURCE_NOT_FOUND, "Resource not found");
+    return gw_mcp__result(id, json_object());
+}
+
+/* prompts/get, resources/read, resources/subscribe, completion/complete:
+ * routed to the server that offers what they name (MCP: -32602 for an
+ * unknown prompt, -32002 for an unknown resource). */
 static json_t *start_routed(struct gw_mcp_session *s, struct gw_mcp_exchange *x, json_t *id,
                             const char *method, json_t *params)
 {
-    struct gw_route_request r = {method, params, s->dialog, 0};
+    bool subscribe = strcmp(method, "resources/subscribe") == 0;
+    struct gw_route_request r = {method, params, s->dialog, 0, NULL};
     struct gw_mcp_call *c;
     int rc;
 
@@ -485,6 +532,11 @@ static json_t *start_routed(struct gw_mcp_session *s, struct gw_mcp_exchange *x,
                              "finish");
     if (!json_is_object(params))
         return gw_mcp__error(id, RPC_INVALID_PARAMS, "params must be an object");
+    if (subscribe && !json_is_string(json_object_get(params, "uri")))
+        return gw_mcp__error(id, RPC_INVALID_PARAMS,
+                             "resources/subscribe needs params.uri (a string)");
+    if (subscribe)
+        r.subscriber = subscriber_of(s);
     c = call_new(s, x, id, method);
     c->routed = true;
     rc = gw_servers_request(s->ms->servers, &r, on_call_outcome, c, &c->call);
@@ -493,8 +545,16 @@ static json_t *start_routed(struct gw_mcp_session *s, struct gw_mcp_exchange *x,
         return NULL;
     }
     call_drop(c);
-    if (rc == GW_SERVERS_E_NO_TOOL && strcmp(method, "resources/read") == 0)
+    if (rc == GW_SERVERS_E_NO_TOOL && (subscribe || strcmp(method, "resources/read") == 0))
         return gw_mcp__error(id, RPC_RESOURCE_NOT_FOUND, "Resource not found");
+    if (rc == GW_SERVERS_E_SUBS_FULL) {
+        char *msg = gw_xasprintf("this session holds %d resource subscriptions, the most the "
+                                 "gateway keeps per session; unsubscribe from some first",
+                                 GW_SUBS_PER_SUBSCRIBER);
+        json_t *e = gw_mcp__error(id, RPC_INTERNAL_ERROR, msg);
+        free(msg);
+        return e;
+    }
     if (rc == GW_SERVERS_E_NO_TOOL)
         return gw_mcp__error(id, RPC_INVALID_PARAMS,
                              strcmp(method, "prompts/get") == 0
@@ -580,8 +640,10 @@ static json_t *request(struct gw_mcp_session *s, struct gw_mcp_exchange *x, cons
     if (strcmp(method, "resources/templates/list") == 0)
         return extras_list(s, id, params, GW_EXTRA_TEMPLATES);
     if (strcmp(method, "prompts/get") == 0 || strcmp(method, "resources/read") == 0 ||
-        strcmp(method, "completion/complete") == 0)
+        strcmp(method, "resources/subscribe") == 0 || strcmp(method, "completion/complete") == 0)
         return start_routed(s, x, id, method, params);
+    if (strcmp(method, "resources/unsubscribe") == 0)
+        return unsubscribe(s, id, params);
     if (strcmp(method, "initialize") == 0)
         return gw_mcp__error(id, RPC_INVALID_REQUEST,
                              "this session is already initialized; POST initialize without "

@@ -239,6 +239,10 @@ void gw_mcp__session_end(struct gw_mcp_session *s, bool release, const char *why
         gw_servers_release(ms->servers, s->dialog, NULL, released);
         json_decref(released);
     }
+    /* After the release: the released instances dropped their
+     * subscriptions already and are not sent unsubscribes on their way out. */
+    if (s->sub != NULL)
+        gw_subscriber_free(s->sub, !ms->closing);
     gw_log(GW_LOG_INFO, "mcp session ended", "dialog", s->dialog, "why", why, NULL);
     for (size_t i = 0; s->kept != NULL && i < MCP_KEEP_EVENTS; i++)
         free(s->kept[i].text);

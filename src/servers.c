@@ -12,10 +12,10 @@
 #include "gw/servers_internal.h"
 #include "gw/util.h"
 
-#define BACKOFF_MIN_MS   500
-#define BACKOFF_MAX_MS   30000
-#define BACKOFF_RESET_MS 60000
-#define SWEEP_MS         1000
+#define BACKOFF_MIN_MS       500
+#define BACKOFF_MAX_MS       30000
+#define BACKOFF_RESET_MS     60000
+#define SWEEP_MS             1000
 #define SPARE_TOPUP_DELAY_MS 25
 
 static const char *const server_state_names[] = {"starting", "ready", "degraded", "failed",
@@ -229,6 +229,7 @@ static void slot_retire(struct slot *sl)
         return;
     sl->role = ROLE_RETIRED;
     sl->ready = false;
+    gw_subs_slot_gone(sl);
     gw_instance_stop(sl->inst, sl->srv->snap->gateway.shutdown_grace_ms);
 }
 
@@ -504,14 +505,17 @@ static void inst_tools_changed(struct gw_instance *inst, void *data)
         list_tools(slot->srv, slot);
 }
 
-/* prompts/resources list_changed re-list; progress and logs go to calls. */
+/* prompts/resources list_changed re-list; resources/updated goes to the
+ * subscribers; progress and logs go to calls. */
 static void inst_notification(struct gw_instance *inst, const char *method, json_t *params,
                               void *data)
 {
     struct slot *slot = data;
     bool ready = slot->srv->state == SRV_READY && slot->ready;
 
-    if (strcmp(method, "notifications/prompts/list_changed") == 0 && ready)
+    if (strcmp(method, "notifications/resources/updated") == 0)
+        gw_subs_updated(slot, params);
+    else if (strcmp(method, "notifications/prompts/list_changed") == 0 && ready)
         gw_extra_discover(slot->srv, slot, 1u << GW_EXTRA_PROMPTS);
     else if (strcmp(method, "notifications/resources/list_changed") == 0 && ready)
         gw_extra_discover(slot->srv, slot, (1u << GW_EXTRA_RESOURCES) | (1u << GW_EXTRA_TEMPLATES));

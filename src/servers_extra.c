@@ -1,6 +1,7 @@
 /* Prompts, resources and resource templates of the servers (design §5):
  * their discovery after the tools, re-listing on list_changed, and the
- * routing of prompts/get, resources/read and completion/complete.
+ * routing of prompts/get, resources/read, resources/subscribe and
+ * completion/complete.
  *
  * A server is listed for a kind only when it declared the capability at
  * initialize and its config loads it (load_prompts, load_resources). A
@@ -186,10 +187,23 @@ static struct server *route_prompt(struct gw_servers *s, json_t *holder, const c
     return gw_servers_find(s, id);
 }
 
+/* A namespaced server is sent its own URI: "mcpgw:<id>/" comes off the
+ * "uri" of `holder`. Returns the URI to send (owned by `holder`). */
+static const char *to_upstream(const struct server *srv, json_t *holder, const char *uri)
+{
+    char id[GW_EXTRA_NS_ID_MAX + 1];
+    const char *rest;
+
+    if (!srv->cfg->resource_namespace || gw_extras_ns_split(uri, id, &rest) != 0)
+        return uri;
+    json_object_set_new(holder, "uri", json_string(rest));
+    return json_string_value(json_object_get(holder, "uri"));
+}
+
 struct server *gw_extra_route(struct gw_servers *s, const char *method, json_t *params,
                               json_t **out_params, const char **what)
 {
-    json_t *p = json_deep_copy(params), *ref = json_object_get(p, "ref");
+    json_t *p = json_deep_copy(params), *ref = json_object_get(p, "ref"), *holder = p;
     const char *uri = json_string_value(json_object_get(p, "uri"));
     const char *type = json_string_value(json_object_get(ref, "type"));
     const char *id = NULL;
@@ -197,9 +211,10 @@ struct server *gw_extra_route(struct gw_servers *s, const char *method, json_t *
 
     if (strcmp(method, "prompts/get") == 0) {
         srv = route_prompt(s, p, "name", out_params, what);
-    } else if (strcmp(method, "resources/read") == 0 && uri != NULL) {
+    } else if ((strcmp(method, "resources/read") == 0 ||
+                strcmp(method, "resources/subscribe") == 0) &&
+               uri != NULL) {
         id = gw_extras_resource(s->extras, uri);
-        *what = uri;
     } else if (strcmp(method, "completion/complete") == 0 && type != NULL) {
         if (strcmp(type, "ref/prompt") == 0) {
             srv = route_prompt(s, ref, "name", out_params, what);
@@ -208,7 +223,7 @@ struct server *gw_extra_route(struct gw_servers *s, const char *method, json_t *
             id = gw_extras_template(s->extras, uri);
             if (id == NULL)
                 id = gw_extras_resource(s->extras, uri);
-            *what = uri;
+            holder = ref;
         }
     }
     if (id != NULL)
@@ -217,8 +232,30 @@ struct server *gw_extra_route(struct gw_servers *s, const char *method, json_t *
         json_decref(p);
         return NULL;
     }
+    if (id != NULL)
+        *what = to_upstream(srv, holder, uri);
     *out_params = p;
     return srv;
+}
+
+json_t *gw_extra_contents(const char *server, json_t *result)
+{
+    json_t *shown = json_copy(result), *contents = json_array(), *item;
+    size_t i;
+
+    json_array_foreach(json_object_get(result, "contents"), i, item)
+    {
+        const char *uri = json_string_value(json_object_get(item, "uri"));
+        json_t *copy = json_is_object(item) ? json_copy(item) : json_incref(item);
+        if (uri != NULL) {
+            char *ns = gw_extras_ns_uri(server, uri);
+            json_object_set_new(copy, "uri", json_string(ns));
+            free(ns);
+        }
+        json_array_append_new(contents, copy);
+    }
+    json_object_set_new(shown, "contents", contents);
+    return shown;
 }
 
 /* ---- projections ---- */

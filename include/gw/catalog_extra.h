@@ -7,7 +7,11 @@
  * (the catalog's own functions do it) — and a final name offered by two
  * servers keeps its first owner. Resource URIs and URI templates pass
  * through unchanged; a URI (or template) offered by two servers keeps its
- * first owner. "First" is the order in which servers first gave a listing;
+ * first owner. A server with resource_namespace has its URIs and templates
+ * served as "mcpgw:<id>/<uri>" instead (a template keeps its expressions,
+ * so it stays an RFC 6570 template matching the namespaced URIs); another
+ * server's URIs in that scheme are not served, so namespaced ones never
+ * collide. "First" is the order in which servers first gave a listing;
  * a server that goes away frees its names and URIs for the others (their
  * skipped entries are offered again at once).
  *
@@ -31,6 +35,10 @@ enum gw_extra_kind { GW_EXTRA_PROMPTS, GW_EXTRA_RESOURCES, GW_EXTRA_TEMPLATES, G
 #define GW_EXTRA_ENTRY_MAX_BYTES (64u * 1024u)
 #define GW_EXTRA_URI_MAX         2048u
 
+/* The scheme of namespaced URIs: "mcpgw:<server id>/<the server's URI>". */
+#define GW_EXTRA_NS_SCHEME "mcpgw:"
+#define GW_EXTRA_NS_ID_MAX 64 /* a server id's longest */
+
 struct gw_extras;
 
 struct gw_extras *gw_extras_new(void);
@@ -50,8 +58,10 @@ unsigned gw_extras_remove(struct gw_extras *e, const char *server);
  * [ResourceTemplate] as the servers sent them. New reference. */
 json_t *gw_extras_json(const struct gw_extras *e, enum gw_extra_kind kind);
 
-/* The same with "server" (and "originalName" for prompts) added to each
- * entry, for GET /v1/prompts and /v1/resources. New reference. */
+/* The same with "server" (and "originalName" for prompts,
+ * "originalUri" / "originalUriTemplate" for namespaced resources and
+ * templates) added to each entry, for GET /v1/prompts and /v1/resources.
+ * New reference. */
 json_t *gw_extras_rest_json(const struct gw_extras *e, enum gw_extra_kind kind);
 
 /* Owner lookups; NULL when nothing matches. */
@@ -70,6 +80,13 @@ const struct gw_cat_diags *gw_extras_diags(const struct gw_extras *e, const char
 
 /* Server ids known to the extras, i from 0 while non-NULL. */
 const char *gw_extras_server_at(const struct gw_extras *e, size_t i);
+
+/* "mcpgw:<server>/<uri>". New string. */
+char *gw_extras_ns_uri(const char *server, const char *uri);
+/* Splits a namespaced URI: 0 with `server` (GW_EXTRA_NS_ID_MAX + 1 bytes)
+ * and *rest (pointing into `uri`) set, or UV_EINVAL when `uri` is not
+ * "mcpgw:<id>/<rest>" with an id of 1 to GW_EXTRA_NS_ID_MAX characters. */
+int gw_extras_ns_split(const char *uri, char *server, const char **rest);
 
 /* Exposed for tests: does `uri` match the URI template `tmpl`? */
 bool gw_extras_template_match(const char *tmpl, const char *uri);

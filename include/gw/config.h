@@ -98,6 +98,7 @@ struct gw_server_config {
     uint64_t request_timeout_ms; /* 0: gateway.request_timeout applies */
     json_t *init_config;         /* `config`, sent as initialize params.config; NULL if absent */
     bool load_tools, load_prompts, load_resources;
+    bool resource_namespace; /* URIs shown as mcpgw:<id>/<uri> (docs/config.md) */
 
     char **whitelist;
     size_t nwhitelist;

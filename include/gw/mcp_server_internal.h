@@ -15,12 +15,13 @@
 #include <stdint.h>
 
 #include "gw/mcp_server.h"
+#include "gw/subscriptions.h"
 
 #define MCP_SESSION_ID_LEN  32         /* hex characters: 128 bits (security.md C6) */
 #define MCP_SESSION_BUCKETS 16384      /* hash table of sessions; ids are random */
 #define MCP_KEEP_EVENTS     32         /* GET-stream events kept per session */
 #define MCP_MAX_QUEUED      (1u << 20) /* bytes waiting on one stream; beyond: dropped */
-#define MCP_MAX_CALLS       256        /* tools/call in flight per session */
+#define MCP_MAX_CALLS       256        /* tools/call and routed requests in flight per session */
 #define MCP_MAX_BATCH       100        /* messages in one 2025-03-26 batch */
 #define MCP_SWEEP_MS        60000      /* idle-session sweep period */
 #define MCP_NOTIFY_DELAY_MS 50         /* coalesces one reload's catalog commits */
@@ -67,9 +68,10 @@ struct gw_mcp_session {
     uint64_t next_seq;           /* the next SSE event id of this session */
     struct gw_mcp_call *calls;   /* tools/call and routed requests in flight */
     unsigned ncalls;
-    unsigned caps;            /* GW_CLIENT_CAP_* from client_caps */
-    uint64_t next_request_id; /* ids of the requests relayed to the client */
-    unsigned next_stream;     /* POST streams opened (SSE ids "<stream>.<seq>") */
+    unsigned caps;             /* GW_CLIENT_CAP_* from client_caps */
+    uint64_t next_request_id;  /* ids of the requests relayed to the client */
+    unsigned next_stream;      /* POST streams opened (SSE ids "<stream>.<seq>") */
+    struct gw_subscriber *sub; /* resource subscriptions; made on first use */
 };
 
 /* One POST: the answers to the requests in it are gathered here and sent
@@ -154,7 +156,8 @@ int gw_mcp__session_new(struct gw_mcp_server *ms, const char *dialog, struct gw_
 struct gw_mcp_session *gw_mcp__session_find(struct gw_mcp_server *ms, const char *id);
 /* Ends a session: its GET stream is ended, its calls are cancelled (their
  * POSTs get an error), its dialog's leases are released when `release`,
- * and it is freed. */
+ * its resource subscriptions end (upstreams told, unless the gateway is
+ * stopping), and it is freed. */
 void gw_mcp__session_end(struct gw_mcp_session *s, bool release, const char *why);
 /* Makes `req` the session's GET stream (the caller checked there is none)
  * and replays kept events after `last_event_id` (may be NULL). */

@@ -41,6 +41,8 @@ enum {
     GW_SERVERS_E_LIMIT = -5204,       /* 429: a concurrency limit stayed full */
     GW_SERVERS_E_SPAWN = -5205,       /* 502: the lease's instance failed to start */
     GW_SERVERS_E_RELEASED = -5206,    /* 409: released or removed while waiting */
+    GW_SERVERS_E_UNSUPPORTED = -5207, /* the upstream did not declare what the request needs */
+    GW_SERVERS_E_SUBS_FULL = -5208,   /* a subscription limit (subscriptions.h) is reached */
 };
 
 /* The longest dialog id "root/self". */
@@ -54,6 +56,7 @@ int gw_dialog_parse(const char *s, char *root, char *self, char *canon);
 
 struct gw_servers;
 struct gw_call;
+struct gw_subscriber;
 
 struct gw_servers_cbs {
     /* Every server has finished its first attempt (ready or failed). */
@@ -167,20 +170,27 @@ int gw_servers_call(struct gw_servers *s, const struct gw_call_request *r, gw_ca
 
 /* A request routed to the server that offers what it names (design §5):
  * prompts/get by final prompt name (sent with the ORIGINAL name),
- * resources/read by URI (a listed URI, else a matching template),
- * completion/complete by params.ref (a prompt or a resource template). It
- * goes through the same leases and limits as a tool call: a leased server
- * needs a dialog and uses the dialog's instance. */
+ * resources/read and resources/subscribe by URI (a listed URI, else a
+ * matching template), completion/complete by params.ref (a prompt or a
+ * resource template). It goes through the same leases and limits as a tool
+ * call: a leased server needs a dialog and uses the dialog's instance.
+ * resources/subscribe needs a subscriber (subscriptions.h): it fails with
+ * GW_SERVERS_E_UNSUPPORTED when the instance did not declare
+ * resources.subscribe, and on success the subscription is recorded before
+ * the outcome fires. */
 struct gw_route_request {
     const char *method;
     json_t *params; /* borrowed object */
     const char *dialog;
-    uint64_t timeout_ms; /* 0: server, else gateway request timeout */
+    uint64_t timeout_ms;              /* 0: server, else gateway request timeout */
+    struct gw_subscriber *subscriber; /* resources/subscribe only */
 };
 
 /* Same contract as gw_servers_call; GW_SERVERS_E_NO_TOOL means nothing
- * offers what the request names (or the method is not routable). The
- * outcome's `tool` is the ORIGINAL prompt name or the URI. */
+ * offers what the request names (or the method is not routable), and
+ * GW_SERVERS_E_SUBS_FULL that the subscriber holds GW_SUBS_PER_SUBSCRIBER
+ * subscriptions. The outcome's `tool` is the ORIGINAL prompt name or the
+ * URI. */
 int gw_servers_request(struct gw_servers *s, const struct gw_route_request *r, gw_call_cb cb,
                        void *data, struct gw_call **out);
 

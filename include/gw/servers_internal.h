@@ -1,5 +1,6 @@
-/* Shared by servers.c (server runtimes, instances, leases) and dispatch.c
- * (calls and limits) only. Nothing else includes it.
+/* Shared by servers.c (server runtimes, instances, leases), dispatch.c
+ * (calls and limits), servers_extra.c, servers_relay.c and subscriptions.c
+ * only. Nothing else includes it.
  *
  * Ownership:
  *   gw_servers ─┬─ servers (list, config order) ─┬─ slots (list): one per live instance
@@ -32,6 +33,7 @@ enum slot_role {
 
 struct lease;
 struct gw_call;
+struct gw_sub_topic;
 
 struct slot {
     struct server *srv;
@@ -39,8 +41,10 @@ struct slot {
     struct gw_instance *inst;
     enum slot_role role;
     bool ready;
-    struct lease *lease;  /* ROLE_LEASED */
-    struct gw_call *sent; /* calls sent on this instance and not answered */
+    struct lease *lease;         /* ROLE_LEASED */
+    struct gw_call *sent;        /* calls sent on this instance and not answered */
+    struct gw_sub_topic *topics; /* URIs subscribed on this instance (subscriptions.c) */
+    unsigned ntopics;
 };
 
 struct lease {
@@ -114,6 +118,9 @@ struct gw_servers {
     /* Relays (servers_relay.c). */
     uint64_t next_token;
     struct gw_relay_stats relay;
+    /* Subscriptions (subscriptions.c): one number per updated
+     * notification, so that a subscriber hears it once. */
+    uint64_t subs_round;
 };
 
 /* A relayed server request (servers_relay.c): hangs on the call that
@@ -159,6 +166,11 @@ struct gw_call {
     unsigned client_caps;
     struct gw_call *sent_prev, *sent_next; /* the slot's sent list */
     struct gw_server_request *requests;
+    /* resources/subscribe: its subscriber, until the outcome. */
+    struct gw_subscriber *sub;
+    /* resources/read of a resource_namespace server: contents' URIs are
+     * namespaced on the way back. */
+    bool ns_contents;
 };
 
 /* servers.c, for dispatch.c */
@@ -187,6 +199,26 @@ void gw_extra_forget(struct server *srv);
  * borrowed name for the outcome. NULL if nothing offers it. */
 struct server *gw_extra_route(struct gw_servers *s, const char *method, json_t *params,
                               json_t **out_params, const char **what);
+/* A resources/read result of a resource_namespace server as the client
+ * sees it: each contents[].uri in the "mcpgw:<server>/" form. `result` is
+ * borrowed; new reference. */
+json_t *gw_extra_contents(const char *server, json_t *result);
+
+/* subscriptions.c, for dispatch.c and servers.c */
+/* Is there room for one more subscription of `sub`? */
+bool gw_subs_room(const struct gw_subscriber *sub);
+/* The call is a resources/subscribe of `sub` (counted until it ends). */
+void gw_subs_begin(struct gw_call *call, struct gw_subscriber *sub);
+/* Did the call's instance declare resources.subscribe? */
+bool gw_subs_supported(const struct gw_call *call);
+/* The subscribe call ends with `code`: on success the subscription is
+ * recorded on the call's slot. Returns `code`, or the error that kept it
+ * from being recorded (the slot was retired, a limit). */
+int gw_subs_call_done(struct gw_call *call, int code);
+/* The slot is retired: its subscriptions end. */
+void gw_subs_slot_gone(struct slot *slot);
+/* notifications/resources/updated from the slot's instance. */
+void gw_subs_updated(struct slot *slot, json_t *params);
 
 /* dispatch.c, for servers.c */
 void gw_dispatch_send(struct gw_call *call);

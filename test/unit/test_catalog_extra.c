@@ -1,6 +1,7 @@
 /* Unit tests of the catalog extras: prompt names under the tool rules,
  * first-owner collisions for prompts and URIs (and the re-offer when the
- * owner goes), and URI template matching for resources/read routing. */
+ * owner goes), namespaced URIs (resource_namespace), and URI template
+ * matching for resources/read routing. */
 #include "gw/catalog_extra.h"
 
 #include <check.h>
@@ -86,6 +87,68 @@ START_TEST(resources_and_templates_route)
 }
 END_TEST
 
+START_TEST(namespaced_resources_do_not_collide)
+{
+    struct gw_extras *e = gw_extras_new();
+    struct gw_server_config a = server("a"), b = server("b"), c = server("c");
+    json_t *r = js("[{\"uri\":\"file:///x\",\"name\":\"x\"}]");
+    json_t *t = js("[{\"uriTemplate\":\"demo://r/{id}\",\"name\":\"t\"}]");
+    json_t *rc = js("[{\"uri\":\"mcpgw:a/file:///x\",\"name\":\"squat\"},"
+                    "{\"uri\":\"file:///x\",\"name\":\"x3\"}]");
+    json_t *served, *rest;
+
+    a.resource_namespace = b.resource_namespace = true;
+    gw_extras_set(e, &a, GW_EXTRA_RESOURCES, r);
+    gw_extras_set(e, &a, GW_EXTRA_TEMPLATES, t);
+    gw_extras_set(e, &b, GW_EXTRA_RESOURCES, r);
+    gw_extras_set(e, &b, GW_EXTRA_TEMPLATES, t);
+    gw_extras_set(e, &c, GW_EXTRA_RESOURCES, rc);
+    /* the same URIs and templates from three servers: no collision */
+    ck_assert_str_eq(gw_extras_resource(e, "mcpgw:a/file:///x"), "a");
+    ck_assert_str_eq(gw_extras_resource(e, "mcpgw:b/file:///x"), "b");
+    ck_assert_str_eq(gw_extras_resource(e, "file:///x"), "c");
+    ck_assert_str_eq(gw_extras_resource(e, "mcpgw:b/demo://r/7"), "b");
+    ck_assert_ptr_null(gw_extras_resource(e, "demo://r/7"));
+    ck_assert_str_eq(gw_extras_template(e, "mcpgw:a/demo://r/{id}"), "a");
+    ck_assert_uint_eq(gw_extras_diags(e, "a")->n, 0);
+    ck_assert_uint_eq(gw_extras_diags(e, "b")->n, 0);
+    /* a plain server cannot offer a URI in the gateway's scheme */
+    ck_assert_uint_eq(gw_extras_diags(e, "c")->n, 1);
+    ck_assert_ptr_nonnull(strstr(gw_extras_diags(e, "c")->v[0].message, "gateway's own"));
+    served = gw_extras_json(e, GW_EXTRA_TEMPLATES);
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(served, 0), "uriTemplate")),
+                     "mcpgw:a/demo://r/{id}");
+    rest = gw_extras_rest_json(e, GW_EXTRA_RESOURCES);
+    ck_assert_uint_eq(json_array_size(rest), 3);
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(rest, 1), "originalUri")),
+                     "file:///x");
+    ck_assert_ptr_null(json_object_get(json_array_get(rest, 2), "originalUri"));
+    json_decref(served);
+    json_decref(rest);
+    json_decref(r);
+    json_decref(t);
+    json_decref(rc);
+    gw_extras_free(e);
+}
+END_TEST
+
+START_TEST(namespaced_uri_split)
+{
+    char id[GW_EXTRA_NS_ID_MAX + 1];
+    const char *rest = NULL;
+    char *ns = gw_extras_ns_uri("fx", "fx://a/b");
+
+    ck_assert_str_eq(ns, "mcpgw:fx/fx://a/b");
+    ck_assert_int_eq(gw_extras_ns_split(ns, id, &rest), 0);
+    ck_assert_str_eq(id, "fx");
+    ck_assert_str_eq(rest, "fx://a/b");
+    ck_assert_int_ne(gw_extras_ns_split("fx://a", id, &rest), 0);
+    ck_assert_int_ne(gw_extras_ns_split("mcpgw:/x", id, &rest), 0);
+    ck_assert_int_ne(gw_extras_ns_split("mcpgw:fx", id, &rest), 0);
+    free(ns);
+}
+END_TEST
+
 START_TEST(template_matching)
 {
     ck_assert(gw_extras_template_match("a://b/{x}", "a://b/1"));
@@ -109,6 +172,8 @@ int main(void)
 
     tcase_add_test(tc, prompts_filtered_renamed_and_owned_first);
     tcase_add_test(tc, resources_and_templates_route);
+    tcase_add_test(tc, namespaced_resources_do_not_collide);
+    tcase_add_test(tc, namespaced_uri_split);
     tcase_add_test(tc, template_matching);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);

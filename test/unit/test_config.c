@@ -532,6 +532,7 @@ START_TEST(server_defaults)
     ck_assert_uint_eq(s->request_timeout_ms, 0);
     ck_assert_ptr_null(s->init_config);
     ck_assert(s->load_tools && s->load_prompts && s->load_resources);
+    ck_assert(!s->resource_namespace);
     ck_assert_int_eq(s->mode, GW_MODE_UNSET);
     ck_assert(!s->has_default_tool_config);
     ck_assert_int_eq(s->default_tool_config.max_instances, 5);
@@ -561,6 +562,7 @@ START_TEST(server_all_keys_http)
              "    load_tools: true\n"
              "    load_prompts: false\n"
              "    load_resources: False\n"
+             "    resource_namespace: true\n"
              "    tools: {whitelist: ['get_*'], blacklist: ['*_unsafe', 'rm']}\n"
              "    transform: [{prefix: 'api_'}]\n"
              "    mode: strict\n"
@@ -582,6 +584,7 @@ START_TEST(server_all_keys_http)
     ck_assert(!s->terminate_on_close);
     ck_assert_uint_eq(s->request_timeout_ms, 45000);
     ck_assert(s->load_tools && !s->load_prompts && !s->load_resources);
+    ck_assert(s->resource_namespace);
     ck_assert_uint_eq(s->nwhitelist, 1);
     ck_assert_uint_eq(s->nblacklist, 2);
     ck_assert_str_eq(s->blacklist[1], "rm");
@@ -597,8 +600,10 @@ START_TEST(bad_bool_and_transport)
     struct gw_config *c = load("version: 1\nservers:\n"
                                "  a:\n" OK_STDIO "    required: yes please\n"
                                "  b:\n    transport: carrier-pigeon\n"
-                               "  w:\n    transport: websocket\n    url: wss://x.example/ws\n");
+                               "  w:\n    transport: websocket\n    url: wss://x.example/ws\n"
+                               "  n:\n" OK_STDIO "    resource_namespace: prefix\n");
     expect_error(c, "'servers.a.required' must be true or false, not 'yes please'", 5);
+    expect_error(c, "'servers.n.resource_namespace' must be true or false, not 'prefix'", 13);
     expect_error(c,
                  "unknown transport 'carrier-pigeon'; accepted: stdio, streamable_http (alias "
                  "http), sse",
@@ -606,7 +611,7 @@ START_TEST(bad_bool_and_transport)
     const struct gw_diag *d = expect_error(c, "transport 'websocket' is not supported yet", 9);
     ck_assert_ptr_nonnull(strstr(d->message, "libcurl"));
     ck_assert(c->ok);
-    ck_assert(!srv(c, "a")->ok && !srv(c, "b")->ok && !srv(c, "w")->ok);
+    ck_assert(!srv(c, "a")->ok && !srv(c, "b")->ok && !srv(c, "w")->ok && !srv(c, "n")->ok);
     gw_config_unref(c);
 }
 END_TEST
@@ -1187,6 +1192,10 @@ START_TEST(hashes_stable_and_scoped)
     ck_assert_str_ne(s0, s1);
     hashes("version: 1\nservers:\n  a:\n" OK_STDIO "    load_tools: false\n", s1, c1);
     hashes("version: 1\nservers:\n  a:\n" OK_STDIO "    load_tools: true\n", s0, c0);
+    ck_assert_str_eq(s0, s1);
+    ck_assert_str_ne(c0, c1);
+    /* resource_namespace changes what is shown, not the server: catalog */
+    hashes("version: 1\nservers:\n  a:\n" OK_STDIO "    resource_namespace: true\n", s1, c1);
     ck_assert_str_eq(s0, s1);
     ck_assert_str_ne(c0, c1);
 }
