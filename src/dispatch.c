@@ -96,6 +96,27 @@ static void unlink_from(struct gw_call **head, struct gw_call *c)
     c->next = NULL;
 }
 
+static void on_wait_timeout(uv_timer_t *t);
+
+/* Takes a waiting call off its lease's or server's list. */
+static void wait_remove(struct gw_call *c)
+{
+    if (c->waiting_on != NULL)
+        unlink_from(c->waiting_on, c);
+    c->waiting_on = NULL;
+}
+
+/* Hangs a call on a waiting list until an instance is ready or its
+ * timeout passes. */
+static void wait_on(struct gw_call *c, struct gw_call **list)
+{
+    c->state = CALL_WAIT_INSTANCE;
+    c->next = *list;
+    *list = c;
+    c->waiting_on = list;
+    uv_timer_start(&c->timer, on_wait_timeout, c->timeout_ms, 0);
+}
+
 static void queue_remove(struct gw_servers *s, struct gw_call *c)
 {
     struct gw_call *prev = NULL;
@@ -224,6 +245,25 @@ static void touch_lease(struct gw_call *c)
         c->slot->lease->last_used_ms = gw_now_ms();
 }
 
+static void on_retry(uv_timer_t *t);
+
+/* design §9: the upstream no longer knew the instance's MCP session and
+ * refused the call unrun, so it may go again, once. The instance goes down
+ * right after this (its lease with it); on the next loop turn the call is
+ * routed afresh: a new lease (lease.restarted), or the shared instance
+ * once it is back. */
+static void retry_later(struct gw_call *c)
+{
+    gw_log(GW_LOG_INFO, "upstream session lost before the call ran; sending it again", "server",
+           c->server, "tool", c->original, "dialog", c->dialog[0] ? c->dialog : NULL, NULL);
+    gw_relay_done(c); /* off the old slot's list */
+    c->retried = true;
+    c->slot = NULL;
+    c->handle = 0;
+    c->state = CALL_WAIT_INSTANCE;
+    uv_timer_start(&c->timer, on_retry, 0, 0);
+}
+
 static void on_reply(void *data, const struct gw_mcp_reply *reply)
 {
     struct gw_call *c = data;
@@ -232,8 +272,15 @@ static void on_reply(void *data, const struct gw_mcp_reply *reply)
     s->in_flight--;
     tool_add(s, c->tool, -1);
     touch_lease(c);
-    c->rpc_error = reply->error;
-    deliver(c, reply->code, reply->result, reply->message);
+    if (reply->code == GW_MCP_E_NOT_RUN && !c->retried) {
+        retry_later(c);
+    } else {
+        /* A second lost session is the instance dying, as far as the
+         * caller is concerned (502). */
+        c->rpc_error = reply->error;
+        deliver(c, reply->code == GW_MCP_E_NOT_RUN ? GW_MCP_E_TRANSPORT : reply->code,
+                reply->result, reply->message);
+    }
     pump(s);
 }
 
@@ -283,9 +330,8 @@ static void on_wait_timeout(uv_timer_t *t)
                          "max_instances) stayed full for the call's whole timeout");
         return;
     }
-    if (c->slot != NULL && c->slot->lease != NULL)
-        unlink_from(&c->slot->lease->waiting, c);
-    gw_dispatch_fail(c, GW_MCP_E_TIMEOUT, "the dialog's instance did not become ready in time");
+    wait_remove(c);
+    gw_dispatch_fail(c, GW_MCP_E_TIMEOUT, "the call's instance did not become ready in time");
 }
 
 /* Sends now, or queues when a limit is full. Returns 0, or
@@ -324,27 +370,48 @@ static void pump(struct gw_servers *s)
     }
 }
 
+/* Takes the first call off a waiting list. */
+static struct gw_call *wait_pop(struct gw_call **list)
+{
+    struct gw_call *c = *list;
+
+    *list = c->next;
+    c->next = NULL;
+    c->waiting_on = NULL;
+    uv_timer_stop(&c->timer);
+    return c;
+}
+
 void gw_dispatch_lease_ready(struct lease *l)
 {
     while (l->waiting != NULL) {
-        struct gw_call *c = l->waiting;
-        l->waiting = c->next;
-        c->next = NULL;
-        uv_timer_stop(&c->timer);
+        struct gw_call *c = wait_pop(&l->waiting);
         if (admit(c) != 0)
             gw_dispatch_fail(c, GW_SERVERS_E_LIMIT, "too many calls are waiting");
     }
 }
 
+void gw_dispatch_shared_ready(struct server *srv, struct slot *slot)
+{
+    while (srv->waiting != NULL) {
+        struct gw_call *c = wait_pop(&srv->waiting);
+        c->slot = slot;
+        if (admit(c) != 0)
+            gw_dispatch_fail(c, GW_SERVERS_E_LIMIT, "too many calls are waiting");
+    }
+}
+
+void gw_dispatch_abandon_shared(struct server *srv, int code, const char *why)
+{
+    while (srv->waiting != NULL)
+        gw_dispatch_fail(wait_pop(&srv->waiting), code, why);
+}
+
 void gw_dispatch_abandon(struct gw_servers *s, struct lease *l, struct slot *slot, int code,
                          const char *why)
 {
-    while (l != NULL && l->waiting != NULL) {
-        struct gw_call *c = l->waiting;
-        l->waiting = c->next;
-        c->next = NULL;
-        gw_dispatch_fail(c, code, why);
-    }
+    while (l != NULL && l->waiting != NULL)
+        gw_dispatch_fail(wait_pop(&l->waiting), code, why);
     for (struct gw_call *c = s->queue_head, *next; slot != NULL && c != NULL; c = next) {
         next = c->next;
         if (c->slot == slot) {
@@ -419,17 +486,14 @@ static int route_leased(struct gw_call *c, struct server *srv)
     struct lease *l = gw_server_lease(srv, c->dialog);
     int code = 0;
 
-    if (l == NULL && (l = gw_server_acquire(srv, c->dialog, &code)) == NULL)
+    if (l == NULL && (l = gw_server_acquire(srv, c->dialog, c->retried, &code)) == NULL)
         return code;
     c->slot = l->slot;
     c->lease_info = lease_info(l);
     l->last_used_ms = gw_now_ms();
     if (l->slot->ready)
         return admit(c);
-    c->state = CALL_WAIT_INSTANCE;
-    c->next = l->waiting;
-    l->waiting = c;
-    uv_timer_start(&c->timer, on_wait_timeout, c->timeout_ms, 0);
+    wait_on(c, &l->waiting);
     return 0;
 }
 
@@ -442,6 +506,37 @@ static int route_shared(struct gw_call *c, struct server *srv)
         }
     }
     return GW_SERVERS_E_NOT_READY;
+}
+
+/* The retry of a call whose session was lost (retry_later). A shared
+ * instance restarts with backoff: the call waits for it, within its
+ * timeout, where a new call would be refused at once. */
+static void on_retry(uv_timer_t *t)
+{
+    struct gw_call *c = t->data;
+    struct server *srv = c->s->closing ? NULL : gw_servers_find(c->s, c->server);
+    int rc = GW_SERVERS_E_NOT_READY;
+    char *why;
+
+    if (srv != NULL && srv->cfg->truely_stateless) {
+        rc = route_shared(c, srv);
+        if (rc == GW_SERVERS_E_NOT_READY) {
+            wait_on(c, &srv->waiting);
+            return;
+        }
+    } else if (srv != NULL) {
+        json_decref(c->lease_info);
+        c->lease_info = NULL;
+        rc = route_leased(c, srv);
+    }
+    if (rc == 0)
+        return;
+    why = gw_xasprintf("the upstream lost its MCP session before the call ran, and no new "
+                       "instance could take it: %s",
+                       rc == GW_SERVERS_E_LIMIT ? "a limit on instances or calls is full"
+                                                : "the server has no ready instance");
+    gw_dispatch_fail(c, rc, why);
+    free(why);
 }
 
 /* Hangs a new call on the server's lease or shared instance. */
@@ -539,8 +634,7 @@ void gw_servers_cancel(struct gw_call *c, const char *reason)
         gw_dispatch_fail(c, GW_MCP_E_CANCELLED, reason);
         break;
     case CALL_WAIT_INSTANCE:
-        if (c->slot != NULL && c->slot->lease != NULL)
-            unlink_from(&c->slot->lease->waiting, c);
+        wait_remove(c);
         gw_dispatch_fail(c, GW_MCP_E_CANCELLED, reason);
         break;
     case CALL_DONE:

@@ -137,6 +137,13 @@ static void transport_down(void *data, int code, const char *why)
     report_failed(inst, why);
 }
 
+static void transport_not_run(void *data, json_t *id, const char *why)
+{
+    struct gw_instance *inst = data;
+
+    gw_mcp_client_not_run(inst->client, id, why);
+}
+
 static void on_drain_closed(uv_handle_t *h)
 {
     struct gw_instance *inst = h->data;
@@ -209,7 +216,8 @@ int gw_instance_start(uv_loop_t *loop, struct gw_curl_uv *multi, const struct gw
                       uint64_t seq, struct gw_instance **out, char **why)
 {
     struct gw_instance *inst = gw_xcalloc(1, sizeof *inst);
-    struct gw_transport_cbs tcbs = {transport_message, transport_down, transport_closed, inst};
+    struct gw_transport_cbs tcbs = {transport_message, transport_down, transport_not_run,
+                                    transport_closed, inst};
     char buf[256] = "";
     int rc;
 

@@ -118,6 +118,8 @@ const char *gw_mcp_strerror(int code)
         return "limit_exceeded";
     case GW_MCP_E_NOT_READY:
         return "not_ready";
+    case GW_MCP_E_NOT_RUN:
+        return "not_run";
     default:
         /* uv_err_name() allocates (and leaks) a string for a code it does
          * not know, such as another module's own: those get a fixed name. */
@@ -784,6 +786,16 @@ void gw_mcp_client_transport_down(struct gw_mcp_client *c, const char *why)
              why ? why : "no reason given");
     gw_utf8_trim(msg);
     fail_all(c, GW_MCP_E_TRANSPORT, msg);
+}
+
+void gw_mcp_client_not_run(struct gw_mcp_client *c, json_t *id, const char *why)
+{
+    struct pending *p = json_is_integer(id) && json_integer_value(id) > 0
+                            ? lookup(c, (uint64_t)json_integer_value(id))
+                            : NULL;
+
+    if (p != NULL)
+        finish_error(p, GW_MCP_E_NOT_RUN, why, NULL);
 }
 
 /* Requests. */

@@ -7,7 +7,6 @@
  * client. */
 #include "gw/mcp_server_internal.h"
 
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -102,8 +101,9 @@ static void on_exchange_abort(struct gw_http_request *req, void *data)
 {
     struct gw_mcp_exchange *x = data;
 
-    /* A dropped connection is not a cancellation (MCP): calls run on and
-     * their answers are dropped. */
+    /* A dropped connection is not a cancellation (MCP): calls run on. An
+     * answer not yet begun as a stream gave the client no event id to
+     * resume from, so it is dropped. */
     x->req = NULL;
 }
 
@@ -139,37 +139,15 @@ static void send_sse(struct gw_http_request *req, json_t *body, const char *cons
     json_decref(body);
 }
 
-static void stream_event(struct gw_mcp_exchange *x, json_t *msg)
-{
-    char *data = gw_json_dump(msg, NULL);
-    char *text = gw_xasprintf("id: %u.%" PRIu64 "\nevent: message\ndata: %s\n\n", x->stream_no,
-                              ++x->stream_seq, data ? data : "null");
-
-    gw_http_stream_write(x->req, text, strlen(text), MCP_MAX_QUEUED);
-    free(text);
-    free(data);
-}
-
 int gw_mcp__exchange_stream(struct gw_mcp_exchange *x, struct gw_mcp_session *s, json_t *msg)
 {
-    static const char *const headers[] = {"Cache-Control: no-store", NULL};
-
-    if (x->req == NULL || !x->sse_ok || x->session_header != NULL)
-        return -1;
-    if (!x->streaming) {
-        if (s == NULL)
+    if (x->stream == NULL) {
+        if (x->req == NULL || !x->sse_ok || x->session_header != NULL || s == NULL)
             return -1;
-        x->streaming = true;
-        x->stream_no = ++s->next_stream;
-        gw_http_stream_begin(x->req, 200, "text/event-stream", headers);
-        if (strcmp(s->version, "2025-11-25") >= 0) {
-            /* the priming event: an id before any message (see the GET stream) */
-            char *priming = gw_xasprintf("id: %u.0\ndata: \n\n", x->stream_no);
-            gw_http_stream_write(x->req, priming, strlen(priming), MCP_MAX_QUEUED);
-            free(priming);
-        }
+        x->stream = gw_mcp__stream_open(s, x, x->req);
+        x->req = NULL; /* the stream's now */
     }
-    stream_event(x, msg);
+    gw_mcp__stream_send(x->stream, msg);
     return 0;
 }
 
@@ -178,12 +156,6 @@ static void exchange_answer(struct gw_mcp_exchange *x)
     const char *headers[] = {x->session_header, NULL};
     json_t *body;
 
-    if (x->streaming) {
-        for (size_t i = 0; i < json_array_size(x->replies); i++)
-            stream_event(x, json_array_get(x->replies, i));
-        gw_http_stream_end(x->req);
-        return;
-    }
     if (json_array_size(x->replies) == 0) {
         gw_http_respond(x->req, 202, NULL, NULL, 0, headers);
         return;
@@ -199,7 +171,11 @@ void gw_mcp__exchange_done(struct gw_mcp_exchange *x)
 {
     if (--x->waiting > 0)
         return;
-    if (x->req != NULL) {
+    if (x->stream != NULL) {
+        for (size_t i = 0; i < json_array_size(x->replies); i++)
+            gw_mcp__stream_send(x->stream, json_array_get(x->replies, i));
+        gw_mcp__stream_finish(x->stream);
+    } else if (x->req != NULL) {
         gw_http_on_abort(x->req, NULL, NULL);
         exchange_answer(x);
     }
@@ -360,6 +336,7 @@ static void handle_post(struct gw_mcp_server *ms, struct gw_http_request *req)
 static void handle_get(struct gw_mcp_server *ms, struct gw_http_request *req)
 {
     const char *accept = gw_http_header(req, "accept");
+    const char *last = gw_http_header(req, "last-event-id");
     struct gw_mcp_session *s;
 
     if (accept == NULL || !accepts(accept, "text/event-stream")) {
@@ -369,12 +346,16 @@ static void handle_get(struct gw_mcp_server *ms, struct gw_http_request *req)
     }
     if (check_version_header(req) != 0 || session_of(ms, req, &s) != 0)
         return;
+    if (gw_mcp__stream_named(last)) {
+        gw_mcp__stream_resume(s, req, last); /* a POST's stream: the GET stream is not involved */
+        return;
+    }
     if (s->get != NULL) {
         refuse(req, 409, RPC_BAD_REQUEST, "Conflict: this session already has a GET stream open",
                NULL);
         return;
     }
-    gw_mcp__session_attach(s, req, gw_http_header(req, "last-event-id"));
+    gw_mcp__session_attach(s, req, last);
 }
 
 static void handle_delete(struct gw_mcp_server *ms, struct gw_http_request *req)

@@ -2,11 +2,11 @@
  * session's server-to-client GET stream with the events kept for
  * Last-Event-ID.
  *
- * SSE event ids are "<stream>.<seq>": `seq` counts every event of the
- * session (so ids are unique across its streams, as the spec asks) and
- * `stream` says which stream an id belongs to, so a Last-Event-ID replays
- * only that stream's events. Stream 0 is the GET stream; numbers above are
- * reserved for POST streams once calls stream progress. */
+ * SSE event ids are "<stream>.<seq>": `stream` says which stream an id
+ * belongs to, so a Last-Event-ID replays only that stream's events (ids
+ * are unique across the session's streams, as the spec asks). Stream 0 is
+ * the GET stream, whose `seq` counts the session's GET-stream events;
+ * numbers above are POST streams (mcp_stream.c). */
 #include "gw/mcp_server_internal.h"
 
 #include <inttypes.h>
@@ -207,9 +207,10 @@ void gw_mcp__session_attach(struct gw_mcp_session *s, struct gw_http_request *re
     if (s->get == NULL || strcmp(s->version, "2025-11-25") < 0)
         return;
     /* 2025-11-25 priming event: an id before any message, so a client whose
-     * stream breaks early can still resume; older clients may choke on its
-     * empty data, so they do not get one. */
-    priming = gw_xasprintf("id: 0.%" PRIu64 "\ndata: \n\n", s->next_seq++);
+     * stream breaks early can still resume, and the delay before it should;
+     * older clients may choke on its empty data, so they do not get one. */
+    priming = gw_xasprintf("id: 0.%" PRIu64 "\nretry: %u\ndata: \n\n", s->next_seq++,
+                           MCP_STREAM_RETRY_MS);
     stream_write(s, priming);
     free(priming);
 }
@@ -234,6 +235,7 @@ void gw_mcp__session_end(struct gw_mcp_session *s, bool release, const char *why
     unlink_session(ms, s);
     end_stream(s);
     cancel_calls(s, why);
+    gw_mcp__streams_end(s);
     if (release) {
         json_t *released = json_array();
         gw_servers_release(ms->servers, s->dialog, NULL, released);
@@ -258,6 +260,7 @@ void gw_mcp__sessions_sweep(struct gw_mcp_server *ms)
 
     for (; s != NULL; s = next) {
         next = s->next;
+        gw_mcp__streams_sweep(s, now);
         if (s->get != NULL || s->ncalls > 0 || now - s->last_used_ms < ms->lim.idle_ms)
             continue;
         /* A named dialog may be shared with REST calls: its leases follow

@@ -442,6 +442,8 @@ static void inst_ready(struct gw_instance *inst, void *data)
         server_clear_problems(srv, "start");
         srv->ready_at_ms = gw_now_ms();
         list_tools(srv, slot);
+        if (slot->role == ROLE_SHARED)
+            gw_dispatch_shared_ready(srv, slot);
         break;
     case ROLE_LEASED:
         gw_dispatch_lease_ready(slot->lease);
@@ -585,16 +587,23 @@ struct lease *gw_server_lease(struct server *srv, const char *dialog)
     return NULL;
 }
 
-/* A ready spare first, then one still starting, then a new instance. */
-static struct slot *lease_slot(struct server *srv, int *code)
+/* A ready spare first, then one still starting, then a new instance.
+ * `fresh` (a call sent again after its session was lost): a new instance
+ * first while there is room, as the spares may hold sessions the upstream
+ * lost too (it restarted). */
+static struct slot *lease_slot(struct server *srv, bool fresh, int *code)
 {
-    struct slot *sl = find_slot(srv, ROLE_SPARE, true);
+    bool room = count_slots(srv, -1, false) < (size_t)srv->snap->gateway.max_instances_per_server;
+    struct slot *sl = NULL;
 
-    if (sl == NULL)
-        sl = find_slot(srv, ROLE_SPARE, false);
+    if (!fresh || !room) {
+        sl = find_slot(srv, ROLE_SPARE, true);
+        if (sl == NULL)
+            sl = find_slot(srv, ROLE_SPARE, false);
+    }
     if (sl != NULL)
         return sl;
-    if (count_slots(srv, -1, false) >= (size_t)srv->snap->gateway.max_instances_per_server) {
+    if (!room) {
         *code = GW_SERVERS_E_LIMIT;
         return NULL;
     }
@@ -604,7 +613,7 @@ static struct slot *lease_slot(struct server *srv, int *code)
     return sl;
 }
 
-struct lease *gw_server_acquire(struct server *srv, const char *dialog, int *code)
+struct lease *gw_server_acquire(struct server *srv, const char *dialog, bool fresh, int *code)
 {
     struct lease *l;
     struct slot *sl;
@@ -613,7 +622,7 @@ struct lease *gw_server_acquire(struct server *srv, const char *dialog, int *cod
         *code = GW_SERVERS_E_NOT_READY;
         return NULL;
     }
-    sl = lease_slot(srv, code);
+    sl = lease_slot(srv, fresh, code);
     if (sl == NULL)
         return NULL;
     l = gw_xcalloc(1, sizeof *l);
@@ -779,6 +788,7 @@ static void server_retire(struct server *srv, const char *why)
         gw_dispatch_abandon(srv->owner, NULL, sl, GW_SERVERS_E_RELEASED, why);
         slot_retire(sl);
     }
+    gw_dispatch_abandon_shared(srv, GW_SERVERS_E_RELEASED, why);
     uv_close((uv_handle_t *)&srv->timer, on_timer_closed);
 }
 

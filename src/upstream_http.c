@@ -241,8 +241,7 @@ void http_go_down(struct gw_upstream_http *h, int code, const char *why)
     }
     if (h->cbs.on_down)
         h->cbs.on_down(h->cbs.data, code, why);
-    int del =
-        h->terminate && h->session && !h->legacy && !h->killed && code != GW_HTTP_E_SESSION_GONE;
+    int del = h->terminate && h->session && !h->legacy && !h->killed && !h->session_lost;
     begin_close(h, del);
 }
 
@@ -266,7 +265,7 @@ void gw_upstream_http_kill(struct gw_upstream_http *h)
 static int http_send(struct gw_transport *t, const char *msg, size_t len)
 {
     struct gw_upstream_http *h = (struct gw_upstream_http *)t;
-    if (h->down || h->stopping)
+    if (h->down || h->stopping || h->session_lost)
         return UV_EPIPE;
     if (len > GW_HTTP_MAX_BODY)
         return UV_ENOBUFS;

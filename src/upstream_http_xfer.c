@@ -522,6 +522,11 @@ static int never_sent(const struct xfer *x, CURLcode rc)
     }
 }
 
+/* The server refused x because it no longer knows the session (MCP: it
+ * MUST answer 404 once a session is terminated), so x's request did not
+ * run: the owner hears so before the instance goes down, and may send it
+ * again on a new session (design §9). Nothing more is sent on this one,
+ * not even the DELETE. */
 static void session_gone(struct xfer *x)
 {
     struct gw_upstream_http *h = x->h;
@@ -530,6 +535,9 @@ static void session_gone(struct xfer *x)
              "the upstream %s no longer knows MCP session %s (HTTP %ld); a new session must be "
              "initialized",
              h->shown, h->session ? h->session : "(legacy)", x->status);
+    h->session_lost = 1;
+    if (x->rpc_id && h->cbs.on_not_run)
+        h->cbs.on_not_run(h->cbs.data, x->rpc_id, why);
     http_xfer_free(x);
     http_go_down(h, GW_HTTP_E_SESSION_GONE, why);
 }

@@ -51,6 +51,7 @@ enum {
     GW_MCP_E_PROTOCOL = -5106,  /* the answer has the wrong shape (502) */
     GW_MCP_E_LIMIT = -5107,     /* a list exceeded the discovery bounds */
     GW_MCP_E_NOT_READY = -5108, /* the handshake has not succeeded */
+    GW_MCP_E_NOT_RUN = -5109,   /* refused unrun (session gone): may be sent again elsewhere */
 };
 
 /* A short name for a code ("timeout", "transport_down", …), for logs and
@@ -144,6 +145,12 @@ void gw_mcp_client_receive(struct gw_mcp_client *c, const char *msg, size_t len)
  * GW_MCP_E_TRANSPORT (on_failed instead during the handshake), and later
  * requests fail with it. `why` may be NULL. */
 void gw_mcp_client_transport_down(struct gw_mcp_client *c, const char *why);
+
+/* The transport learnt that the request with JSON-RPC id `id` (borrowed;
+ * one this client sent) did not run upstream (gw_transport_cbs.on_not_run):
+ * that request fails now with GW_MCP_E_NOT_RUN and `why`; a page of a
+ * list fails the whole list. Unknown or answered ids are ignored. */
+void gw_mcp_client_not_run(struct gw_mcp_client *c, json_t *id, const char *why);
 
 /* Sends a request. `params` is borrowed (NULL: none). timeout_ms 0 means no
  * timeout; on timeout the callback gets GW_MCP_E_TIMEOUT and the server

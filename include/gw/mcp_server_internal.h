@@ -1,8 +1,10 @@
-/* Internals of the /mcp endpoint, shared by its three files and nothing
+/* Internals of the /mcp endpoint, shared by its four files and nothing
  * else:
  *   mcp_server.c   the HTTP side: methods, headers, POST bodies, exchanges;
  *   mcp_session.c  sessions: ids, the table, expiry, the GET stream and the
  *                  events kept for Last-Event-ID;
+ *   mcp_stream.c   the SSE answers of POSTs: their events, kept so that a
+ *                  broken connection can be resumed with GET + Last-Event-ID;
  *   mcp_methods.c  the JSON-RPC methods over the servers module.
  * The methods never look at HTTP and the sessions never parse JSON-RPC, so
  * the stateless 2026-07-28 revision (no initialize, no sessions) can reuse
@@ -20,12 +22,23 @@
 #define MCP_SESSION_ID_LEN  32         /* hex characters: 128 bits (security.md C6) */
 #define MCP_SESSION_BUCKETS 16384      /* hash table of sessions; ids are random */
 #define MCP_KEEP_EVENTS     32         /* GET-stream events kept per session */
-#define MCP_MAX_QUEUED      (1u << 20) /* bytes waiting on one stream; beyond: dropped */
+#define MCP_MAX_QUEUED      (1u << 20) /* bytes waiting on a stream; beyond, its connection ends */
 #define MCP_MAX_CALLS       256        /* tools/call and routed requests in flight per session */
 #define MCP_MAX_BATCH       100        /* messages in one 2025-03-26 batch */
 #define MCP_SWEEP_MS        60000      /* idle-session sweep period */
 #define MCP_NOTIFY_DELAY_MS 50         /* coalesces one reload's catalog commits */
 #define MCP_VERSION_MAX     16
+
+/* Resumable POST streams (docs/api.md, /mcp "Resumption"). Each stream keeps
+ * its newest events within both bounds (the newest one is kept whatever its
+ * size: it may be the response); a stream whose connection broke is kept
+ * until its call ends and then MCP_STREAM_RETAIN_MS more, at most
+ * MCP_STREAMS_KEPT such finished streams per session (oldest dropped). */
+#define MCP_STREAM_KEEP_EVENTS 64
+#define MCP_STREAM_KEEP_BYTES  (1u << 20)
+#define MCP_STREAM_RETAIN_MS   (5u * 60u * 1000u)
+#define MCP_STREAMS_KEPT       16
+#define MCP_STREAM_RETRY_MS    1000 /* the SSE `retry:` sent in priming events */
 
 /* JSON-RPC error codes (JSON-RPC 2.0; -32000/-32001 as the SDK servers use
  * them for transport-level refusals). */
@@ -41,6 +54,8 @@ enum {
 };
 
 struct gw_mcp_call;
+struct gw_mcp_exchange;
+struct mcp_stream;
 
 /* A GET-stream event kept for replay: `text` is the framed SSE event. */
 struct mcp_kept {
@@ -68,10 +83,11 @@ struct gw_mcp_session {
     uint64_t next_seq;           /* the next SSE event id of this session */
     struct gw_mcp_call *calls;   /* tools/call and routed requests in flight */
     unsigned ncalls;
-    unsigned caps;             /* GW_CLIENT_CAP_* from client_caps */
-    uint64_t next_request_id;  /* ids of the requests relayed to the client */
-    unsigned next_stream;      /* POST streams opened (SSE ids "<stream>.<seq>") */
-    struct gw_subscriber *sub; /* resource subscriptions; made on first use */
+    unsigned caps;              /* GW_CLIENT_CAP_* from client_caps */
+    uint64_t next_request_id;   /* ids of the requests relayed to the client */
+    unsigned next_stream;       /* POST streams opened (SSE ids "<stream>.<seq>") */
+    struct mcp_stream *streams; /* POST streams not yet delivered, newest first */
+    struct gw_subscriber *sub;  /* resource subscriptions; made on first use */
 };
 
 /* One POST: the answers to the requests in it are gathered here and sent
@@ -83,10 +99,9 @@ struct gw_mcp_exchange {
     bool batch;                  /* the body was an array: answer an array */
     bool sse;                    /* answer as text/event-stream */
     bool sse_ok;                 /* the client accepts text/event-stream */
-    bool streaming;              /* the SSE answer has begun (progress, relays) */
-    unsigned stream_no;          /* its number in the session's event ids */
-    uint64_t stream_seq;
-    char *session_header; /* "Mcp-Session-Id: …" on an initialize answer */
+    struct mcp_stream *stream;   /* the SSE answer once begun (progress, relays); it owns
+                                    the connection then, and req is NULL */
+    char *session_header;        /* "Mcp-Session-Id: …" on an initialize answer */
 };
 
 /* A server request relayed to the client and not answered yet. Owned by
@@ -137,8 +152,10 @@ json_t *gw_mcp__result(json_t *id, json_t *result);
 json_t *gw_mcp__error(json_t *id, int code, const char *message);
 /* Sends `msg` (borrowed) as an event of the POST's own SSE answer, which
  * begins (200, priming event) on first use; the responses follow on it.
- * Returns 0, or -1 when the exchange cannot stream (its client went away
- * or does not accept text/event-stream, or `s` is NULL). */
+ * Once begun, the stream takes every message, its connection broken or
+ * not (they are kept for resumption). Returns 0, or -1 when the exchange
+ * cannot begin a stream (its client went away or does not accept
+ * text/event-stream, or `s` is NULL). */
 int gw_mcp__exchange_stream(struct gw_mcp_exchange *x, struct gw_mcp_session *s, json_t *msg);
 /* Appends a response (stolen) to the exchange. */
 void gw_mcp__exchange_add(struct gw_mcp_exchange *x, json_t *reply);
@@ -168,6 +185,36 @@ void gw_mcp__session_attach(struct gw_mcp_session *s, struct gw_http_request *re
 void gw_mcp__session_send(struct gw_mcp_session *s, json_t *msg);
 /* Ends sessions idle for lim.idle_ms (the sweep timer). */
 void gw_mcp__sessions_sweep(struct gw_mcp_server *ms);
+
+/* ---- mcp_stream.c ---- */
+
+/* Begins the answer to the POST `req` of exchange `x` as a new stream of
+ * session `s`: 200 text/event-stream and, for 2025-11-25 sessions, a
+ * priming event with `retry:`. The stream takes over req (and its abort
+ * callback); the caller must not touch req again. */
+struct mcp_stream *gw_mcp__stream_open(struct gw_mcp_session *s, struct gw_mcp_exchange *x,
+                                       struct gw_http_request *req);
+/* Sends `msg` (borrowed) as the stream's next event and keeps it (bounded)
+ * for a later resumption; with no connection it is only kept. */
+void gw_mcp__stream_send(struct mcp_stream *st, json_t *msg);
+/* The exchange added its last event (the responses). A stream still
+ * connected ends and is freed; a broken one is kept for
+ * MCP_STREAM_RETAIN_MS, or freed when its session has ended. */
+void gw_mcp__stream_finish(struct mcp_stream *st);
+/* Whether `last_event_id` names a POST stream ("<no>.<seq>", no >= 1):
+ * then GET /mcp resumes it with gw_mcp__stream_resume(). */
+bool gw_mcp__stream_named(const char *last_event_id);
+/* GET /mcp with such a Last-Event-ID: replays that stream's kept events
+ * after the id and goes on delivering it until its response, then ends;
+ * answers 400 when the session keeps no such stream (unknown or expired).
+ * A stream still connected elsewhere moves to this request. */
+void gw_mcp__stream_resume(struct gw_mcp_session *s, struct gw_http_request *req,
+                           const char *last_event_id);
+/* The session ends: streams still fed by an exchange pass to it, the
+ * others are ended and freed. */
+void gw_mcp__streams_end(struct gw_mcp_session *s);
+/* Frees the session's finished streams whose retention passed. */
+void gw_mcp__streams_sweep(struct gw_mcp_session *s, uint64_t now_ms);
 
 /* ---- mcp_methods.c ---- */
 

@@ -70,7 +70,9 @@ struct server {
     enum server_state state;
     struct slot *slots;
     struct lease *leases;
-    char **restarted; /* dialogs, FIFO ring of RESTARTED_MAX */
+    struct gw_call *waiting; /* calls retried after a lost session, waiting for the
+                                shared instance to be back (truely-stateless) */
+    char **restarted;        /* dialogs, FIFO ring of RESTARTED_MAX */
     size_t nrestarted, restarted_head;
     uint64_t seq;
     uint64_t backoff_ms;
@@ -139,6 +141,8 @@ struct gw_call {
     uv_timer_t timer;     /* wait deadline; the call is freed in its close callback */
     enum call_state state;
     struct slot *slot;
+    struct gw_call **waiting_on; /* the list it waits in (a lease's or a server's), or NULL */
+    bool retried;                /* sent again after its session was lost (design §9) */
     char server[65];
     char *tool;     /* final name */
     char *original; /* ORIGINAL name */
@@ -177,8 +181,9 @@ struct gw_call {
 struct server *gw_servers_find(const struct gw_servers *s, const char *id);
 struct lease *gw_server_lease(struct server *srv, const char *dialog);
 /* Gives the dialog a lease: a ready spare, else a new instance (within the
- * cap). Returns NULL with *code set (GW_SERVERS_E_LIMIT, _NOT_READY). */
-struct lease *gw_server_acquire(struct server *srv, const char *dialog, int *code);
+ * cap); `fresh`: a new instance first, while the cap allows. Returns NULL
+ * with *code set (GW_SERVERS_E_LIMIT, _NOT_READY). */
+struct lease *gw_server_acquire(struct server *srv, const char *dialog, bool fresh, int *code);
 void gw_server_release(struct lease *l, const char *why);
 
 /* servers_relay.c, for dispatch.c and servers.c */
@@ -225,8 +230,12 @@ void gw_dispatch_send(struct gw_call *call);
 void gw_dispatch_fail(struct gw_call *call, int code, const char *message);
 /* A slot's instance is ready: its lease's waiting calls go on. */
 void gw_dispatch_lease_ready(struct lease *l);
+/* A shared slot's instance is ready: the server's waiting calls go to it. */
+void gw_dispatch_shared_ready(struct server *srv, struct slot *slot);
 /* Fails every call waiting on this lease, and queued calls on this slot. */
 void gw_dispatch_abandon(struct gw_servers *s, struct lease *l, struct slot *slot, int code,
                          const char *why);
+/* Fails every call waiting for the server's shared instance. */
+void gw_dispatch_abandon_shared(struct server *srv, int code, const char *why);
 
 #endif

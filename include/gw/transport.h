@@ -8,6 +8,7 @@
 #ifndef GW_TRANSPORT_H
 #define GW_TRANSPORT_H
 
+#include <jansson.h>
 #include <stddef.h>
 
 struct gw_transport;
@@ -19,6 +20,11 @@ struct gw_transport_cbs {
     /* The transport failed or the process exited: no more messages will
      * come and sends fail. `why` is a sentence for a person (a Problem). */
     void (*on_down)(void *data, int code, const char *why);
+    /* The request with JSON-RPC id `id` (borrowed) provably did not run:
+     * the server refused it because it no longer knows the session (HTTP
+     * 404), and on_down follows at once. Its answer will never come; it
+     * may be sent again on a new instance. May be NULL. */
+    void (*on_not_run)(void *data, json_t *id, const char *why);
     /* Every handle is closed; the transport has been freed. */
     void (*on_closed)(void *data);
     void *data;

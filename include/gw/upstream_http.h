@@ -42,7 +42,9 @@
  * The instance goes down (on_down) when: a request carrying the session id
  * gets 404, or 400 whose body names the session (code
  * GW_HTTP_E_SESSION_GONE: the owner should start a new instance and
- * initialize again; the failed request never ran); an SSE event exceeds
+ * initialize again; that request never ran, and when it was a request with
+ * an id, on_not_run names it first; nothing more is sent, no DELETE either;
+ * the other requests in flight fail with the instance); an SSE event exceeds
  * GW_HTTP_MAX_BODY (GW_HTTP_E_TOO_BIG, security.md S2); the legacy stream
  * ends, fails or stays silent (GW_HTTP_E_STREAM); stop or kill (UV_ECANCELED).
  * A JSON body over GW_HTTP_MAX_BODY fails only its request (S3). Any stream

@@ -104,6 +104,7 @@ struct gw_upstream_http {
     uv_timer_t tick;
     int kicked, flushing;
     int stopping, down, killed, closing;
+    int session_lost; /* the server forgot the session: send nothing more */
     char last_error[256];
     struct gw_upstream_http_stats st;
 };

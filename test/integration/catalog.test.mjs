@@ -186,14 +186,14 @@ servers:
 ${fixtureServer('pages', ['--tools', '250', '--page-size', '40', '--log', log])}${fixtureServer('strict', ['--tools', '2'], "    mode: strict\n    tool_config:\n      echo: {max_instances: 2}\n      add: {}\n")}${fixtureServer('dyn', ['--tools', '1'], "    transform: [{prefix: 'dyn_'}]\n    mode: dynamic\n    default_tool_config: {max_instances: 3, timeout: 5s}\n    tool_config:\n      echo: {timeout: 1s}\n      vanished: {max_instances: 1}\n")}`, { waitReady: true });
   t.after(() => d.stop());
   const pages = await names(d, 'pages');
-  assert.equal(pages.length, 254); // echo, add, image, sleep + 250
+  assert.equal(pages.length, 255); // echo, add, image, sleep, progress + 250
   const methods = fs.readFileSync(log, 'utf8').trim().split('\n');
   assert.equal(methods.filter((m) => m === 'tools/list').length, 7);
   assert.ok(!methods.includes('tools/call'), 'no tools/call during registration');
   assert.deepEqual(methods.slice(0, 2), ['initialize', 'notifications/initialized']);
   const problems = (await d.get('/v1/problems')).json.problems;
   const strict = problems.find((p) => p.server === 'strict' && p.severity === 'error');
-  assert.match(strict.message, /Tool '(image|sleep|tool_0|tool_1)' from MCP server 'strict' is not configured in the toolbox/);
+  assert.match(strict.message, /Tool '(image|sleep|progress|tool_0|tool_1)' from MCP server 'strict' is not configured in the toolbox/);
   assert.match(strict.message, /Mode: strict/);
   assert.equal((await d.get('/v1/servers')).json.servers.find((x) => x.id === 'strict').state, 'failed');
   assert.ok(problems.some((p) => p.server === 'dyn' && /Tool 'vanished' was configured but is no longer available from MCP server 'dyn'/.test(p.message)));

@@ -89,10 +89,11 @@ test('streamable HTTP: a lost session restarts the lease', async (t) => {
     }), 20000 * slow, 100);
     return u;
   })();
-  const again = await waitFor(async () => {
-    const r = await d.post('/v1/tools/echo/call', { dialog: 'a', arguments: { message: '3' } });
-    return r.status === 200 ? r : null;
-  }, 20000 * slow, 200);
+  // The restarted server knows none of the old sessions: the first call
+  // after it is back is refused unrun (404) and goes again on a new session
+  // (design §9), so it succeeds.
+  const again = await d.post('/v1/tools/echo/call', { dialog: 'a', arguments: { message: '3' } });
+  assert.equal(again.status, 200, again.body);
   assert.equal(again.json.contentItems[0].text, 'Echo: 3');
   assert.equal(again.json.lease.restarted, true);
 });
@@ -194,4 +195,118 @@ test('progress from an HTTP upstream reaches an MCP client before the result', a
   // The session's dialog holds an MCP session of its own upstream.
   const leases = (await d.get('/v1/dialogs')).json.dialogs.flatMap((x) => x.leases);
   assert.ok(leases.some((l) => l.server === 'web' && typeof l.session === 'string'));
+});
+
+// A streamable HTTP MCP server of our own that can forget its sessions (as
+// a restarted server does), with a log of every request: method, session,
+// tool, the status it answered. `echo` answers at once, `hold` never (its
+// POST stays open), `vanish` forgets the session it came on and answers 404.
+function forgetful() {
+  const sessions = new Set();
+  const log = [];
+  let next = 0;
+  const json = (res, status, body, headers = {}) => {
+    res.writeHead(status, { 'content-type': 'application/json', ...headers });
+    res.end(JSON.stringify(body));
+  };
+  const srv = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => { body += c; });
+    req.on('end', () => {
+      const session = req.headers['mcp-session-id'] ?? null;
+      const msg = body ? JSON.parse(body) : {};
+      const entry = { verb: req.method, method: msg.method ?? null, session, tool: msg.params?.name ?? null,
+        text: msg.params?.arguments?.text ?? null, status: 0 };
+      log.push(entry);
+      const answer = (status, b, headers) => { entry.status = status; json(res, status, b, headers); };
+      if (req.method === 'GET') { entry.status = 405; res.writeHead(405); res.end(); return; }
+      if (req.method === 'DELETE') { sessions.delete(session); entry.status = 200; res.end(); return; }
+      if (msg.method === 'initialize') {
+        const sid = `s${++next}`;
+        sessions.add(sid);
+        answer(200, { jsonrpc: '2.0', id: msg.id, result: { protocolVersion: '2025-11-25',
+          capabilities: { tools: {} }, serverInfo: { name: 'forgetful', version: '1' } } }, { 'mcp-session-id': sid });
+        return;
+      }
+      if (!sessions.has(session) || (msg.method === 'tools/call' && msg.params.name === 'vanish')) {
+        sessions.delete(session);
+        answer(404, { jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } });
+        return;
+      }
+      if (msg.id === undefined) { entry.status = 202; res.writeHead(202); res.end(); return; }
+      if (msg.method === 'tools/list') {
+        const tool = (name) => ({ name, inputSchema: { type: 'object', properties: { text: { type: 'string' } } } });
+        answer(200, { jsonrpc: '2.0', id: msg.id, result: { tools: ['echo', 'hold', 'vanish'].map(tool) } });
+      } else if (msg.method === 'tools/call' && msg.params.name === 'hold') {
+        entry.status = 'held';
+      } else if (msg.method === 'tools/call') {
+        answer(200, { jsonrpc: '2.0', id: msg.id, result: { content: [{ type: 'text', text: `${msg.params.arguments.text} on ${session}` }] } });
+      } else {
+        answer(200, { jsonrpc: '2.0', id: msg.id, result: {} });
+      }
+    });
+  });
+  return new Promise((resolve) => {
+    srv.listen(0, '127.0.0.1', () => resolve({
+      port: srv.address().port, log, forget: () => sessions.clear(),
+      close: () => { srv.closeAllConnections(); srv.close(); },
+    }));
+  });
+}
+
+test('a call refused for a lost session is sent once more on a new session; one that reached the old is not', async (t) => {
+  const up = await forgetful();
+  t.after(() => up.close());
+  const d = await start(`version: 1
+servers:
+  fk:
+    transport: streamable_http
+    url: http://127.0.0.1:${up.port}/mcp
+  fs:
+    transport: streamable_http
+    truely-stateless: true
+    url: http://127.0.0.1:${up.port}/mcp
+    transform: [{prefix: 's_'}]
+`, { waitReady: true });
+  t.after(() => d.stop());
+  const calls = (text) => up.log.filter((e) => e.method === 'tools/call' && e.text === text);
+  const call = (tool, dialog, text, timeout_ms) => d.post(`/v1/tools/${tool}/call`, { dialog, arguments: { text }, timeout_ms });
+
+  // Leased: dialog a has a session; the server forgets every session.
+  const first = await call('echo', 'a', 'one');
+  assert.equal(first.status, 200, first.body);
+  const old = calls('one')[0].session;
+  const held = call('hold', 'a', 'held', 20000 * slow);
+  await waitFor(() => calls('held').length === 1);
+  up.forget();
+  const again = await call('echo', 'a', 'two');
+  assert.equal(again.status, 200, again.body);
+  const [refused, retried] = calls('two');
+  assert.deepEqual([refused.session, refused.status], [old, 404], 'sent on the lost session first');
+  assert.equal(retried.status, 200);
+  assert.notEqual(retried.session, old, 'then once more, on a new session');
+  assert.equal(again.json.contentItems[0].text, `two on ${retried.session}`);
+  assert.equal(again.json.lease.restarted, true);
+  const afterInit = up.log.findIndex((e) => e.method === 'initialize' && e.status === 200 &&
+    up.log.indexOf(e) > up.log.indexOf(refused));
+  assert.ok(afterInit > 0 && afterInit < up.log.indexOf(retried), 'a new initialize came between the two');
+  // The held call had reached the lost session: it fails and is not sent again.
+  const h = await held;
+  assert.equal(h.status, 502, h.body);
+  assert.equal(calls('held').length, 1);
+  assert.ok(!up.log.some((e) => e.verb === 'DELETE' && e.session === old), 'no DELETE for a session the server forgot');
+
+  // Once only: a session lost again on the retry fails the call (502).
+  const gone = await call('vanish', 'a', 'twice');
+  assert.equal(gone.status, 502, gone.body);
+  assert.deepEqual(calls('twice').map((e) => e.status), [404, 404]);
+  assert.notEqual(calls('twice')[0].session, calls('twice')[1].session);
+
+  // Shared: the call waits for the shared instance to come back.
+  assert.equal((await call('s_echo', undefined, 'three')).status, 200);
+  up.forget();
+  const shared = await call('s_echo', undefined, 'four');
+  assert.equal(shared.status, 200, shared.body);
+  assert.deepEqual(calls('four').map((e) => e.status), [404, 200]);
+  assert.equal(shared.json.contentItems[0].text, `four on ${calls('four')[1].session}`);
 });

@@ -700,6 +700,53 @@ START_TEST(cancel_api)
 }
 END_TEST
 
+START_TEST(not_run_fails_that_request_only)
+{
+    uv_loop_t loop;
+    struct fake f = {0};
+    struct got a = {0}, b = {0}, l = {0};
+    struct gw_mcp_client *c;
+    gw_mcp_handle ha = 0, hb = 0;
+    json_t *id;
+
+    uv_loop_init(&loop);
+    c = ready_client(&loop, &f);
+    ck_assert_int_eq(gw_mcp_client_call_tool(c, "a", NULL, NULL, 5000, got_cb, &a, &ha), 0);
+    ck_assert_int_eq(gw_mcp_client_call_tool(c, "b", NULL, NULL, 5000, got_cb, &b, &hb), 0);
+    id = json_integer((json_int_t)ha);
+    gw_mcp_client_not_run(c, id, "the session is gone");
+    ck_assert_int_eq(a.n, 1);
+    ck_assert_int_eq(a.code, GW_MCP_E_NOT_RUN);
+    ck_assert_str_eq(a.msg, "the session is gone");
+    ck_assert_int_eq(b.n, 0);
+    gw_mcp_client_not_run(c, id, "again"); /* already failed: ignored */
+    json_decref(id);
+    id = json_string("1");
+    gw_mcp_client_not_run(c, id, "not one of ours");
+    json_decref(id);
+    ck_assert_int_eq(a.n, 1);
+    ck_assert_int_eq(b.n, 0);
+    ck_assert_str_eq(gw_mcp_strerror(GW_MCP_E_NOT_RUN), "not_run");
+    answer(c, (json_int_t)hb, "{\"content\":[]}");
+    ck_assert_int_eq(b.n, 1);
+    ck_assert_int_eq(b.code, 0);
+
+    /* A page of a list refused unrun fails the whole list. */
+    ck_assert_int_eq(gw_mcp_client_list_tools(c, 5000, got_cb, &l, NULL), 0);
+    answer_page(c, &f, 0, 0, 1, 0);
+    id = json_integer(id_of(sent_nth(&f, "tools/list", 1)));
+    gw_mcp_client_not_run(c, id, "gone");
+    json_decref(id);
+    ck_assert_int_eq(l.n, 1);
+    ck_assert_int_eq(l.code, GW_MCP_E_NOT_RUN);
+    ck_assert_uint_eq(stats_of(c).in_flight, 0);
+    got_clear(&a);
+    got_clear(&b);
+    got_clear(&l);
+    finish_loop(&loop, &f, c);
+}
+END_TEST
+
 START_TEST(unknown_and_duplicate_ids)
 {
     uv_loop_t loop;
@@ -969,6 +1016,7 @@ static Suite *suite(void)
     tcase_add_test(tc, call_tool_params);
     tcase_add_test(tc, timeout_cancels_and_drops_late);
     tcase_add_test(tc, cancel_api);
+    tcase_add_test(tc, not_run_fails_that_request_only);
     tcase_add_test(tc, unknown_and_duplicate_ids);
     tcase_add_test(tc, garbage_counted);
     tcase_add_test(tc, server_requests_answered);
