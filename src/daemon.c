@@ -401,10 +401,8 @@ static void init(struct daemon *d, const struct gw_daemon_options *opts)
     d->events = gw_events_new(d->loop);
     d->metrics = gw_metrics_new();
     gw_problems_set_listener(d->problems, on_problem, d);
-    rc = gw_curl_uv_new(d->loop, &d->multi);
-    if (rc != 0)
-        gw_log(GW_LOG_ERROR, "cannot start the HTTP client; HTTP upstreams will fail", "error",
-               uv_strerror(rc), NULL);
+    /* libcurl itself is loaded when the first HTTP upstream starts. */
+    d->multi = gw_curl_uv_new(d->loop);
     d->servers = gw_servers_new(d->loop, d->multi, d->problems, &cbs);
     d->mcp = gw_mcp_server_new(d->loop, d->servers);
     d->api = (struct gw_api_ctx){.problems = d->problems,
