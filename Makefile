@@ -20,7 +20,9 @@ WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototyp
 CPPFLAGS += -Iinclude -I$(LLHTTP_INC) -D_GNU_SOURCE
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 $(WARN) -fno-strict-aliasing
-LDLIBS  := -luv -ljansson -lyaml -lcurl -lm
+# libcurl is not linked: src/curl_lib.c dlopen()s it when the first HTTP
+# upstream starts (gw/curl_lib.h); dlopen is in glibc's libc since 2.34.
+LDLIBS  := -luv -ljansson -lyaml -lm
 SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm -pthread)
 
@@ -37,7 +39,9 @@ FIXTURE_BIN := $(FIXTURE_SRC:test/fixtures/%.c=$(BUILD)/fixtures/%)
 LLHTTP_OBJ      := $(BUILD)/llhttp/api.o $(BUILD)/llhttp/http.o $(BUILD)/llhttp/llhttp.o
 ASAN_LLHTTP_OBJ := $(LLHTTP_OBJ:$(BUILD)/llhttp/%=$(BUILD)/asan/llhttp/%)
 
-DEB_PKGS := gcc make pkg-config libuv1-dev libyaml-dev node-llhttp libcurl4-openssl-dev \
+# libcurl4 (libcurl.so.4) is a run-time dependency only: the daemon
+# dlopen()s it for HTTP upstreams; libcurl4-openssl-dev has the headers.
+DEB_PKGS := gcc make pkg-config libuv1-dev libyaml-dev node-llhttp libcurl4 libcurl4-openssl-dev \
             libjansson-dev check clang libclang-rt-14-dev valgrind wrk curl haproxy systemd \
             groff-base
 # promtool comes out of Debian's prometheus package without installing it,
@@ -77,9 +81,11 @@ asan: $(BUILD)/asan/mcpgw
 $(BUILD)/asan/mcpgw: $(ASAN_OBJ) $(BUILD)/asan/libllhttp.a
 	$(CC) $(SAN) -o $@ $(ASAN_OBJ) $(BUILD)/asan/libllhttp.a $(LDLIBS)
 
+# Unit tests also link libcurl: test_upstream_http probes with
+# curl_easy_perform, which the daemon does not call (nor forward).
 $(BUILD)/asan/test_%: test/unit/test_%.c $(ASAN_LIB_OBJ) $(BUILD)/asan/libllhttp.a $(HDRS)
 	$(CC) $(CPPFLAGS) -std=gnu11 $(WARN) -Wno-missing-prototypes -O1 -g $(SAN) -o $@ $< \
-		$(ASAN_LIB_OBJ) $(BUILD)/asan/libllhttp.a $(LDLIBS) $(CHECK_LIBS)
+		$(ASAN_LIB_OBJ) $(BUILD)/asan/libllhttp.a $(LDLIBS) -lcurl $(CHECK_LIBS)
 
 # Adversarial MCP servers used by the integration tests.
 $(BUILD)/fixtures/%: test/fixtures/%.c | $(BUILD)/fixtures

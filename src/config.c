@@ -701,12 +701,21 @@ int gw_config_load_buffer(const char *path, const char *buf, size_t len, struct 
 }
 
 /* Reads at most GW_CONFIG_MAX_FILE + 1 bytes, so a file that grows while
- * it is read is still refused by size. */
+ * it is read is still refused by size. The buffer grows with the file: a
+ * 4 MiB buffer allocated for every load is mmapped and unmapped, and that
+ * free raises glibc's mmap threshold to 4 MiB for the rest of the process,
+ * which then serves every large buffer from the heap and keeps it there. */
 static int read_file(int fd, char **buf, size_t *len)
 {
-    size_t cap = GW_CONFIG_MAX_FILE + 1, n = 0;
+    size_t cap = 4096, n = 0;
     char *b = gw_xmalloc(cap);
     for (;;) {
+        if (n == cap) {
+            if (cap == GW_CONFIG_MAX_FILE + 1)
+                break;
+            cap = cap * 2 > GW_CONFIG_MAX_FILE + 1 ? GW_CONFIG_MAX_FILE + 1 : cap * 2;
+            b = gw_xrealloc(b, cap);
+        }
         ssize_t r = read(fd, b + n, cap - n);
         if (r < 0 && errno == EINTR)
             continue;
@@ -714,8 +723,9 @@ static int read_file(int fd, char **buf, size_t *len)
             free(b);
             return -errno;
         }
-        if (r == 0 || (n += (size_t)r) == cap)
+        if (r == 0)
             break;
+        n += (size_t)r;
     }
     *buf = b;
     *len = n;

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "gw/curl_lib.h"
 #include "gw/util.h"
 
 /* One socket libcurl asked us to watch; freed in its close callback. */
@@ -27,7 +28,7 @@ struct sock_ctx {
 
 struct gw_curl_uv {
     uv_loop_t *loop;
-    CURLM *multi;
+    CURLM *multi; /* NULL until gw_curl_uv_open() */
     uv_timer_t timer;
     struct sock_ctx *socks;
     struct gw_curl_uv_xfer *xfers;
@@ -294,35 +295,44 @@ static CURLM *multi_init_cloexec(void)
 
 /* ---- public ---- */
 
-int gw_curl_uv_new(uv_loop_t *loop, struct gw_curl_uv **out)
+struct gw_curl_uv *gw_curl_uv_new(uv_loop_t *loop)
 {
-    static int global_done;
-    if (!global_done) {
-        if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-            return UV_ENOMEM;
-        global_done = 1;
-    }
     struct gw_curl_uv *m = gw_xcalloc(1, sizeof(*m));
-    m->multi = multi_init_cloexec();
-    if (!m->multi) {
-        free(m);
-        return UV_ENOMEM;
-    }
     m->loop = loop;
     uv_timer_init(loop, &m->timer);
     m->timer.data = m;
     m->open_handles = 1;
+    return m;
+}
+
+int gw_curl_uv_open(struct gw_curl_uv *m, char *why, size_t cap)
+{
+    if (m->multi)
+        return 0;
+    if (m->closing) {
+        if (cap > 0)
+            snprintf(why, cap, "the HTTP client is shutting down");
+        return UV_EINVAL;
+    }
+    int rc = gw_curl_lib_load(why, cap);
+    if (rc != 0)
+        return rc;
+    m->multi = multi_init_cloexec();
+    if (!m->multi) {
+        if (cap > 0)
+            snprintf(why, cap, "curl_multi_init failed");
+        return UV_ENOMEM;
+    }
     curl_multi_setopt(m->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
     curl_multi_setopt(m->multi, CURLMOPT_SOCKETDATA, m);
     curl_multi_setopt(m->multi, CURLMOPT_TIMERFUNCTION, on_timer_set);
     curl_multi_setopt(m->multi, CURLMOPT_TIMERDATA, m);
-    *out = m;
     return 0;
 }
 
 int gw_curl_uv_add(struct gw_curl_uv *m, struct gw_curl_uv_xfer *x)
 {
-    if (x->added || m->closing)
+    if (x->added || m->closing || !m->multi)
         return UV_EINVAL;
     x->refused[0] = '\0';
     secure(x);
@@ -361,14 +371,16 @@ size_t gw_curl_uv_active(const struct gw_curl_uv *m)
 static void teardown(struct gw_curl_uv *m)
 {
     m->torn_down = 1;
-    while (m->xfers)
-        gw_curl_uv_remove(m, m->xfers);
-    curl_multi_setopt(m->multi, CURLMOPT_SOCKETFUNCTION, NULL);
-    curl_multi_setopt(m->multi, CURLMOPT_TIMERFUNCTION, NULL);
-    while (m->socks)
-        sock_close(m->socks);
-    curl_multi_cleanup(m->multi);
-    m->multi = NULL;
+    if (m->multi) {
+        while (m->xfers)
+            gw_curl_uv_remove(m, m->xfers);
+        curl_multi_setopt(m->multi, CURLMOPT_SOCKETFUNCTION, NULL);
+        curl_multi_setopt(m->multi, CURLMOPT_TIMERFUNCTION, NULL);
+        while (m->socks)
+            sock_close(m->socks);
+        curl_multi_cleanup(m->multi);
+        m->multi = NULL;
+    }
     uv_close((uv_handle_t *)&m->timer, on_timer_closed);
 }
 

@@ -14,6 +14,7 @@
 #include "gw/config.h"
 #include "gw/curl_uv.h"
 #include "gw/events.h"
+#include "gw/heap.h"
 #include "gw/http.h"
 #include "gw/log.h"
 #include "gw/mcp_server.h"
@@ -255,6 +256,7 @@ static void stop(struct daemon *d)
     gw_servers_close(d->servers, d->config ? d->config->gateway.shutdown_grace_ms : 0,
                      on_servers_closed, d);
     gw_sdnotify_watchdog_close(NULL, NULL);
+    gw_heap_close();
     uv_close((uv_handle_t *)&d->sigterm, on_handle_closed);
     uv_close((uv_handle_t *)&d->sigint, on_handle_closed);
     uv_close((uv_handle_t *)&d->sighup, on_handle_closed);
@@ -394,14 +396,13 @@ static void init(struct daemon *d, const struct gw_daemon_options *opts)
     if (rc != 0)
         gw_log(GW_LOG_WARN, "cannot become a child subreaper; orphaned grandchildren may linger",
                "error", uv_strerror(rc), NULL);
+    gw_heap_start(d->loop);
     d->problems = gw_problems_new();
     d->events = gw_events_new(d->loop);
     d->metrics = gw_metrics_new();
     gw_problems_set_listener(d->problems, on_problem, d);
-    rc = gw_curl_uv_new(d->loop, &d->multi);
-    if (rc != 0)
-        gw_log(GW_LOG_ERROR, "cannot start the HTTP client; HTTP upstreams will fail", "error",
-               uv_strerror(rc), NULL);
+    /* libcurl itself is loaded when the first HTTP upstream starts. */
+    d->multi = gw_curl_uv_new(d->loop);
     d->servers = gw_servers_new(d->loop, d->multi, d->problems, &cbs);
     d->mcp = gw_mcp_server_new(d->loop, d->servers);
     d->api = (struct gw_api_ctx){.problems = d->problems,

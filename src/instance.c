@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gw/heap.h"
 #include "gw/log.h"
 #include "gw/upstream_http.h"
 #include "gw/upstream_stdio.h"
@@ -151,6 +152,9 @@ static void on_drain_closed(uv_handle_t *h)
     inst->cbs.on_closed(inst, inst->cbs.data);
     json_decref(inst->last_stderr);
     free(inst);
+    /* The instance's memory lies among that of the instances still running:
+     * only a trim returns it (heap.h). */
+    gw_heap_trim_soon();
 }
 
 static void transport_closed(void *data)

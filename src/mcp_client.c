@@ -1,9 +1,12 @@
 /* MCP client protocol layer: JSON-RPC ids, the in-flight table, the
  * initialize handshake, paginated lists, calls and cancellation.
  *
- * In-flight requests live in a fixed array of hash buckets keyed by id (ids
- * are sequential, so `id % BUCKETS` spreads them evenly and no resizing is
- * ever needed) and in one doubly linked list for failing them all at once.
+ * In-flight requests live in a hash table keyed by id (ids are sequential,
+ * so `id % nbuckets` spreads them evenly) and in one doubly linked list for
+ * failing them all at once. The table starts with a few buckets, as most
+ * instances (a dialog's lease) have one or two requests in flight, and
+ * doubles when the chains grow past two entries on average, up to
+ * BUCKETS_MAX.
  * A request with a timeout embeds its uv_timer_t and is freed in that
  * timer's close callback; the client itself embeds one timer that exists so
  * that the client is always freed in a close callback, on a later loop turn
@@ -22,7 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BUCKETS           256
+#define BUCKETS_MIN       8
+#define BUCKETS_MAX       1024
 #define CANCELLED_RING    64
 #define WARN_PER_SECOND   10
 #define SAMPLE_BYTES      120
@@ -82,10 +86,11 @@ struct gw_mcp_client {
     json_t *config;
     uint64_t init_timeout_ms;
     uint64_t next_id;
-    struct pending *buckets[BUCKETS];
+    struct pending **buckets; /* nbuckets, a power of two */
+    size_t nbuckets;
     struct pending *head;
     size_t n_pending;
-    uint64_t cancelled[CANCELLED_RING];
+    uint64_t *cancelled; /* CANCELLED_RING ids, allocated at the first cancel */
     unsigned cancelled_pos;
     char *version;
     json_t *server_info;
@@ -165,7 +170,20 @@ static void bad_shape(struct gw_mcp_client *c, const char *why)
 
 static struct pending **bucket(struct gw_mcp_client *c, uint64_t id)
 {
-    return &c->buckets[id % BUCKETS];
+    return &c->buckets[id & (c->nbuckets - 1)];
+}
+
+/* Doubles the table and re-hashes every entry from the pending list. */
+static void grow(struct gw_mcp_client *c)
+{
+    free(c->buckets);
+    c->nbuckets *= 2;
+    c->buckets = gw_xcalloc(c->nbuckets, sizeof *c->buckets);
+    for (struct pending *p = c->head; p; p = p->next) {
+        struct pending **b = bucket(c, p->id);
+        p->hnext = *b;
+        *b = p;
+    }
 }
 
 static struct pending *lookup(struct gw_mcp_client *c, uint64_t id)
@@ -179,8 +197,11 @@ static struct pending *lookup(struct gw_mcp_client *c, uint64_t id)
 
 static void insert(struct gw_mcp_client *c, struct pending *p)
 {
-    struct pending **b = bucket(c, p->id);
+    struct pending **b;
 
+    if (c->n_pending >= 2 * c->nbuckets && c->nbuckets < BUCKETS_MAX)
+        grow(c);
+    b = bucket(c, p->id);
     p->hnext = *b;
     *b = p;
     p->prev = NULL;
@@ -214,6 +235,8 @@ static void maybe_free_client(struct gw_mcp_client *c)
     json_decref(c->config);
     json_decref(c->server_info);
     json_decref(c->capabilities);
+    free(c->buckets);
+    free(c->cancelled);
     free(c->version);
     free(c->server_id);
     free(c->client_version);
@@ -297,12 +320,14 @@ static int send_notification(struct gw_mcp_client *c, const char *method, json_t
 
 static void remember_cancelled(struct gw_mcp_client *c, uint64_t id)
 {
+    if (c->cancelled == NULL)
+        c->cancelled = gw_xcalloc(CANCELLED_RING, sizeof *c->cancelled);
     c->cancelled[c->cancelled_pos++ % CANCELLED_RING] = id;
 }
 
 static int was_cancelled(const struct gw_mcp_client *c, uint64_t id)
 {
-    for (unsigned i = 0; i < CANCELLED_RING; i++) {
+    for (unsigned i = 0; c->cancelled != NULL && i < CANCELLED_RING; i++) {
         if (c->cancelled[i] == id)
             return 1;
     }
@@ -750,6 +775,8 @@ int gw_mcp_client_new(uv_loop_t *loop, const struct gw_mcp_client_opts *opts,
     c->init_timeout_ms =
         opts->init_timeout_ms ? opts->init_timeout_ms : GW_MCP_DEFAULT_INIT_TIMEOUT_MS;
     c->state = GW_MCP_NEW;
+    c->nbuckets = BUCKETS_MIN;
+    c->buckets = gw_xcalloc(c->nbuckets, sizeof *c->buckets);
     uv_timer_init(loop, &c->anchor);
     c->anchor.data = c;
     c->open_handles = 1;

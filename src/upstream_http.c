@@ -427,6 +427,9 @@ int gw_upstream_http_start(uv_loop_t *loop, struct gw_curl_uv *multi,
             gw_transport_name(cfg->transport));
         return UV_EINVAL;
     }
+    int rc = gw_curl_uv_open(multi, why, whylen);
+    if (rc != 0)
+        return rc;
     char *scheme = NULL;
     char *shown = cfg->url ? shown_url(cfg->url, &scheme) : NULL;
     if (!shown || (strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0)) {

@@ -17,6 +17,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "gw/heap.h"
 #include "gw/log.h"
 #include "gw/util.h"
 
@@ -24,9 +25,11 @@ extern char **environ;
 
 #define READ_BUF_SIZE   (64u << 10)
 #define LINGER_TICK_MS  10
-#define STDOUT_DRAIN_MS 250          /* after the exit, wait this long for EOFs */
-#define FINAL_WAIT_MS   1000         /* after SIGKILL to the group, give up on EOFs */
-#define LINE_KEEP_CAP   (256u << 10) /* a line buffer larger is freed when empty */
+#define STDOUT_DRAIN_MS 250         /* after the exit, wait this long for EOFs */
+#define FINAL_WAIT_MS   1000        /* after SIGKILL to the group, give up on EOFs */
+#define LINE_MIN_CAP    4096        /* first size of a partial stdout line buffer */
+#define LINE_KEEP_CAP   (64u << 10) /* a line buffer larger is freed when empty */
+#define ELINE_MIN_CAP   256         /* first size of a partial stderr line buffer */
 
 enum phase { PHASE_RUNNING, PHASE_CLOSE_WAIT, PHASE_TERM_WAIT, PHASE_KILLED };
 
@@ -51,14 +54,15 @@ struct gw_upstream_stdio {
     uv_timer_t timer;
     int open_handles;
 
-    char *rbuf; /* shared by stdout and stderr: each read uses it at once */
     char *line; /* the partial stdout line */
     size_t line_len, line_cap;
 
-    char eline[GW_STDIO_STDERR_LINE_MAX + 1];
-    size_t eline_len;
-    int eline_skip; /* the current stderr line was truncated */
-    char *ering[GW_STDIO_STDERR_KEEP];
+    /* stderr: most servers write little or nothing there, so the partial
+     * line buffer exists only while a line spans reads and the ring of kept
+     * lines only from the first line on. */
+    char *eline; /* the partial stderr line, at most GW_STDIO_STDERR_LINE_MAX */
+    size_t eline_len, eline_cap;
+    char **ering; /* GW_STDIO_STDERR_KEEP lines, or NULL before the first */
     size_t ering_next, ering_n;
     uint64_t rate_window;
     unsigned rate_count;
@@ -73,6 +77,14 @@ struct gw_upstream_stdio {
     int64_t exit_status;
     int term_signal;
 };
+
+/* One read buffer for every stream of every instance: libuv calls on_alloc
+ * and then the read callback back to back on the loop thread, and both read
+ * callbacks are done with the bytes when they return (a partial line is
+ * copied out), so no read can overwrite bytes still in use. A buffer per
+ * instance cost 64 KiB of address space and one or two resident pages per
+ * instance, which adds up with a thousand leases. */
+static char read_buf[READ_BUF_SIZE];
 
 static void advance(struct gw_upstream_stdio *s);
 static void log_dropped(struct gw_upstream_stdio *s);
@@ -203,10 +215,11 @@ static void cloexec_sweep(void)
 
 static void free_instance(struct gw_upstream_stdio *s)
 {
-    for (size_t i = 0; i < GW_STDIO_STDERR_KEEP; i++)
+    for (size_t i = 0; s->ering && i < GW_STDIO_STDERR_KEEP; i++)
         free(s->ering[i]);
+    free(s->ering);
+    free(s->eline);
     free(s->line);
-    free(s->rbuf);
     free(s->id);
     free(s);
 }
@@ -444,7 +457,7 @@ static int line_append(struct gw_upstream_stdio *s, const char *p, size_t n)
         return -1;
     }
     if (s->line_len + n > s->line_cap) {
-        size_t cap = s->line_cap ? s->line_cap : 4096;
+        size_t cap = s->line_cap ? s->line_cap : LINE_MIN_CAP;
         while (cap < s->line_len + n)
             cap *= 2;
         if (cap > GW_STDIO_MAX_LINE + 1)
@@ -460,7 +473,9 @@ static int line_append(struct gw_upstream_stdio *s, const char *p, size_t n)
 }
 
 /* Delivers the buffered line and releases an oversized buffer, so one
- * large message does not pin its memory for the instance's life. */
+ * large message does not pin its memory for the instance's life (nor, with
+ * the trim, the process's: the buffer came from the heap if glibc's mmap
+ * threshold had risen past its size). */
 static void line_flush(struct gw_upstream_stdio *s)
 {
     size_t len = s->line_len;
@@ -470,6 +485,7 @@ static void line_flush(struct gw_upstream_stdio *s)
         free(s->line);
         s->line = NULL;
         s->line_cap = 0;
+        gw_heap_trim_soon();
     }
 }
 
@@ -493,8 +509,7 @@ static void frame_stdout(struct gw_upstream_stdio *s, const char *p, size_t n)
 
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
-    struct gw_upstream_stdio *s = h->data;
-    *buf = uv_buf_init(s->rbuf, READ_BUF_SIZE);
+    *buf = uv_buf_init(read_buf, sizeof(read_buf));
 }
 
 static void on_stdout(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
@@ -595,17 +610,18 @@ static int rate_allow(struct gw_upstream_stdio *s)
     return 0;
 }
 
-static void stderr_line(struct gw_upstream_stdio *s)
+/* One stderr line (without its \n, at most GW_STDIO_STDERR_LINE_MAX bytes):
+ * logged if the rate allows, and kept in the ring. */
+static void stderr_line(struct gw_upstream_stdio *s, const char *p, size_t n)
 {
-    size_t n = s->eline_len;
-    if (n > 0 && s->eline[n - 1] == '\r')
+    if (n > 0 && p[n - 1] == '\r')
         n--;
-    s->eline_len = 0;
-    s->eline_skip = 0;
     s->st.stderr_lines++;
-    char *line = utf8_sanitize(s->eline, n);
+    char *line = utf8_sanitize(p, n);
     if (rate_allow(s))
         gw_log(GW_LOG_INFO, "server stderr", "server", s->id, "pid", s->pidstr, "line", line, NULL);
+    if (!s->ering)
+        s->ering = gw_xcalloc(GW_STDIO_STDERR_KEEP, sizeof(*s->ering));
     free(s->ering[s->ering_next]);
     s->ering[s->ering_next] = line;
     s->ering_next = (s->ering_next + 1) % GW_STDIO_STDERR_KEEP;
@@ -613,22 +629,53 @@ static void stderr_line(struct gw_upstream_stdio *s)
         s->ering_n++;
 }
 
+/* Appends to the partial stderr line; past GW_STDIO_STDERR_LINE_MAX the
+ * rest of the line is dropped. */
+static void eline_append(struct gw_upstream_stdio *s, const char *p, size_t n)
+{
+    size_t room = GW_STDIO_STDERR_LINE_MAX - s->eline_len;
+    if (n > room)
+        n = room;
+    if (s->eline_len + n > s->eline_cap) {
+        size_t cap = s->eline_cap ? s->eline_cap : ELINE_MIN_CAP;
+        while (cap < s->eline_len + n)
+            cap *= 2;
+        if (cap > GW_STDIO_STDERR_LINE_MAX)
+            cap = GW_STDIO_STDERR_LINE_MAX;
+        s->eline = gw_xrealloc(s->eline, cap);
+        s->eline_cap = cap;
+    }
+    memcpy(s->eline + s->eline_len, p, n);
+    s->eline_len += n;
+}
+
+/* Ends the partial stderr line and frees its buffer: lines that span reads
+ * are rare, and the buffer is at most 4 KiB to allocate again. */
+static void eline_flush(struct gw_upstream_stdio *s)
+{
+    stderr_line(s, s->eline, s->eline_len);
+    free(s->eline);
+    s->eline = NULL;
+    s->eline_len = s->eline_cap = 0;
+}
+
+/* A line wholly inside this read is taken from the read buffer; only a line
+ * that spans reads is copied. */
 static void split_stderr(struct gw_upstream_stdio *s, const char *p, size_t n)
 {
     const char *end = p + n;
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         size_t take = (size_t)((nl ? nl : end) - p);
-        size_t room = GW_STDIO_STDERR_LINE_MAX - s->eline_len;
-        if (take > room) {
-            s->eline_skip = 1; /* the rest of this line is dropped */
-            take = room;
+        if (nl && s->eline_len == 0) {
+            stderr_line(s, p, take < GW_STDIO_STDERR_LINE_MAX ? take : GW_STDIO_STDERR_LINE_MAX);
+        } else {
+            eline_append(s, p, take);
+            if (nl)
+                eline_flush(s);
         }
-        memcpy(s->eline + s->eline_len, p, take);
-        s->eline_len += take;
         if (!nl)
             return;
-        stderr_line(s);
         p = nl + 1;
     }
 }
@@ -643,7 +690,7 @@ static void on_stderr(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
     if (n == 0)
         return;
     if (s->eline_len > 0)
-        stderr_line(s);
+        eline_flush(s);
     s->err_done = 1;
     uv_read_stop(st);
     if (s->exited)
@@ -749,7 +796,6 @@ static struct gw_upstream_stdio *instance_new(uv_loop_t *loop, const struct gw_s
     s->close_wait_ms = o->close_wait_ms;
     s->term_wait_ms = o->term_wait_ms;
     s->id = gw_xstrdup(cfg->id ? cfg->id : "");
-    s->rbuf = gw_xmalloc(READ_BUF_SIZE);
     uv_pipe_init(loop, &s->in, 0);
     uv_pipe_init(loop, &s->out, 0);
     uv_pipe_init(loop, &s->err, 0);
@@ -846,6 +892,8 @@ void gw_upstream_stdio_get_stats(const struct gw_upstream_stdio *s,
 void gw_upstream_stdio_stderr_foreach(const struct gw_upstream_stdio *s,
                                       void (*fn)(void *data, const char *line), void *data)
 {
+    if (!s->ering)
+        return;
     size_t first = (s->ering_next + GW_STDIO_STDERR_KEEP - s->ering_n) % GW_STDIO_STDERR_KEEP;
     for (size_t i = 0; i < s->ering_n; i++)
         fn(data, s->ering[(first + i) % GW_STDIO_STDERR_KEEP]);

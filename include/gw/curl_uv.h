@@ -44,14 +44,22 @@ struct gw_curl_uv_xfer {
     char refused[80]; /* non-empty: a connection was refused by the loopback rule */
 };
 
-/* Creates the shared multi handle (and initialises libcurl once per
- * process). Returns 0 and sets *out, or UV_ENOMEM. */
-int gw_curl_uv_new(uv_loop_t *loop, struct gw_curl_uv **out);
+/* Creates the shared object without touching libcurl (which is loaded on
+ * first need: gw/curl_lib.h); gw_curl_uv_open() makes it usable. */
+struct gw_curl_uv *gw_curl_uv_new(uv_loop_t *loop);
+
+/* Loads libcurl if it is not yet (gw_curl_lib_load) and creates the multi
+ * handle, once; every user calls it before its first libcurl call. Returns
+ * 0, or a negative code with a sentence in `why` (capacity `cap`, may be
+ * 0): UV_ENOTSUP (libcurl cannot be loaded), UV_ENOMEM, or UV_EINVAL (the
+ * multi is closing). A failed call may be retried. */
+int gw_curl_uv_open(struct gw_curl_uv *m, char *why, size_t cap);
 
 /* Applies the S10 options to x->easy (CURLOPT_PRIVATE becomes x) and starts
  * the transfer. `done` fires exactly once, on a later loop turn, unless
  * gw_curl_uv_remove() is called first. Returns 0, UV_EINVAL (already added,
- * or the multi is closing) or UV_EIO (libcurl refused the handle). */
+ * not opened, or the multi is closing) or UV_EIO (libcurl refused the
+ * handle). */
 int gw_curl_uv_add(struct gw_curl_uv *m, struct gw_curl_uv_xfer *x);
 
 /* Stops a running transfer without calling `done`. The easy handle stays

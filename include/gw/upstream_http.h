@@ -116,9 +116,11 @@ void gw_upstream_http_options_init(struct gw_upstream_http_options *o);
  * session_id, timeout_ms as the connect timeout, sse_read_timeout_ms,
  * terminate_on_close are used; `cfg` is read only during the call).
  * `opts` may be NULL; `*cbs` is copied. A legacy instance connects at once;
- * a streamable one on its first send. Returns 0 and sets *out, or UV_EINVAL
- * (no url, not http(s), wrong transport) with a sentence in `why`; then
- * nothing was allocated and no callback fires. */
+ * a streamable one on its first send. libcurl is loaded by the first start
+ * (gw_curl_uv_open). Returns 0 and sets *out, or with a sentence in `why`
+ * UV_EINVAL (no url, not http(s), wrong transport) or gw_curl_uv_open()'s
+ * error (UV_ENOTSUP: libcurl cannot be loaded); then nothing was allocated
+ * and no callback fires. */
 int gw_upstream_http_start(uv_loop_t *loop, struct gw_curl_uv *multi,
                            const struct gw_server_config *cfg,
                            const struct gw_upstream_http_options *opts,

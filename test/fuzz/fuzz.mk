@@ -35,7 +35,7 @@ FUZZ_SAN    := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
                -fno-omit-frame-pointer
 FUZZ_WARN   := -Wall -Wextra -Werror -Wno-unused-parameter
 FUZZ_CFLAGS := -std=gnu11 -O1 -g $(FUZZ_SAN) -Iinclude -I$(LLHTTP_INC) -D_GNU_SOURCE
-FUZZ_LIBS   := -luv -ljansson -lyaml -lcurl -lm
+FUZZ_LIBS   := -luv -ljansson -lyaml -lm
 
 FUZZ_LIB_SRC := $(filter-out src/main.c,$(wildcard src/*.c))
 FUZZ_OBJ     := $(FUZZ_LIB_SRC:src/%.c=$(FUZZ_OUT)/obj/%.o)

@@ -940,6 +940,48 @@ START_TEST(transport_down_fails_all)
 }
 END_TEST
 
+/* The in-flight table starts small and grows: 1,000 requests in flight,
+ * answered in an order unlike the one they were sent in, each reach their
+ * own callback; a cancelled one's late answer is known as late. */
+START_TEST(many_in_flight)
+{
+    enum { N = 1000 };
+    uv_loop_t loop;
+    struct fake f = {0};
+    static struct got g[N];
+    struct gw_mcp_client *c;
+    gw_mcp_handle h[N];
+    char res[64];
+
+    uv_loop_init(&loop);
+    c = ready_client(&loop, &f);
+    for (int i = 0; i < N; i++)
+        ck_assert_int_eq(
+            gw_mcp_client_call_tool(c, "echo", NULL, NULL, i % 2 ? 5000 : 0, got_cb, &g[i], &h[i]),
+            0);
+    ck_assert_uint_eq(stats_of(c).in_flight, N);
+    ck_assert_int_eq(gw_mcp_client_cancel(c, h[7], NULL), 0);
+    for (int k = 0; k < N; k++) {
+        int i = (k * 7 + 3) % N; /* 7 and N are coprime: every request once */
+        snprintf(res, sizeof res, "{\"n\":%d}", i);
+        answer(c, id_of(sent_nth(&f, "tools/call", i)), res);
+    }
+    for (int i = 0; i < N; i++) {
+        ck_assert_int_eq(g[i].n, 1);
+        if (i == 7) {
+            ck_assert_int_eq(g[i].code, GW_MCP_E_CANCELLED);
+        } else {
+            ck_assert_int_eq(g[i].code, 0);
+            ck_assert_int_eq(json_integer_value(json_object_get(g[i].result, "n")), i);
+        }
+        got_clear(&g[i]);
+    }
+    ck_assert_uint_eq(stats_of(c).in_flight, 0);
+    ck_assert_uint_eq(stats_of(c).late, 1);
+    finish_loop(&loop, &f, c);
+}
+END_TEST
+
 START_TEST(close_inside_callback)
 {
     uv_loop_t loop;
@@ -1023,6 +1065,7 @@ static Suite *suite(void)
     tcase_add_test(tc, notifications_and_batch);
     tcase_add_test(tc, transport_down_fails_all);
     tcase_add_test(tc, close_inside_callback);
+    tcase_add_test(tc, many_in_flight);
     suite_add_tcase(s, tc);
     return s;
 }
