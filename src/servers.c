@@ -210,13 +210,50 @@ static struct slot *find_slot(const struct server *srv, enum slot_role role, boo
     return NULL;
 }
 
+static uint32_t dialog_hash(const char *d)
+{
+    uint32_t h = 2166136261u;
+    while (*d != '\0')
+        h = (h ^ (unsigned char)*d++) * 16777619u;
+    return h;
+}
+
+/* Doubles the index when it holds more leases than buckets. */
+static void lease_index_add(struct server *srv, struct lease *l)
+{
+    if (srv->nleases + 1 > srv->lease_buckets) {
+        size_t n = srv->lease_buckets ? srv->lease_buckets * 2 : 8;
+        struct lease **idx = gw_xcalloc(n, sizeof *idx);
+        for (size_t i = 0; i < srv->lease_buckets; i++) {
+            for (struct lease *e = srv->lease_idx[i], *next; e != NULL; e = next) {
+                next = e->hnext;
+                e->hnext = idx[e->hash & (n - 1)];
+                idx[e->hash & (n - 1)] = e;
+            }
+        }
+        free(srv->lease_idx);
+        srv->lease_idx = idx;
+        srv->lease_buckets = n;
+    }
+    l->hash = dialog_hash(l->dialog);
+    l->hnext = srv->lease_idx[l->hash & (srv->lease_buckets - 1)];
+    srv->lease_idx[l->hash & (srv->lease_buckets - 1)] = l;
+    srv->nleases++;
+}
+
 static void lease_free(struct lease *l)
 {
-    struct lease **link = &l->srv->leases;
+    struct server *srv = l->srv;
+    struct lease **link = &srv->leases;
 
     while (*link != l)
         link = &(*link)->next;
     *link = l->next;
+    link = &srv->lease_idx[l->hash & (srv->lease_buckets - 1)];
+    while (*link != l)
+        link = &(*link)->hnext;
+    *link = l->hnext;
+    srv->nleases--;
     if (l->slot != NULL)
         l->slot->lease = NULL;
     free(l);
@@ -247,6 +284,7 @@ static void server_free_if_done(struct server *srv)
     }
     gw_config_unref(srv->snap);
     restarted_free(srv);
+    free(srv->lease_idx);
     free(srv->last_error);
     json_decref(srv->stderr_tail);
     free(srv);
@@ -580,8 +618,13 @@ static struct slot *slot_spawn(struct server *srv, enum slot_role role)
 
 struct lease *gw_server_lease(struct server *srv, const char *dialog)
 {
-    for (struct lease *l = srv->leases; l != NULL; l = l->next) {
-        if (strcmp(l->dialog, dialog) == 0)
+    uint32_t h;
+
+    if (srv->nleases == 0)
+        return NULL;
+    h = dialog_hash(dialog);
+    for (struct lease *l = srv->lease_idx[h & (srv->lease_buckets - 1)]; l != NULL; l = l->hnext) {
+        if (l->hash == h && strcmp(l->dialog, dialog) == 0)
             return l;
     }
     return NULL;
@@ -636,6 +679,7 @@ struct lease *gw_server_acquire(struct server *srv, const char *dialog, bool fre
     sl->lease = l;
     l->next = srv->leases;
     srv->leases = l;
+    lease_index_add(srv, l);
     gw_log(GW_LOG_INFO, "lease", "server", srv->cfg->id, "dialog", dialog, "instance_ready",
            sl->ready ? "yes" : "no", NULL);
     emit(srv->owner, "lease",

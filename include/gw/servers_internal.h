@@ -49,6 +49,8 @@ struct slot {
 
 struct lease {
     struct lease *next;
+    struct lease *hnext; /* the next in its bucket of the server's lease index */
+    uint32_t hash;       /* of dialog */
     struct server *srv;
     char dialog[GW_DIALOG_MAX + 1];
     struct slot *slot;
@@ -70,6 +72,8 @@ struct server {
     enum server_state state;
     struct slot *slots;
     struct lease *leases;
+    struct lease **lease_idx; /* by dialog: a call finds its lease in O(1) */
+    size_t lease_buckets, nleases;
     struct gw_call *waiting; /* calls retried after a lost session, waiting for the
                                 shared instance to be back (truely-stateless) */
     char **restarted;        /* dialogs, FIFO ring of RESTARTED_MAX */
