@@ -83,7 +83,7 @@ $(BUILD)/asan/mcpgw: $(ASAN_OBJ) $(BUILD)/asan/libllhttp.a
 
 # Unit tests also link libcurl: test_upstream_http probes with
 # curl_easy_perform, which the daemon does not call (nor forward).
-$(BUILD)/asan/test_%: test/unit/test_%.c $(ASAN_LIB_OBJ) $(BUILD)/asan/libllhttp.a $(HDRS)
+$(BUILD)/asan/test_%: test/unit/test_%.c $(ASAN_LIB_OBJ) $(BUILD)/asan/libllhttp.a $(HDRS) $(wildcard test/unit/*.h)
 	$(CC) $(CPPFLAGS) -std=gnu11 $(WARN) -Wno-missing-prototypes -O1 -g $(SAN) -o $@ $< \
 		$(ASAN_LIB_OBJ) $(BUILD)/asan/libllhttp.a $(LDLIBS) -lcurl $(CHECK_LIBS)
 

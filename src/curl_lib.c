@@ -15,6 +15,7 @@
 #include <uv.h>
 
 #include "gw/log.h"
+#include "gw/util.h"
 
 /* Every libcurl function mcpgw calls (without its curl_ prefix): the table's
  * fields, typed by libcurl's own declarations, and the names resolved. */
@@ -56,16 +57,6 @@ static const struct {
 
 static bool loaded;
 
-static void say(char *why, size_t cap, const char *fmt, ...)
-{
-    if (cap == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, cap, fmt, ap);
-    va_end(ap);
-}
-
 /* Fills `fn` from `h`; returns the name of the first missing function. */
 static const char *resolve(void *h)
 {
@@ -83,14 +74,14 @@ static int load(char *why, size_t cap)
 {
     void *h = dlopen(GW_CURL_LIB, RTLD_NOW | RTLD_LOCAL);
     if (h == NULL) {
-        say(why, cap, "cannot load %s, which HTTP upstreams need (Debian package libcurl4): %s",
-            GW_CURL_LIB, dlerror());
+        gw_say(why, cap, "cannot load %s, which HTTP upstreams need (Debian package libcurl4): %s",
+               GW_CURL_LIB, dlerror());
         return UV_ENOTSUP;
     }
     const char *missing = resolve(h);
     if (missing != NULL) {
-        say(why, cap, "%s has no %s (libcurl 7.85 or later is needed): %s", GW_CURL_LIB, missing,
-            dlerror());
+        gw_say(why, cap, "%s has no %s (libcurl 7.85 or later is needed): %s", GW_CURL_LIB, missing,
+               dlerror());
         dlclose(h);
         return UV_ENOTSUP;
     }
@@ -98,7 +89,7 @@ static int load(char *why, size_t cap)
      * some of its own dependencies, which are not safe to unload. */
     CURLcode rc = fn.global_init(CURL_GLOBAL_DEFAULT);
     if (rc != CURLE_OK) {
-        say(why, cap, "%s: curl_global_init failed: %s", GW_CURL_LIB, fn.easy_strerror(rc));
+        gw_say(why, cap, "%s: curl_global_init failed: %s", GW_CURL_LIB, fn.easy_strerror(rc));
         return UV_ENOTSUP;
     }
     return 0;

@@ -11,7 +11,6 @@
  * instance. */
 #include "gw/upstream_http_internal.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -311,18 +310,6 @@ void gw_upstream_http_options_init(struct gw_upstream_http_options *o)
     o->reconnect_max_ms = 30000;
 }
 
-static void say(char *why, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void say(char *why, size_t cap, const char *fmt, ...)
-{
-    if (cap == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, cap, fmt, ap);
-    va_end(ap);
-}
-
 /* Returns scheme://host[:port]/path of `url` (no userinfo, query or
  * fragment), or NULL when it does not parse; *scheme gets the scheme. */
 static char *shown_url(const char *url, char **scheme)
@@ -423,8 +410,8 @@ int gw_upstream_http_start(uv_loop_t *loop, struct gw_curl_uv *multi,
     struct gw_upstream_http_options defaults;
     gw_upstream_http_options_init(&defaults);
     if (cfg->transport != GW_TRANSPORT_STREAMABLE_HTTP && cfg->transport != GW_TRANSPORT_SSE) {
-        say(why, whylen, "transport %s is not an HTTP transport",
-            gw_transport_name(cfg->transport));
+        gw_say(why, whylen, "transport %s is not an HTTP transport",
+               gw_transport_name(cfg->transport));
         return UV_EINVAL;
     }
     int rc = gw_curl_uv_open(multi, why, whylen);
@@ -433,13 +420,13 @@ int gw_upstream_http_start(uv_loop_t *loop, struct gw_curl_uv *multi,
     char *scheme = NULL;
     char *shown = cfg->url ? shown_url(cfg->url, &scheme) : NULL;
     if (!shown || (strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0)) {
-        say(why, whylen, "url must be an http:// or https:// URL");
+        gw_say(why, whylen, "url must be an http:// or https:// URL");
         free(shown);
         curl_free(scheme);
         return UV_EINVAL;
     }
     if (cfg->session_id && cfg->session_id[0] && !visible_ascii(cfg->session_id)) {
-        say(why, whylen, "sessionId must be visible ASCII");
+        gw_say(why, whylen, "sessionId must be visible ASCII");
         free(shown);
         curl_free(scheme);
         return UV_EINVAL;

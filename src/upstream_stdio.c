@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -531,31 +530,6 @@ static void on_stdout(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
 
 /* ---- stderr ---- */
 
-/* The length of the well-formed UTF-8 sequence at `u` (no overlongs, no
- * surrogates, at most U+10FFFF), or 0. */
-static size_t utf8_valid_len(const unsigned char *u, size_t avail)
-{
-    static const uint32_t min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
-    size_t len = u[0] < 0x80             ? 1
-                 : (u[0] & 0xe0) == 0xc0 ? 2
-                 : (u[0] & 0xf0) == 0xe0 ? 3
-                 : (u[0] & 0xf8) == 0xf0 ? 4
-                                         : 0;
-    if (len == 1)
-        return 1;
-    if (len == 0 || avail < len)
-        return 0;
-    uint32_t cp = u[0] & (0x7fu >> len); /* the lead byte's payload bits */
-    for (size_t i = 1; i < len; i++) {
-        if ((u[i] & 0xc0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (u[i] & 0x3fu);
-    }
-    if (cp < min_cp[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    return len;
-}
-
 /* Copies `line` replacing bytes that are not valid UTF-8 with U+FFFD and
  * NUL with '?', so the ring can always become JSON. */
 static char *utf8_sanitize(const char *p, size_t n)
@@ -563,7 +537,7 @@ static char *utf8_sanitize(const char *p, size_t n)
     char *out = gw_xmalloc(n * 3 + 1), *o = out;
     const unsigned char *u = (const unsigned char *)p, *end = u + n;
     while (u < end) {
-        size_t len = utf8_valid_len(u, (size_t)(end - u));
+        size_t len = *u < 0x80 ? 1 : gw_utf8_seq_len(u, (size_t)(end - u));
         if (len == 0) {
             memcpy(o, "\xef\xbf\xbd", 3);
             o += 3;
@@ -775,16 +749,6 @@ void gw_upstream_stdio_options_init(struct gw_upstream_stdio_options *o)
     o->term_wait_ms = 3000;
 }
 
-static void say(char *why, size_t cap, const char *fmt, ...)
-{
-    if (cap == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, cap, fmt, ap);
-    va_end(ap);
-}
-
 static struct gw_upstream_stdio *instance_new(uv_loop_t *loop, const struct gw_server_config *cfg,
                                               const struct gw_upstream_stdio_options *o,
                                               const struct gw_transport_cbs *cbs)
@@ -846,7 +810,7 @@ int gw_upstream_stdio_start(uv_loop_t *loop, const struct gw_server_config *cfg,
     gw_upstream_stdio_options_init(&defaults);
     const struct gw_upstream_stdio_options *o = opts ? opts : &defaults;
     if (!cfg->command_path) {
-        say(why, whylen, "command \"%s\" was not found", cfg->command ? cfg->command : "");
+        gw_say(why, whylen, "command \"%s\" was not found", cfg->command ? cfg->command : "");
         return UV_ENOENT;
     }
     struct gw_upstream_stdio *s = instance_new(loop, cfg, o, cbs);
@@ -863,8 +827,8 @@ int gw_upstream_stdio_start(uv_loop_t *loop, const struct gw_server_config *cfg,
     return 0;
 
 fail_spawn:
-    say(why, whylen, "cannot start \"%s\": %s (%s)", cfg->command_path, uv_strerror(err),
-        uv_err_name(err));
+    gw_say(why, whylen, "cannot start \"%s\": %s (%s)", cfg->command_path, uv_strerror(err),
+           uv_err_name(err));
     /* The handles are initialised and must be closed; no callback fires. */
     s->silent = 1;
     close_all(s);

@@ -120,6 +120,17 @@ size_t gw_utf8_seq_len(const unsigned char *s, size_t avail)
     return n;
 }
 
+void gw_say(char *why, size_t cap, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (cap == 0)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(why, cap, fmt, ap);
+    va_end(ap);
+}
+
 void gw_utf8_trim(char *s)
 {
     size_t n = strlen(s), i = n, back = 0;

@@ -18,6 +18,10 @@ char *gw_xstrndup(const char *s, size_t n);
 /* printf into a new heap string. */
 char *gw_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Formats a reason for a caller's `why` buffer of cap bytes (nothing when
+ * cap is 0): how the modules that start things say why they could not. */
+void gw_say(char *why, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* Copies `src` into `dst` (capacity `cap` > 0), cut to cap - 1 bytes and
  * NUL-terminated, like snprintf(dst, cap, "%s", src) at a fraction of
  * its cost (per-call paths). Returns strlen(src). */

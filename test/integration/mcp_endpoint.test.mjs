@@ -9,7 +9,7 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { start, waitFor, sleep, fixtures, slow } from './lib/harness.mjs';
+import { start, waitFor, sleep, fixtures, slow, sseReader } from './lib/harness.mjs';
 
 const FIXTURE = path.join(fixtures, 'mcp_fixture');
 const PNG_1X1 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
@@ -56,21 +56,8 @@ function openStream(d, headers) {
     const req = http.request({ host: '127.0.0.1', port: d.port, method: 'GET', path: '/mcp', agent: false,
       headers: { accept: 'text/event-stream', ...headers } }, (res) => {
       const s = { status: res.statusCode, events: [], close: () => req.destroy() };
-      let buf = '';
       res.setEncoding('utf8');
-      res.on('data', (chunk) => {
-        buf += chunk;
-        let i;
-        while ((i = buf.indexOf('\n\n')) >= 0) {
-          const block = buf.slice(0, i); buf = buf.slice(i + 2);
-          const ev = {};
-          for (const line of block.split('\n')) {
-            const [k, ...v] = line.split(':');
-            ev[k] = (ev[k] === undefined ? '' : ev[k] + '\n') + v.join(':').replace(/^ /, '');
-          }
-          s.events.push(ev);
-        }
-      });
+      res.on('data', sseReader((ev) => s.events.push(ev)));
       res.on('error', () => {});
       resolve(s);
     });

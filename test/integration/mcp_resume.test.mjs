@@ -10,7 +10,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { start, waitFor, sleep, fixtures, tmpdir, slow } from './lib/harness.mjs';
+import { start, waitFor, sleep, fixtures, tmpdir, slow, sseReader } from './lib/harness.mjs';
 
 const FIXTURE = path.join(fixtures, 'mcp_fixture');
 const ACCEPT = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
@@ -29,24 +29,15 @@ function sse(d, method, headers, body) {
     const req = http.request({ host: '127.0.0.1', port: d.port, method, path: '/mcp', agent: false,
       headers: { ...ACCEPT, ...headers } }, (res) => {
       const s = { status: res.statusCode, headers: res.headers, events: [], text: '', cut: () => req.destroy() };
-      let buf = '';
       s.ended = new Promise((done) => { res.on('end', done); res.on('close', done); });
       res.setEncoding('utf8');
+      const read = sseReader((ev) => {
+        if (ev.data) ev.msg = JSON.parse(ev.data);
+        s.events.push(ev);
+      });
       res.on('data', (chunk) => {
         s.text += chunk;
-        buf += chunk;
-        let i;
-        while ((i = buf.indexOf('\n\n')) >= 0) {
-          const block = buf.slice(0, i);
-          buf = buf.slice(i + 2);
-          const ev = {};
-          for (const line of block.split('\n')) {
-            const k = line.slice(0, line.indexOf(':'));
-            ev[k] = line.slice(line.indexOf(':') + 1).replace(/^ /, '');
-          }
-          if (ev.data) ev.msg = JSON.parse(ev.data);
-          s.events.push(ev);
-        }
+        read(chunk);
       });
       res.on('error', () => {});
       resolve(s);

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { start, waitFor, sleep, fixtures, slow } from './lib/harness.mjs';
+import { start, waitFor, sleep, fixtures, slow, sseReader } from './lib/harness.mjs';
 
 const FIXTURE = path.join(fixtures, 'mcp_fixture');
 const alive = (pid) => {
@@ -28,22 +28,10 @@ const pidOf = async (d, id) => (await srv(d, id)).instances.find((i) => i.role !
 function events(d) {
   const got = [];
   const req = http.get({ host: d.host, port: d.port, path: '/v1/events' }, (res) => {
-    let buf = '';
     res.setEncoding('utf8');
-    res.on('data', (chunk) => {
-      buf += chunk;
-      let i;
-      while ((i = buf.indexOf('\n\n')) >= 0) {
-        const block = buf.slice(0, i);
-        buf = buf.slice(i + 2);
-        const ev = {};
-        for (const line of block.split('\n')) {
-          const m = /^(\w+): ?(.*)$/.exec(line);
-          if (m) ev[m[1]] = m[2];
-        }
-        if (ev.event) got.push({ id: Number(ev.id), type: ev.event, data: JSON.parse(ev.data) });
-      }
-    });
+    res.on('data', sseReader((ev) => {
+      if (ev.event) got.push({ id: Number(ev.id), type: ev.event, data: JSON.parse(ev.data) });
+    }));
   });
   req.on('error', () => {});
   return { got, close: () => req.destroy() };

@@ -12,6 +12,8 @@
 
 #include "gw/json_in.h"
 
+#include "random_json.h"
+
 static void same_n(const char *doc, size_t len, size_t flags)
 {
     json_error_t we, ge;
@@ -149,59 +151,6 @@ START_TEST(test_long_strings_and_depth)
 }
 END_TEST
 
-static json_t *random_value(unsigned *seed, int depth);
-
-static json_t *random_string(unsigned *seed)
-{
-    static const char *const parts[] = {"a",    "key",      "\"",           "\\",
-                                        "/",    "\n",       "\t",           "\x01",
-                                        "\x1f", "\xc3\xa9", "\xe2\x98\x83", "\xf0\x9f\x98\x80",
-                                        " ",    "0"};
-    char buf[128] = "";
-    int n = rand_r(seed) % 8;
-
-    for (int i = 0; i < n; i++)
-        strcat(buf, parts[rand_r(seed) % (sizeof parts / sizeof parts[0])]);
-    return json_string(buf);
-}
-
-static json_t *random_container(unsigned *seed, int depth, int object)
-{
-    json_t *c = object ? json_object() : json_array();
-    int n = rand_r(seed) % 5;
-
-    for (int i = 0; i < n; i++) {
-        json_t *v = random_value(seed, depth + 1);
-        if (object) {
-            json_t *k = random_string(seed);
-            json_object_set_new(c, json_string_value(k), v);
-            json_decref(k);
-        } else {
-            json_array_append_new(c, v);
-        }
-    }
-    return c;
-}
-
-static json_t *random_value(unsigned *seed, int depth)
-{
-    switch (depth > 4 ? rand_r(seed) % 6 : rand_r(seed) % 8) {
-    case 0:
-        return json_integer((json_int_t)rand_r(seed) * (rand_r(seed) % 2 ? 1 : -99991));
-    case 1:
-        return json_real((double)rand_r(seed) / 7.0);
-    case 2:
-        return json_boolean(rand_r(seed) % 2);
-    case 3:
-        return json_null();
-    case 4:
-    case 5:
-        return random_string(seed);
-    default:
-        return random_container(seed, depth, rand_r(seed) % 2);
-    }
-}
-
 /* One byte changed, dropped, duplicated, or the text cut short. */
 static size_t mutate(unsigned *seed, char *doc, size_t len)
 {
@@ -234,7 +183,7 @@ START_TEST(test_random)
     unsigned seed = 20261123;
 
     for (int i = 0; i < 3000; i++) {
-        json_t *j = random_container(&seed, 0, i % 2);
+        json_t *j = random_json_container(&seed, 0, i % 2);
         char *text = json_dumps(j, styles[i % 4]);
         size_t len = strlen(text);
         char *doc = malloc(len + 2);

@@ -144,6 +144,28 @@ export function request({ host, port, socketPath, method, path: p, headers = {},
   });
 }
 
+// A text/event-stream reader: feed it the chunks as they arrive; it calls
+// onEvent({field: value, …}) for each complete event (a block ended by a
+// blank line). A field that repeats (data) is joined with '\n'; a comment
+// line (": …") lands under the empty key.
+export function sseReader(onEvent) {
+  let buf = '';
+  return (chunk) => {
+    buf += chunk;
+    let i;
+    while ((i = buf.indexOf('\n\n')) >= 0) {
+      const block = buf.slice(0, i);
+      buf = buf.slice(i + 2);
+      const ev = {};
+      for (const line of block.split('\n')) {
+        const [k, ...v] = line.split(':');
+        ev[k] = (ev[k] === undefined ? '' : ev[k] + '\n') + v.join(':').replace(/^ /, '');
+      }
+      onEvent(ev);
+    }
+  };
+}
+
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // Writes `yaml` to a fresh directory and starts the daemon on it, listening on
