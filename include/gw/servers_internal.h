@@ -4,7 +4,7 @@
  *
  * Ownership:
  *   gw_servers ─┬─ servers (list, config order) ─┬─ slots (list): one per live instance
- *               │                                └─ leases (list, and an index by dialog): dialog → slot
+ *               │                                └─ leases (list + index by dialog) → slot
  *               ├─ dying servers (list): removed, instances still closing
  *               └─ queue: calls waiting for a concurrency slot
  * A slot is freed when its instance has closed; a server when it is removed,
