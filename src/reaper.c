@@ -20,12 +20,17 @@
  * zombies of children libuv stopped watching (a process handle closed
  * before its exit). */
 #define SCAN_INTERVAL_MS 2000
+/* A zombie of libuv's own hides the ones behind it (waitid shows the first
+ * only) until libuv waits for it, which it does in the same turn of the
+ * loop: look again this soon. */
+#define RETRY_MS 1
 
 struct gw_reaper {
     uv_loop_t *loop;
     uv_signal_t sigchld;
     uv_timer_t timer;
     int open_handles;
+    int blocked_by; /* the live child whose zombie hid the others, or 0 */
     uint64_t reaped;
     void (*on_closed)(void *data);
     void *data;
@@ -102,6 +107,8 @@ static int for_each_zombie_child(void (*fn)(int pid, void *arg), void *arg)
     return count;
 }
 
+static void on_timer(uv_timer_t *h);
+
 struct scan_ctx {
     struct gw_reaper *r;
     struct live_pids live;
@@ -123,11 +130,44 @@ static void reap_one(int pid, void *arg)
     }
 }
 
+/* One zombie child, left waitable, or 0 when there is none. */
+static int peek_zombie(void)
+{
+    siginfo_t si;
+    memset(&si, 0, sizeof(si));
+    if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) != 0)
+        return 0;
+    return si.si_pid;
+}
+
+/* Most scans find no zombie with one waitid and cost nothing else; a scan
+ * of /proc (a read per process of the machine) is left for a zombie of
+ * libuv's that stayed in front of the others past one retry. */
 int gw_reaper_scan(struct gw_reaper *r)
 {
     struct scan_ctx c = {.r = r};
+    int pid = peek_zombie();
+    if (pid == 0) {
+        r->blocked_by = 0;
+        return 0;
+    }
     uv_walk(r->loop, collect_process, &c.live);
-    for_each_zombie_child(reap_one, &c);
+    while (pid != 0 && !is_live(&c.live, pid)) {
+        int before = c.reaped;
+        reap_one(pid, &c);
+        if (c.reaped == before)
+            break; /* not waitable after all: leave it to the /proc scan */
+        pid = peek_zombie();
+    }
+    if (pid == 0) {
+        r->blocked_by = 0;
+    } else if (pid == r->blocked_by) {
+        for_each_zombie_child(reap_one, &c);
+        r->blocked_by = 0;
+    } else {
+        r->blocked_by = pid;
+        uv_timer_start(&r->timer, on_timer, RETRY_MS, SCAN_INTERVAL_MS);
+    }
     free(c.live.pids);
     return c.reaped;
 }

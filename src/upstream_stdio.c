@@ -29,6 +29,9 @@ extern char **environ;
 #define LINE_MIN_CAP    4096        /* first size of a partial stdout line buffer */
 #define LINE_KEEP_CAP   (64u << 10) /* a line buffer larger is freed when empty */
 #define ELINE_MIN_CAP   256         /* first size of a partial stderr line buffer */
+#define CORK_MIN_CAP    512         /* first size of the stdin cork */
+#define CORK_KEEP_CAP   4096        /* a cork larger is freed once written */
+#define CORK_DIRECT     (16u << 10) /* a message this large skips the cork */
 
 enum phase { PHASE_RUNNING, PHASE_CLOSE_WAIT, PHASE_TERM_WAIT, PHASE_KILLED };
 
@@ -51,7 +54,14 @@ struct gw_upstream_stdio {
     uv_process_t proc;
     uv_pipe_t in, out, err;
     uv_timer_t timer;
+    uv_idle_t flush; /* active while the cork holds bytes */
     int open_handles;
+
+    /* Messages sent during one turn of the loop go to stdin in one write
+     * before the loop next waits: at concurrency 16 that is one syscall
+     * for many calls, and the server reads them in one read too. */
+    char *cork;
+    size_t cork_len, cork_cap;
 
     char *line; /* the partial stdout line */
     size_t line_len, line_cap;
@@ -219,6 +229,7 @@ static void free_instance(struct gw_upstream_stdio *s)
     free(s->ering);
     free(s->eline);
     free(s->line);
+    free(s->cork);
     free(s->id);
     free(s);
 }
@@ -239,11 +250,20 @@ static void close_handle(struct gw_upstream_stdio *s, void *h)
         uv_close(h, on_handle_closed);
 }
 
+/* What the cork still holds is written if the pipe takes it at once, as
+ * queued writes are given up when the pipe closes. */
 static void close_stdin(struct gw_upstream_stdio *s)
 {
     if (!s->in_open)
         return;
     s->in_open = 0;
+    if (s->cork_len > 0 && !s->down_fired) {
+        uv_buf_t b = uv_buf_init(s->cork, (unsigned)s->cork_len);
+        uv_try_write((uv_stream_t *)&s->in, &b, 1);
+    }
+    s->st.queued -= s->cork_len;
+    s->cork_len = 0;
+    uv_idle_stop(&s->flush);
     close_handle(s, &s->in);
 }
 
@@ -258,6 +278,7 @@ static void close_all(struct gw_upstream_stdio *s)
     close_handle(s, &s->out);
     close_handle(s, &s->err);
     close_handle(s, &s->timer);
+    close_handle(s, &s->flush);
 }
 
 static void fire_down(struct gw_upstream_stdio *s, int code, const char *why)
@@ -673,18 +694,24 @@ static void on_stderr(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
 
 /* ---- stdin ---- */
 
+static void write_failed(struct gw_upstream_stdio *s, int err)
+{
+    char why[128];
+    if (s->closing)
+        return;
+    snprintf(why, sizeof(why), "writing to the stdin of process %d failed: %s", s->pid,
+             uv_strerror(err));
+    fail(s, err, why);
+}
+
 static void on_written(uv_write_t *req, int status)
 {
     struct write_req *w = (struct write_req *)req;
     struct gw_upstream_stdio *s = w->s;
     s->st.queued -= w->len;
     free(w);
-    if (status < 0 && status != UV_ECANCELED && !s->closing) {
-        char why[128];
-        snprintf(why, sizeof(why), "writing to the stdin of process %d failed: %s", s->pid,
-                 uv_strerror(status));
-        fail(s, status, why);
-    }
+    if (status < 0 && status != UV_ECANCELED)
+        write_failed(s, status);
 }
 
 static int queue_write(struct gw_upstream_stdio *s, const char *a, size_t alen, int newline)
@@ -706,6 +733,67 @@ static int queue_write(struct gw_upstream_stdio *s, const char *a, size_t alen, 
     return 0;
 }
 
+/* Writes what it can now and queues the rest; `newline` ends the bytes. */
+static int write_now(struct gw_upstream_stdio *s, const char *msg, size_t len, int newline)
+{
+    size_t done = 0;
+    if (s->st.queued == 0) {
+        uv_buf_t b[2] = {uv_buf_init((char *)msg, (unsigned)len), uv_buf_init("\n", 1)};
+        int n = uv_try_write((uv_stream_t *)&s->in, b, newline ? 2 : 1);
+        if (n < 0 && n != UV_EAGAIN)
+            return n;
+        done = n > 0 ? (size_t)n : 0;
+    }
+    if (done < len)
+        return queue_write(s, msg + done, len - done, newline);
+    if (done == len && newline)
+        return queue_write(s, "\n", 1, 0);
+    return 0;
+}
+
+static int flush_cork(struct gw_upstream_stdio *s)
+{
+    size_t len = s->cork_len;
+    if (len == 0)
+        return 0;
+    s->cork_len = 0;
+    s->st.queued -= len;
+    uv_idle_stop(&s->flush);
+    int err = write_now(s, s->cork, len, 0);
+    if (s->cork_cap > CORK_KEEP_CAP) {
+        free(s->cork);
+        s->cork = NULL;
+        s->cork_cap = 0;
+    }
+    return err;
+}
+
+static void on_flush(uv_idle_t *h)
+{
+    struct gw_upstream_stdio *s = h->data;
+    int err = flush_cork(s);
+    if (err < 0)
+        write_failed(s, err);
+}
+
+static void cork_append(struct gw_upstream_stdio *s, const char *msg, size_t len)
+{
+    size_t need = s->cork_len + len + 1;
+    if (need > s->cork_cap) {
+        size_t cap = s->cork_cap ? s->cork_cap * 2 : CORK_MIN_CAP;
+        while (cap < need)
+            cap *= 2;
+        s->cork = gw_xrealloc(s->cork, cap);
+        s->cork_cap = cap;
+    }
+    if (s->cork_len == 0)
+        uv_idle_start(&s->flush, on_flush);
+    memcpy(s->cork + s->cork_len, msg, len);
+    s->cork[s->cork_len + len] = '\n';
+    s->cork_len = need;
+}
+
+/* The cork's bytes count as queued, so the bound covers both. */
 static int stdio_send(struct gw_transport *t, const char *msg, size_t len)
 {
     struct gw_upstream_stdio *s = (struct gw_upstream_stdio *)t;
@@ -713,21 +801,19 @@ static int stdio_send(struct gw_transport *t, const char *msg, size_t len)
         return UV_EPIPE;
     if (len >= GW_STDIO_MAX_QUEUED || s->st.queued + len + 1 > GW_STDIO_MAX_QUEUED)
         return UV_ENOBUFS;
-    size_t done = 0;
-    if (s->st.queued == 0) {
-        uv_buf_t b[2] = {uv_buf_init((char *)msg, (unsigned)len), uv_buf_init("\n", 1)};
-        int n = uv_try_write((uv_stream_t *)&s->in, b, 2);
-        if (n < 0 && n != UV_EAGAIN)
-            return n;
-        done = n > 0 ? (size_t)n : 0;
+    if (len < CORK_DIRECT) {
+        cork_append(s, msg, len);
+        s->st.queued += len + 1;
+    } else {
+        int err = flush_cork(s);
+        if (err < 0) {
+            write_failed(s, err); /* the corked messages are lost with it */
+            return err;
+        }
+        err = write_now(s, msg, len, 1);
+        if (err < 0)
+            return err;
     }
-    int err = 0;
-    if (done < len)
-        err = queue_write(s, msg + done, len - done, 1);
-    else if (done == len)
-        err = queue_write(s, "\n", 1, 0);
-    if (err < 0)
-        return err;
     s->st.bytes_out += len + 1;
     s->st.lines_out++;
     return 0;
@@ -764,8 +850,9 @@ static struct gw_upstream_stdio *instance_new(uv_loop_t *loop, const struct gw_s
     uv_pipe_init(loop, &s->out, 0);
     uv_pipe_init(loop, &s->err, 0);
     uv_timer_init(loop, &s->timer);
-    s->in.data = s->out.data = s->err.data = s->timer.data = s->proc.data = s;
-    s->open_handles = 5; /* in, out, err, timer, proc (uv_spawn inits it) */
+    uv_idle_init(loop, &s->flush);
+    s->in.data = s->out.data = s->err.data = s->timer.data = s->proc.data = s->flush.data = s;
+    s->open_handles = 6; /* in, out, err, timer, flush, proc (uv_spawn inits it) */
     s->in_open = 1;
     return s;
 }

@@ -638,6 +638,47 @@ START_TEST(test_reaper_spares_libuv_children)
 }
 END_TEST
 
+/* waitid shows one zombie at a time: a zombie of libuv's that libuv has
+ * not waited for yet stands in front of an orphan's. The first scan leaves
+ * both; the second, seeing the same one in front, looks past it. */
+START_TEST(test_reaper_sees_past_libuv_zombie)
+{
+    struct ctx c;
+    ctx_init(&c);
+    ck_assert_int_eq(gw_reaper_start(&c.loop, &c.reaper), 0);
+    uv_process_t p;
+    int pfd[2];
+    ck_assert_int_eq(pipe2(pfd, O_CLOEXEC), 0);
+    char *args[] = {"sh", "-c", "sleep 0.1 & echo $! >&3; exit 5", NULL};
+    uv_stdio_container_t io[4] = {{.flags = UV_IGNORE},
+                                  {.flags = UV_IGNORE},
+                                  {.flags = UV_IGNORE},
+                                  {.flags = UV_INHERIT_FD, .data.fd = pfd[1]}};
+    uv_process_options_t po = {
+        .exit_cb = plain_exit, .file = "/bin/sh", .args = args, .stdio = io, .stdio_count = 4};
+    plain_status = -1;
+    ck_assert_int_eq(uv_spawn(&c.loop, &p, &po), 0);
+    close(pfd[1]);
+    char buf[32] = "";
+    ck_assert_int_gt(read(pfd[0], buf, sizeof(buf) - 1), 0);
+    close(pfd[0]);
+    int orphan = atoi(buf);
+    ck_assert_int_gt(orphan, 0);
+    /* Without running the loop: libuv waits for nothing meanwhile. */
+    for (int i = 0; i < 500 && gw_reaper_count_zombies() < 2; i++)
+        usleep(2000);
+    ck_assert_int_eq(gw_reaper_count_zombies(), 2);
+    ck_assert_int_eq(gw_reaper_scan(c.reaper), 0);
+    ck_assert_int_eq(gw_reaper_scan(c.reaper), 1);
+    ck_assert_int_eq(kill(orphan, 0), -1);
+    ck_assert_int_eq(gw_reaper_count_zombies(), 1);
+    uv_run(&c.loop, UV_RUN_DEFAULT);
+    ck_assert_int_eq(plain_status, 5);
+    ck_assert_int_eq(gw_reaper_count_zombies(), 0);
+    ctx_done(&c);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("upstream_stdio");
@@ -662,6 +703,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_kill_from_callbacks);
     tcase_add_test(tc, test_spawn_crash_cycles);
     tcase_add_test(tc, test_reaper_spares_libuv_children);
+    tcase_add_test(tc, test_reaper_sees_past_libuv_zombie);
     suite_add_tcase(s, tc);
     return s;
 }
