@@ -290,21 +290,30 @@ static void respond_result(struct pending_call *pc, const struct gw_call_outcome
     char canon[GW_DIALOG_MAX + 1];
     struct gw_result_ctx rctx = {pc->ctx->config->gateway.artifacts_dir, root, self, o->server,
                                  o->tool};
-    json_t *r;
+    struct gw_jbuf b = {0};
+    bool is_error = false;
+    size_t len;
+    char *text;
+    int rc;
 
     if (o->dialog != NULL)
         gw_dialog_parse(o->dialog, root, self, canon);
-    r = gw_result_from_mcp(o->result, &rctx);
-    if (r == NULL) {
+    rc = gw_result_write(&b, o->result, &rctx, o->lease, &is_error);
+    if (rc != 0) {
+        free(b.p);
         log_call(pc, o, "bad_result");
-        gw_http_respond_error(pc->req, 502, "upstream_error",
-                              "the server's answer is not a CallToolResult", NULL);
+        if (rc == GW_RESULT_E_SHAPE)
+            gw_http_respond_error(pc->req, 502, "upstream_error",
+                                  "the server's answer is not a CallToolResult", NULL);
+        else
+            gw_http_respond_error(pc->req, 500, "internal_error",
+                                  "The response could not be encoded.", NULL);
         return;
     }
-    if (o->lease != NULL)
-        json_object_set(r, "lease", o->lease);
-    log_call(pc, o, json_is_true(json_object_get(r, "isError")) ? "tool_error" : "ok");
-    gw_http_respond_json(pc->req, 200, r, NULL);
+    log_call(pc, o, is_error ? "tool_error" : "ok");
+    text = gw_jbuf_take(&b, &len);
+    gw_http_respond(pc->req, 200, "application/json; charset=utf-8", text, len, NULL);
+    free(text);
 }
 
 /* The status label of a failed call, for logs and metrics. */

@@ -15,12 +15,7 @@
  * must fail) from mere depth; parsed JSON is at most 2048 deep. */
 #define MAX_DEPTH 256
 
-struct jbuf {
-    char *p;
-    size_t len, cap;
-};
-
-static void reserve(struct jbuf *b, size_t n)
+static void reserve(struct gw_jbuf *b, size_t n)
 {
     if (b->len + n + 1 <= b->cap)
         return;
@@ -29,7 +24,7 @@ static void reserve(struct jbuf *b, size_t n)
     b->p = gw_xrealloc(b->p, b->cap);
 }
 
-static void put(struct jbuf *b, const char *s, size_t n)
+static void put(struct gw_jbuf *b, const char *s, size_t n)
 {
     reserve(b, n);
     memcpy(b->p + b->len, s, n);
@@ -59,7 +54,7 @@ static const char *short_escape(unsigned char c)
 }
 
 /* Appends `s` quoted; false on invalid UTF-8 (json_dumps fails there). */
-static bool put_string(struct jbuf *b, const char *str, size_t n)
+static bool put_string(struct gw_jbuf *b, const char *str, size_t n)
 {
     const unsigned char *s = (const unsigned char *)str, *end = s + n, *run = s;
 
@@ -91,7 +86,7 @@ static bool put_string(struct jbuf *b, const char *str, size_t n)
 
 /* Appends what json_dumps gives for a value this writer does not format
  * itself (a real). */
-static bool put_dumped(struct jbuf *b, const json_t *j)
+static bool put_dumped(struct gw_jbuf *b, const json_t *j)
 {
     char *s = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY);
 
@@ -102,9 +97,9 @@ static bool put_dumped(struct jbuf *b, const json_t *j)
     return true;
 }
 
-static bool put_value(struct jbuf *b, const json_t *j, int depth);
+static bool put_value(struct gw_jbuf *b, const json_t *j, int depth);
 
-static bool put_object(struct jbuf *b, const json_t *j, int depth)
+static bool put_object(struct gw_jbuf *b, const json_t *j, int depth)
 {
     bool first = true;
 
@@ -124,7 +119,7 @@ static bool put_object(struct jbuf *b, const json_t *j, int depth)
     return true;
 }
 
-static bool put_array(struct jbuf *b, const json_t *j, int depth)
+static bool put_array(struct gw_jbuf *b, const json_t *j, int depth)
 {
     size_t n = json_array_size(j);
 
@@ -139,7 +134,7 @@ static bool put_array(struct jbuf *b, const json_t *j, int depth)
     return true;
 }
 
-static bool put_value(struct jbuf *b, const json_t *j, int depth)
+static bool put_value(struct gw_jbuf *b, const json_t *j, int depth)
 {
     char num[32];
 
@@ -168,9 +163,49 @@ static bool put_value(struct jbuf *b, const json_t *j, int depth)
     return false;
 }
 
+void gw_jbuf_put(struct gw_jbuf *b, const char *s, size_t n)
+{
+    put(b, s, n);
+}
+
+int gw_jbuf_string(struct gw_jbuf *b, const char *s, size_t n)
+{
+    return put_string(b, s, n) ? 0 : -1;
+}
+
+void gw_jbuf_int(struct gw_jbuf *b, json_int_t v)
+{
+    char num[32];
+
+    put(b, num, gw_fmt_int(num, v));
+}
+
+int gw_jbuf_value(struct gw_jbuf *b, const json_t *j)
+{
+    size_t mark = b->len;
+
+    if (put_value(b, j, 0))
+        return 0;
+    b->len = mark;
+    return put_dumped(b, j) ? 0 : -1;
+}
+
+char *gw_jbuf_take(struct gw_jbuf *b, size_t *len)
+{
+    char *p;
+
+    reserve(b, 0);
+    b->p[b->len] = '\0';
+    p = b->p;
+    if (len != NULL)
+        *len = b->len;
+    *b = (struct gw_jbuf){0};
+    return p;
+}
+
 char *gw_json_dump(const json_t *j, size_t *len)
 {
-    struct jbuf b = {0};
+    struct gw_jbuf b = {0};
 
     if (!json_is_object(j) && !json_is_array(j))
         return NULL;

@@ -377,33 +377,49 @@ static void start_timer(struct gw_mcp_client *c, struct pending *p)
 }
 
 /* Sends a request and records it; `op` 0 means a new operation whose
- * handle is the request's own id. The entry is in the table before the
+ * handle is the request's own id. `params` is the params' JSON text or
+ * NULL, and is consumed. The message is written around it directly: no
+ * tree is built for the envelope. The entry is in the table before the
  * send, so an owner that answers synchronously still finds it. */
-static int send_request(struct gw_mcp_client *c, const char *method, json_t *params,
-                        uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data, gw_mcp_handle op,
-                        gw_mcp_handle *handle)
+static int send_request_text(struct gw_mcp_client *c, const char *method, struct gw_jbuf *params,
+                             uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data, gw_mcp_handle op,
+                             gw_mcp_handle *handle)
 {
+    static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":";
+    struct gw_jbuf msg = {0};
     struct pending *p;
-    json_t *msg;
     uint64_t id;
+    size_t len;
+    char *text;
     int rc;
 
-    if (c->n_pending >= GW_MCP_MAX_IN_FLIGHT)
+    if (c->n_pending >= GW_MCP_MAX_IN_FLIGHT) {
+        free(params ? params->p : NULL);
         return UV_ENOBUFS;
+    }
     id = ++c->next_id;
+    gw_jbuf_put(&msg, head, sizeof head - 1);
+    gw_jbuf_int(&msg, (json_int_t)id);
+    gw_jbuf_put(&msg, ",\"method\":", 10);
+    if (gw_jbuf_string(&msg, method, strlen(method)) != 0) {
+        free(msg.p);
+        free(params ? params->p : NULL);
+        return UV_EINVAL;
+    }
+    if (params != NULL) {
+        gw_jbuf_put(&msg, ",\"params\":", 10);
+        gw_jbuf_put(&msg, params->p, params->len);
+        free(params->p);
+    }
+    gw_jbuf_put(&msg, "}", 1);
+    text = gw_jbuf_take(&msg, &len);
     p = gw_xcalloc(1, sizeof *p);
     *p = (struct pending){.c = c, .id = id, .op = op ? op : id, .cb = cb, .data = data};
     p->method = gw_xstrdup(method);
     p->timeout_ms = timeout_ms;
     insert(c, p);
-    /* Built directly: json_pack parses its format on every request. */
-    msg = json_object();
-    json_object_set_new(msg, "jsonrpc", json_string("2.0"));
-    json_object_set_new(msg, "id", json_integer((json_int_t)id));
-    json_object_set_new(msg, "method", json_string(method));
-    if (params)
-        json_object_set(msg, "params", params);
-    rc = send_json(c, msg);
+    rc = c->cb.send(c->cb.data, text, len);
+    free(text);
     if (rc < 0) {
         if (lookup(c, id) != p)
             return 0; /* the owner already failed it (transport down inline) */
@@ -415,6 +431,19 @@ static int send_request(struct gw_mcp_client *c, const char *method, json_t *par
     if (handle)
         *handle = p->op;
     return 0;
+}
+
+static int send_request(struct gw_mcp_client *c, const char *method, json_t *params,
+                        uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data, gw_mcp_handle op,
+                        gw_mcp_handle *handle)
+{
+    struct gw_jbuf text = {0};
+
+    if (params != NULL && gw_jbuf_value(&text, params) != 0) {
+        free(text.p);
+        return UV_EINVAL;
+    }
+    return send_request_text(c, method, params ? &text : NULL, timeout_ms, cb, data, op, handle);
 }
 
 static int check_ready(const struct gw_mcp_client *c)
@@ -861,23 +890,37 @@ int gw_mcp_client_call_tool(struct gw_mcp_client *c, const char *name, json_t *a
                             json_t *progress_token, uint64_t timeout_ms, gw_mcp_reply_cb cb,
                             void *data, gw_mcp_handle *handle)
 {
-    json_t *params;
+    struct gw_jbuf params = {0};
     int rc;
 
     if (name == NULL || (arguments && !json_is_object(arguments)))
         return UV_EINVAL;
     if (progress_token && !json_is_string(progress_token) && !json_is_integer(progress_token))
         return UV_EINVAL;
-    params = json_pack("{s:s}", "name", name);
-    if (arguments)
-        json_object_set(params, "arguments", arguments);
+    rc = check_ready(c);
+    if (rc < 0)
+        return rc;
+    if (cb == NULL)
+        return UV_EINVAL;
+    /* {"name", "arguments", "_meta"?} in the order a tree would give */
+    gw_jbuf_put(&params, "{\"name\":", 8);
+    rc = gw_jbuf_string(&params, name, strlen(name));
+    gw_jbuf_put(&params, ",\"arguments\":", 13);
+    if (arguments != NULL && rc == 0)
+        rc = gw_jbuf_value(&params, arguments);
     else
-        json_object_set_new(params, "arguments", json_object());
-    if (progress_token)
-        json_object_set_new(params, "_meta", json_pack("{s:O}", "progressToken", progress_token));
-    rc = gw_mcp_client_request(c, "tools/call", params, timeout_ms, cb, data, handle);
-    json_decref(params);
-    return rc;
+        gw_jbuf_put(&params, "{}", 2);
+    if (progress_token != NULL && rc == 0) {
+        gw_jbuf_put(&params, ",\"_meta\":{\"progressToken\":", 26);
+        rc = gw_jbuf_value(&params, progress_token);
+        gw_jbuf_put(&params, "}", 1);
+    }
+    gw_jbuf_put(&params, "}", 1);
+    if (rc != 0) {
+        free(params.p);
+        return UV_EINVAL;
+    }
+    return send_request_text(c, "tools/call", &params, timeout_ms, cb, data, 0, handle);
 }
 
 /* Paginated lists. */

@@ -137,26 +137,65 @@ static json_t *convert_item(const struct gw_result_ctx *ctx, json_t *item)
     return input_text_new(gw_xasprintf("[unsupported content type '%s']", type));
 }
 
-json_t *gw_result_from_mcp(json_t *result, const struct gw_result_ctx *ctx)
+/* The common item, a text, is written without a tree: its string node is
+ * the parsed one, already checked as UTF-8. */
+static int write_item(struct gw_jbuf *b, const struct gw_result_ctx *ctx, json_t *item)
+{
+    static const char text_head[] = "{\"type\":\"input_text\",\"text\":";
+    json_t *conv;
+    int rc;
+
+    if (strcmp(str(item, "type", ""), "text") == 0) {
+        const char *text = str(item, "text", "");
+        gw_jbuf_put(b, text_head, sizeof text_head - 1);
+        rc = gw_jbuf_string(b, text, strlen(text));
+        gw_jbuf_put(b, "}", 1);
+        return rc;
+    }
+    conv = convert_item(ctx, item);
+    rc = conv != NULL ? gw_jbuf_value(b, conv) : -1;
+    json_decref(conv);
+    return rc;
+}
+
+int gw_result_write(struct gw_jbuf *b, json_t *result, const struct gw_result_ctx *ctx,
+                    const json_t *lease, bool *is_error)
 {
     json_t *content = json_object_get(result, "content");
-    json_t *items, *out, *structured, *item;
+    json_t *structured, *item;
+    bool first = true;
     size_t i;
 
     if (!json_is_object(result) || !json_is_array(content))
-        return NULL;
-    items = json_array();
+        return GW_RESULT_E_SHAPE;
+    *is_error = json_is_true(json_object_get(result, "isError"));
+    gw_jbuf_put(b, *is_error ? "{\"isError\":true" : "{\"isError\":false", *is_error ? 15 : 16);
+    gw_jbuf_put(b, ",\"contentItems\":[", 17);
     json_array_foreach(content, i, item)
     {
-        if (json_is_object(item))
-            json_array_append_new(items, convert_item(ctx, item));
+        size_t mark = b->len;
+
+        if (!json_is_object(item))
+            continue;
+        if (!first)
+            gw_jbuf_put(b, ",", 1);
+        if (write_item(b, ctx, item) != 0)
+            b->len = mark; /* text that is not UTF-8: the item is left out */
+        else
+            first = false;
     }
-    out = json_object();
-    json_object_set_new(out, "isError",
-                        json_boolean(json_is_true(json_object_get(result, "isError"))));
-    json_object_set_new(out, "contentItems", items);
+    gw_jbuf_put(b, "]", 1);
     structured = json_object_get(result, "structuredContent");
-    if (structured != NULL)
-        json_object_set(out, "structuredContent", structured);
-    return out;
+    if (structured != NULL) {
+        gw_jbuf_put(b, ",\"structuredContent\":", 21);
+        if (gw_jbuf_value(b, structured) != 0)
+            return GW_RESULT_E_ENCODE;
+    }
+    if (lease != NULL) {
+        gw_jbuf_put(b, ",\"lease\":", 9);
+        if (gw_jbuf_value(b, lease) != 0)
+            return GW_RESULT_E_ENCODE;
+    }
+    gw_jbuf_put(b, "}", 1);
+    return 0;
 }

@@ -15,4 +15,23 @@
  * only jansson's loop check tells a cycle from depth). */
 char *gw_json_dump(const json_t *j, size_t *len);
 
+/* JSON text written piece by piece, for messages whose envelope is known
+ * (a JSON-RPC request around its params): no tree is built for it. Start
+ * from {0}; every put grows the buffer. */
+struct gw_jbuf {
+    char *p;
+    size_t len, cap;
+};
+
+/* Bytes as they are: the caller writes the punctuation. */
+void gw_jbuf_put(struct gw_jbuf *b, const char *s, size_t n);
+/* `s` quoted and escaped; -1 (and a buffer to discard) if not UTF-8. */
+int gw_jbuf_string(struct gw_jbuf *b, const char *s, size_t n);
+void gw_jbuf_int(struct gw_jbuf *b, json_int_t v);
+/* Any value as json_dumps(JSON_COMPACT | JSON_ENCODE_ANY) writes it; -1
+ * where that fails (not UTF-8, a cycle). */
+int gw_jbuf_value(struct gw_jbuf *b, const json_t *j);
+/* The text, NUL-terminated, for free(); `b` is empty again. */
+char *gw_jbuf_take(struct gw_jbuf *b, size_t *len);
+
 #endif

@@ -13,6 +13,9 @@
 #define GW_RESULT_H
 
 #include <jansson.h>
+#include <stdbool.h>
+
+#include "gw/json_out.h"
 
 struct gw_result_ctx {
     const char *artifacts_dir;
@@ -21,8 +24,13 @@ struct gw_result_ctx {
     const char *tool;        /* ORIGINAL tool name */
 };
 
-/* `result` is borrowed. Returns a new reference, or NULL when `result` is
- * not a CallToolResult (not an object, or `content` not an array). */
-json_t *gw_result_from_mcp(json_t *result, const struct gw_result_ctx *ctx);
+#define GW_RESULT_E_SHAPE  (-1) /* not an object, or `content` not an array */
+#define GW_RESULT_E_ENCODE (-2) /* structuredContent or lease cannot be written */
+
+/* Appends R as JSON text to `b`, with "lease": `lease` last when it is not
+ * NULL, and tells whether it is an error result. `result` and `lease` are
+ * borrowed. On an error `b` holds a partial text to discard. */
+int gw_result_write(struct gw_jbuf *b, json_t *result, const struct gw_result_ctx *ctx,
+                    const json_t *lease, bool *is_error);
 
 #endif

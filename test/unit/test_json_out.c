@@ -1,4 +1,6 @@
-/* gw_json_dump must give json_dumps(JSON_COMPACT)'s bytes for every value:
+/* gw_json_dump must give json_dumps(JSON_COMPACT)'s bytes for every value,
+ * and gw_jbuf_value json_dumps(JSON_COMPACT | JSON_ENCODE_ANY)'s inside other
+ * text:
  * fixed cases (escapes, UTF-8, reals, key order, NUL in strings and keys),
  * invalid UTF-8 and non-container tops (both NULL), deep and cyclic trees,
  * and a few thousand random trees. */
@@ -12,11 +14,40 @@
 
 #include "random_json.h"
 
+/* gw_jbuf_value inside other text gives json_dumps(ENCODE_ANY)'s bytes,
+ * and leaves nothing of a value it cannot write. */
+static void same_in_buf(json_t *j)
+{
+    char *want = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY);
+    struct gw_jbuf b = {0};
+    size_t len = 0;
+    char *got;
+    int rc;
+
+    gw_jbuf_put(&b, "[1,", 3);
+    rc = gw_jbuf_value(&b, j);
+    gw_jbuf_put(&b, "]", 1);
+    got = gw_jbuf_take(&b, &len);
+    ck_assert_ptr_null(b.p);
+    if (want == NULL) {
+        ck_assert_int_eq(rc, -1);
+        ck_assert_str_eq(got, "[1,]");
+    } else {
+        ck_assert_int_eq(rc, 0);
+        ck_assert_uint_eq(len, strlen(want) + 4);
+        ck_assert_int_eq(strncmp(got + 3, want, strlen(want)), 0);
+    }
+    free(want);
+    free(got);
+}
+
 static void same(json_t *j)
 {
     char *want = json_dumps(j, JSON_COMPACT);
     size_t len = 12345;
     char *got = gw_json_dump(j, &len);
+
+    same_in_buf(j);
 
     if (want == NULL) {
         ck_assert_ptr_null(got);
@@ -110,6 +141,37 @@ START_TEST(test_random)
 }
 END_TEST
 
+START_TEST(test_jbuf_pieces)
+{
+    struct gw_jbuf b = {0};
+    json_t *real = json_real(0.5), *str = json_string("s");
+    size_t len;
+    char *got;
+
+    gw_jbuf_put(&b, "{\"id\":", 6);
+    gw_jbuf_int(&b, -42);
+    gw_jbuf_put(&b, ",\"m\":", 5);
+    ck_assert_int_eq(gw_jbuf_string(&b, "a\"b\n\xc3\xa9", 6), 0);
+    gw_jbuf_put(&b, ",\"r\":", 5);
+    ck_assert_int_eq(gw_jbuf_value(&b, real), 0);
+    gw_jbuf_put(&b, ",\"s\":", 5);
+    ck_assert_int_eq(gw_jbuf_value(&b, str), 0);
+    gw_jbuf_put(&b, "}", 1);
+    got = gw_jbuf_take(&b, &len);
+    ck_assert_str_eq(got, "{\"id\":-42,\"m\":\"a\\\"b\\n\xc3\xa9\",\"r\":0.5,\"s\":\"s\"}");
+    ck_assert_uint_eq(len, strlen(got));
+    free(got);
+    ck_assert_int_eq(gw_jbuf_string(&b, "\xff", 1), -1);
+    free(b.p);
+    got = gw_jbuf_take(&(struct gw_jbuf){0}, &len); /* empty: "" */
+    ck_assert_str_eq(got, "");
+    ck_assert_uint_eq(len, 0);
+    free(got);
+    json_decref(real);
+    json_decref(str);
+}
+END_TEST
+
 static Suite *json_out_suite(void)
 {
     Suite *s = suite_create("json_out");
@@ -119,6 +181,7 @@ static Suite *json_out_suite(void)
     tcase_add_test(tc, test_not_dumpable);
     tcase_add_test(tc, test_deep_and_cyclic);
     tcase_add_test(tc, test_random);
+    tcase_add_test(tc, test_jbuf_pieces);
     suite_add_tcase(s, tc);
     return s;
 }
