@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #define READ_CHUNK (16 * 1024)
+#define RBUF_SIZE  (64 * 1024) /* the server's shared read buffer */
 /* Pipelined bytes kept while a request is handled; beyond, reading stops
  * (and with it the early notice of a client hanging up). */
 #define HOLD_MAX (64 * 1024)
@@ -99,6 +100,15 @@ static void conn_close(struct conn *c)
     uv_close((uv_handle_t *)&c->timer, on_conn_closed);
 }
 
+/* Drops the connection's input buffer (never the server's shared one). */
+static void in_release(struct conn *c)
+{
+    if (c->in != c->srv->rbuf)
+        free(c->in);
+    c->in = NULL;
+    c->in_off = c->in_len = c->in_cap = 0;
+}
+
 /* Pending write and shutdown requests get UV_ECANCELED before this runs;
  * the second of the two handles to close frees the connection. */
 static void on_conn_closed(uv_handle_t *h)
@@ -118,7 +128,7 @@ static void on_conn_closed(uv_handle_t *h)
     else
         srv->nconns--;
     gw_http__req_free(c->req);
-    free(c->in);
+    in_release(c);
     free(c);
     srv_maybe_done(srv);
 }
@@ -229,9 +239,7 @@ static void conn_next_request(struct conn *c)
         return;
     }
     c->state = CS_IDLE;
-    free(c->in);
-    c->in = NULL;
-    c->in_off = c->in_len = c->in_cap = 0;
+    in_release(c);
     gw_http__arm_timer(c);
 }
 
@@ -380,8 +388,15 @@ void gw_http__final_error(struct conn *c, int status, const char *code, const ch
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
     struct conn *c = h->data;
-    if (c->in_off == c->in_len)
-        c->in_off = c->in_len = 0;
+    if (c->in_off == c->in_len) {
+        in_release(c);
+        if (c->srv->rbuf == NULL)
+            c->srv->rbuf = gw_xmalloc(RBUF_SIZE);
+        c->in = c->srv->rbuf;
+        c->in_cap = RBUF_SIZE;
+        *buf = uv_buf_init(c->in, RBUF_SIZE);
+        return;
+    }
     if (c->in_cap - c->in_len < READ_CHUNK && c->in_off > 0) {
         memmove(c->in, c->in + c->in_off, c->in_len - c->in_off);
         c->in_len -= c->in_off;
@@ -393,6 +408,27 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
         c->in = gw_xrealloc(c->in, c->in_cap);
     }
     *buf = uv_buf_init(c->in + c->in_len, (unsigned)(c->in_cap - c->in_len));
+}
+
+/* At the end of a read into the shared buffer: the bytes not parsed yet
+ * (a partial or pipelined request) move to a buffer of the connection's. */
+static void in_keep_unparsed(struct conn *c)
+{
+    size_t left = c->in_len - c->in_off;
+    char *own;
+
+    if (c->in != c->srv->rbuf)
+        return;
+    if (left == 0) {
+        in_release(c);
+        return;
+    }
+    own = gw_xmalloc(left + READ_CHUNK);
+    memcpy(own, c->in + c->in_off, left);
+    c->in = own;
+    c->in_off = 0;
+    c->in_len = left;
+    c->in_cap = left + READ_CHUNK;
 }
 
 /* EOF or a read error. A client that hangs up while its request is with
@@ -411,9 +447,8 @@ static void on_read_end(struct conn *c, int err)
     conn_close(c);
 }
 
-static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
+static void read_bytes(struct conn *c, ssize_t nread)
 {
-    struct conn *c = s->data;
     if (nread < 0) {
         on_read_end(c, (int)nread);
         return;
@@ -435,6 +470,13 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     } else {
         c->in_off = c->in_len = 0; /* draining a connection we are closing */
     }
+}
+
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
+{
+    struct conn *c = s->data;
+    read_bytes(c, nread);
+    in_keep_unparsed(c);
 }
 
 static void format_addr(const struct sockaddr_storage *ss, char *out, size_t n)
@@ -516,6 +558,10 @@ static void on_connection(uv_stream_t *lis, int status)
     int rc = uv_accept(lis, &c->h.stream);
     if (rc == 0)
         set_peer(c);
+    /* Every write is a whole answer or event: Nagle would hold an event
+     * behind an unacknowledged one until the peer's delayed ACK. */
+    if (rc == 0 && !srv->is_unix)
+        uv_tcp_nodelay(&c->h.tcp, 1);
     if (rc < 0) {
         debug(c, "http accept failed", uv_strerror(rc));
         conn_close(c);
@@ -543,6 +589,7 @@ static void srv_maybe_done(struct gw_http_server *srv)
     void (*cb)(void *) = srv->close_cb;
     void *data = srv->close_data;
     free(srv->unix_path);
+    free(srv->rbuf);
     free(srv);
     if (cb)
         cb(data);

@@ -10,6 +10,7 @@
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 #include <strings.h>
 
@@ -269,38 +270,46 @@ static int on_message_complete(llhttp_t *p)
 
 /* ---- the strictness scan ---- */
 
-static void scan_step(struct scan *s, unsigned char ch)
+static bool fold_start(const struct scan *s, unsigned char ch)
 {
-    s->line_start = ch == '\n';
-    if (ch == '\n' && s->lines < 2)
-        s->lines++;
-    s->prev_cr = ch == '\r';
+    return s->line_start && s->lines > 0 && (ch == ' ' || ch == '\t');
 }
 
 /* Offset of the first byte strict HTTP/1.1 forbids (bare LF, or a line
- * after the first starting with SP/HT: obs-fold), or n. */
+ * after the first starting with SP/HT: obs-fold), or n. Both are found at
+ * an LF or just after one, so the scan jumps from LF to LF. */
 static size_t scan_find(const struct scan *from, const char *p, size_t n, const char **why)
 {
-    struct scan s = *from;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char ch = (unsigned char)p[i];
-        if (ch == '\n' && !s.prev_cr) {
+    const char *q, *end = p + n;
+
+    if (n > 0 && fold_start(from, (unsigned char)p[0])) {
+        *why = "The request folds a header line (obs-fold).";
+        return 0;
+    }
+    for (const char *at = p; (q = memchr(at, '\n', (size_t)(end - at))) != NULL; at = q + 1) {
+        if (q == p ? !from->prev_cr : q[-1] != '\r') {
             *why = "The request has a bare LF where CRLF is required.";
-            return i;
+            return (size_t)(q - p);
         }
-        if (s.line_start && s.lines > 0 && (ch == ' ' || ch == '\t')) {
+        if (q + 1 < end && (q[1] == ' ' || q[1] == '\t')) {
             *why = "The request folds a header line (obs-fold).";
-            return i;
+            return (size_t)(q + 1 - p);
         }
-        scan_step(&s, ch);
     }
     return n;
 }
 
 static void scan_update(struct scan *s, const char *p, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        scan_step(s, (unsigned char)p[i]);
+    const char *q, *end = p + n;
+
+    if (n == 0)
+        return;
+    for (const char *at = p; s->lines < 2 && (q = memchr(at, '\n', (size_t)(end - at))) != NULL;
+         at = q + 1)
+        s->lines++;
+    s->prev_cr = p[n - 1] == '\r';
+    s->line_start = p[n - 1] == '\n';
 }
 
 static void parse_failed(struct conn *c, llhttp_errno_t e)

@@ -108,6 +108,11 @@ struct gw_http_server {
     void *hook_data;
     struct conn *conns;
     size_t nconns, nrejected;
+    /* Every read of a connection that holds no unparsed bytes goes here;
+     * what a read leaves unparsed is copied to the connection's own
+     * buffer. So a keep-alive connection between requests owns no buffer,
+     * and a request costs no allocation for its bytes. */
+    char *rbuf;
     void (*close_cb)(void *data);
     void *close_data;
 };

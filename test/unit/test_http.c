@@ -740,6 +740,33 @@ static void bad(struct fx *f, const char *req, size_t len)
 
 #define BAD(f, s) bad(f, s, sizeof(s) - 1)
 
+/* The request in two reads, split at `at`: the scan carries its state over
+ * (CR at the end of one read, LF or a fold at the start of the next). */
+static struct cli *send_split(struct fx *f, const char *req, size_t at)
+{
+    struct cli *c = cli_tcp(f);
+    cli_send(c, req, at);
+    usleep(20000);
+    cli_puts(c, req + at);
+    return c;
+}
+
+static void split_cases(struct fx *f)
+{
+    static const char crlf[] = "POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc";
+    static const char fold[] = "GET / HTTP/1.1\r\nHost: x\r\nX-A: a\r\n b\r\n\r\n";
+    static const char lf[] = "GET / HTTP/1.1\r\nHost: x\n\r\n";
+    struct cli *c = send_split(f, crlf, strchr(crlf, '\n') - crlf);
+    expect_body(c, "abc", 3);
+    cli_free(c);
+    c = send_split(f, fold, strstr(fold, " b") - fold);
+    expect_error(c, 400, "bad_request");
+    cli_free(c);
+    c = send_split(f, lf, strstr(lf, "\n\r") - lf);
+    expect_error(c, 400, "bad_request");
+    cli_free(c);
+}
+
 static void c_400(struct fx *f)
 {
     BAD(f, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"
@@ -766,6 +793,7 @@ static void c_400(struct fx *f)
     cli_puts(c, "POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\na\nb");
     expect_body(c, "a\nb", 3);
     cli_free(c);
+    split_cases(f);
 }
 
 START_TEST(bad_requests)
