@@ -65,17 +65,23 @@ static int tool_count(struct gw_servers *s, const char *tool)
     return (int)json_integer_value(json_object_get(s->tool_in_flight, tool));
 }
 
-static void tool_add(struct gw_servers *s, const char *tool, int delta)
+/* Only a tool with a max_instances limit is counted: the limit is fixed
+ * for the call's life, so its +1 and -1 always pair. */
+static void tool_add(struct gw_servers *s, const struct gw_call *c, int delta)
 {
-    json_t *v = json_object_get(s->tool_in_flight, tool);
-    json_int_t n = (v ? json_integer_value(v) : 0) + delta;
+    json_t *v;
+    json_int_t n;
 
+    if (c->max_instances <= 0)
+        return;
+    v = json_object_get(s->tool_in_flight, c->tool);
+    n = (v ? json_integer_value(v) : 0) + delta;
     if (n <= 0)
-        json_object_del(s->tool_in_flight, tool);
+        json_object_del(s->tool_in_flight, c->tool);
     else if (v != NULL)
         json_integer_set(v, n);
     else
-        json_object_set_new(s->tool_in_flight, tool, json_integer(n));
+        json_object_set_new(s->tool_in_flight, c->tool, json_integer(n));
 }
 
 static bool fits(struct gw_servers *s, const struct gw_call *c)
@@ -270,7 +276,7 @@ static void on_reply(void *data, const struct gw_mcp_reply *reply)
     struct gw_servers *s = c->s;
 
     s->in_flight--;
-    tool_add(s, c->tool, -1);
+    tool_add(s, c, -1);
     touch_lease(c);
     if (reply->code == GW_MCP_E_NOT_RUN && !c->retried) {
         retry_later(c);
@@ -299,7 +305,7 @@ void gw_dispatch_send(struct gw_call *c)
     }
     c->state = CALL_SENT;
     s->in_flight++;
-    tool_add(s, c->tool, 1);
+    tool_add(s, c, 1);
     touch_lease(c);
     /* Listed before the send: an answer (or a server request) may come
      * back inside it. */
@@ -312,7 +318,7 @@ void gw_dispatch_send(struct gw_call *c)
                               c->timeout_ms, on_reply, c, &c->handle);
     if (rc != 0) {
         s->in_flight--;
-        tool_add(s, c->tool, -1);
+        tool_add(s, c, -1);
         gw_dispatch_fail(c, rc, gw_mcp_strerror(rc));
     }
 }
@@ -464,9 +470,10 @@ static struct gw_call *call_new(struct gw_servers *s, struct server *srv,
 
 static json_t *lease_info(struct lease *l)
 {
-    json_t *o = json_pack("{s:s, s:I}", "serverId", l->srv->cfg->id, "instance",
-                          (json_int_t)gw_instance_seq(l->slot->inst));
+    json_t *o = json_object(); /* built directly: one per call */
 
+    json_object_set_new(o, "serverId", json_string(l->srv->cfg->id));
+    json_object_set_new(o, "instance", json_integer((json_int_t)gw_instance_seq(l->slot->inst)));
     if (!l->reminded) {
         char *text = gw_xasprintf(reminder_fmt, l->srv->cfg->id, l->srv->cfg->id);
         json_object_set_new(o, "reminder", json_string(text));
