@@ -89,6 +89,7 @@ static void on_conn_closed(uv_handle_t *h);
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
 static void srv_maybe_done(struct gw_http_server *srv);
+static void finish_unlink(struct conn *c);
 
 static void conn_close(struct conn *c)
 {
@@ -127,6 +128,7 @@ static void on_conn_closed(uv_handle_t *h)
         srv->nrejected--;
     else
         srv->nconns--;
+    finish_unlink(c);
     gw_http__req_free(c->req);
     in_release(c);
     free(c);
@@ -156,14 +158,74 @@ static void conn_read_stop(struct conn *c)
 
 static void conn_response_done(struct conn *c);
 
+static void on_finish(uv_idle_t *h);
+
+/* The finisher is an idle handle: it runs at the next loop turn before
+ * polling (which it makes return at once), and costs no syscall. */
+static void finish_push(struct conn *c)
+{
+    struct gw_http_server *srv = c->srv;
+
+    if (c->fprev != NULL || srv->finish_head == c)
+        return;
+    if (srv->finish_head == NULL)
+        uv_idle_start(&srv->finisher, on_finish);
+    c->fnext = srv->finish_head;
+    if (c->fnext)
+        c->fnext->fprev = c;
+    srv->finish_head = c;
+}
+
+static void finish_unlink(struct conn *c)
+{
+    if (c->fprev)
+        c->fprev->fnext = c->fnext;
+    else if (c->srv->finish_head == c)
+        c->srv->finish_head = c->fnext;
+    else
+        return;
+    if (c->fnext)
+        c->fnext->fprev = c->fprev;
+    c->fprev = c->fnext = NULL;
+}
+
+/* The list is taken whole first: an answer written while it runs waits
+ * for the next turn. A connection closed meanwhile is skipped; it is still
+ * allocated (connections are freed in close callbacks, after this). */
+static void on_finish(uv_idle_t *h)
+{
+    struct gw_http_server *srv = h->data;
+    struct conn *c = srv->finish_head, *next;
+
+    srv->finish_head = NULL;
+    uv_idle_stop(h);
+    for (; c != NULL; c = next) {
+        next = c->fnext;
+        c->fprev = c->fnext = NULL;
+        if (next)
+            next->fprev = NULL;
+        c->sent_all = 0;
+        if (!c->closing)
+            conn_response_done(c);
+    }
+}
+
+/* The timer may fire before the connection's deadline (it was armed for an
+ * earlier one, see gw_http__arm_timer) or when there is none any more. */
 static void on_timer(uv_timer_t *t)
 {
     struct conn *c = t->data;
-    if (c->sent_all) {
-        c->sent_all = 0;
-        conn_response_done(c);
+    uint64_t now = uv_now(c->srv->loop);
+
+    c->timer_due = 0;
+    if (c->due == 0)
+        return;
+    if (now < c->due) {
+        c->timer_due = c->due;
+        uv_timer_start(&c->timer, on_timer, c->due - now, 0);
         return;
     }
+    c->due = 0;
     switch (c->state) {
     case CS_HEADERS:
         gw_http__final_error(c, 408, "request_timeout",
@@ -179,13 +241,17 @@ static void on_timer(uv_timer_t *t)
     }
 }
 
+/* Each state has its own deadline, and a request passes through four or
+ * five: the deadline is kept in the connection and the libuv timer is
+ * moved only when the new deadline is earlier than the one it is armed
+ * for. A later or no deadline lets it fire and re-arm (or not): at most
+ * one early wake-up per timeout period instead of a timer heap operation
+ * per state. */
 void gw_http__arm_timer(struct conn *c)
 {
     uint64_t ms = 0;
     if (c->sent_all) {
-        /* The answer went out whole: a 0 ms timer runs at the start of the
-         * next loop turn, before polling, so this costs no syscall. */
-        uv_timer_start(&c->timer, on_timer, 0, 0);
+        finish_push(c);
         return;
     }
     switch (c->state) {
@@ -206,17 +272,20 @@ void gw_http__arm_timer(struct conn *c)
         ms = LINGER_MS;
         break;
     case CS_DEAD:
-        ms = 0;
+        ms = 0; /* closed at the next loop turn */
         break;
     case CS_BUSY:
-        uv_timer_stop(&c->timer);
-        return;
+        break;
     }
     if (ms == 0 && c->state != CS_DEAD) {
-        uv_timer_stop(&c->timer);
+        c->due = 0;
         return;
     }
-    uv_timer_start(&c->timer, on_timer, ms, 0);
+    c->due = uv_now(c->srv->loop) + ms;
+    if (c->timer_due == 0 || c->due < c->timer_due) {
+        c->timer_due = c->due;
+        uv_timer_start(&c->timer, on_timer, ms, 0);
+    }
 }
 
 static void conn_reset_request(struct conn *c)
@@ -580,10 +649,22 @@ static void on_connection(uv_stream_t *lis, int status)
 
 /* ---- the listener ---- */
 
+static void on_finisher_closed(uv_handle_t *h)
+{
+    struct gw_http_server *srv = h->data;
+    srv->finisher_closed = 1;
+    srv_maybe_done(srv);
+}
+
 static void srv_maybe_done(struct gw_http_server *srv)
 {
     if (!srv->closing || !srv->lis_closed || srv->conns)
         return;
+    if (srv->has_finisher && !srv->finisher_closed) {
+        if (!uv_is_closing((uv_handle_t *)&srv->finisher))
+            uv_close((uv_handle_t *)&srv->finisher, on_finisher_closed);
+        return;
+    }
     if (srv->unix_path)
         unlink(srv->unix_path);
     void (*cb)(void *) = srv->close_cb;
@@ -717,6 +798,9 @@ int gw_http_server_start(uv_loop_t *loop, const char *listen, const struct gw_ht
     const char *why = NULL;
     int rc = start_listening(srv, listen, &why);
     if (rc == 0) {
+        uv_idle_init(loop, &srv->finisher);
+        srv->finisher.data = srv;
+        srv->has_finisher = 1;
         *out = srv;
         return 0;
     }

@@ -7,10 +7,11 @@
  * instances (a dialog's lease) have one or two requests in flight, and
  * doubles when the chains grow past two entries on average, up to
  * BUCKETS_MAX.
- * A request with a timeout embeds its uv_timer_t and is freed in that
- * timer's close callback; the client itself embeds one timer that exists so
- * that the client is always freed in a close callback, on a later loop turn
- * than gw_mcp_client_close(), never on the stack of a caller. */
+ * Requests with a timeout are also in a list ordered by deadline, watched
+ * by the client's one timer, armed for the earliest deadline: a request
+ * costs no timer handle of its own (no init, heap insert and close per
+ * call). Closing that timer is also what frees the client, on a later loop
+ * turn than gw_mcp_client_close(), never on the stack of a caller. */
 #include "gw/mcp_client.h"
 
 #include "gw/json_in.h"
@@ -58,8 +59,8 @@ struct pending {
     void *data;
     char *method; /* owned */
     uint64_t timeout_ms;
-    int has_timer;
-    uv_timer_t timer;
+    uint64_t deadline; /* loop ms; 0 when the request has no timeout */
+    struct pending *dprev, *dnext;
 };
 
 /* One paginated list in progress; owned by itself, freed when it reports. */
@@ -77,7 +78,9 @@ struct pager {
 
 struct gw_mcp_client {
     uv_loop_t *loop;
-    uv_timer_t anchor;
+    uv_timer_t anchor;  /* armed for the earliest deadline */
+    uint64_t armed_due; /* when it fires; 0 when it is not armed */
+    struct pending *dhead, *dtail;
     unsigned open_handles;
     enum gw_mcp_state state;
     struct gw_mcp_client_opts cb; /* callbacks and data; string fields unused */
@@ -243,27 +246,34 @@ static void maybe_free_client(struct gw_mcp_client *c)
     free(c);
 }
 
-static void pending_closed(uv_handle_t *h)
+static void deadline_unlink(struct gw_mcp_client *c, struct pending *p)
 {
-    struct pending *p = h->data;
-    struct gw_mcp_client *c = p->c;
-
-    free(p->method);
-    free(p);
-    c->open_handles--;
-    maybe_free_client(c);
+    if (p->deadline == 0)
+        return;
+    if (p->dprev)
+        p->dprev->dnext = p->dnext;
+    else
+        c->dhead = p->dnext;
+    if (p->dnext)
+        p->dnext->dprev = p->dprev;
+    else
+        c->dtail = p->dprev;
+    p->deadline = 0;
 }
 
-/* Frees a detached entry: at once, or in its timer's close callback. */
+/* Frees a detached entry. The timer stops with the last deadline, so an
+ * idle client holds no active handle. */
 static void release(struct pending *p)
 {
-    if (!p->has_timer) {
-        free(p->method);
-        free(p);
-        return;
+    struct gw_mcp_client *c = p->c;
+
+    deadline_unlink(c, p);
+    if (c->dhead == NULL && c->armed_due != 0) {
+        uv_timer_stop(&c->anchor);
+        c->armed_due = 0;
     }
-    uv_timer_stop(&p->timer);
-    uv_close((uv_handle_t *)&p->timer, pending_closed);
+    free(p->method);
+    free(p);
 }
 
 /* Completes a request: out of the table first, so the callback may do
@@ -354,9 +364,8 @@ static void cancel_upstream(struct gw_mcp_client *c, struct pending *p, const ch
                "error", uv_err_name(rc), NULL);
 }
 
-static void on_timeout(uv_timer_t *t)
+static void time_out(struct pending *p)
 {
-    struct pending *p = t->data;
     char msg[TEXT_BYTES];
 
     snprintf(msg, sizeof msg, "the server did not answer %s within %" PRIu64 " ms", p->method,
@@ -365,15 +374,53 @@ static void on_timeout(uv_timer_t *t)
     finish_error(p, GW_MCP_E_TIMEOUT, msg, NULL);
 }
 
+static void on_deadline(uv_timer_t *t);
+
+static void arm(struct gw_mcp_client *c, uint64_t due)
+{
+    uint64_t now = uv_now(c->loop);
+
+    c->armed_due = due;
+    uv_timer_start(&c->anchor, on_deadline, due > now ? due - now : 0, 0);
+}
+
+/* Times out what is due; a request answered since the timer was armed
+ * may make it fire early, and it is armed again for the next deadline. */
+static void on_deadline(uv_timer_t *t)
+{
+    struct gw_mcp_client *c = t->data;
+    uint64_t now = uv_now(c->loop);
+
+    c->armed_due = 0;
+    while (c->dhead != NULL && c->dhead->deadline <= now && c->state != GW_MCP_CLOSING)
+        time_out(c->dhead);
+    if (c->dhead != NULL && c->state != GW_MCP_CLOSING)
+        arm(c, c->dhead->deadline);
+}
+
+/* Inserted from the tail: timeouts are mostly equal, so a new deadline is
+ * mostly the latest. */
 static void start_timer(struct gw_mcp_client *c, struct pending *p)
 {
+    struct pending *after = c->dtail;
+
     if (p->timeout_ms == 0)
         return;
-    uv_timer_init(c->loop, &p->timer);
-    p->timer.data = p;
-    p->has_timer = 1;
-    c->open_handles++;
-    uv_timer_start(&p->timer, on_timeout, p->timeout_ms, 0);
+    p->deadline = uv_now(c->loop) + p->timeout_ms;
+    while (after != NULL && after->deadline > p->deadline)
+        after = after->dprev;
+    p->dprev = after;
+    p->dnext = after ? after->dnext : c->dhead;
+    if (p->dnext)
+        p->dnext->dprev = p;
+    else
+        c->dtail = p;
+    if (after)
+        after->dnext = p;
+    else
+        c->dhead = p;
+    if (c->armed_due == 0 || p->deadline < c->armed_due)
+        arm(c, p->deadline);
 }
 
 /* Sends a request and records it; `op` 0 means a new operation whose

@@ -83,8 +83,11 @@ struct conn {
     uint64_t body_bytes; /* body + trailers so far */
     int headers_done, msg_done, in_trailers, keep_alive;
     int rejected, closing, reading, eof, open_handles;
-    int sent_all;    /* the last write of an answer completed at once */
-    int fail_status; /* set by a parser callback that refuses the request */
+    int sent_all;               /* the last write of an answer completed at once */
+    struct conn *fprev, *fnext; /* in the server's finish list while sent_all */
+    uint64_t due;               /* loop ms when the current state times out; 0: never */
+    uint64_t timer_due;         /* loop ms the timer is armed for; 0: not armed */
+    int fail_status;            /* set by a parser callback that refuses the request */
     const char *fail_code;
     char fail_msg[160];
     char peer[64];
@@ -113,6 +116,11 @@ struct gw_http_server {
      * buffer. So a keep-alive connection between requests owns no buffer,
      * and a request costs no allocation for its bytes. */
     char *rbuf;
+    /* Answers written whole are finished (the request freed, the next one
+     * parsed) from here at the next loop turn, off the handler's stack. */
+    uv_idle_t finisher;
+    struct conn *finish_head;
+    int has_finisher, finisher_closed;
     void (*close_cb)(void *data);
     void *close_data;
 };

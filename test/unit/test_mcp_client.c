@@ -660,6 +660,46 @@ START_TEST(timeout_cancels_and_drops_late)
 }
 END_TEST
 
+/* One timer watches every deadline: requests time out in deadline order
+ * whatever their send order, an answered one never does, and the loop runs
+ * dry once none is left. */
+START_TEST(deadlines_in_order)
+{
+    uv_loop_t loop;
+    struct fake f = {0};
+    struct got g[4] = {0};
+    struct gw_mcp_client *c;
+    static const uint64_t ms[4] = {90, 30, 60, 40};
+    json_int_t id[4];
+    uint64_t t0;
+
+    uv_loop_init(&loop);
+    c = ready_client(&loop, &f);
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(gw_mcp_client_ping(c, ms[i], got_cb, &g[i], NULL), 0);
+        id[i] = id_of(sent_nth(&f, "ping", i));
+    }
+    answer(c, id[3], "{}");
+    ck_assert_int_eq(g[3].n, 1);
+    ck_assert_int_eq(g[3].code, 0);
+    t0 = uv_now(&loop);
+    while (g[1].n == 0)
+        uv_run(&loop, UV_RUN_ONCE);
+    ck_assert_int_eq(g[1].code, GW_MCP_E_TIMEOUT);
+    ck_assert_int_eq(g[0].n + g[2].n, 0);
+    while (g[2].n == 0)
+        uv_run(&loop, UV_RUN_ONCE);
+    ck_assert_int_eq(g[0].n, 0);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    ck_assert_int_eq(g[0].code, GW_MCP_E_TIMEOUT);
+    ck_assert_uint_ge(uv_now(&loop) - t0, 85);
+    ck_assert_uint_eq(stats_of(c).unknown_ids, 0);
+    for (int i = 0; i < 4; i++)
+        got_clear(&g[i]);
+    finish_loop(&loop, &f, c);
+}
+END_TEST
+
 START_TEST(cancel_api)
 {
     uv_loop_t loop;
@@ -1057,6 +1097,7 @@ static Suite *suite(void)
     tcase_add_test(tc, concurrent_out_of_order);
     tcase_add_test(tc, call_tool_params);
     tcase_add_test(tc, timeout_cancels_and_drops_late);
+    tcase_add_test(tc, deadlines_in_order);
     tcase_add_test(tc, cancel_api);
     tcase_add_test(tc, not_run_fails_that_request_only);
     tcase_add_test(tc, unknown_and_duplicate_ids);
