@@ -1,7 +1,9 @@
 /* Watches the config file: uv_fs_event_t on its directory (editors write a
  * temporary file and rename it over the original, which a watch on the
- * file itself would miss) plus uv_fs_poll_t on the path as a fallback for
- * file systems without inotify. Events are debounced: the callback runs
+ * file itself would miss) plus a poll of the path's stat() every poll_ms
+ * as a fallback for file systems without inotify (and for a file changed
+ * through a link in another directory, which the directory watch does not
+ * see). Events are debounced: the callback runs
  * once the file has been quiet for `debounce_ms`. Deleting and re-creating
  * the file are changes like any other. */
 #ifndef GW_WATCH_H

@@ -232,9 +232,17 @@ test('500 lease/release cycles leave no zombie and no leaked descriptor', async 
   const d = await start(`version: 1\ngateway:\n  warm_spares: 2\n  max_instances_per_server: 64\nservers:\n  fx:\n    command: ${FIXTURE}\n`, { waitReady: true });
   t.after(() => d.stop());
   const fds = () => fs.readdirSync(`/proc/${d.pid}/fd`).length;
+  // Both counts are taken at rest: every instance retired and reaped, the
+  // spares ready (a released instance still draining holds its pipes).
+  const atRest = async () => {
+    const s = (await d.get('/v1/servers')).json.servers[0];
+    return s.instances.every((i) => i.role !== 'retired') &&
+      s.instances.filter((i) => i.role === 'spare' && i.state === 'ready').length === 2 &&
+      zombiesOf(d.pid) === 0;
+  };
   await call(d, 'echo', 'warmup', { text: 'x' });
   await d.post('/v1/dialogs/warmup/release', {});
-  await sleep(300);
+  await waitFor(atRest, 30000 * slow, 100);
   const before = fds();
   const cycles = 500, lanes = 10;
   await Promise.all(Array.from({ length: lanes }, async (_, lane) => {
@@ -244,10 +252,7 @@ test('500 lease/release cycles leave no zombie and no leaked descriptor', async 
       assert.deepEqual((await d.post(`/v1/dialogs/cyc${i}/release`, {})).json, { released: ['fx'] });
     }
   }));
-  await waitFor(async () => {
-    const s = (await d.get('/v1/servers')).json.servers[0];
-    return s.instances.every((i) => i.role !== 'retired') && zombiesOf(d.pid) === 0;
-  }, 30000 * slow, 200);
+  await waitFor(atRest, 30000 * slow, 200);
   assert.equal(zombiesOf(d.pid), 0);
   const after = fds();
   assert.ok(Math.abs(after - before) <= 2, `descriptors before ${before}, after ${after}`);
