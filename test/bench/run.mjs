@@ -146,10 +146,18 @@ async function http(method, url, body, headers = {}) {
 
 // Start → first successful tool listing, measured by bench_client probe (1 ms
 // polls, CLOCK_MONOTONIC, like process.hrtime).
-async function probeReady(proc, p, kind, pth, expect) {
-  const r = await run(CLIENT, ['probe', '--port', p, '--kind', kind, '--path', pth, '--expect', expect, '--timeout', 30].map(String));
+// Starts `bench_client probe` first and the process under test once the
+// probe is polling (connections refused until it listens), so that the
+// time from spawn to first listing does not include the probe's own
+// start-up (a fork of this Node process: several ms on this machine).
+const PROBE_HEAD_START_MS = 100;
+async function startProbed(name, cmd, args, opts, p, kind, pth, expect) {
+  const probe = run(CLIENT, ['probe', '--port', p, '--kind', kind, '--path', pth, '--expect', expect, '--timeout', 30].map(String));
+  await sleep(PROBE_HEAD_START_MS);
+  const proc = startProc(name, cmd, args, opts);
+  const r = await probe;
   if (!r) throw new Error(`${proc.name}: no tool listing within 30 s (log: ${fs.readFileSync(proc.logf, 'utf8').slice(-400)})`);
-  return Number(BigInt(r.ready_ns) - proc.hr0) / 1e6;
+  return { proc, startupMs: Number(BigInt(r.ready_ns) - proc.hr0) / 1e6 };
 }
 
 // Keep-alive POST for latency-sensitive single calls (fetch adds ~1-3 ms).
@@ -228,8 +236,8 @@ const TARGETS = {
       const p = await port();
       const cfg = path.join(TMP, `mcpgw-${p}.yaml`);
       fs.writeFileSync(cfg, mcpgwYaml([{ id: 'echo', cmd: b.cmd, args: b.args }]));
-      const proc = startProc(`mcpgw-${p}`, MCPGW, ['-c', cfg, '--listen', `127.0.0.1:${p}`, '--log-level', 'warn']);
-      const startupMs = await probeReady(proc, p, probe[0], probe[1], '"name":"echo"');
+      const { proc, startupMs } = await startProbed(`mcpgw-${p}`, MCPGW, ['-c', cfg, '--listen', `127.0.0.1:${p}`, '--log-level', 'warn'], {},
+        p, probe[0], probe[1], '"name":"echo"');
       // Take the lease of dialog d1 now, so no measured call pays for a spawn.
       const first = await http('POST', `http://127.0.0.1:${p}/v1/tools/echo/call`, JSON.parse(CALL_BODY));
       if (first.status !== 200) throw new Error(`first call answered ${first.status}: ${first.text.slice(0, 200)}`);
@@ -263,8 +271,9 @@ const TARGETS = {
       fs.mkdirSync(dir, { recursive: true });
       const cfg = path.join(dir, 'hub.json');
       fs.writeFileSync(cfg, JSON.stringify({ mcpServers: { echo: { command: b.cmd, args: b.args } } }));
-      const proc = startProc(`mcp-hub-${p}`, NODE, ['-r', LOOPBACK, path.join(NM, 'mcp-hub/dist/cli.js'), '--port', String(p), '--config', cfg], { cwd: dir, env: xdg(dir) });
-      return { proc, port: p, startupMs: await probeReady(proc, p, 'rest', '/api/servers', '"tools":[{"name":"echo"') };
+      const { proc, startupMs } = await startProbed(`mcp-hub-${p}`, NODE, ['-r', LOOPBACK, path.join(NM, 'mcp-hub/dist/cli.js'), '--port', String(p), '--config', cfg], { cwd: dir, env: xdg(dir) },
+        p, 'rest', '/api/servers', '"tools":[{"name":"echo"');
+      return { proc, port: p, startupMs };
     },
     drive: (t, b, c) => run('wrk', wrkArgs(`http://127.0.0.1:${t.port}/api/servers/tools`, c), { env: { BENCH_BODY: HUB_BODY } }),
   },
@@ -273,9 +282,9 @@ const TARGETS = {
     async start(b) {
       const p = await port();
       const cmdline = [b.cmd, ...b.args].map((x) => `'${x}'`).join(' ');
-      const proc = startProc(`supergateway-${p}`, NODE, ['-r', LOOPBACK, path.join(NM, 'supergateway/dist/index.js'), '--stdio', cmdline,
-        '--outputTransport', 'streamableHttp', '--stateful', '--port', String(p), '--logLevel', 'none']);
-      return { proc, port: p, startupMs: await probeReady(proc, p, 'mcp', '/mcp', '"name":"echo"') };
+      const { proc, startupMs } = await startProbed(`supergateway-${p}`, NODE, ['-r', LOOPBACK, path.join(NM, 'supergateway/dist/index.js'), '--stdio', cmdline,
+        '--outputTransport', 'streamableHttp', '--stateful', '--port', String(p), '--logLevel', 'none'], {}, p, 'mcp', '/mcp', '"name":"echo"');
+      return { proc, port: p, startupMs };
     },
     drive: (t, b, c) => run(CLIENT, ['mcp', '--port', t.port, '--path', '/mcp', '--conc', c, '--duration', DURATION, '--warmup', WARMUP].map(String)),
   },
@@ -283,8 +292,9 @@ const TARGETS = {
     label: 'mcp-proxy 6.7.19 streamable HTTP', gateway: true, peer: true,
     async start(b) {
       const p = await port();
-      const proc = startProc(`mcp-proxy-${p}`, NODE, [path.join(NM, 'mcp-proxy/dist/bin/mcp-proxy.mjs'), '--host', '127.0.0.1', '--port', String(p), '--server', 'stream', '--', b.cmd, ...b.args]);
-      return { proc, port: p, startupMs: await probeReady(proc, p, 'mcp', '/mcp', '"name":"echo"') };
+      const { proc, startupMs } = await startProbed(`mcp-proxy-${p}`, NODE, [path.join(NM, 'mcp-proxy/dist/bin/mcp-proxy.mjs'), '--host', '127.0.0.1', '--port', String(p), '--server', 'stream', '--', b.cmd, ...b.args], {},
+        p, 'mcp', '/mcp', '"name":"echo"');
+      return { proc, port: p, startupMs };
     },
     drive: (t, b, c) => run(CLIENT, ['mcp', '--port', t.port, '--path', '/mcp', '--conc', c, '--duration', DURATION, '--warmup', WARMUP].map(String)),
   },
