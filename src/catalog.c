@@ -44,18 +44,9 @@ struct gw_catalog {
     struct name_map names;
 };
 
-static uint64_t hash(const char *s)
-{
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-
-    for (; *s != '\0'; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
 static struct gw_cat_tool *map_get(const struct name_map *m, const char *name)
 {
-    for (struct node *n = m->b[hash(name) % m->nb]; n != NULL; n = n->next) {
+    for (struct node *n = m->b[gw_hash_str(name) % m->nb]; n != NULL; n = n->next) {
         if (strcmp(n->tool->name, name) == 0)
             return n->tool;
     }
@@ -70,7 +61,7 @@ static void map_grow(struct name_map *m)
     for (size_t i = 0; i < m->nb; i++) {
         struct node *n = m->b[i], *next;
         for (; n != NULL; n = next) {
-            size_t k = hash(n->tool->name) % nb;
+            size_t k = gw_hash_str(n->tool->name) % nb;
             next = n->next;
             n->next = b[k];
             b[k] = n;
@@ -89,7 +80,7 @@ static void map_put(struct name_map *m, struct gw_cat_tool *t)
 
     if (m->n >= m->nb)
         map_grow(m);
-    k = hash(t->name) % m->nb;
+    k = gw_hash_str(t->name) % m->nb;
     n->tool = t;
     n->next = m->b[k];
     m->b[k] = n;
@@ -100,7 +91,7 @@ static void map_put(struct name_map *m, struct gw_cat_tool *t)
  * name someone else holds. */
 static void map_del(struct name_map *m, const struct gw_cat_tool *t)
 {
-    struct node **pp = &m->b[hash(t->name) % m->nb];
+    struct node **pp = &m->b[gw_hash_str(t->name) % m->nb];
 
     for (; *pp != NULL; pp = &(*pp)->next) {
         if ((*pp)->tool == t) {

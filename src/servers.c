@@ -210,14 +210,6 @@ static struct slot *find_slot(const struct server *srv, enum slot_role role, boo
     return NULL;
 }
 
-static uint32_t dialog_hash(const char *d)
-{
-    uint32_t h = 2166136261u;
-    while (*d != '\0')
-        h = (h ^ (unsigned char)*d++) * 16777619u;
-    return h;
-}
-
 /* Doubles the index when it holds more leases than buckets. */
 static void lease_index_add(struct server *srv, struct lease *l)
 {
@@ -235,7 +227,7 @@ static void lease_index_add(struct server *srv, struct lease *l)
         srv->lease_idx = idx;
         srv->lease_buckets = n;
     }
-    l->hash = dialog_hash(l->dialog);
+    l->hash = gw_hash_str(l->dialog);
     l->hnext = srv->lease_idx[l->hash & (srv->lease_buckets - 1)];
     srv->lease_idx[l->hash & (srv->lease_buckets - 1)] = l;
     srv->nleases++;
@@ -618,11 +610,11 @@ static struct slot *slot_spawn(struct server *srv, enum slot_role role)
 
 struct lease *gw_server_lease(struct server *srv, const char *dialog)
 {
-    uint32_t h;
+    uint64_t h;
 
     if (srv->nleases == 0)
         return NULL;
-    h = dialog_hash(dialog);
+    h = gw_hash_str(dialog);
     for (struct lease *l = srv->lease_idx[h & (srv->lease_buckets - 1)]; l != NULL; l = l->hnext) {
         if (l->hash == h && strcmp(l->dialog, dialog) == 0)
             return l;

@@ -120,6 +120,15 @@ size_t gw_utf8_seq_len(const unsigned char *s, size_t avail)
     return n;
 }
 
+uint64_t gw_hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+
+    for (; *s != '\0'; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
 void gw_say(char *why, size_t cap, const char *fmt, ...)
 {
     va_list ap;

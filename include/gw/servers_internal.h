@@ -50,7 +50,7 @@ struct slot {
 struct lease {
     struct lease *next;
     struct lease *hnext; /* the next in its bucket of the server's lease index */
-    uint32_t hash;       /* of dialog */
+    uint64_t hash;       /* of dialog */
     struct server *srv;
     char dialog[GW_DIALOG_MAX + 1];
     struct slot *slot;

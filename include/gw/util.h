@@ -27,6 +27,10 @@ void gw_say(char *why, size_t cap, const char *fmt, ...) __attribute__((format(p
  * its cost (per-call paths). Returns strlen(src). */
 size_t gw_strlcpy(char *dst, const char *src, size_t cap);
 
+/* FNV-1a (64 bits) of a NUL-terminated string, for the in-memory hash
+ * tables (tool names, dialogs). */
+uint64_t gw_hash_str(const char *s);
+
 /* Writes `v` in decimal with a NUL into buf (at least 21 bytes); returns
  * the length. What "%lld" gives, without printf. */
 size_t gw_fmt_int(char *buf, long long v);
