@@ -423,43 +423,36 @@ static void start_timer(struct gw_mcp_client *c, struct pending *p)
         arm(c, p->deadline);
 }
 
-/* Sends a request and records it; `op` 0 means a new operation whose
- * handle is the request's own id. `params` is the params' JSON text or
- * NULL, and is consumed. The message is written around it directly: no
- * tree is built for the envelope. The entry is in the table before the
- * send, so an owner that answers synchronously still finds it. */
-static int send_request_text(struct gw_mcp_client *c, const char *method, struct gw_jbuf *params,
-                             uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data, gw_mcp_handle op,
-                             gw_mcp_handle *handle)
+/* Starts a request's text in `b`, {"jsonrpc":"2.0","id":N,"method":"…", for
+ * the id the request will have; the caller appends ,"params":… and the
+ * closing brace, and hands `b` to send_request_text. UV_ENOBUFS at the
+ * in-flight limit, UV_EINVAL for a method that is not UTF-8. */
+static int request_begin(struct gw_mcp_client *c, struct gw_jbuf *b, const char *method,
+                         uint64_t *id)
 {
-    static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":";
-    struct gw_jbuf msg = {0};
+    if (c->n_pending >= GW_MCP_MAX_IN_FLIGHT)
+        return UV_ENOBUFS;
+    *id = c->next_id + 1;
+    gw_jbuf_lit(b, "{\"jsonrpc\":\"2.0\",\"id\":");
+    gw_jbuf_int(b, (json_int_t)*id);
+    gw_jbuf_lit(b, ",\"method\":");
+    return gw_jbuf_string(b, method, strlen(method)) == 0 ? 0 : UV_EINVAL;
+}
+
+/* Records request `id` and sends `b`, its whole text (consumed); `op` 0
+ * means a new operation whose handle is the request's own id. No tree is
+ * built for the message. The entry is in the table before the send, so an
+ * owner that answers synchronously still finds it. */
+static int send_request_text(struct gw_mcp_client *c, uint64_t id, const char *method,
+                             struct gw_jbuf *b, uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data,
+                             gw_mcp_handle op, gw_mcp_handle *handle)
+{
     struct pending *p;
-    uint64_t id;
     size_t len;
-    char *text;
+    char *text = gw_jbuf_take(b, &len);
     int rc;
 
-    if (c->n_pending >= GW_MCP_MAX_IN_FLIGHT) {
-        free(params ? params->p : NULL);
-        return UV_ENOBUFS;
-    }
-    id = ++c->next_id;
-    gw_jbuf_put(&msg, head, sizeof head - 1);
-    gw_jbuf_int(&msg, (json_int_t)id);
-    gw_jbuf_put(&msg, ",\"method\":", 10);
-    if (gw_jbuf_string(&msg, method, strlen(method)) != 0) {
-        free(msg.p);
-        free(params ? params->p : NULL);
-        return UV_EINVAL;
-    }
-    if (params != NULL) {
-        gw_jbuf_put(&msg, ",\"params\":", 10);
-        gw_jbuf_put(&msg, params->p, params->len);
-        free(params->p);
-    }
-    gw_jbuf_put(&msg, "}", 1);
-    text = gw_jbuf_take(&msg, &len);
+    c->next_id = id;
     p = gw_xcalloc(1, sizeof *p);
     *p = (struct pending){.c = c, .id = id, .op = op ? op : id, .cb = cb, .data = data};
     p->method = gw_xstrdup(method);
@@ -484,13 +477,21 @@ static int send_request(struct gw_mcp_client *c, const char *method, json_t *par
                         uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data, gw_mcp_handle op,
                         gw_mcp_handle *handle)
 {
-    struct gw_jbuf text = {0};
+    struct gw_jbuf b = {0};
+    uint64_t id;
+    int rc = request_begin(c, &b, method, &id);
 
-    if (params != NULL && gw_jbuf_value(&text, params) != 0) {
-        free(text.p);
-        return UV_EINVAL;
+    if (rc == 0 && params != NULL) {
+        gw_jbuf_lit(&b, ",\"params\":");
+        if (gw_jbuf_value(&b, params) != 0)
+            rc = UV_EINVAL;
     }
-    return send_request_text(c, method, params ? &text : NULL, timeout_ms, cb, data, op, handle);
+    if (rc != 0) {
+        free(b.p);
+        return rc;
+    }
+    gw_jbuf_lit(&b, "}");
+    return send_request_text(c, id, method, &b, timeout_ms, cb, data, op, handle);
 }
 
 static int check_ready(const struct gw_mcp_client *c)
@@ -937,7 +938,8 @@ int gw_mcp_client_call_tool(struct gw_mcp_client *c, const char *name, json_t *a
                             json_t *progress_token, uint64_t timeout_ms, gw_mcp_reply_cb cb,
                             void *data, gw_mcp_handle *handle)
 {
-    struct gw_jbuf params = {0};
+    struct gw_jbuf b = {0};
+    uint64_t id;
     int rc;
 
     if (name == NULL || (arguments && !json_is_object(arguments)))
@@ -949,25 +951,32 @@ int gw_mcp_client_call_tool(struct gw_mcp_client *c, const char *name, json_t *a
         return rc;
     if (cb == NULL)
         return UV_EINVAL;
-    /* {"name", "arguments", "_meta"?} in the order a tree would give */
-    gw_jbuf_put(&params, "{\"name\":", 8);
-    rc = gw_jbuf_string(&params, name, strlen(name));
-    gw_jbuf_put(&params, ",\"arguments\":", 13);
-    if (arguments != NULL && rc == 0)
-        rc = gw_jbuf_value(&params, arguments);
-    else
-        gw_jbuf_put(&params, "{}", 2);
-    if (progress_token != NULL && rc == 0) {
-        gw_jbuf_put(&params, ",\"_meta\":{\"progressToken\":", 26);
-        rc = gw_jbuf_value(&params, progress_token);
-        gw_jbuf_put(&params, "}", 1);
+    /* params {"name", "arguments", "_meta"?}, in the order a tree would give */
+    rc = request_begin(c, &b, "tools/call", &id);
+    if (rc == 0) {
+        gw_jbuf_lit(&b, ",\"params\":{\"name\":");
+        if (gw_jbuf_string(&b, name, strlen(name)) != 0)
+            rc = UV_EINVAL;
     }
-    gw_jbuf_put(&params, "}", 1);
+    if (rc == 0) {
+        gw_jbuf_lit(&b, ",\"arguments\":");
+        if (arguments == NULL)
+            gw_jbuf_lit(&b, "{}");
+        else if (gw_jbuf_value(&b, arguments) != 0)
+            rc = UV_EINVAL;
+    }
+    if (rc == 0 && progress_token != NULL) {
+        gw_jbuf_lit(&b, ",\"_meta\":{\"progressToken\":");
+        if (gw_jbuf_value(&b, progress_token) != 0)
+            rc = UV_EINVAL;
+        gw_jbuf_lit(&b, "}");
+    }
     if (rc != 0) {
-        free(params.p);
-        return UV_EINVAL;
+        free(b.p);
+        return rc;
     }
-    return send_request_text(c, "tools/call", &params, timeout_ms, cb, data, 0, handle);
+    gw_jbuf_lit(&b, "}}");
+    return send_request_text(c, id, "tools/call", &b, timeout_ms, cb, data, 0, handle);
 }
 
 /* Paginated lists. */

@@ -11,9 +11,7 @@
 
 static const char *const image_types[] = {"image/jpeg", "image/png", "image/gif", "image/webp"};
 
-/* Built directly (not json_pack): one per content item of every call.
- * NULL for text that is not UTF-8, as json_pack gave (the item is left
- * out). */
+/* NULL for text that is not UTF-8 (the item is left out). */
 static json_t *input_text(const char *text)
 {
     json_t *s = json_string(text), *item;
@@ -120,12 +118,11 @@ static json_t *convert_resource(const struct gw_result_ctx *ctx, json_t *item)
     return input_text_new(gw_xasprintf("[embedded resource %s]", str(res, "uri", "")));
 }
 
+/* Every item but a text, which write_item writes without a tree. */
 static json_t *convert_item(const struct gw_result_ctx *ctx, json_t *item)
 {
     const char *type = str(item, "type", "");
 
-    if (strcmp(type, "text") == 0)
-        return input_text(str(item, "text", ""));
     if (strcmp(type, "image") == 0 || strcmp(type, "audio") == 0)
         return save_binary(ctx, type, str(item, "data", ""),
                            json_string_value(json_object_get(item, "mimeType")));
@@ -141,15 +138,14 @@ static json_t *convert_item(const struct gw_result_ctx *ctx, json_t *item)
  * the parsed one, already checked as UTF-8. */
 static int write_item(struct gw_jbuf *b, const struct gw_result_ctx *ctx, json_t *item)
 {
-    static const char text_head[] = "{\"type\":\"input_text\",\"text\":";
     json_t *conv;
     int rc;
 
     if (strcmp(str(item, "type", ""), "text") == 0) {
         const char *text = str(item, "text", "");
-        gw_jbuf_put(b, text_head, sizeof text_head - 1);
+        gw_jbuf_lit(b, "{\"type\":\"input_text\",\"text\":");
         rc = gw_jbuf_string(b, text, strlen(text));
-        gw_jbuf_put(b, "}", 1);
+        gw_jbuf_lit(b, "}");
         return rc;
     }
     conv = convert_item(ctx, item);
@@ -169,8 +165,11 @@ int gw_result_write(struct gw_jbuf *b, json_t *result, const struct gw_result_ct
     if (!json_is_object(result) || !json_is_array(content))
         return GW_RESULT_E_SHAPE;
     *is_error = json_is_true(json_object_get(result, "isError"));
-    gw_jbuf_put(b, *is_error ? "{\"isError\":true" : "{\"isError\":false", *is_error ? 15 : 16);
-    gw_jbuf_put(b, ",\"contentItems\":[", 17);
+    if (*is_error)
+        gw_jbuf_lit(b, "{\"isError\":true");
+    else
+        gw_jbuf_lit(b, "{\"isError\":false");
+    gw_jbuf_lit(b, ",\"contentItems\":[");
     json_array_foreach(content, i, item)
     {
         size_t mark = b->len;
@@ -178,24 +177,24 @@ int gw_result_write(struct gw_jbuf *b, json_t *result, const struct gw_result_ct
         if (!json_is_object(item))
             continue;
         if (!first)
-            gw_jbuf_put(b, ",", 1);
+            gw_jbuf_lit(b, ",");
         if (write_item(b, ctx, item) != 0)
             b->len = mark; /* text that is not UTF-8: the item is left out */
         else
             first = false;
     }
-    gw_jbuf_put(b, "]", 1);
+    gw_jbuf_lit(b, "]");
     structured = json_object_get(result, "structuredContent");
     if (structured != NULL) {
-        gw_jbuf_put(b, ",\"structuredContent\":", 21);
+        gw_jbuf_lit(b, ",\"structuredContent\":");
         if (gw_jbuf_value(b, structured) != 0)
             return GW_RESULT_E_ENCODE;
     }
     if (lease != NULL) {
-        gw_jbuf_put(b, ",\"lease\":", 9);
+        gw_jbuf_lit(b, ",\"lease\":");
         if (gw_jbuf_value(b, lease) != 0)
             return GW_RESULT_E_ENCODE;
     }
-    gw_jbuf_put(b, "}", 1);
+    gw_jbuf_lit(b, "}");
     return 0;
 }

@@ -25,6 +25,8 @@ struct gw_jbuf {
 
 /* Bytes as they are: the caller writes the punctuation. */
 void gw_jbuf_put(struct gw_jbuf *b, const char *s, size_t n);
+/* A string literal's bytes, its length counted by the compiler. */
+#define gw_jbuf_lit(b, lit) gw_jbuf_put((b), "" lit, sizeof(lit) - 1)
 /* `s` quoted and escaped; -1 (and a buffer to discard) if not UTF-8. */
 int gw_jbuf_string(struct gw_jbuf *b, const char *s, size_t n);
 void gw_jbuf_int(struct gw_jbuf *b, json_int_t v);
