@@ -49,6 +49,10 @@ DEB_PKGS := gcc make pkg-config libuv1-dev libyaml-dev node-llhttp libcurl4 libc
 PROMTOOL := $(BUILD)/tools/usr/bin/promtool
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 NODE_STAMP := test/node_modules/.mcpgw-installed
+# Every Node process a test starts (servers, clients, the test runner) gets
+# test/webcrypto.cjs, which gives Node 18 (Debian 12's) the global `crypto`
+# that the MCP SDK's HTTP server transport needs; on newer Nodes it is a no-op.
+TEST_NODE_OPTIONS := NODE_OPTIONS="--require=$(CURDIR)/test/webcrypto.cjs $$NODE_OPTIONS"
 
 .PHONY: all deps run test unit integration valgrind soak format install uninstall clean fixtures asan
 
@@ -124,10 +128,11 @@ run: deps all
 
 unit: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; \
-		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 $$t; done
+		$(TEST_NODE_OPTIONS) ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+		UBSAN_OPTIONS=print_stacktrace=1 $$t; done
 
 integration: all asan fixtures $(NODE_STAMP)
-	PATH="$(CURDIR)/$(BUILD)/tools/usr/bin:$$PATH" \
+	PATH="$(CURDIR)/$(BUILD)/tools/usr/bin:$$PATH" $(TEST_NODE_OPTIONS) \
 	MCPGW_BIN=$${MCPGW_BIN:-$(CURDIR)/$(BUILD)/asan/mcpgw} node --test test/integration/*.test.mjs
 
 test: deps all
@@ -137,12 +142,12 @@ test: deps all
 	@$(MAKE) --no-print-directory fuzz-smoke
 
 valgrind: all fixtures $(NODE_STAMP)
-	PATH="$(CURDIR)/$(BUILD)/tools/usr/bin:$$PATH" \
+	PATH="$(CURDIR)/$(BUILD)/tools/usr/bin:$$PATH" $(TEST_NODE_OPTIONS) \
 	MCPGW_BIN=$(CURDIR)/$(BUILD)/mcpgw MCPGW_WRAPPER=valgrind node --test test/integration/*.test.mjs
 
 # A bounded soak (not in `make test`): SOAK_SECONDS, default 600.
 soak: all fixtures $(NODE_STAMP)
-	MCPGW_BIN=$(CURDIR)/$(BUILD)/mcpgw node test/soak/soak.mjs
+	$(TEST_NODE_OPTIONS) MCPGW_BIN=$(CURDIR)/$(BUILD)/mcpgw node test/soak/soak.mjs
 
 format:
 	clang-format -i $(SRC) $(HDRS) $(UNIT_SRC) $(FIXTURE_SRC)
