@@ -187,6 +187,39 @@ servers:
   await waitFor(() => fs.readFileSync(log, 'utf8').includes('notifications/cancelled'));
 });
 
+test('a queued call\'s timeout runs from its arrival, not from when it gets a slot', async (t) => {
+  // sleep is capped at one call at a time with a 1.5 s timeout. The second
+  // call waits about 1.2 s behind the first, so it has about 0.3 s left when
+  // it is sent: it times out about 1.5 s after it arrived (504), where a
+  // timeout restarted at the slot would let its 1.2 s sleep finish (200)
+  // about 2.4 s after it arrived.
+  const T = 1500 * slow, SLEEP = 1200 * slow;
+  const d = await start(`version: 1
+servers:
+  fx:
+    command: ${FIXTURE}
+    mode: dynamic
+    default_tool_config: {max_instances: 50, timeout: 10s}
+    tool_config:
+      sleep: {max_instances: 1, timeout: ${T}ms}
+`, { waitReady: true });
+  t.after(() => d.stop());
+  assert.equal((await call(d, 'echo', 'q1', { text: 'warm' })).status, 200);
+  const first = call(d, 'sleep', 'q1', { ms: SLEEP });
+  await sleep(50);
+  const arrived = Date.now();
+  const second = await call(d, 'sleep', 'q1', { ms: SLEEP });
+  const took = Date.now() - arrived;
+  assert.equal(second.status, 504, second.body);
+  assert.equal(second.json.error.code, 'call_timeout');
+  assert.ok(took < T + SLEEP * 0.6, `the queued call ended ${took} ms after it arrived (timeout ${T} ms)`);
+  assert.equal((await first).status, 200);
+  // A call that gets its slot with time to spare still runs to the end.
+  const [a, b] = await Promise.all([call(d, 'sleep', 'q1', { ms: 100 }), call(d, 'sleep', 'q1', { ms: 100 })]);
+  assert.equal(a.status, 200, a.body);
+  assert.equal(b.status, 200, b.body);
+});
+
 test('images become artifacts; the artifact route refuses escapes', async (t) => {
   const d = await start(`version: 1\ngateway:\n  artifacts_dir: ./art\nservers:\n  fx:\n    command: ${FIXTURE}\n`, { waitReady: true });
   t.after(() => d.stop());
