@@ -259,6 +259,100 @@ test('images become artifacts; the artifact route refuses escapes', async (t) =>
     assert.ok(!res.body.includes('root:'), p);
   }
   assert.equal((await d.get(`/api/dialogs/chat2/agent/artifact?path=${encodeURIComponent(item.artifact.relPath)}`)).status, 404, 'another dialog cannot read it');
+  // A hard link names the file itself, wherever it lives on the same file
+  // system: O_NOFOLLOW does not see it, the link count does.
+  fs.writeFileSync(path.join(d.dir, 'outside.txt'), 'outside the artifacts tree');
+  fs.linkSync(path.join(d.dir, 'outside.txt'), path.join(d.dir, 'art/chat1/agent/artifacts/mcp/fx/image/hard.png'));
+  const hard = await d.get(`/api/dialogs/chat1/agent/artifact?path=${encodeURIComponent('artifacts/mcp/fx/image/hard.png')}`);
+  assert.equal(hard.status, 404, hard.body);
+  assert.ok(!hard.body.includes('outside the'));
+});
+
+// The files of one dialog's artifacts, oldest first by name (names start with their time).
+const artifactFiles = (art, dialog) => {
+  const dir = path.join(art, dialog, 'artifacts/mcp/fx/image');
+  return fs.existsSync(dir) ? fs.readdirSync(dir).sort() : [];
+};
+const treeBytes = (dir) => fs.readdirSync(dir, { withFileTypes: true }).reduce((n, e) =>
+  n + (e.isDirectory() ? treeBytes(path.join(dir, e.name)) : fs.statSync(path.join(dir, e.name)).size), 0);
+
+test('artifact caps: the oldest go first, per dialog and in all; the index survives a restart', async (t) => {
+  const png = Buffer.from(PNG_1X1, 'base64');
+  const n = png.length; // 70 bytes: a dialog holds two, the tree four
+  const d = await start(`version: 1
+gateway:
+  artifacts_dir: ./art
+  artifacts_max_bytes_per_dialog: ${2 * n + 10}
+  artifacts_max_bytes: ${4 * n + 10}
+servers:
+  fx:
+    command: ${FIXTURE}
+`, { waitReady: true });
+  t.after(() => d.stop());
+  const art = path.join(d.dir, 'art');
+  const image = async (dialog) => {
+    const r = await call(d, 'image', dialog, {});
+    assert.equal(r.status, 200, r.body);
+    const item = r.json.contentItems.find((x) => x.type === 'input_image');
+    assert.ok(item, r.body);
+    return item.artifact.relPath;
+  };
+  const fetch = (dialog, rel) => d.get(`/api/dialogs/${dialog}/artifact?path=${encodeURIComponent(rel)}`);
+  const a = [];
+  for (let i = 0; i < 4; i++) a.push(await image('a/x'));
+  assert.deepEqual(artifactFiles(art, 'a/x'), a.slice(2).map((p) => path.basename(p)));
+  assert.equal((await fetch('a/x', a[0])).status, 404);
+  const newest = await fetch('a/x', a[3]);
+  assert.equal(newest.status, 200);
+  assert.equal(Number(newest.headers['content-length']), n);
+  const b = [];
+  for (let i = 0; i < 2; i++) b.push(await image('b/y'));
+  assert.equal(treeBytes(art), 4 * n);
+  // A fifth file passes the global cap: the oldest of all (a's third) goes.
+  const c0 = await image('c/z');
+  assert.deepEqual(artifactFiles(art, 'a/x'), [path.basename(a[3])]);
+  assert.deepEqual(artifactFiles(art, 'b/y'), b.map((p) => path.basename(p)));
+  assert.deepEqual(artifactFiles(art, 'c/z'), [path.basename(c0)]);
+  assert.ok(treeBytes(art) <= 4 * n + 10, `${treeBytes(art)} bytes on disk`);
+  // Files the gateway did not write there are neither counted nor removed.
+  fs.writeFileSync(path.join(art, 'a/x/artifacts/notes.txt'), 'x'.repeat(1000));
+  await d.stop();
+
+  // Another daemon on the same tree with a lower cap reads the tree on its
+  // first save and trims every dialog to one file, the newest.
+  const d2 = await start(`version: 1
+gateway:
+  artifacts_dir: ${art}
+  artifacts_max_bytes_per_dialog: ${n + 10}
+servers:
+  fx:
+    command: ${FIXTURE}
+`, { waitReady: true });
+  t.after(() => d2.stop());
+  const r = await call(d2, 'image', 'c/z', {});
+  assert.equal(r.status, 200, r.body);
+  const c1 = r.json.contentItems[0].artifact.relPath;
+  assert.deepEqual(artifactFiles(art, 'a/x'), [path.basename(a[3])]);
+  assert.deepEqual(artifactFiles(art, 'b/y'), [path.basename(b[1])]);
+  assert.deepEqual(artifactFiles(art, 'c/z'), [path.basename(c1)]);
+  assert.equal(fs.readFileSync(path.join(art, 'a/x/artifacts/notes.txt'), 'utf8').length, 1000);
+  await d2.stop();
+
+  // An artifact larger than a cap is not saved, and the result says so.
+  const d3 = await start(`version: 1
+gateway:
+  artifacts_dir: ${art}
+  artifacts_max_bytes_per_dialog: ${n - 1}
+servers:
+  fx:
+    command: ${FIXTURE}
+`, { waitReady: true });
+  t.after(() => d3.stop());
+  const big = await call(d3, 'image', 'd/w', {});
+  assert.equal(big.status, 200, big.body);
+  assert.deepEqual(big.json.contentItems, [{ type: 'input_text', text: `[image content of ${n} bytes was not saved: it is larger than the gateway's artifact cap]` }]);
+  assert.deepEqual(artifactFiles(art, 'd/w'), []);
+  assert.deepEqual(artifactFiles(art, 'c/z'), [path.basename(c1)], 'nothing was removed for it');
 });
 
 test('500 lease/release cycles leave no zombie and no leaked descriptor', async (t) => {
