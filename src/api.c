@@ -114,6 +114,8 @@ void gw_api_ctx_release(struct gw_api_ctx *ctx)
         tools_cache_clear(ctx->tools_cache);
     free(ctx->tools_cache);
     ctx->tools_cache = NULL;
+    gw_artifacts_free(ctx->artifacts);
+    ctx->artifacts = NULL;
 }
 
 /* The body for (format, toolsets) at `version`, built once. Borrowed. */
@@ -284,12 +286,32 @@ static void respond_outcome_error(struct gw_http_request *req, const struct gw_c
     free(msg);
 }
 
+/* The index of the current artifacts_dir: a reload that moves the
+ * directory starts a new one. */
+static struct gw_artifacts *artifacts_of(struct gw_api_ctx *ctx)
+{
+    const char *dir = ctx->config->gateway.artifacts_dir;
+
+    if (ctx->artifacts == NULL || strcmp(gw_artifacts_dir(ctx->artifacts), dir) != 0) {
+        gw_artifacts_free(ctx->artifacts);
+        ctx->artifacts = gw_artifacts_new(dir);
+    }
+    return ctx->artifacts;
+}
+
 static void respond_result(struct pending_call *pc, const struct gw_call_outcome *o)
 {
+    const struct gw_gateway_config *g = &pc->ctx->config->gateway;
     char root[GW_DIALOG_PART_MAX + 1] = "anonymous", self[GW_DIALOG_PART_MAX + 1] = "anonymous";
     char canon[GW_DIALOG_MAX + 1];
-    struct gw_result_ctx rctx = {pc->ctx->config->gateway.artifacts_dir, root, self, o->server,
-                                 o->tool};
+    struct gw_result_ctx rctx = {
+        .artifacts = artifacts_of(pc->ctx),
+        .caps = {g->artifacts_max_bytes_per_dialog, g->artifacts_max_bytes},
+        .root = root,
+        .self = self,
+        .server = o->server,
+        .tool = o->tool,
+    };
     struct gw_jbuf b = {0};
     bool is_error = false;
     size_t len;

@@ -2,9 +2,11 @@
  * concurrency limits, and back to the caller exactly once.
  *
  * A call moves WAIT_INSTANCE (its lease's instance is starting) →
- * QUEUED (a limit is full) → SENT → DONE. Its embedded timer bounds each
- * wait by the call's timeout; the call is freed in that timer's close
- * callback, after the outcome was delivered. */
+ * QUEUED (a limit is full) → SENT → DONE. Its timeout runs from its
+ * arrival: each wait, and the send, get only what is left of it (so a call
+ * queued behind a busy tool does not start its whole timeout again when it
+ * gets a slot). Its embedded timer bounds each wait; the call is freed in
+ * that timer's close callback, after the outcome was delivered. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +106,14 @@ static void unlink_from(struct gw_call **head, struct gw_call *c)
 
 static void on_wait_timeout(uv_timer_t *t);
 
+/* What is left of the call's timeout; 0 once its deadline has passed. */
+static uint64_t remaining_ms(const struct gw_call *c)
+{
+    uint64_t now = gw_now_ms();
+
+    return now < c->deadline_ms ? c->deadline_ms - now : 0;
+}
+
 /* Takes a waiting call off its lease's or server's list. */
 static void wait_remove(struct gw_call *c)
 {
@@ -120,7 +130,7 @@ static void wait_on(struct gw_call *c, struct gw_call **list)
     c->next = *list;
     *list = c;
     c->waiting_on = list;
-    uv_timer_start(&c->timer, on_wait_timeout, c->timeout_ms, 0);
+    uv_timer_start(&c->timer, on_wait_timeout, remaining_ms(c), 0);
 }
 
 static void queue_remove(struct gw_servers *s, struct gw_call *c)
@@ -270,6 +280,19 @@ static void retry_later(struct gw_call *c)
     uv_timer_start(&c->timer, on_retry, 0, 0);
 }
 
+/* A call whose deadline passed before it could be sent: still queued
+ * behind a limit (429, the limit is what kept it), or still waiting for its
+ * instance (504). */
+static void expire(struct gw_call *c)
+{
+    if (c->state == CALL_QUEUED)
+        gw_dispatch_fail(c, GW_SERVERS_E_LIMIT,
+                         "a concurrency limit (gateway.max_concurrent or the tool's "
+                         "max_instances) stayed full for the call's whole timeout");
+    else
+        gw_dispatch_fail(c, GW_MCP_E_TIMEOUT, "the call's instance did not become ready in time");
+}
+
 static void on_reply(void *data, const struct gw_mcp_reply *reply)
 {
     struct gw_call *c = data;
@@ -293,6 +316,7 @@ static void on_reply(void *data, const struct gw_mcp_reply *reply)
 void gw_dispatch_send(struct gw_call *c)
 {
     struct gw_servers *s = c->s;
+    uint64_t left = remaining_ms(c);
     int rc;
 
     if (c->sub != NULL && !gw_subs_supported(c)) {
@@ -303,6 +327,10 @@ void gw_dispatch_send(struct gw_call *c)
         free(why);
         return;
     }
+    if (left == 0) { /* its timer is due but has not run yet */
+        expire(c);
+        return;
+    }
     c->state = CALL_SENT;
     s->in_flight++;
     tool_add(s, c, 1);
@@ -311,11 +339,11 @@ void gw_dispatch_send(struct gw_call *c)
      * back inside it. */
     gw_relay_sent(c);
     if (c->method != NULL)
-        rc = gw_instance_request(c->slot->inst, c->method, c->params, c->timeout_ms, on_reply, c,
-                                 &c->handle);
+        rc =
+            gw_instance_request(c->slot->inst, c->method, c->params, left, on_reply, c, &c->handle);
     else
-        rc = gw_instance_call(c->slot->inst, c->original, c->arguments, c->upstream_token,
-                              c->timeout_ms, on_reply, c, &c->handle);
+        rc = gw_instance_call(c->slot->inst, c->original, c->arguments, c->upstream_token, left,
+                              on_reply, c, &c->handle);
     if (rc != 0) {
         s->in_flight--;
         tool_add(s, c, -1);
@@ -329,15 +357,11 @@ static void on_wait_timeout(uv_timer_t *t)
 {
     struct gw_call *c = t->data;
 
-    if (c->state == CALL_QUEUED) {
+    if (c->state == CALL_QUEUED)
         queue_remove(c->s, c);
-        gw_dispatch_fail(c, GW_SERVERS_E_LIMIT,
-                         "a concurrency limit (gateway.max_concurrent or the tool's "
-                         "max_instances) stayed full for the call's whole timeout");
-        return;
-    }
-    wait_remove(c);
-    gw_dispatch_fail(c, GW_MCP_E_TIMEOUT, "the call's instance did not become ready in time");
+    else
+        wait_remove(c);
+    expire(c);
 }
 
 /* Sends now, or queues when a limit is full. Returns 0, or
@@ -354,7 +378,7 @@ static int admit(struct gw_call *c)
         return GW_SERVERS_E_LIMIT;
     c->state = CALL_QUEUED;
     queue_push(s, c);
-    uv_timer_start(&c->timer, on_wait_timeout, c->timeout_ms, 0);
+    uv_timer_start(&c->timer, on_wait_timeout, remaining_ms(c), 0);
     return 0;
 }
 
@@ -455,6 +479,7 @@ static struct gw_call *call_new(struct gw_servers *s, struct server *srv,
         gw_strlcpy(c->dialog, r->dialog, sizeof c->dialog);
     c->arguments = json_incref(r->arguments);
     c->timeout_ms = call_timeout(srv, t, r->timeout_ms);
+    c->deadline_ms = gw_now_ms() + c->timeout_ms;
     c->max_instances = t->has_policy ? t->policy.max_instances : 0;
     c->hooks = r->hooks;
     c->hooks_data = r->hooks_data;
@@ -623,6 +648,7 @@ int gw_servers_request(struct gw_servers *s, const struct gw_route_request *r, g
     c->timeout_ms = r->timeout_ms                  ? r->timeout_ms
                     : srv->cfg->request_timeout_ms ? srv->cfg->request_timeout_ms
                                                    : srv->snap->gateway.request_timeout_ms;
+    c->deadline_ms = gw_now_ms() + c->timeout_ms;
     if (subscribe)
         gw_subs_begin(c, r->subscriber);
     return route(s, srv, c, cb, data, out);

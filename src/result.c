@@ -1,5 +1,6 @@
 #include "gw/result.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,9 +84,16 @@ static json_t *save_binary(const struct gw_result_ctx *ctx, const char *kind, co
         return input_text_new(
             gw_xasprintf("[%s content that is not valid base64 was dropped]", kind));
     }
-    rc = gw_artifact_save(ctx->artifacts_dir, ctx->root, ctx->self, ctx->server, ctx->tool, mime,
-                          bytes, (size_t)n, &rel);
+    rc = gw_artifact_save(ctx->artifacts, &ctx->caps, ctx->root, ctx->self, ctx->server, ctx->tool,
+                          mime, bytes, (size_t)n, &rel);
     free(bytes);
+    if (rc == -EFBIG) {
+        gw_log(GW_LOG_WARN, "an artifact is larger than the artifacts cap and was not saved",
+               "server", ctx->server, "tool", ctx->tool, NULL);
+        return input_text_new(gw_xasprintf("[%s content of %ld bytes was not saved: it is larger "
+                                           "than the gateway's artifact cap]",
+                                           kind, n));
+    }
     if (rc != 0) {
         gw_log(GW_LOG_ERROR, "cannot save an artifact", "server", ctx->server, "tool", ctx->tool,
                "error", strerror(-rc), NULL);

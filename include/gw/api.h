@@ -30,6 +30,7 @@ struct gw_api_ctx {
     struct gw_mcp_server *mcp; /* /mcp; NULL once the daemon is stopping */
     struct gw_metrics *metrics;
     struct tools_cache *tools_cache; /* the api's own; gw_api_ctx_release frees it */
+    struct gw_artifacts *artifacts;  /* the api's own; gw_api_ctx_release frees it */
     /* POST /v1/reload: reloads now and returns the summary (new reference). */
     json_t *(*reload)(void *data);
     void *data;

@@ -126,8 +126,10 @@ struct gw_gateway_config {
     uint64_t lease_idle_timeout_ms; /* 0 = never */
     int max_instances_per_server;
     int warm_spares;
-    char *artifacts_dir;     /* absolute */
-    char **allowed_commands; /* empty: any command */
+    char *artifacts_dir;                     /* absolute */
+    uint64_t artifacts_max_bytes_per_dialog; /* oldest of the dialog removed beyond */
+    uint64_t artifacts_max_bytes;            /* oldest of all removed beyond */
+    char **allowed_commands;                 /* empty: any command */
     size_t nallowed_commands;
     uint64_t max_body;
     uint64_t max_header_bytes;

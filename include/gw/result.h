@@ -8,17 +8,20 @@
  *                                "artifact":{"rootId","selfId","relPath"}}
  *   other images, audio, blob resources
  *                             → saved as an artifact, described by an input_text
- *   resource_link, text resources → input_text naming them */
+ *   resource_link, text resources → input_text naming them
+ *   binary content larger than an artifact cap → an input_text saying so */
 #ifndef GW_RESULT_H
 #define GW_RESULT_H
 
 #include <jansson.h>
 #include <stdbool.h>
 
+#include "gw/artifacts.h"
 #include "gw/json_out.h"
 
 struct gw_result_ctx {
-    const char *artifacts_dir;
+    struct gw_artifacts *artifacts; /* where binary content is saved (borrowed) */
+    struct gw_artifact_caps caps;
     const char *root, *self; /* the dialog; "anonymous" when the call had none */
     const char *server;      /* server id */
     const char *tool;        /* ORIGINAL tool name */

@@ -153,7 +153,8 @@ struct gw_call {
     char dialog[GW_DIALOG_MAX + 1];
     json_t *arguments;
     uint64_t timeout_ms;
-    int max_instances; /* per-tool cap, 0 = none */
+    uint64_t deadline_ms; /* gw_now_ms() at arrival + timeout_ms: waits count against it */
+    int max_instances;    /* per-tool cap, 0 = none */
     json_t *lease_info;
     gw_mcp_handle handle;
     gw_call_cb cb;

@@ -11,6 +11,7 @@
  *   <base>/art/r/s/artifacts/etc  -> /etc                      (dir link)
  *   <base>/art/r/s/artifacts/rel  -> sub                       (dir link inside)
  *   <base>/art/r/s/artifacts/other -> ../../o/artifacts        (other dialog)
+ *   <base>/art/r/s/artifacts/mcp/srv/tool/hard.png             hard link of outside.txt
  *   <base>/art/r/s/secret.txt           in the dialog but not under artifacts/
  *   <base>/art/r/o/artifacts/x.txt      another dialog of the same root
  *   <base>/art/r/r/artifacts/y.txt      the root's own dialog (self = root)
@@ -18,9 +19,10 @@
  *
  * The first input byte picks the dialog (root/self), the rest is the
  * relative path. Whenever an fd comes back, its /proc/self/fd link must
- * lie under <art>/<root>/<self>/artifacts/, name a regular file, and no
- * component of the requested path may be a symlink; the fd must be
- * close-on-exec; no fd may leak. Any violation aborts. */
+ * lie under <art>/<root>/<self>/artifacts/, name a regular file with one
+ * link (a hard link's /proc path looks inside the tree), and no component
+ * of the requested path may be a symlink; the fd must be close-on-exec; no
+ * fd may leak. Any violation aborts. */
 #include "gw/artifacts.h"
 
 #include <fcntl.h>
@@ -58,6 +60,15 @@ static void mkfile(const char *rel, const char *text)
         abort();
 }
 
+static void mkhardlink(const char *target, const char *rel)
+{
+    char t[PATH_MAX], p[PATH_MAX];
+    snprintf(t, sizeof t, "%s/%s", base, target);
+    snprintf(p, sizeof p, "%s/%s", base, rel);
+    if (link(t, p) != 0)
+        abort();
+}
+
 static void mklink(const char *target, const char *rel)
 {
     char p[PATH_MAX];
@@ -92,6 +103,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     mklink("sub", "art/r/s/artifacts/rel");
     mklink("../../o/artifacts", "art/r/s/artifacts/other");
     mklink("r", "art/l");
+    mkhardlink("outside.txt", "art/r/s/artifacts/mcp/srv/tool/hard.png");
     gw_log_set_level(GW_LOG_ERROR);
     return 0;
 }
@@ -137,6 +149,11 @@ static void check_fd(int fd, const char *root, const char *self, const char *rel
     }
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
         abort();
+    if (st.st_nlink != 1) {
+        fprintf(stderr, "fuzz_artifact_path: \"%s\" opened a file with %ju links\n", rel,
+                (uintmax_t)st.st_nlink);
+        abort();
+    }
     if (!(fcntl(fd, F_GETFD) & FD_CLOEXEC))
         abort();
     check_no_link(root, self, rel);

@@ -187,6 +187,39 @@ servers:
   await waitFor(() => fs.readFileSync(log, 'utf8').includes('notifications/cancelled'));
 });
 
+test('a queued call\'s timeout runs from its arrival, not from when it gets a slot', async (t) => {
+  // sleep is capped at one call at a time with a 1.5 s timeout. The second
+  // call waits about 1.2 s behind the first, so it has about 0.3 s left when
+  // it is sent: it times out about 1.5 s after it arrived (504), where a
+  // timeout restarted at the slot would let its 1.2 s sleep finish (200)
+  // about 2.4 s after it arrived.
+  const T = 1500 * slow, SLEEP = 1200 * slow;
+  const d = await start(`version: 1
+servers:
+  fx:
+    command: ${FIXTURE}
+    mode: dynamic
+    default_tool_config: {max_instances: 50, timeout: 10s}
+    tool_config:
+      sleep: {max_instances: 1, timeout: ${T}ms}
+`, { waitReady: true });
+  t.after(() => d.stop());
+  assert.equal((await call(d, 'echo', 'q1', { text: 'warm' })).status, 200);
+  const first = call(d, 'sleep', 'q1', { ms: SLEEP });
+  await sleep(50);
+  const arrived = Date.now();
+  const second = await call(d, 'sleep', 'q1', { ms: SLEEP });
+  const took = Date.now() - arrived;
+  assert.equal(second.status, 504, second.body);
+  assert.equal(second.json.error.code, 'call_timeout');
+  assert.ok(took < T + SLEEP * 0.6, `the queued call ended ${took} ms after it arrived (timeout ${T} ms)`);
+  assert.equal((await first).status, 200);
+  // A call that gets its slot with time to spare still runs to the end.
+  const [a, b] = await Promise.all([call(d, 'sleep', 'q1', { ms: 100 }), call(d, 'sleep', 'q1', { ms: 100 })]);
+  assert.equal(a.status, 200, a.body);
+  assert.equal(b.status, 200, b.body);
+});
+
 test('images become artifacts; the artifact route refuses escapes', async (t) => {
   const d = await start(`version: 1\ngateway:\n  artifacts_dir: ./art\nservers:\n  fx:\n    command: ${FIXTURE}\n`, { waitReady: true });
   t.after(() => d.stop());
@@ -226,6 +259,100 @@ test('images become artifacts; the artifact route refuses escapes', async (t) =>
     assert.ok(!res.body.includes('root:'), p);
   }
   assert.equal((await d.get(`/api/dialogs/chat2/agent/artifact?path=${encodeURIComponent(item.artifact.relPath)}`)).status, 404, 'another dialog cannot read it');
+  // A hard link names the file itself, wherever it lives on the same file
+  // system: O_NOFOLLOW does not see it, the link count does.
+  fs.writeFileSync(path.join(d.dir, 'outside.txt'), 'outside the artifacts tree');
+  fs.linkSync(path.join(d.dir, 'outside.txt'), path.join(d.dir, 'art/chat1/agent/artifacts/mcp/fx/image/hard.png'));
+  const hard = await d.get(`/api/dialogs/chat1/agent/artifact?path=${encodeURIComponent('artifacts/mcp/fx/image/hard.png')}`);
+  assert.equal(hard.status, 404, hard.body);
+  assert.ok(!hard.body.includes('outside the'));
+});
+
+// The files of one dialog's artifacts, oldest first by name (names start with their time).
+const artifactFiles = (art, dialog) => {
+  const dir = path.join(art, dialog, 'artifacts/mcp/fx/image');
+  return fs.existsSync(dir) ? fs.readdirSync(dir).sort() : [];
+};
+const treeBytes = (dir) => fs.readdirSync(dir, { withFileTypes: true }).reduce((n, e) =>
+  n + (e.isDirectory() ? treeBytes(path.join(dir, e.name)) : fs.statSync(path.join(dir, e.name)).size), 0);
+
+test('artifact caps: the oldest go first, per dialog and in all; the index survives a restart', async (t) => {
+  const png = Buffer.from(PNG_1X1, 'base64');
+  const n = png.length; // 70 bytes: a dialog holds two, the tree four
+  const d = await start(`version: 1
+gateway:
+  artifacts_dir: ./art
+  artifacts_max_bytes_per_dialog: ${2 * n + 10}
+  artifacts_max_bytes: ${4 * n + 10}
+servers:
+  fx:
+    command: ${FIXTURE}
+`, { waitReady: true });
+  t.after(() => d.stop());
+  const art = path.join(d.dir, 'art');
+  const image = async (dialog) => {
+    const r = await call(d, 'image', dialog, {});
+    assert.equal(r.status, 200, r.body);
+    const item = r.json.contentItems.find((x) => x.type === 'input_image');
+    assert.ok(item, r.body);
+    return item.artifact.relPath;
+  };
+  const fetch = (dialog, rel) => d.get(`/api/dialogs/${dialog}/artifact?path=${encodeURIComponent(rel)}`);
+  const a = [];
+  for (let i = 0; i < 4; i++) a.push(await image('a/x'));
+  assert.deepEqual(artifactFiles(art, 'a/x'), a.slice(2).map((p) => path.basename(p)));
+  assert.equal((await fetch('a/x', a[0])).status, 404);
+  const newest = await fetch('a/x', a[3]);
+  assert.equal(newest.status, 200);
+  assert.equal(Number(newest.headers['content-length']), n);
+  const b = [];
+  for (let i = 0; i < 2; i++) b.push(await image('b/y'));
+  assert.equal(treeBytes(art), 4 * n);
+  // A fifth file passes the global cap: the oldest of all (a's third) goes.
+  const c0 = await image('c/z');
+  assert.deepEqual(artifactFiles(art, 'a/x'), [path.basename(a[3])]);
+  assert.deepEqual(artifactFiles(art, 'b/y'), b.map((p) => path.basename(p)));
+  assert.deepEqual(artifactFiles(art, 'c/z'), [path.basename(c0)]);
+  assert.ok(treeBytes(art) <= 4 * n + 10, `${treeBytes(art)} bytes on disk`);
+  // Files the gateway did not write there are neither counted nor removed.
+  fs.writeFileSync(path.join(art, 'a/x/artifacts/notes.txt'), 'x'.repeat(1000));
+  await d.stop();
+
+  // Another daemon on the same tree with a lower cap reads the tree on its
+  // first save and trims every dialog to one file, the newest.
+  const d2 = await start(`version: 1
+gateway:
+  artifacts_dir: ${art}
+  artifacts_max_bytes_per_dialog: ${n + 10}
+servers:
+  fx:
+    command: ${FIXTURE}
+`, { waitReady: true });
+  t.after(() => d2.stop());
+  const r = await call(d2, 'image', 'c/z', {});
+  assert.equal(r.status, 200, r.body);
+  const c1 = r.json.contentItems[0].artifact.relPath;
+  assert.deepEqual(artifactFiles(art, 'a/x'), [path.basename(a[3])]);
+  assert.deepEqual(artifactFiles(art, 'b/y'), [path.basename(b[1])]);
+  assert.deepEqual(artifactFiles(art, 'c/z'), [path.basename(c1)]);
+  assert.equal(fs.readFileSync(path.join(art, 'a/x/artifacts/notes.txt'), 'utf8').length, 1000);
+  await d2.stop();
+
+  // An artifact larger than a cap is not saved, and the result says so.
+  const d3 = await start(`version: 1
+gateway:
+  artifacts_dir: ${art}
+  artifacts_max_bytes_per_dialog: ${n - 1}
+servers:
+  fx:
+    command: ${FIXTURE}
+`, { waitReady: true });
+  t.after(() => d3.stop());
+  const big = await call(d3, 'image', 'd/w', {});
+  assert.equal(big.status, 200, big.body);
+  assert.deepEqual(big.json.contentItems, [{ type: 'input_text', text: `[image content of ${n} bytes was not saved: it is larger than the gateway's artifact cap]` }]);
+  assert.deepEqual(artifactFiles(art, 'd/w'), []);
+  assert.deepEqual(artifactFiles(art, 'c/z'), [path.basename(c1)], 'nothing was removed for it');
 });
 
 test('500 lease/release cycles leave no zombie and no leaked descriptor', async (t) => {

@@ -131,6 +131,8 @@ START_TEST(gateway_defaults)
     char want[128];
     snprintf(want, sizeof(want), "%s/artifacts", dir);
     ck_assert_str_eq(g->artifacts_dir, want);
+    ck_assert_uint_eq(g->artifacts_max_bytes_per_dialog, 64u << 20);
+    ck_assert_uint_eq(g->artifacts_max_bytes, 1ull << 30);
     ck_assert_uint_eq(g->nallowed_commands, 0);
     ck_assert_uint_eq(g->max_body, 8u << 20);
     ck_assert_uint_eq(g->max_header_bytes, 16u << 10);
@@ -161,6 +163,8 @@ START_TEST(gateway_all_keys)
                                "  max_instances_per_server: 3\n"
                                "  warm_spares: 0\n"
                                "  artifacts_dir: /var/lib/mcpgw/art\n"
+                               "  artifacts_max_bytes_per_dialog: 1KiB\n"
+                               "  artifacts_max_bytes: 2MB\n"
                                "  allowed_commands: [npx, uvx, docker]\n"
                                "  max_body: 1MiB\n"
                                "  max_header_bytes: 8KB\n"
@@ -184,6 +188,8 @@ START_TEST(gateway_all_keys)
     ck_assert_int_eq(g->max_instances_per_server, 3);
     ck_assert_int_eq(g->warm_spares, 0);
     ck_assert_str_eq(g->artifacts_dir, "/var/lib/mcpgw/art");
+    ck_assert_uint_eq(g->artifacts_max_bytes_per_dialog, 1024);
+    ck_assert_uint_eq(g->artifacts_max_bytes, 2000000);
     ck_assert_uint_eq(g->nallowed_commands, 3);
     ck_assert_str_eq(g->allowed_commands[2], "docker");
     ck_assert_uint_eq(g->max_body, 1u << 20);
