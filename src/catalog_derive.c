@@ -133,7 +133,7 @@ static char *quote_untrusted(const char *s, size_t len)
     return out;
 }
 
-static bool any_match(char *const *pats, size_t n, const char *name)
+bool gw_catalog_match_any(char *const *pats, size_t n, const char *name)
 {
     for (size_t i = 0; i < n; i++) {
         if (gw_catalog_pattern_match(pats[i], name))
@@ -147,11 +147,11 @@ static bool any_match(char *const *pats, size_t n, const char *name)
  * or the kind of exclusion. */
 int gw_catalog_filter_verdict(const struct gw_server_config *s, const char *name)
 {
-    bool white = any_match(s->whitelist, s->nwhitelist, name);
+    bool white = gw_catalog_match_any(s->whitelist, s->nwhitelist, name);
 
     if (s->nblacklist == 0)
         return (s->nwhitelist == 0 || white) ? 0 : GW_CAT_NOT_WHITELISTED;
-    if (white || !any_match(s->blacklist, s->nblacklist, name))
+    if (white || !gw_catalog_match_any(s->blacklist, s->nblacklist, name))
         return 0;
     return GW_CAT_BLACKLISTED;
 }

@@ -68,7 +68,13 @@ static char *prompt_name(struct gw_cat_diags *d, const struct gw_server_config *
     int verdict = gw_catalog_filter_verdict(cfg, orig);
     char *tagged = gw_xasprintf("prompt:%s", orig), *final = NULL;
 
-    if (verdict != 0)
+    if (verdict == 0 && cfg->has_prompts &&
+        !gw_catalog_match_any(cfg->prompts, cfg->nprompts, orig))
+        gw_cat_diags_add(d, GW_SEV_WARNING, GW_CAT_NOT_WHITELISTED, cfg->id, tagged,
+                         "Prompt '%s' from MCP server '%s' is not served: it matches no pattern "
+                         "of the server's 'prompts' list",
+                         orig, cfg->id);
+    else if (verdict != 0)
         gw_cat_diags_add(d, GW_SEV_WARNING, (enum gw_cat_diag_kind)verdict, cfg->id, tagged,
                          "Prompt '%s' from MCP server '%s' is not served: it matches %s", orig,
                          cfg->id,

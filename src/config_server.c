@@ -64,6 +64,25 @@ static int set_cwd(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
     return 0;
 }
 
+/* Absent (or null) and [] differ: every prompt against none. */
+static int set_prompts(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
+                       const struct gw_yaml_node *n, const char *key, void *base)
+{
+    struct gw_server_config *s = base;
+    char **v = NULL;
+    size_t nv = 0;
+
+    if (n == NULL || gw_yaml_is_null(n))
+        return 0;
+    if (gw_cfg_str_list(ld, n, key, &v, &nv) != 0)
+        return UV_EINVAL;
+    gw_cfg_free_strv(s->prompts, s->nprompts);
+    s->prompts = v;
+    s->nprompts = nv;
+    s->has_prompts = true;
+    return 0;
+}
+
 /* env, headers and envFile are resolved once the whole server is read:
  * envFile may come after env, and the command is searched in the PATH
  * they set. */
@@ -411,6 +430,8 @@ const struct gw_cfg_directive gw_cfg_server_directives[] = {
      "design", NULL},
     {"servers.<id>.resource_namespace", GW_CFG_BOOL, SRV_OFF(resource_namespace), 0, 0, "false",
      NULL, "design", NULL},
+    {"servers.<id>.prompts", GW_CFG_CUSTOM, 0, 0, 0, NULL, set_prompts, "004",
+     "list of prompt-name globs; absent: every prompt, []: none"},
     {"servers.<id>.tools", GW_CFG_SECTION, 0, 0, 0, NULL, NULL, "000", NULL},
     {"servers.<id>.tools.whitelist", GW_CFG_STRLIST, SRV_OFF(whitelist), SRV_OFF(nwhitelist), 0,
      "[]", NULL, "000", NULL},
@@ -744,6 +765,10 @@ void gw_cfg_load_server(struct gw_cfg_ld *ld, const struct gw_yaml_node *idn,
         gw_cfg_walk(ld, "servers.<id>", shown, body, s);
         finish_server(ld, s, idn, body, shown);
     }
+    /* `prompts: []` asks for none: the server is not even asked for its
+     * prompts, and no prompt draws a "not served" warning. */
+    if (s->has_prompts && s->nprompts == 0)
+        s->load_prompts = false;
     gw_cfg_hash_server(s);
     free(shown);
     ld->srv = NULL;
@@ -775,6 +800,7 @@ void gw_cfg_free_server(struct gw_server_config *s)
     json_decref(s->init_config);
     gw_cfg_free_strv(s->whitelist, s->nwhitelist);
     gw_cfg_free_strv(s->blacklist, s->nblacklist);
+    gw_cfg_free_strv(s->prompts, s->nprompts);
     for (size_t i = 0; i < s->ntransforms; i++) {
         free(s->transforms[i].add);
         free(s->transforms[i].remove);

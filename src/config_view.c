@@ -121,6 +121,8 @@ static void hash_catalog(struct fnv *f, const struct gw_server_config *s)
     fnv_u64(f, "load_prompts", s->load_prompts);
     fnv_u64(f, "load_resources", s->load_resources);
     fnv_u64(f, "resource_namespace", s->resource_namespace);
+    fnv_u64(f, "has_prompts", s->has_prompts);
+    fnv_strv(f, "prompts", s->prompts, s->nprompts);
 }
 
 void gw_cfg_hash_server(struct gw_server_config *s)
@@ -231,6 +233,8 @@ static void catalog_json(json_t *o, const struct gw_server_config *s)
     json_object_set_new(o, "load_prompts", json_boolean(s->load_prompts));
     json_object_set_new(o, "load_resources", json_boolean(s->load_resources));
     json_object_set_new(o, "resource_namespace", json_boolean(s->resource_namespace));
+    json_object_set_new(o, "prompts",
+                        s->has_prompts ? strv_json(s->prompts, s->nprompts) : json_null());
     json_object_set_new(o, "tools",
                         json_pack("{s:o, s:o}", "whitelist", strv_json(s->whitelist, s->nwhitelist),
                                   "blacklist", strv_json(s->blacklist, s->nblacklist)));

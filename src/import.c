@@ -624,11 +624,31 @@ static const char *chatagent_transport(struct imp *im, const char *name, const c
     return t;
 }
 
+/* chatagent takes from an MCP server only the prompts its list names, and
+ * the list is empty by default: `prompts` means the same in mcp.yaml, so
+ * the list is copied as it is, [] where chatagent has none. */
+static void chatagent_prompts(struct imp *im, json_t *srv, const char *name, json_t *prompts)
+{
+    json_t *out = json_array(), *p;
+    size_t i;
+
+    if (prompts != NULL && !json_is_null(prompts) && !json_is_array(prompts))
+        warn(im, "prompts of mcp '%s' were not imported: not a list; no prompt is served", name);
+    json_array_foreach(prompts, i, p)
+    {
+        if (json_is_string(p))
+            json_array_append(out, p);
+        else
+            warn(im, "prompts[%zu] of mcp '%s' was not imported: not a string", i, name);
+    }
+    json_object_set_new(srv, "prompts", out);
+}
+
 static void chatagent_mcp(struct imp *im, json_t *e, size_t i)
 {
     const char *name = json_string_value(json_object_get(e, "name"));
     const char *mode = json_string_value(json_object_get(e, "mode"));
-    json_t *dtc = json_object_get(e, "default_tool_config"), *prompts, *v, *srv;
+    json_t *dtc = json_object_get(e, "default_tool_config"), *v, *srv;
     const char *id, *k;
 
     if (name == NULL) {
@@ -655,12 +675,7 @@ static void chatagent_mcp(struct imp *im, json_t *e, size_t i)
         json_object_set_new(srv, "default_tool_config", tool_config(im, dtc, w, false));
         free(w);
     }
-    prompts = json_object_get(e, "prompts");
-    if (json_array_size(prompts) > 0)
-        warn(im,
-             "prompts of mcp '%s' (%zu) were not imported: mcpgw serves every prompt a server "
-             "lists (load_prompts)",
-             name, json_array_size(prompts));
+    chatagent_prompts(im, srv, name, json_object_get(e, "prompts"));
     json_object_foreach(e, k, v)
     {
         if (strcmp(k, "name") && strcmp(k, "url") && strcmp(k, "transport") && strcmp(k, "mode") &&

@@ -242,6 +242,9 @@ bool gw_catalog_name_valid(const char *name);
  * (catalog_extra) follow the same rules as tool names. */
 int gw_catalog_filter_verdict(const struct gw_server_config *s, const char *name);
 
+/* Whether `name` matches any of the n glob patterns (design §5's '*'). */
+bool gw_catalog_match_any(char *const *pats, size_t n, const char *name);
+
 /* The name after the server's transforms, in order. Caller frees. */
 char *gw_catalog_transform_name(const struct gw_server_config *s, const char *name);
 

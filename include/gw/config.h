@@ -104,6 +104,11 @@ struct gw_server_config {
     size_t nwhitelist;
     char **blacklist;
     size_t nblacklist;
+    /* `prompts` (seed 004): absent serves every prompt the tool rules keep;
+     * a list (globs) serves only the prompts it names, [] none. */
+    bool has_prompts;
+    char **prompts;
+    size_t nprompts;
     struct gw_transform *transforms;
     size_t ntransforms;
 

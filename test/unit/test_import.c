@@ -260,6 +260,9 @@ START_TEST(chatagent_tools_go_to_every_server)
 
     ck_assert_int_eq(c->gateway.max_concurrent, 10);
     ck_assert(cu->required && it->required);
+    /* chatagent's `prompts: []`: no prompt, and the server is not asked */
+    ck_assert(cu->has_prompts && cu->nprompts == 0 && !cu->load_prompts);
+    ck_assert(it->has_prompts && it->nprompts == 0 && !it->load_prompts);
     ck_assert_int_eq(cu->mode, GW_MODE_DYNAMIC);
     ck_assert_int_eq(it->mode, GW_MODE_STRICT);
     ck_assert_int_eq(cu->default_tool_config.max_instances, 10);
@@ -297,7 +300,12 @@ START_TEST(chatagent_oddities)
     ck_assert_int_eq(s->mode, GW_MODE_STRICT);
     ck_assert_uint_eq(s->ntool_configs, 1);
     ck_assert_ptr_nonnull(strstr(r.err, "mcp 'only one' has no mode: imported as strict"));
-    ck_assert_ptr_nonnull(strstr(r.err, "prompts of mcp 'only one' (1) were not imported"));
+    /* chatagent's prompt list is the server's */
+    ck_assert(s->has_prompts);
+    ck_assert_uint_eq(s->nprompts, 1);
+    ck_assert_str_eq(s->prompts[0], "greet");
+    ck_assert(s->load_prompts);
+    ck_assert_ptr_null(strstr(r.err, "prompts"));
     ck_assert_ptr_nonnull(strstr(r.err, "'headers' of mcp 'only one' was not imported"));
     ck_assert_ptr_nonnull(strstr(r.err, "default_tool_config.name was not imported"));
     ck_assert_ptr_nonnull(strstr(r.err, "toolbox.tools[0].bogus was not imported"));
