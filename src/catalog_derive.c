@@ -34,6 +34,7 @@ static const char *const kind_names[] = {
     [GW_CAT_COLLISION] = "collision",
     [GW_CAT_REOFFERED] = "reoffered",
     [GW_CAT_DEFINITION_CHANGED] = "definition_changed",
+    [GW_CAT_FIRSTS_FULL] = "first_definitions_full",
 };
 
 const char *gw_cat_diag_kind_name(enum gw_cat_diag_kind k)
@@ -621,6 +622,7 @@ struct gw_toolset_build *gw_catalog_derive(const struct gw_server_config *s, jso
     b->server = gw_xstrdup(s->id);
     b->ok = true;
     b->listing = json_incref(listing);
+    snprintf(b->config_hash, sizeof(b->config_hash), "%s%s", s->spawn_hash, s->catalog_hash);
     if (strcmp(s->id, GW_CATALOG_ADMIN_TOOLSET) == 0) {
         reject(b, GW_CAT_RESERVED_ID, "its id 'mcp_admin' is reserved for the built-in toolset");
         return b;

@@ -345,7 +345,7 @@ static const char *first_error(const struct gw_toolset_build *b)
     return "its tool listing was refused";
 }
 
-static bool commit_listing(struct server *srv, json_t *listing, unsigned flags)
+static bool commit_listing(struct server *srv, json_t *listing)
 {
     struct gw_catalog *cat = srv->owner->catalog;
     struct gw_toolset_build *b = gw_catalog_derive(srv->cfg, listing);
@@ -365,7 +365,7 @@ static bool commit_listing(struct server *srv, json_t *listing, unsigned flags)
     existed = gw_catalog_toolset(cat, srv->cfg->id) != NULL;
     gw_problems_mark(srv->owner->problems, prefix);
     publish_cat_diags(srv, &b->diags);
-    gw_catalog_commit(cat, b, srv->snap->gateway.tool_changes, flags, &diags);
+    gw_catalog_commit(cat, b, srv->snap->gateway.tool_changes, &diags);
     publish_cat_diags(srv, &diags);
     gw_cat_diags_free(&diags);
     gw_problems_sweep(srv->owner->problems, prefix);
@@ -414,7 +414,6 @@ static void on_listing(void *data, const struct gw_mcp_reply *reply)
 {
     struct slot *slot = data;
     struct server *srv = slot->srv;
-    unsigned flags = srv->state == SRV_READY ? 0 : GW_CATALOG_RELOAD;
 
     srv->listing = false;
     if (srv->removed || slot->role == ROLE_RETIRED)
@@ -423,7 +422,7 @@ static void on_listing(void *data, const struct gw_mcp_reply *reply)
         listing_failed(srv, slot, reply->message);
         return;
     }
-    if (!commit_listing(srv, reply->result, flags))
+    if (!commit_listing(srv, reply->result))
         return;
     gw_extra_discover(srv, slot, ~0u);
     if (slot->role == ROLE_DISCOVERY)
@@ -444,7 +443,7 @@ static void list_tools(struct server *srv, struct slot *slot)
         return;
     }
     if (!srv->cfg->load_tools) {
-        bool ok = commit_listing(srv, NULL, GW_CATALOG_RELOAD);
+        bool ok = commit_listing(srv, NULL);
         if (ok)
             gw_extra_discover(srv, slot, ~0u);
         if (ok && slot->role == ROLE_DISCOVERY)
@@ -921,7 +920,7 @@ static bool server_adopt(struct server *srv, struct gw_config *c,
     server_clear_problems(srv, "reload");
     if (catalog_changed && srv->state == SRV_READY) {
         json_t *listing = json_incref(gw_catalog_listing(srv->owner->catalog, cfg->id));
-        commit_listing(srv, listing, GW_CATALOG_RELOAD);
+        commit_listing(srv, listing);
         json_decref(listing);
         /* load_prompts, load_resources and transforms are catalog inputs */
         struct slot *sl =
