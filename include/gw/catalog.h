@@ -236,6 +236,13 @@ bool gw_catalog_name_valid(const char *name);
  * (catalog_extra) follow the same rules as tool names. */
 int gw_catalog_filter_verdict(const struct gw_server_config *s, const char *name);
 
+/* Text from a server made fit to show (design §5, security.md S7): control
+ * characters (but \n and \t), bidirectional formatting characters and tag
+ * characters removed, capped at GW_CATALOG_TEXT_MAX bytes on a character
+ * boundary. `text` is `n` bytes of valid UTF-8 (a jansson string; NULs are
+ * dropped). Caller frees. */
+char *gw_catalog_clean_text(const char *text, size_t n);
+
 /* The name after the server's transforms, in order. Caller frees. */
 char *gw_catalog_transform_name(const struct gw_server_config *s, const char *name);
 

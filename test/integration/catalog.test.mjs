@@ -375,3 +375,21 @@ ${server('rp', ['--relist-on-call', 'relist'], rpExtra)}${server('cr', ['--crash
   assert.equal((await d.post('/v1/tools/rp_victim/call', {})).status, 200);
   await withdrawn('cr');
 });
+
+// Security S7: bidi controls ("Trojan Source") and tag characters never
+// reach an agent, in any format.
+test('bidi and tag characters are stripped from titles and descriptions', async (t) => {
+  const dir = tmpdir();
+  const file = toolsFile(dir, [{
+    name: 'bidi', title: 'Sa\u202efe\u202c tool',
+    description: 'Reads\u2066 a\u2069 file.\u200f\u061c\u202a\u202b\u202d\u2067\u2068\u200e \u{E0001}\u{E0049}\u{E0067}\u{E007F}ok',
+    inputSchema: schema,
+  }]);
+  const d = await start(`version: 1\nservers:\n${fixtureServer('bd', ['--tools-json', file])}`, { waitReady: true });
+  t.after(() => d.stop());
+  const one = (await d.get('/v1/tools/bidi')).json;
+  assert.equal(one.title, 'Safe tool');
+  assert.equal(one.description, 'Reads a file. ok');
+  const oa = (await d.get('/v1/tools?toolset=bd&format=openai')).json.tools[0];
+  assert.equal(oa.function.description, 'Reads a file. ok');
+});

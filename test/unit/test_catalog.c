@@ -596,6 +596,29 @@ START_TEST(test_control_chars_stripped)
 }
 END_TEST
 
+/* Security S7: the bidirectional formatting characters ("Trojan Source":
+ * U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069) and the tag
+ * characters U+E0000-U+E007F go from descriptions and titles; neighbours
+ * that are ordinary text (U+061B, U+200D, U+2070, U+E0080) stay. */
+START_TEST(test_bidi_and_tags_stripped)
+{
+    struct gw_server_config s = server("srv");
+    json_t *list =
+        parse("[{\"name\":\"t\",\"inputSchema\":{\"type\":\"object\"},"
+              "\"title\":\"Sa\\u202efe\\u202c tool\","
+              "\"description\":\"a\\u061cb\\u200ec\\u200fd\\u202ae\\u202bf\\u202cg\\u202dh\\u202ei"
+              "\\u2066j\\u2067k\\u2068l\\u2069m\\udb40\\udc01n\\udb40\\udc41\\udb40\\udc7fo"
+              "|\\u061b\\u200d\\u2070\\udb40\\udc80|\\u202e\"}]");
+    struct gw_toolset_build *b = derive(&s, list);
+
+    ck_assert_uint_eq(b->ntools, 1);
+    ck_assert_str_eq(b->tools[0]->title, "Safe tool");
+    ck_assert_str_eq(b->tools[0]->description,
+                     "abcdefghijklmno|\xd8\x9b\xe2\x80\x8d\xe2\x81\xb0\xf3\xa0\x82\x80|");
+    gw_toolset_build_free(b);
+}
+END_TEST
+
 START_TEST(test_description_capped)
 {
     struct gw_server_config s = server("srv");
@@ -1567,6 +1590,7 @@ static Suite *suite(void)
     add(s, "schema_depth", test_schema_depth);
     add(s, "schema_size", test_schema_size);
     add(s, "control_chars", test_control_chars_stripped);
+    add(s, "bidi_and_tags", test_bidi_and_tags_stripped);
     add(s, "description_capped", test_description_capped);
     add(s, "schema_passthrough", test_valid_schema_passthrough);
     add(s, "bad_annotations", test_bad_annotations_dropped);
