@@ -385,23 +385,49 @@ static bool commit_listing(struct server *srv, json_t *listing)
         return false;
     }
     set_error(srv, NULL);
+    /* Cleared here rather than when an instance initializes, so that a
+     * server whose every attempt fails at tools/list keeps its Problem while
+     * the next attempt waits for an answer. */
+    server_clear_problems(srv, "start");
     set_state(srv, SRV_READY);
     first_attempt_done(srv, true);
     return true;
 }
 
+/* What an unanswered listing may be explained by: lines the server sent
+ * that the client dropped. "" when there were none. */
+static char *dropped_lines(const struct slot *slot)
+{
+    json_t *j = gw_instance_to_json(slot->inst), *c = json_object_get(j, "counters");
+    json_int_t nj = json_integer_value(json_object_get(c, "nonJson"));
+    json_int_t bad = json_integer_value(json_object_get(c, "badShape"));
+    char *s = nj + bad > 0 ? gw_xasprintf("; it sent %lld message(s) that were not JSON and %lld "
+                                          "that were not valid JSON-RPC",
+                                          (long long)nj, (long long)bad)
+                           : gw_xstrdup("");
+
+    json_decref(j);
+    return s;
+}
+
 static void listing_failed(struct server *srv, struct slot *slot, const char *message)
 {
-    char *why = gw_xasprintf("tools/list failed: %s", message);
+    char *hint = dropped_lines(slot);
+    char *why = gw_xasprintf("tools/list failed: %s%s", message, hint);
+    char *msg =
+        gw_xasprintf("MCP server '%s' could not list its tools: %s%s", srv->cfg->id, message, hint);
 
+    free(hint);
     if (srv->replaces != NULL) {
         pending_failed(srv, why);
         free(why);
+        free(msg);
         return;
     }
     set_error(srv, why);
-    server_problem(srv, "start", GW_SEV_ERROR, NULL, why);
+    server_problem(srv, "start", GW_SEV_ERROR, NULL, msg);
     free(why);
+    free(msg);
     if (srv->state == SRV_READY)
         return; /* a re-listing: keep serving the last known good tools */
     slot_retire(slot);
@@ -468,7 +494,6 @@ static void inst_ready(struct gw_instance *inst, void *data)
     switch (slot->role) {
     case ROLE_DISCOVERY:
     case ROLE_SHARED:
-        server_clear_problems(srv, "start");
         srv->ready_at_ms = gw_now_ms();
         list_tools(srv, slot);
         if (slot->role == ROLE_SHARED)

@@ -393,3 +393,41 @@ test('bidi and tag characters are stripped from titles and descriptions', async 
   const oa = (await d.get('/v1/tools?toolset=bd&format=openai')).json.tools[0];
   assert.equal(oa.function.description, 'Reads a file. ok');
 });
+
+// A server whose tools/list never gives a tool list ends failed with a
+// Problem naming it and what was wrong, and the Problem stays while later
+// attempts (after the restart backoff) are still waiting for their answer.
+test('a tools/list that never parses: failed, with a Problem that says why', async (t) => {
+  const kinds = { bs: 'string', bo: 'tools-object', bm: 'tools-missing', nj: 'not-json' };
+  const d = await start(`version: 1
+gateway:
+  request_timeout: ${slow}s
+servers:
+${Object.entries(kinds).map(([id, kind]) => fixtureServer(id, ['--bad-list', kind], `    transform: [{prefix: '${id}_'}]\n`)).join('')}`);
+  t.after(() => d.stop());
+  const why = {
+    bs: /result is not a JSON object/, bo: /is not an object with a "tools" array/,
+    bm: /is not an object with a "tools" array/, nj: /did not answer[^]*not JSON/,
+  };
+  const check = async () => {
+    const servers = (await d.get('/v1/servers')).json.servers;
+    const problems = (await d.get('/v1/problems')).json.problems;
+    for (const id of Object.keys(kinds)) {
+      const s = servers.find((x) => x.id === id);
+      if (s.state !== 'failed') continue;
+      const p = problems.find((x) => x.server === id && x.severity === 'error');
+      assert.ok(p, `${id} is failed with no Problem (${JSON.stringify(problems)})`);
+      assert.match(p.message, new RegExp(`MCP server '${id}'`));
+      assert.match(p.message, why[id]);
+    }
+    return servers;
+  };
+  await waitFor(async () => (await check()).every((s) => s.state === 'failed'), 15000 * slow);
+  // Sampled across several restart attempts (backoff 0.5 s, 1 s, 2 s, each
+  // attempt waiting up to request_timeout for its answer).
+  for (let i = 0; i < 40; i++) {
+    await check();
+    await sleep(100);
+  }
+  assert.ok((await d.get('/v1/servers')).json.servers.every((s) => s.restarts >= 1));
+});
