@@ -9,6 +9,7 @@
 #include <string.h>
 #include <uv.h>
 
+#include "gw/catalog_firsts.h"
 #include "gw/util.h"
 
 enum tool_state { ST_REGISTERED, ST_SKIPPED, ST_WITHDRAWN };
@@ -21,8 +22,7 @@ struct gw_cat_toolset {
     unsigned char *state;     /* per build tool: enum tool_state */
     struct gw_cat_tool **reg; /* the registered tools, in listing order */
     size_t nreg;
-    char **withdrawn; /* original names withdrawn until a reload */
-    size_t nwithdrawn;
+    struct gw_cat_firsts *firsts; /* servers' toolsets only (S8) */
 };
 
 /* Final name → registered tool. Chained, so removals are simple; keys are
@@ -123,9 +123,7 @@ static void set_free(struct gw_cat_toolset *ts)
     gw_toolset_build_free(ts->build);
     free(ts->state);
     free(ts->reg);
-    for (size_t i = 0; i < ts->nwithdrawn; i++)
-        free(ts->withdrawn[i]);
-    free(ts->withdrawn);
+    gw_cat_firsts_free(ts->firsts);
     free(ts->name);
     free(ts);
 }
@@ -253,6 +251,7 @@ static struct gw_cat_toolset *set_insert(struct gw_catalog *cat, size_t at, cons
     cat->sets[at] = ts;
     cat->nsets++;
     ts->name = gw_xstrdup(name);
+    ts->firsts = gw_cat_firsts_new();
     return ts;
 }
 
@@ -299,32 +298,6 @@ static bool lists_same(struct gw_cat_tool *const *a, size_t na, struct gw_cat_to
     return true;
 }
 
-static bool is_withdrawn(const struct gw_cat_toolset *ts, const char *orig)
-{
-    for (size_t i = 0; i < ts->nwithdrawn; i++) {
-        if (strcmp(ts->withdrawn[i], orig) == 0)
-            return true;
-    }
-    return false;
-}
-
-static void withdraw(struct gw_cat_toolset *ts, const char *orig)
-{
-    if (is_withdrawn(ts, orig))
-        return;
-    ts->withdrawn = gw_xrealloc(ts->withdrawn, (ts->nwithdrawn + 1) * sizeof(*ts->withdrawn));
-    ts->withdrawn[ts->nwithdrawn++] = gw_xstrdup(orig);
-}
-
-static void clear_withdrawn(struct gw_cat_toolset *ts)
-{
-    for (size_t i = 0; i < ts->nwithdrawn; i++)
-        free(ts->withdrawn[i]);
-    free(ts->withdrawn);
-    ts->withdrawn = NULL;
-    ts->nwithdrawn = 0;
-}
-
 static const struct gw_cat_tool *find_original(const struct gw_toolset_build *b, const char *orig)
 {
     for (size_t i = 0; b != NULL && i < b->ntools; i++) {
@@ -334,39 +307,18 @@ static const struct gw_cat_tool *find_original(const struct gw_toolset_build *b,
     return NULL;
 }
 
-/* Security.md S8: a tool whose description or inputSchema differs from the
- * server's previous committed build is reported, and withdrawn when the
- * operator chose `tool_changes: disable` (a reload accepts the change). */
-static void check_definitions(struct gw_cat_toolset *ts, const struct gw_toolset_build *old,
-                              const struct gw_toolset_build *b, enum gw_tool_changes mode,
-                              bool reload, struct gw_cat_diags *d)
+/* Seed 004 §3.4.1: a tool new since the last commit that falls back to the
+ * default configuration is logged. */
+static void new_tools(const struct gw_toolset_build *old, const struct gw_toolset_build *b,
+                      struct gw_cat_diags *d)
 {
-    for (size_t i = 0; i < b->ntools; i++) {
-        const struct gw_cat_tool *t = b->tools[i], *prev = find_original(old, t->original_name);
-        bool dd, ds, disable = mode == GW_TOOL_CHANGES_DISABLE && !reload;
-
-        if (prev == NULL) {
-            if (old != NULL && t->default_policy)
-                gw_cat_diags_add(d, GW_SEV_INFO, GW_CAT_NEW_TOOL, b->server, t->original_name,
-                                 "New tool '%s' discovered from MCP server '%s', registering "
-                                 "with default configuration",
-                                 t->original_name, b->server);
-            continue;
-        }
-        dd = strcmp(prev->description, t->description) != 0;
-        ds = !json_equal(prev->input_schema, t->input_schema);
-        if (!dd && !ds)
-            continue;
-        if (disable)
-            withdraw(ts, t->original_name);
-        gw_cat_diags_add(d, GW_SEV_WARNING, GW_CAT_DEFINITION_CHANGED, b->server, t->original_name,
-                         "Tool '%s' from MCP server '%s' changed its %s since it was last "
-                         "listed%s",
-                         t->original_name, b->server,
-                         dd && ds ? "description and inputSchema"
-                         : dd     ? "description"
-                                  : "inputSchema",
-                         disable ? "; it is withdrawn until the next reload" : "");
+    for (size_t i = 0; old != NULL && i < b->ntools; i++) {
+        const struct gw_cat_tool *t = b->tools[i];
+        if (t->default_policy && find_original(old, t->original_name) == NULL)
+            gw_cat_diags_add(d, GW_SEV_INFO, GW_CAT_NEW_TOOL, b->server, t->original_name,
+                             "New tool '%s' discovered from MCP server '%s', registering "
+                             "with default configuration",
+                             t->original_name, b->server);
     }
 }
 
@@ -394,7 +346,7 @@ static void register_tools(struct gw_catalog *cat, struct gw_cat_toolset *ts,
         struct gw_cat_tool *t = ts->build->tools[i];
         const struct gw_cat_tool *owner;
 
-        if (is_withdrawn(ts, t->original_name)) {
+        if (gw_cat_firsts_withdrawn(ts->firsts, t->original_name)) {
             ts->state[i] = ST_WITHDRAWN;
         } else if ((owner = map_get(&cat->names, t->name)) != NULL) {
             ts->state[i] = ST_SKIPPED;
@@ -436,13 +388,13 @@ static size_t reoffer(struct gw_catalog *cat, struct gw_cat_diags *d)
 }
 
 int gw_catalog_commit(struct gw_catalog *cat, struct gw_toolset_build *b,
-                      enum gw_tool_changes changes, unsigned flags, struct gw_cat_diags *diags)
+                      enum gw_tool_changes changes, struct gw_cat_diags *diags)
 {
     struct gw_cat_diags scratch = {0};
     struct gw_cat_toolset *ts;
     struct gw_toolset_build *old;
     struct gw_cat_tool **old_reg;
-    size_t at, old_nreg;
+    size_t at, old_nreg, withdrawn;
     bool found, changed;
 
     if (!b->ok || strcmp(b->server, GW_CATALOG_ADMIN_TOOLSET) == 0) {
@@ -457,9 +409,8 @@ int gw_catalog_commit(struct gw_catalog *cat, struct gw_toolset_build *b,
     old_reg = ts->reg;
     old_nreg = ts->nreg;
     ts->reg = NULL;
-    if (flags & GW_CATALOG_RELOAD)
-        clear_withdrawn(ts);
-    check_definitions(ts, old, b, changes, (flags & GW_CATALOG_RELOAD) != 0, diags);
+    new_tools(old, b, diags);
+    withdrawn = gw_cat_firsts_check(ts->firsts, b, changes, diags);
     /* Seed 000's order: this server's old names out, then its new ones in. */
     for (size_t i = 0; i < old_nreg; i++)
         map_del(&cat->names, old_reg[i]);
@@ -467,7 +418,7 @@ int gw_catalog_commit(struct gw_catalog *cat, struct gw_toolset_build *b,
     ts->build = b;
     ts->state = gw_xcalloc(b->ntools, 1);
     register_tools(cat, ts, diags);
-    changed = !found || !lists_same(old_reg, old_nreg, ts->reg, ts->nreg);
+    changed = !found || withdrawn > 0 || !lists_same(old_reg, old_nreg, ts->reg, ts->nreg);
     free(old_reg);
     gw_toolset_build_free(old); /* after the comparison: old_reg points into it */
     if (reoffer(cat, diags) > 0)
@@ -497,46 +448,6 @@ int gw_catalog_remove(struct gw_catalog *cat, const char *server, struct gw_cat_
     cat->version++;
     gw_cat_diags_free(&scratch);
     return 1;
-}
-
-/* Registers a toolset's withdrawn tools again. Returns how many. */
-static size_t restore_set(struct gw_catalog *cat, struct gw_cat_toolset *ts, struct gw_cat_diags *d)
-{
-    size_t n = 0;
-
-    clear_withdrawn(ts);
-    for (size_t j = 0; j < ts->build->ntools; j++) {
-        struct gw_cat_tool *t = ts->build->tools[j];
-        const struct gw_cat_tool *owner;
-
-        if (ts->state[j] != ST_WITHDRAWN)
-            continue;
-        if ((owner = map_get(&cat->names, t->name)) != NULL) {
-            ts->state[j] = ST_SKIPPED;
-            collision(d, t, owner);
-            continue;
-        }
-        map_put(&cat->names, t);
-        ts->state[j] = ST_REGISTERED;
-        n++;
-    }
-    set_index(ts);
-    return n;
-}
-
-int gw_catalog_restore_withdrawn(struct gw_catalog *cat, struct gw_cat_diags *diags)
-{
-    struct gw_cat_diags scratch = {0};
-    size_t n = 0;
-
-    for (size_t i = 1; i < cat->nsets; i++) {
-        if (cat->sets[i]->nwithdrawn > 0)
-            n += restore_set(cat, cat->sets[i], diags ? diags : &scratch);
-    }
-    if (n > 0)
-        cat->version++;
-    gw_cat_diags_free(&scratch);
-    return n > 0;
 }
 
 const struct gw_cat_tool *gw_catalog_lookup(const struct gw_catalog *cat, const char *name)

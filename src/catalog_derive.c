@@ -34,6 +34,7 @@ static const char *const kind_names[] = {
     [GW_CAT_COLLISION] = "collision",
     [GW_CAT_REOFFERED] = "reoffered",
     [GW_CAT_DEFINITION_CHANGED] = "definition_changed",
+    [GW_CAT_FIRSTS_FULL] = "first_definitions_full",
 };
 
 const char *gw_cat_diag_kind_name(enum gw_cat_diag_kind k)
@@ -268,22 +269,41 @@ static size_t utf8_len(unsigned char c)
     return 2;
 }
 
-/* Drops control characters (C0 but \n and \t, DEL, C1: Unicode Cc) and caps
- * the text at GW_CATALOG_TEXT_MAX bytes on a character boundary, so a
- * server cannot smuggle terminal escapes or flood a prompt (seed 003). */
-static char *clean_text(const json_t *v)
+/* Whether the character of `l` bytes at `s` is one a server must not pass
+ * to a person or a model unseen: C0 controls but \n and \t, DEL, C1 (Unicode
+ * Cc); the bidirectional formatting characters, which make text display
+ * in another order than a model reads it (U+061C, U+200E, U+200F,
+ * U+202A-U+202E, U+2066-U+2069, the "Trojan Source" set); and the tag
+ * characters U+E0000-U+E007F, invisible ASCII a model still reads. */
+static bool hidden_char(const unsigned char *s, size_t l)
 {
-    const unsigned char *s = (const unsigned char *)json_string_value(v);
-    size_t n = json_string_length(v), o = 0;
+    switch (l) {
+    case 1:
+        return (s[0] < 0x20 && s[0] != '\n' && s[0] != '\t') || s[0] == 0x7f;
+    case 2:
+        return (s[0] == 0xc2 && s[1] <= 0x9f) || (s[0] == 0xd8 && s[1] == 0x9c);
+    case 3:
+        if (s[0] != 0xe2)
+            return false;
+        if (s[1] == 0x80)
+            return s[2] == 0x8e || s[2] == 0x8f || (s[2] >= 0xaa && s[2] <= 0xae);
+        return s[1] == 0x81 && s[2] >= 0xa6 && s[2] <= 0xa9;
+    default:
+        return s[0] == 0xf3 && s[1] == 0xa0 && (s[2] == 0x80 || s[2] == 0x81);
+    }
+}
+
+char *gw_catalog_clean_text(const char *text, size_t n)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    size_t o = 0;
     char *out = gw_xmalloc((n < GW_CATALOG_TEXT_MAX ? n : GW_CATALOG_TEXT_MAX) + 1);
 
     for (size_t i = 0; i < n;) {
         size_t l = utf8_len(s[i]);
-        bool ctl = (s[i] < 0x20 && s[i] != '\n' && s[i] != '\t') || s[i] == 0x7f ||
-                   (s[i] == 0xc2 && i + 1 < n && s[i + 1] >= 0x80 && s[i + 1] <= 0x9f);
         if (i + l > n)
             break;
-        if (!ctl) {
+        if (!hidden_char(s + i, l)) {
             if (o + l > GW_CATALOG_TEXT_MAX)
                 break;
             memcpy(out + o, s + i, l);
@@ -293,6 +313,11 @@ static char *clean_text(const json_t *v)
     }
     out[o] = '\0';
     return out;
+}
+
+static char *clean_text(const json_t *v)
+{
+    return gw_catalog_clean_text(json_string_value(v), json_string_length(v));
 }
 
 static void tool_free(struct gw_cat_tool *t)
@@ -621,6 +646,7 @@ struct gw_toolset_build *gw_catalog_derive(const struct gw_server_config *s, jso
     b->server = gw_xstrdup(s->id);
     b->ok = true;
     b->listing = json_incref(listing);
+    snprintf(b->config_hash, sizeof(b->config_hash), "%s%s", s->spawn_hash, s->catalog_hash);
     if (strcmp(s->id, GW_CATALOG_ADMIN_TOOLSET) == 0) {
         reject(b, GW_CAT_RESERVED_ID, "its id 'mcp_admin' is reserved for the built-in toolset");
         return b;

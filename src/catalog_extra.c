@@ -61,6 +61,39 @@ static size_t compact_size(const json_t *j)
     return n;
 }
 
+/* Replaces the display strings of `o` (title, description, and `name`
+ * unless it is an identifier) with their cleaned text, as for tools
+ * (security.md S7). */
+static void clean_fields(json_t *o, bool name_too)
+{
+    static const char *const keys[] = {"title", "description", "name"};
+
+    for (size_t i = 0; i < (name_too ? 3u : 2u); i++) {
+        json_t *v = json_object_get(o, keys[i]);
+        char *c;
+        if (!json_is_string(v))
+            continue;
+        c = gw_catalog_clean_text(json_string_value(v), json_string_length(v));
+        json_object_set_new(o, keys[i], json_string(c));
+        free(c);
+    }
+}
+
+/* A prompt's own strings and its arguments' (whose names stay: a client
+ * sends them back). */
+static void clean_prompt(json_t *p)
+{
+    size_t i;
+    json_t *arg;
+
+    clean_fields(p, false);
+    json_array_foreach(json_object_get(p, "arguments"), i, arg)
+    {
+        if (json_is_object(arg))
+            clean_fields(arg, false);
+    }
+}
+
 /* The final prompt name, or NULL with a diagnostic (the tool rules). */
 static char *prompt_name(struct gw_cat_diags *d, const struct gw_server_config *cfg,
                          const char *orig)
@@ -118,6 +151,7 @@ static int derive_item(struct gw_cat_diags *d, const struct gw_server_config *cf
             return -1;
         it->original = gw_xstrdup(key);
         it->json = json_deep_copy(e);
+        clean_prompt(it->json);
         json_object_set_new(it->json, "name", json_string(it->key));
         return 0;
     }
@@ -133,6 +167,7 @@ static int derive_item(struct gw_cat_diags *d, const struct gw_server_config *cf
         return -1;
     }
     it->json = json_deep_copy(e);
+    clean_fields(it->json, true);
     if (!cfg->resource_namespace) {
         it->key = gw_xstrdup(key);
         return 0;

@@ -345,7 +345,7 @@ static const char *first_error(const struct gw_toolset_build *b)
     return "its tool listing was refused";
 }
 
-static bool commit_listing(struct server *srv, json_t *listing, unsigned flags)
+static bool commit_listing(struct server *srv, json_t *listing)
 {
     struct gw_catalog *cat = srv->owner->catalog;
     struct gw_toolset_build *b = gw_catalog_derive(srv->cfg, listing);
@@ -365,7 +365,7 @@ static bool commit_listing(struct server *srv, json_t *listing, unsigned flags)
     existed = gw_catalog_toolset(cat, srv->cfg->id) != NULL;
     gw_problems_mark(srv->owner->problems, prefix);
     publish_cat_diags(srv, &b->diags);
-    gw_catalog_commit(cat, b, srv->snap->gateway.tool_changes, flags, &diags);
+    gw_catalog_commit(cat, b, srv->snap->gateway.tool_changes, &diags);
     publish_cat_diags(srv, &diags);
     gw_cat_diags_free(&diags);
     gw_problems_sweep(srv->owner->problems, prefix);
@@ -385,23 +385,49 @@ static bool commit_listing(struct server *srv, json_t *listing, unsigned flags)
         return false;
     }
     set_error(srv, NULL);
+    /* Cleared here rather than when an instance initializes, so that a
+     * server whose every attempt fails at tools/list keeps its Problem while
+     * the next attempt waits for an answer. */
+    server_clear_problems(srv, "start");
     set_state(srv, SRV_READY);
     first_attempt_done(srv, true);
     return true;
 }
 
+/* What an unanswered listing may be explained by: lines the server sent
+ * that the client dropped. "" when there were none. */
+static char *dropped_lines(const struct slot *slot)
+{
+    json_t *j = gw_instance_to_json(slot->inst), *c = json_object_get(j, "counters");
+    json_int_t nj = json_integer_value(json_object_get(c, "nonJson"));
+    json_int_t bad = json_integer_value(json_object_get(c, "badShape"));
+    char *s = nj + bad > 0 ? gw_xasprintf("; it sent %lld message(s) that were not JSON and %lld "
+                                          "that were not valid JSON-RPC",
+                                          (long long)nj, (long long)bad)
+                           : gw_xstrdup("");
+
+    json_decref(j);
+    return s;
+}
+
 static void listing_failed(struct server *srv, struct slot *slot, const char *message)
 {
-    char *why = gw_xasprintf("tools/list failed: %s", message);
+    char *hint = dropped_lines(slot);
+    char *why = gw_xasprintf("tools/list failed: %s%s", message, hint);
+    char *msg =
+        gw_xasprintf("MCP server '%s' could not list its tools: %s%s", srv->cfg->id, message, hint);
 
+    free(hint);
     if (srv->replaces != NULL) {
         pending_failed(srv, why);
         free(why);
+        free(msg);
         return;
     }
     set_error(srv, why);
-    server_problem(srv, "start", GW_SEV_ERROR, NULL, why);
+    server_problem(srv, "start", GW_SEV_ERROR, NULL, msg);
     free(why);
+    free(msg);
     if (srv->state == SRV_READY)
         return; /* a re-listing: keep serving the last known good tools */
     slot_retire(slot);
@@ -414,7 +440,6 @@ static void on_listing(void *data, const struct gw_mcp_reply *reply)
 {
     struct slot *slot = data;
     struct server *srv = slot->srv;
-    unsigned flags = srv->state == SRV_READY ? 0 : GW_CATALOG_RELOAD;
 
     srv->listing = false;
     if (srv->removed || slot->role == ROLE_RETIRED)
@@ -423,7 +448,7 @@ static void on_listing(void *data, const struct gw_mcp_reply *reply)
         listing_failed(srv, slot, reply->message);
         return;
     }
-    if (!commit_listing(srv, reply->result, flags))
+    if (!commit_listing(srv, reply->result))
         return;
     gw_extra_discover(srv, slot, ~0u);
     if (slot->role == ROLE_DISCOVERY)
@@ -444,7 +469,7 @@ static void list_tools(struct server *srv, struct slot *slot)
         return;
     }
     if (!srv->cfg->load_tools) {
-        bool ok = commit_listing(srv, NULL, GW_CATALOG_RELOAD);
+        bool ok = commit_listing(srv, NULL);
         if (ok)
             gw_extra_discover(srv, slot, ~0u);
         if (ok && slot->role == ROLE_DISCOVERY)
@@ -469,7 +494,6 @@ static void inst_ready(struct gw_instance *inst, void *data)
     switch (slot->role) {
     case ROLE_DISCOVERY:
     case ROLE_SHARED:
-        server_clear_problems(srv, "start");
         srv->ready_at_ms = gw_now_ms();
         list_tools(srv, slot);
         if (slot->role == ROLE_SHARED)
@@ -921,7 +945,7 @@ static bool server_adopt(struct server *srv, struct gw_config *c,
     server_clear_problems(srv, "reload");
     if (catalog_changed && srv->state == SRV_READY) {
         json_t *listing = json_incref(gw_catalog_listing(srv->owner->catalog, cfg->id));
-        commit_listing(srv, listing, GW_CATALOG_RELOAD);
+        commit_listing(srv, listing);
         json_decref(listing);
         /* load_prompts, load_resources and transforms are catalog inputs */
         struct slot *sl =

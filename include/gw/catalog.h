@@ -17,7 +17,7 @@
  * Ownership and lifetimes:
  *   - The catalog owns every committed build and every gw_cat_tool in it.
  *     Pointers returned by lookups and iteration are borrowed and stay valid
- *     until the next gw_catalog_commit/remove/restore_withdrawn/free.
+ *     until the next gw_catalog_commit/remove/free.
  *   - A build belongs to its caller until it is passed to gw_catalog_commit(),
  *     which always takes it (frees it when it refuses it).
  *   - Every json_t inside a tool is the catalog's own deep copy of what the
@@ -38,10 +38,11 @@
  * commit and under the same version bump.
  *
  * Version: starts at 1 (the built-in alone) and is incremented by exactly
- * one by each commit, removal or restore that changed what the catalog
- * serves (tools, their content or policies, or the set of toolsets); an
- * operation that changed nothing leaves it alone. The caller quotes it for
- * ETag. */
+ * one by each commit or removal that changed what the catalog serves
+ * (tools, their content or policies, or the set of toolsets) or withdrew a
+ * tool (security.md S8: even one that was not being served, so that the
+ * change is announced); an operation that changed nothing leaves it alone.
+ * The caller quotes it for ETag. */
 #ifndef GW_CATALOG_H
 #define GW_CATALOG_H
 
@@ -83,7 +84,8 @@ enum gw_cat_diag_kind {
     GW_CAT_NEW_TOOL,            /* info: seed 004 §3.4.1, dynamic, new since last commit */
     GW_CAT_COLLISION,           /* warning: name owned elsewhere, tool skipped */
     GW_CAT_REOFFERED,           /* info: a skipped tool got its name after all */
-    GW_CAT_DEFINITION_CHANGED,  /* warning: description/inputSchema changed (S8) */
+    GW_CAT_DEFINITION_CHANGED,  /* warning: definition differs from the first one (S8) */
+    GW_CAT_FIRSTS_FULL,         /* warning: too many names to remember first definitions */
 };
 
 struct gw_cat_diag {
@@ -141,6 +143,8 @@ struct gw_toolset_build {
     size_t ntools;
     struct gw_cat_diags diags; /* everything left out and why, in listing order */
     json_t *listing;           /* the raw listing (a reference), for in-place re-derive */
+    char config_hash[33];      /* the config's spawn and catalog hashes: another value
+                                * means the server's configuration changed (S8) */
 };
 
 void gw_toolset_build_free(struct gw_toolset_build *b);
@@ -159,34 +163,24 @@ void gw_catalog_free(struct gw_catalog *cat);
 
 uint64_t gw_catalog_version(const struct gw_catalog *cat);
 
-/* The commit flag for a commit made by a config load or reload (as opposed
- * to a re-listing after notifications/tools/list_changed): it accepts the
- * listed definitions, ending the server's withdrawals. */
-#define GW_CATALOG_RELOAD 1u
-
 /* Swaps `b` into the catalog as its server's toolset, replacing the previous
  * one. Takes `b` in every case. Definition changes (security.md S8) are
- * found by comparing each tool's description and inputSchema with the
- * server's previous committed build, by original name; they are reported,
- * and with `changes` = GW_TOOL_CHANGES_DISABLE on a non-reload commit the
- * tool is withdrawn until gw_catalog_restore_withdrawn() or a commit with
- * GW_CATALOG_RELOAD. Diagnostics of the swap (collisions, definition
- * changes, new tools, re-offers) are appended to `diags` (NULL: dropped).
- * Returns 1 if the catalog changed (version bumped), 0 if not, UV_EINVAL if
- * the build was rejected (!b->ok, or the reserved id), which changes
- * nothing. */
+ * found by comparing each tool with the first definition the server listed
+ * for it under its current configuration (catalog_firsts.h); they are
+ * reported, and with `changes` = GW_TOOL_CHANGES_DISABLE the tool is
+ * withdrawn until a commit of a build derived from another configuration
+ * (b->config_hash). Diagnostics of the swap (collisions, definition changes,
+ * new tools, re-offers) are appended to `diags` (NULL: dropped). Returns 1
+ * if the catalog changed (version bumped), 0 if not, UV_EINVAL if the build
+ * was rejected (!b->ok, or the reserved id), which changes nothing. */
 int gw_catalog_commit(struct gw_catalog *cat, struct gw_toolset_build *b,
-                      enum gw_tool_changes changes, unsigned flags, struct gw_cat_diags *diags);
+                      enum gw_tool_changes changes, struct gw_cat_diags *diags);
 
-/* Removes a server's toolset and its tools; never touches another's. Tools
- * of other servers skipped for a collision with it are re-offered. Returns 1
- * if it was there (version bumped), 0 if not. */
+/* Removes a server's toolset and its tools, and forgets its first
+ * definitions; never touches another's. Tools of other servers skipped for
+ * a collision with it are re-offered. Returns 1 if it was there (version
+ * bumped), 0 if not. */
 int gw_catalog_remove(struct gw_catalog *cat, const char *server, struct gw_cat_diags *diags);
-
-/* Ends every withdrawal (a reload, security.md S8): withdrawn tools are
- * registered again if their names are free. Returns 1 if that changed the
- * catalog, else 0. */
-int gw_catalog_restore_withdrawn(struct gw_catalog *cat, struct gw_cat_diags *diags);
 
 /* The registered tool with this final name, or NULL. */
 const struct gw_cat_tool *gw_catalog_lookup(const struct gw_catalog *cat, const char *name);
@@ -244,6 +238,13 @@ int gw_catalog_filter_verdict(const struct gw_server_config *s, const char *name
 
 /* Whether `name` matches any of the n glob patterns (design §5's '*'). */
 bool gw_catalog_match_any(char *const *pats, size_t n, const char *name);
+
+/* Text from a server made fit to show (design §5, security.md S7): control
+ * characters (but \n and \t), bidirectional formatting characters and tag
+ * characters removed, capped at GW_CATALOG_TEXT_MAX bytes on a character
+ * boundary. `text` is `n` bytes of valid UTF-8 (a jansson string; NULs are
+ * dropped). Caller frees. */
+char *gw_catalog_clean_text(const char *text, size_t n);
 
 /* The name after the server's transforms, in order. Caller frees. */
 char *gw_catalog_transform_name(const struct gw_server_config *s, const char *name);

@@ -262,11 +262,10 @@ static void check_catalog(const struct gw_catalog *cat)
     json_decref(gw_catalog_toolsets_json(cat));
 }
 
-static void commit(struct gw_catalog *cat, struct gw_toolset_build *b, unsigned flags,
-                   struct gw_cat_diags *d)
+static void commit(struct gw_catalog *cat, struct gw_toolset_build *b, struct gw_cat_diags *d)
 {
     uint64_t v = gw_catalog_version(cat);
-    int rc = gw_catalog_commit(cat, b, GW_TOOL_CHANGES_DISABLE, flags, d);
+    int rc = gw_catalog_commit(cat, b, GW_TOOL_CHANGES_DISABLE, d);
     uint64_t now = gw_catalog_version(cat);
 
     if ((rc == 1 && now != v + 1) || (rc != 1 && now != v))
@@ -282,17 +281,18 @@ static void derive_all(json_t *a, json_t *b)
         struct gw_toolset_build *tb = gw_catalog_derive(&cfg->servers[i], a ? a : b);
         for (size_t k = 0; k < tb->diags.n; k++)
             gw_cat_diag_kind_name(tb->diags.v[k].kind);
-        commit(cat, tb, GW_CATALOG_RELOAD, &d);
+        commit(cat, tb, &d);
     }
     check_catalog(cat);
-    /* A re-listing with other definitions (S8), then removal and restore. */
+    /* A re-listing with other definitions (S8), the first ones again (what
+     * was withdrawn stays so), then a removal. */
     if (a && b) {
-        commit(cat, gw_catalog_derive(&cfg->servers[0], b), 0, &d);
-        commit(cat, gw_catalog_derive(&cfg->servers[3], b), 0, &d);
+        commit(cat, gw_catalog_derive(&cfg->servers[0], b), &d);
+        commit(cat, gw_catalog_derive(&cfg->servers[3], b), &d);
+        commit(cat, gw_catalog_derive(&cfg->servers[0], a), &d);
         check_catalog(cat);
     }
     gw_catalog_remove(cat, cfg->servers[4].id, &d);
-    gw_catalog_restore_withdrawn(cat, &d);
     check_catalog(cat);
     gw_cat_diags_free(&d);
     gw_catalog_free(cat);

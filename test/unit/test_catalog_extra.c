@@ -27,6 +27,48 @@ static json_t *js(const char *text)
     return j;
 }
 
+/* Display strings of prompts, resources and templates are cleaned as tool
+ * descriptions are (security S7): control, bidi and tag characters go;
+ * prompt argument names, which a client sends back, stay. */
+START_TEST(display_strings_cleaned)
+{
+    struct gw_extras *e = gw_extras_new();
+    struct gw_server_config a = server("a");
+    json_t *lp = js("[{\"name\":\"greet\",\"title\":\"Gr\\u202eeet\",\"description\":"
+                    "\"Says hi\\u2066.\\u2069\\u001b[2J\",\"arguments\":[{\"name\":\"who\","
+                    "\"description\":\"the \\u200fperson\\udb40\\udc41\"}]}]");
+    json_t *lr = js("[{\"uri\":\"file:///x\",\"name\":\"x\\u202ex\",\"description\":"
+                    "\"\\u061cfile\\u200e\"}]");
+    json_t *lt = js("[{\"uriTemplate\":\"demo://r/{id}\",\"name\":\"t\",\"title\":\"T\\u202a\"}]");
+    json_t *ps, *rs, *ts, *p, *r, *t;
+
+    gw_extras_set(e, &a, GW_EXTRA_PROMPTS, lp);
+    gw_extras_set(e, &a, GW_EXTRA_RESOURCES, lr);
+    gw_extras_set(e, &a, GW_EXTRA_TEMPLATES, lt);
+    ps = gw_extras_json(e, GW_EXTRA_PROMPTS);
+    p = json_array_get(ps, 0);
+    ck_assert_str_eq(json_string_value(json_object_get(p, "title")), "Greet");
+    ck_assert_str_eq(json_string_value(json_object_get(p, "description")), "Says hi.[2J");
+    ck_assert_str_eq(json_string_value(json_object_get(
+                         json_array_get(json_object_get(p, "arguments"), 0), "description")),
+                     "the person");
+    rs = gw_extras_json(e, GW_EXTRA_RESOURCES);
+    r = json_array_get(rs, 0);
+    ck_assert_str_eq(json_string_value(json_object_get(r, "name")), "xx");
+    ck_assert_str_eq(json_string_value(json_object_get(r, "description")), "file");
+    ts = gw_extras_json(e, GW_EXTRA_TEMPLATES);
+    t = json_array_get(ts, 0);
+    ck_assert_str_eq(json_string_value(json_object_get(t, "title")), "T");
+    json_decref(ps);
+    json_decref(rs);
+    json_decref(ts);
+    json_decref(lp);
+    json_decref(lr);
+    json_decref(lt);
+    gw_extras_free(e);
+}
+END_TEST
+
 START_TEST(prompts_filtered_renamed_and_owned_first)
 {
     struct gw_extras *e = gw_extras_new();
@@ -175,6 +217,7 @@ int main(void)
     tcase_add_test(tc, namespaced_resources_do_not_collide);
     tcase_add_test(tc, namespaced_uri_split);
     tcase_add_test(tc, template_matching);
+    tcase_add_test(tc, display_strings_cleaned);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
