@@ -42,6 +42,9 @@ struct gw_catalog {
     struct gw_cat_toolset **sets; /* [0] is the built-in, then by name */
     size_t nsets, cap;
     struct name_map names;
+    bool settled;    /* the first load is over: holders keep their names */
+    char **reserved; /* gateway.reserved_tool_names */
+    size_t nreserved;
 };
 
 static struct gw_cat_tool *map_get(const struct name_map *m, const char *name)
@@ -209,6 +212,9 @@ void gw_catalog_free(struct gw_catalog *cat)
         set_free(cat->sets[i]);
     free(cat->sets);
     map_free(&cat->names);
+    for (size_t i = 0; i < cat->nreserved; i++)
+        free(cat->reserved[i]);
+    free(cat->reserved);
     free(cat);
 }
 
@@ -322,6 +328,20 @@ static void new_tools(const struct gw_toolset_build *old, const struct gw_toolse
     }
 }
 
+static bool is_reserved(const struct gw_catalog *cat, const char *name)
+{
+    return gw_catalog_match_any(cat->reserved, cat->nreserved, name);
+}
+
+static void reserved_diag(struct gw_cat_diags *d, const struct gw_cat_tool *t)
+{
+    gw_cat_diags_add(d, GW_SEV_WARNING, GW_CAT_COLLISION, t->server, t->original_name,
+                     "Tool '%s' from MCP server '%s' (original name '%s') is skipped: the name "
+                     "is reserved for the agent runtime's own tools "
+                     "(gateway.reserved_tool_names)",
+                     t->name, t->server, t->original_name);
+}
+
 static void collision(struct gw_cat_diags *d, const struct gw_cat_tool *t,
                       const struct gw_cat_tool *owner)
 {
@@ -337,8 +357,48 @@ static void collision(struct gw_cat_diags *d, const struct gw_cat_tool *t,
                          t->name, t->server, t->original_name, owner->server, owner->original_name);
 }
 
+/* The toolset and build index of a registered tool. */
+static struct gw_cat_toolset *holder_of(struct gw_catalog *cat, const struct gw_cat_tool *t,
+                                        size_t *at)
+{
+    bool found;
+    struct gw_cat_toolset *ts;
+
+    if (t->server == NULL)
+        return NULL;
+    ts = cat->sets[set_find(cat, t->server, &found)];
+    for (size_t i = 0; found && i < ts->build->ntools; i++) {
+        if (ts->build->tools[i] == t) {
+            *at = i;
+            return ts;
+        }
+    }
+    return NULL;
+}
+
+/* During the first load a name goes to the server earlier in the file,
+ * whichever listed first: the holder, if later, gives it up. Returns
+ * whether `t` may take the name from `owner`. */
+static bool take_over(struct gw_catalog *cat, const struct gw_cat_toolset *ts,
+                      const struct gw_cat_tool *t, const struct gw_cat_tool *owner,
+                      struct gw_cat_diags *d)
+{
+    size_t at = 0;
+    struct gw_cat_toolset *h;
+
+    if (cat->settled || (h = holder_of(cat, owner, &at)) == NULL || h == ts ||
+        h->build->rank <= ts->build->rank)
+        return false;
+    map_del(&cat->names, owner);
+    h->state[at] = ST_SKIPPED;
+    set_index(h);
+    collision(d, owner, t);
+    return true;
+}
+
 /* Registers a toolset's tools in listing order; a name someone else holds
- * keeps its owner (design §5). */
+ * keeps its owner (design §5), but during the first load the server
+ * earlier in the file takes it over. */
 static void register_tools(struct gw_catalog *cat, struct gw_cat_toolset *ts,
                            struct gw_cat_diags *d)
 {
@@ -348,7 +408,11 @@ static void register_tools(struct gw_catalog *cat, struct gw_cat_toolset *ts,
 
         if (gw_cat_firsts_withdrawn(ts->firsts, t->original_name)) {
             ts->state[i] = ST_WITHDRAWN;
-        } else if ((owner = map_get(&cat->names, t->name)) != NULL) {
+        } else if (is_reserved(cat, t->name)) {
+            ts->state[i] = ST_SKIPPED;
+            reserved_diag(d, t);
+        } else if ((owner = map_get(&cat->names, t->name)) != NULL &&
+                   !take_over(cat, ts, t, owner, d)) {
             ts->state[i] = ST_SKIPPED;
             collision(d, t, owner);
         } else {
@@ -361,17 +425,31 @@ static void register_tools(struct gw_catalog *cat, struct gw_cat_toolset *ts,
 
 /* Gives tools skipped for a collision the names that are free now.
  * Returns how many were registered. */
+static int by_rank(const void *a, const void *b)
+{
+    const struct gw_cat_toolset *const *x = a, *const *y = b;
+    size_t rx = (*x)->build->rank, ry = (*y)->build->rank;
+
+    return rx < ry ? -1 : rx > ry;
+}
+
+/* Servers are offered freed names in file order, so which one gets a name
+ * does not depend on the order their ids sort in. */
 static size_t reoffer(struct gw_catalog *cat, struct gw_cat_diags *d)
 {
-    size_t n = 0;
+    size_t n = 0, nsets = cat->nsets - 1;
+    struct gw_cat_toolset **order = gw_xmalloc((nsets ? nsets : 1) * sizeof(*order));
 
-    for (size_t i = 1; i < cat->nsets; i++) {
-        struct gw_cat_toolset *ts = cat->sets[i];
+    memcpy(order, cat->sets + 1, nsets * sizeof(*order));
+    qsort(order, nsets, sizeof(*order), by_rank);
+    for (size_t i = 0; i < nsets; i++) {
+        struct gw_cat_toolset *ts = order[i];
         size_t before = n;
 
         for (size_t j = 0; j < ts->build->ntools; j++) {
             struct gw_cat_tool *t = ts->build->tools[j];
-            if (ts->state[j] != ST_SKIPPED || map_get(&cat->names, t->name) != NULL)
+            if (ts->state[j] != ST_SKIPPED || map_get(&cat->names, t->name) != NULL ||
+                is_reserved(cat, t->name))
                 continue;
             map_put(&cat->names, t);
             ts->state[j] = ST_REGISTERED;
@@ -384,7 +462,93 @@ static size_t reoffer(struct gw_catalog *cat, struct gw_cat_diags *d)
         if (n != before)
             set_index(ts);
     }
+    free(order);
     return n;
+}
+
+void gw_catalog_settle(struct gw_catalog *cat)
+{
+    cat->settled = true;
+}
+
+void gw_catalog_set_rank(struct gw_catalog *cat, const char *server, size_t rank)
+{
+    bool found;
+    size_t at = set_find(cat, server, &found);
+
+    if (found && !cat->sets[at]->builtin)
+        cat->sets[at]->build->rank = rank;
+}
+
+static size_t unregister_reserved(struct gw_catalog *cat)
+{
+    size_t n = 0;
+
+    for (size_t i = 1; i < cat->nsets; i++) {
+        struct gw_cat_toolset *ts = cat->sets[i];
+        size_t before = n;
+
+        for (size_t j = 0; j < ts->build->ntools; j++) {
+            struct gw_cat_tool *t = ts->build->tools[j];
+            if (ts->state[j] != ST_REGISTERED || !is_reserved(cat, t->name))
+                continue;
+            map_del(&cat->names, t);
+            ts->state[j] = ST_SKIPPED;
+            n++;
+        }
+        if (n != before)
+            set_index(ts);
+    }
+    return n;
+}
+
+/* Every skipped tool has its reason said again, as it stands after the
+ * reserved names changed: a reserved name, or the server that holds it
+ * now. Each replaces the Problem the old reason raised. */
+static void restate_skipped(struct gw_catalog *cat, struct gw_cat_diags *d)
+{
+    for (size_t i = 1; i < cat->nsets; i++) {
+        struct gw_cat_toolset *ts = cat->sets[i];
+
+        for (size_t j = 0; j < ts->build->ntools; j++) {
+            struct gw_cat_tool *t = ts->build->tools[j];
+            const struct gw_cat_tool *owner;
+            if (ts->state[j] != ST_SKIPPED)
+                continue;
+            if (is_reserved(cat, t->name))
+                reserved_diag(d, t);
+            else if ((owner = map_get(&cat->names, t->name)) != NULL && owner != t)
+                collision(d, t, owner);
+        }
+    }
+}
+
+int gw_catalog_set_reserved(struct gw_catalog *cat, char *const *pats, size_t n,
+                            struct gw_cat_diags *diags)
+{
+    struct gw_cat_diags scratch = {0};
+    bool same = n == cat->nreserved;
+    size_t changed;
+
+    for (size_t i = 0; same && i < n; i++)
+        same = strcmp(pats[i], cat->reserved[i]) == 0;
+    if (same)
+        return 0;
+    for (size_t i = 0; i < cat->nreserved; i++)
+        free(cat->reserved[i]);
+    free(cat->reserved);
+    cat->reserved = n ? gw_xcalloc(n, sizeof(*cat->reserved)) : NULL;
+    for (size_t i = 0; i < n; i++)
+        cat->reserved[i] = gw_xstrdup(pats[i]);
+    cat->nreserved = n;
+    if (diags == NULL)
+        diags = &scratch;
+    changed = unregister_reserved(cat) + reoffer(cat, diags);
+    restate_skipped(cat, diags);
+    if (changed > 0)
+        cat->version++;
+    gw_cat_diags_free(&scratch);
+    return changed > 0;
 }
 
 int gw_catalog_commit(struct gw_catalog *cat, struct gw_toolset_build *b,

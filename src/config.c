@@ -150,6 +150,8 @@ static const struct gw_cfg_directive gateway_directives[] = {
      "design", NULL},
     {"gateway.allowed_commands", GW_CFG_STRLIST, GW_OFF(allowed_commands),
      GW_OFF(nallowed_commands), 0, "[]", NULL, "002", NULL},
+    {"gateway.reserved_tool_names", GW_CFG_STRLIST, GW_OFF(reserved_tool_names),
+     GW_OFF(nreserved_tool_names), 0, "[]", NULL, "000", NULL},
     {"gateway.max_body", GW_CFG_SIZE, GW_OFF(max_body), 0, 1, "8MiB", NULL, "design", NULL},
     {"gateway.max_header_bytes", GW_CFG_SIZE, GW_OFF(max_header_bytes), 0, 1024, "16KiB", NULL,
      "design", NULL},
@@ -788,6 +790,7 @@ void gw_config_unref(struct gw_config *c)
     free(g->auth_token);
     free(g->artifacts_dir);
     gw_cfg_free_strv(g->allowed_commands, g->nallowed_commands);
+    gw_cfg_free_strv(g->reserved_tool_names, g->nreserved_tool_names);
     gw_cfg_free_strv(g->allowed_origins, g->nallowed_origins);
     gw_cfg_free_strv(g->inherit_env, g->ninherit_env);
     for (size_t i = 0; i < c->nservers; i++)

@@ -93,17 +93,31 @@ static void set_error(struct server *srv, const char *why)
 }
 
 /* Catalog diagnostics become Problems (warnings and errors) or log lines
- * (info: seed 004 logs those at INFO). */
-static void publish_cat_diags(struct server *srv, const struct gw_cat_diags *d)
+ * (info: seed 004 logs those at INFO). A diagnostic about another server's
+ * tool (one that lost a name, or got one back) is that server's Problem;
+ * `srv` is the server whose commit caused them, or NULL. */
+static void publish_cat_diags(struct gw_servers *s, struct server *srv,
+                              const struct gw_cat_diags *d)
 {
     for (size_t i = 0; i < d->n; i++) {
         const struct gw_cat_diag *g = &d->v[i];
+        struct server *to = srv;
+        if (g->server != NULL && (srv == NULL || strcmp(g->server, srv->cfg->id) != 0))
+            to = gw_servers_find(s, g->server);
         if (g->severity == GW_SEV_INFO) {
             gw_log(GW_LOG_INFO, g->message, "server", g->server, "tool", g->tool, NULL);
+            if (g->kind == GW_CAT_REOFFERED && to != NULL && g->tool != NULL) {
+                char *id = gw_xasprintf("server:%s:catalog:%s:%s", to->cfg->id,
+                                        gw_cat_diag_kind_name(GW_CAT_COLLISION), g->tool);
+                gw_problems_clear(s->problems, id);
+                free(id);
+            }
             continue;
         }
+        if (to == NULL)
+            continue;
         char *what = gw_xasprintf("catalog:%s", gw_cat_diag_kind_name(g->kind));
-        server_problem(srv, what, g->severity, g->tool, g->message);
+        server_problem(to, what, g->severity, g->tool, g->message);
         free(what);
     }
 }
@@ -131,6 +145,7 @@ static void check_settled(struct gw_servers *s)
     if (s->settled_told || !gw_servers_settled(s))
         return;
     s->settled_told = true;
+    gw_catalog_settle(s->catalog);
     if (s->cbs.on_settled != NULL)
         s->cbs.on_settled(s->cbs.data);
 }
@@ -364,9 +379,10 @@ static bool commit_listing(struct server *srv, json_t *listing)
         swap_in(srv);
     existed = gw_catalog_toolset(cat, srv->cfg->id) != NULL;
     gw_problems_mark(srv->owner->problems, prefix);
-    publish_cat_diags(srv, &b->diags);
+    publish_cat_diags(srv->owner, srv, &b->diags);
+    b->rank = (size_t)(srv->cfg - srv->snap->servers);
     gw_catalog_commit(cat, b, srv->snap->gateway.tool_changes, &diags);
-    publish_cat_diags(srv, &diags);
+    publish_cat_diags(srv->owner, srv, &diags);
     gw_cat_diags_free(&diags);
     gw_problems_sweep(srv->owner->problems, prefix);
     free(prefix);
@@ -861,6 +877,7 @@ static void server_remove(struct server *srv)
     server_retire(srv, "the server was removed or replaced");
     gw_extra_forget(srv);
     gw_catalog_remove(srv->owner->catalog, srv->cfg->id, &diags);
+    publish_cat_diags(srv->owner, NULL, &diags);
     gw_cat_diags_free(&diags);
     catalog_event(srv, before, "removed");
     if (!srv->owner->closing)
@@ -1002,6 +1019,26 @@ static struct server *reconcile(struct server *srv, struct gw_config *c,
     return n;
 }
 
+/* What the catalog takes from a new configuration as a whole: each
+ * server's place in the file (who wins a freed name) and the reserved
+ * names. */
+static void apply_catalog_order(struct gw_servers *s, const struct gw_config *c)
+{
+    struct gw_cat_diags diags = {0};
+    uint64_t v;
+
+    for (size_t i = 0; i < c->nservers; i++)
+        gw_catalog_set_rank(s->catalog, c->servers[i].id, i);
+    if (gw_catalog_set_reserved(s->catalog, c->gateway.reserved_tool_names,
+                                c->gateway.nreserved_tool_names, &diags) > 0) {
+        v = gw_catalog_version(s->catalog);
+        emit(s, "catalog",
+             json_pack("{s:I, s:s}", "version", (json_int_t)v, "change", "reserved_tool_names"));
+    }
+    publish_cat_diags(s, NULL, &diags);
+    gw_cat_diags_free(&diags);
+}
+
 json_t *gw_servers_apply(struct gw_servers *s, struct gw_config *c)
 {
     json_t *sum = json_pack("{s:[], s:[], s:[], s:[], s:[]}", "added", "removed", "changed",
@@ -1031,6 +1068,7 @@ json_t *gw_servers_apply(struct gw_servers *s, struct gw_config *c)
         note(sum, "added", c->servers[i].id);
         link = &(*link)->next;
     }
+    apply_catalog_order(s, c);
     check_settled(s);
     return sum;
 }

@@ -145,6 +145,8 @@ struct gw_toolset_build {
     json_t *listing;           /* the raw listing (a reference), for in-place re-derive */
     char config_hash[33];      /* the config's spawn and catalog hashes: another value
                                 * means the server's configuration changed (S8) */
+    size_t rank;               /* the server's place in the config file: during the first
+                                * load the earlier server wins a contested name */
 };
 
 void gw_toolset_build_free(struct gw_toolset_build *b);
@@ -175,6 +177,23 @@ uint64_t gw_catalog_version(const struct gw_catalog *cat);
  * was rejected (!b->ok, or the reserved id), which changes nothing. */
 int gw_catalog_commit(struct gw_catalog *cat, struct gw_toolset_build *b,
                       enum gw_tool_changes changes, struct gw_cat_diags *diags);
+
+/* Ends the first load (every server of the first configuration tried to
+ * start): from now on a name stays with the server that holds it, across
+ * reloads and restarts of either server; before, a commit from a server
+ * earlier in the file (lower b->rank) takes a contested name over. */
+void gw_catalog_settle(struct gw_catalog *cat);
+
+/* The server's place in the config file after a reload that moved it (a
+ * build carries the place it was derived at, b->rank). */
+void gw_catalog_set_rank(struct gw_catalog *cat, const char *server, size_t rank);
+
+/* Sets gateway.reserved_tool_names: registered tools whose final name
+ * matches one of the globs leave the catalog, tools no longer matching are
+ * offered their names again; tools committed later that match are skipped
+ * with a warning. Copies `pats`. Returns 1 if the catalog changed. */
+int gw_catalog_set_reserved(struct gw_catalog *cat, char *const *pats, size_t n,
+                            struct gw_cat_diags *diags);
 
 /* Removes a server's toolset and its tools, and forgets its first
  * definitions; never touches another's. Tools of other servers skipped for

@@ -136,6 +136,8 @@ struct gw_gateway_config {
     uint64_t artifacts_max_bytes;            /* oldest of all removed beyond */
     char **allowed_commands;                 /* empty: any command */
     size_t nallowed_commands;
+    char **reserved_tool_names; /* globs: final names left to the agent runtime (seed 000) */
+    size_t nreserved_tool_names;
     uint64_t max_body;
     uint64_t max_header_bytes;
     int max_connections;
