@@ -337,12 +337,14 @@ static void decide(void)
     mode = -1;
     if (env && strcmp(env, "off") == 0)
         return;
-    char procs[CG_PATH_MAX + 16];
-    if (find_base(base, sizeof(base)) != 0)
+    char procs[CG_PATH_MAX + 16] = "";
+    if (find_base(base, sizeof(base)) == 0)
+        snprintf(procs, sizeof(procs), "%s/cgroup.procs", base);
+    if (!procs[0] || access(base, W_OK) != 0 || access(procs, W_OK) != 0) {
+        gw_log(GW_LOG_INFO, "no writable cgroup: server process trees are found through /proc",
+               NULL);
         return;
-    snprintf(procs, sizeof(procs), "%s/cgroup.procs", base);
-    if (access(base, W_OK) != 0 || access(procs, W_OK) != 0)
-        return;
+    }
     mode = 1;
     remove_stale();
     gw_log(GW_LOG_INFO, "each server instance runs in its own cgroup", "cgroup", base, NULL);
