@@ -20,6 +20,7 @@
 #include "gw/mcp_server.h"
 #include "gw/metrics.h"
 #include "gw/problems.h"
+#include "gw/proctree.h"
 #include "gw/reaper.h"
 #include "gw/sdnotify.h"
 #include "gw/servers.h"
@@ -433,6 +434,9 @@ int gw_daemon_run(const struct gw_daemon_options *opts)
         gw_sdnotify_status("starting %zu servers", d.config->nservers);
     }
     uv_run(d.loop, UV_RUN_DEFAULT);
+    /* No descendant outlives the daemon (security.md P3), even one that
+     * left its instance's process group and session. */
+    gw_proctree_kill_all(1000);
     gw_log(GW_LOG_INFO, "stopped", "exit", d.exit_code ? "1" : "0", NULL);
     if (uv_loop_close(d.loop) != 0)
         gw_log(GW_LOG_WARN, "event loop closed with handles still open", NULL);

@@ -197,6 +197,8 @@ static int start_transport(struct gw_instance *inst, struct gw_curl_uv *multi,
         gw_upstream_stdio_options_init(&so);
         so.inherit_env = gw->inherit_env;
         so.ninherit_env = gw->ninherit_env;
+        so.secrets = (const char *const *)&gw->auth_token;
+        so.nsecrets = gw->auth_token != NULL;
         rc = gw_upstream_stdio_start(inst->loop, inst->cfg, &so, tcbs, &inst->stdio, buf, cap);
         if (rc == 0) {
             inst->transport = gw_upstream_stdio_transport(inst->stdio);

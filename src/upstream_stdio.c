@@ -18,6 +18,8 @@
 
 #include "gw/heap.h"
 #include "gw/log.h"
+#include "gw/proctree.h"
+#include "gw/redact.h"
 #include "gw/util.h"
 
 extern char **environ;
@@ -71,7 +73,10 @@ struct gw_upstream_stdio {
      * lines only from the first line on. */
     char *eline; /* the partial stderr line, at most GW_STDIO_STDERR_LINE_MAX */
     size_t eline_len, eline_cap;
-    char **ering; /* GW_STDIO_STDERR_KEEP lines, or NULL before the first */
+    bool eline_cut;           /* bytes past GW_STDIO_STDERR_LINE_MAX were dropped */
+    struct gw_redact *redact; /* applied to each line before anything keeps it */
+    struct gw_proctree *tree; /* the descendants that left the group too */
+    char **ering;             /* GW_STDIO_STDERR_KEEP lines, or NULL before the first */
     size_t ering_next, ering_n;
     uint64_t rate_window;
     unsigned rate_count;
@@ -228,6 +233,8 @@ static void free_instance(struct gw_upstream_stdio *s)
         free(s->ering[i]);
     free(s->ering);
     free(s->eline);
+    gw_redact_free(s->redact);
+    gw_proctree_free(s->tree);
     free(s->line);
     free(s->cork);
     free(s->id);
@@ -292,7 +299,8 @@ static void fire_down(struct gw_upstream_stdio *s, int code, const char *why)
         s->cbs.on_down(s->cbs.data, code, why);
 }
 
-/* Signals the process group and, in case the leader left it, the leader. */
+/* Signals the process group, the leader in case it left it, and every
+ * descendant that left it (proctree.h). */
 static void signal_group(struct gw_upstream_stdio *s, int sig)
 {
     if (s->pid <= 0)
@@ -300,16 +308,18 @@ static void signal_group(struct gw_upstream_stdio *s, int sig)
     kill(-s->pid, sig);
     if (!s->exited)
         kill(s->pid, sig);
+    gw_proctree_signal(s->tree, sig);
     if (sig == SIGKILL && !s->group_killed) {
         s->group_killed = 1;
         s->kill_at = uv_now(s->loop);
     }
 }
 
-/* A zombie member still counts; the reaper removes those quickly. */
+/* A zombie member of the group still counts; the reaper removes those
+ * quickly. */
 static int group_alive(const struct gw_upstream_stdio *s)
 {
-    return kill(-s->pid, 0) == 0 || errno == EPERM;
+    return kill(-s->pid, 0) == 0 || errno == EPERM || gw_proctree_alive(s->tree);
 }
 
 /* The line buffer stays: on_message may be running on its bytes. */
@@ -407,6 +417,9 @@ static void on_exit_cb(uv_process_t *p, int64_t status, int term_signal)
     gw_log(GW_LOG_INFO, "server process exited", "server", s->id, "pid", s->pidstr, "status",
            term_signal ? NULL : st, "signal", term_signal ? strsignal(term_signal) : NULL, NULL);
     close_stdin(s);
+    /* Its children have just lost their link to it: what the tree holds
+     * now is found through the session and the earlier look. */
+    gw_proctree_snapshot(s->tree);
     if (!s->group_killed && group_alive(s))
         signal_group(s, SIGTERM);
     uv_timer_stop(&s->timer);
@@ -418,6 +431,10 @@ void gw_upstream_stdio_stop(struct gw_upstream_stdio *s)
     if (s->stop_requested || s->closing)
         return;
     s->stop_requested = 1;
+    /* Before stdin closes and the leader may exit: its descendants are
+     * still linked to it. */
+    if (!s->exited)
+        gw_proctree_snapshot(s->tree);
     close_stdin(s);
     if (s->exited || s->phase != PHASE_RUNNING)
         return;
@@ -605,13 +622,17 @@ static int rate_allow(struct gw_upstream_stdio *s)
     return 0;
 }
 
-/* One stderr line (without its \n, at most GW_STDIO_STDERR_LINE_MAX bytes):
- * logged if the rate allows, and kept in the ring. */
-static void stderr_line(struct gw_upstream_stdio *s, const char *p, size_t n)
+/* One stderr line (without its \n, at most GW_STDIO_STDERR_LINE_MAX bytes,
+ * `cut` when more was dropped): its secrets masked in place, then logged if
+ * the rate allows, and kept in the ring. Masking here, where a line enters
+ * the daemon, is what keeps every later reader (the log, /v1/servers, a
+ * Problem, an event) free of the secrets (P6). */
+static void stderr_line(struct gw_upstream_stdio *s, char *p, size_t n, bool cut)
 {
     if (n > 0 && p[n - 1] == '\r')
         n--;
     s->st.stderr_lines++;
+    n = gw_redact_line(s->redact, p, n, cut);
     char *line = utf8_sanitize(p, n);
     if (rate_allow(s))
         gw_log(GW_LOG_INFO, "server stderr", "server", s->id, "pid", s->pidstr, "line", line, NULL);
@@ -629,8 +650,10 @@ static void stderr_line(struct gw_upstream_stdio *s, const char *p, size_t n)
 static void eline_append(struct gw_upstream_stdio *s, const char *p, size_t n)
 {
     size_t room = GW_STDIO_STDERR_LINE_MAX - s->eline_len;
-    if (n > room)
+    if (n > room) {
         n = room;
+        s->eline_cut = true;
+    }
     if (s->eline_len + n > s->eline_cap) {
         size_t cap = s->eline_cap ? s->eline_cap : ELINE_MIN_CAP;
         while (cap < s->eline_len + n)
@@ -648,22 +671,24 @@ static void eline_append(struct gw_upstream_stdio *s, const char *p, size_t n)
  * are rare, and the buffer is at most 4 KiB to allocate again. */
 static void eline_flush(struct gw_upstream_stdio *s)
 {
-    stderr_line(s, s->eline, s->eline_len);
+    stderr_line(s, s->eline, s->eline_len, s->eline_cut);
     free(s->eline);
     s->eline = NULL;
     s->eline_len = s->eline_cap = 0;
+    s->eline_cut = false;
 }
 
 /* A line wholly inside this read is taken from the read buffer; only a line
  * that spans reads is copied. */
-static void split_stderr(struct gw_upstream_stdio *s, const char *p, size_t n)
+static void split_stderr(struct gw_upstream_stdio *s, char *p, size_t n)
 {
-    const char *end = p + n;
+    char *end = p + n;
     while (p < end) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        char *nl = memchr(p, '\n', (size_t)(end - p));
         size_t take = (size_t)((nl ? nl : end) - p);
         if (nl && s->eline_len == 0) {
-            stderr_line(s, p, take < GW_STDIO_STDERR_LINE_MAX ? take : GW_STDIO_STDERR_LINE_MAX);
+            bool cut = take > GW_STDIO_STDERR_LINE_MAX;
+            stderr_line(s, p, cut ? GW_STDIO_STDERR_LINE_MAX : take, cut);
         } else {
             eline_append(s, p, take);
             if (nl)
@@ -846,6 +871,10 @@ static struct gw_upstream_stdio *instance_new(uv_loop_t *loop, const struct gw_s
     s->close_wait_ms = o->close_wait_ms;
     s->term_wait_ms = o->term_wait_ms;
     s->id = gw_xstrdup(cfg->id ? cfg->id : "");
+    s->redact = gw_redact_new();
+    gw_redact_add_server(s->redact, cfg);
+    for (size_t i = 0; i < o->nsecrets; i++)
+        gw_redact_add(s->redact, o->secrets[i]);
     uv_pipe_init(loop, &s->in, 0);
     uv_pipe_init(loop, &s->out, 0);
     uv_pipe_init(loop, &s->err, 0);
@@ -882,7 +911,10 @@ static int spawn(struct gw_upstream_stdio *s, const struct gw_server_config *cfg
         .stdio = io,
     };
     cloexec_sweep();
+    s->tree = gw_proctree_new();
+    gw_proctree_spawn_begin(s->tree);
     int err = uv_spawn(s->loop, &s->proc, &po);
+    gw_proctree_spawn_end(s->tree, err < 0 ? 0 : s->proc.pid);
     free_strv(env);
     free(args);
     return err;

@@ -10,7 +10,8 @@
  * \r stripped) is one on_message. A line over GW_STDIO_MAX_LINE kills the
  * instance (S2). stderr is always drained, logged at most
  * GW_STDIO_STDERR_RATE lines per second, the rest counted, and the last
- * GW_STDIO_STDERR_KEEP lines kept (S4).
+ * GW_STDIO_STDERR_KEEP lines kept (S4); the server's configured secrets are
+ * masked in each line before it is logged or kept (P6, redact.h).
  *
  * Lifetime: gw_upstream_stdio_start() creates the instance; the caller owns
  * it until on_closed, after which it is freed and must not be touched.
@@ -50,6 +51,10 @@ struct gw_upstream_stdio_options {
      * SIGTERM the group, wait term_wait_ms, SIGKILL the group. */
     uint64_t close_wait_ms; /* default 2000 */
     uint64_t term_wait_ms;  /* default 3000 */
+    /* Values masked in stderr besides the server's own secrets (redact.h),
+     * such as the gateway's auth token. Read only during start. */
+    const char *const *secrets;
+    size_t nsecrets;
 };
 
 struct gw_upstream_stdio_stats {

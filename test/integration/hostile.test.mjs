@@ -4,9 +4,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
-import { start, waitFor, sleep, fixtures, tmpdir, slow } from './lib/harness.mjs';
+import { start, waitFor, sleep, fixtures, tmpdir, slow, sseReader } from './lib/harness.mjs';
 
 const FIXTURE = path.join(fixtures, 'mcp_fixture');
 
@@ -106,3 +107,95 @@ servers:
   calls.forEach((c, i) => { assert.equal(c.status, 200, c.body); assert.equal(c.json.contentItems[0].text, `x${i}`); });
   assert.ok(rssKb(d.pid) < 300 * 1024 * slow, `daemon RSS ${rssKb(d.pid)} kB stays bounded`);
 });
+
+// Every 6-byte piece of `secret` found in `text` (none may be: P6).
+function pieces(text, secret) {
+  const found = [];
+  for (let i = 0; i + 6 <= secret.length; i++) if (text.includes(secret.slice(i, i + 6))) found.push(secret.slice(i, i + 6));
+  return found;
+}
+
+test('a server printing its secrets on stderr: none reaches /v1/servers, Problems, events, logs or metrics', async (t) => {
+  const envSecret = 'sk-env-9f8e7d6c5b4a3921';
+  const fileSecret = 'file-secret-0a1b2c3d4e';
+  const yaml = `version: 1\nservers:\n  leaky:\n    command: ${FIXTURE}\n` +
+    "    args: ['--print-env', 'API_KEY', '--print-env', 'FILE_KEY', '--crash-on-call', 'echo']\n" +
+    '    envFile: leaky.env\n    env:\n      API_KEY: {env: LEAK_SECRET}\n';
+  const d = await start(yaml, { env: { LEAK_SECRET: envSecret }, files: { 'leaky.env': `FILE_KEY=${fileSecret}\n` }, waitReady: true });
+  t.after(() => d.stop());
+  let events = '';
+  const req = http.get({ host: d.host, port: d.port, path: '/v1/events' }, (res) => {
+    res.setEncoding('utf8');
+    res.on('data', sseReader((ev) => { events += JSON.stringify(ev) + '\n'; }));
+  });
+  req.on('error', () => {});
+  t.after(() => req.destroy());
+  await d.waitLog(/FILE_KEY=/);
+  // The leased instance crashes: its death, with its last stderr lines,
+  // becomes a Problem and an event.
+  await d.post('/v1/tools/echo/call', { dialog: 'd1', arguments: { text: 'a' } });
+  await waitFor(async () => (await d.get('/v1/problems')).json.problems.some((p) => p.server === 'leaky' && /stderr/.test(p.message)));
+  await waitFor(() => /leaky/.test(events) && /stderr/.test(events));
+  const servers = JSON.stringify((await d.get('/v1/servers')).json);
+  const surfaces = {
+    servers,
+    problems: JSON.stringify((await d.get('/v1/problems')).json),
+    events,
+    log: d.stderr,
+    metrics: (await d.get('/metrics')).body.toString(),
+  };
+  assert.match(servers, /API_KEY=\*\*\*/);
+  assert.match(servers, /FILE_KEY=\*\*\*/);
+  assert.match(surfaces.problems, /FILE_KEY=\*\*\*/);
+  for (const [name, text] of Object.entries(surfaces)) {
+    for (const secret of [envSecret, fileSecret]) {
+      assert.deepEqual(pieces(text, secret), [], `${name} shows pieces of ${secret}`);
+    }
+  }
+});
+
+const alive = (pid) => {
+  try { return !/^\S+ \(.*\) Z/.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8')); } catch { return false; }
+};
+
+// The grandchild of the fixture process `leader`, from the file the
+// fixture appends "<its pid> <grandchild pid>" to.
+async function grandchildOf(file, leader) {
+  const find = () => {
+    const lines = fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n') : [];
+    const l = lines.find((x) => x.startsWith(`${leader} `));
+    return l ? Number(l.split(' ')[1]) : 0;
+  };
+  return waitFor(find);
+}
+
+// MCPGW_CGROUP=off: the /proc path; unset: a cgroup per instance where the
+// daemon's cgroup is writable (as root on this kind of host), else /proc too.
+for (const cgroup of ['off', 'auto']) {
+  test(`a setsid grandchild that ignores SIGTERM dies at release and at shutdown (MCPGW_CGROUP=${cgroup})`, async () => {
+    const dir = tmpdir();
+    const gc = [path.join(dir, 'gc1'), path.join(dir, 'gc2')];
+    const yaml = 'version: 1\ngateway:\n  warm_spares: 0\nservers:\n' +
+      `  a:\n    command: ${FIXTURE}\n    args: ['--setsid-grandchild', '${gc[0]}']\n` +
+      `  b:\n    command: ${FIXTURE}\n    args: ['--setsid-grandchild', '${gc[1]}']\n    transform: [{prefix: b_}]\n    truely-stateless: true\n`;
+    const d = await start(yaml, { env: { MCPGW_CGROUP: cgroup }, waitReady: true });
+    assert.equal((await d.post('/v1/tools/echo/call', { dialog: 'd1', arguments: { text: 'x' } })).status, 200);
+    const lease = (await d.get('/v1/dialogs')).json.dialogs.find((x) => x.dialog === 'd1').leases[0];
+    const leased = await grandchildOf(gc[0], lease.pid);
+    assert.ok(alive(leased));
+    const servers = (await d.get('/v1/servers')).json.servers;
+    const shared = await grandchildOf(gc[1], servers.find((s) => s.id === 'b').instances[0].pid);
+    assert.ok(alive(shared));
+    assert.equal((await d.post('/v1/dialogs/d1/release', { serverId: 'a' })).status, 200);
+    // close stdin, the fixture exits, SIGTERM (ignored), 3 s, SIGKILL.
+    await waitFor(() => !alive(leased), 15000 * slow);
+    assert.ok(alive(shared), 'the shared instance of b still runs');
+    const r = await d.stop('SIGTERM', 30000 * slow);
+    assert.equal(r.code, 0);
+    assert.ok(!alive(shared), `the grandchild ${shared} of b is gone when the daemon has exited`);
+    if (cgroup === 'auto') {
+      const left = fs.existsSync('/sys/fs/cgroup/unified') ? fs.readdirSync('/sys/fs/cgroup/unified') : [];
+      assert.deepEqual(left.filter((n) => n.startsWith(`mcpgw-${d.pid}-`)), [], 'no cgroup left');
+    }
+  });
+}

@@ -78,9 +78,11 @@ test('the unit has what the design asks for', () => {
   assert.equal(one('WatchdogSec'), '30s');
   assert.ok(parseInt(one('TimeoutStopSec'), 10) > 15, 'above shutdown_grace (10s) + 5s');
   for (const k of ['NoNewPrivileges', 'ProtectHome', 'PrivateTmp', 'ProtectKernelTunables',
-    'ProtectControlGroups', 'RestrictSUIDSGID', 'LockPersonality', 'RestrictRealtime']) {
+    'RestrictSUIDSGID', 'LockPersonality', 'RestrictRealtime', 'Delegate']) {
     assert.equal(one(k), 'yes', k);
   }
+  // A cgroup per server instance needs the delegated cgroup writable.
+  assert.equal(one('ProtectControlGroups'), 'no');
   assert.equal(one('ProtectSystem'), 'strict');
   assert.equal(one('SystemCallArchitectures'), 'native');
   assert.ok(!directives.has('MemoryDenyWriteExecute'), "node's JIT needs W+X pages");

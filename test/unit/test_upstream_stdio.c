@@ -14,6 +14,7 @@
 #include <uv.h>
 
 #include "gw/log.h"
+#include "gw/proctree.h"
 #include "gw/reaper.h"
 #include "gw/upstream_stdio.h"
 
@@ -679,6 +680,120 @@ START_TEST(test_reaper_sees_past_libuv_zombie)
 }
 END_TEST
 
+START_TEST(test_stderr_secrets_masked)
+{
+    /* The server prints its env secret, the gateway token, a secret split
+     * across two lines, and one cut by the line length cap. */
+    struct ctx c;
+    ctx_init(&c);
+    static char *args[2];
+    struct gw_kv env[] = {{"API_KEY", "sk-test-0123456789"}};
+    struct gw_server_config cfg =
+        sh_config("echo \"API_KEY=$API_KEY\" >&2; echo 'auth gw-token-abcdef' >&2; "
+                  "printf 'half: sk-test-01\\n23456789 end\\n' >&2; "
+                  "head -c 4090 /dev/zero | tr '\\000' y >&2; echo \"$API_KEY tail\" >&2; "
+                  "echo \"$API_KEY\"; exit 1",
+                  args);
+    cfg.env = env;
+    cfg.nenv = 1;
+    static const char *const token[] = {"gw-token-abcdef"};
+    struct gw_upstream_stdio_options o = fast_options();
+    o.secrets = token;
+    o.nsecrets = 1;
+    start(&c, &cfg, &o);
+    run_until_closed(&c);
+    /* stdout is the protocol, not server chatter: it is left alone. */
+    ck_assert_str_eq(msg_at(&c, 0), "sk-test-0123456789");
+    json_t *lines = c.stderr;
+    ck_assert_int_eq(json_array_size(lines), 5);
+    ck_assert_str_eq(json_string_value(json_array_get(lines, 0)), "API_KEY=***");
+    ck_assert_str_eq(json_string_value(json_array_get(lines, 1)), "auth ***");
+    ck_assert_str_eq(json_string_value(json_array_get(lines, 2)), "half: ***");
+    ck_assert_str_eq(json_string_value(json_array_get(lines, 3)), "*** end");
+    const char *cut = json_string_value(json_array_get(lines, 4));
+    ck_assert_uint_eq(strlen(cut), 4090 + 3);
+    ck_assert_str_eq(cut + 4090, "***");
+    for (size_t i = 0; i < json_array_size(lines); i++) {
+        const char *l = json_string_value(json_array_get(lines, i));
+        ck_assert_msg(!strstr(l, "sk-t") && !strstr(l, "6789") && !strstr(l, "gw-token"),
+                      "line %zu: %s", i, l);
+    }
+    ctx_done(&c);
+}
+END_TEST
+
+/* Chooses the cgroup or the /proc path; returns whether cgroups are used. */
+static bool use_cgroups(bool on)
+{
+    if (on)
+        unsetenv("MCPGW_CGROUP");
+    else
+        setenv("MCPGW_CGROUP", "off", 1);
+    gw_proctree_reset();
+    return gw_proctree_cgroups();
+}
+
+/* A grandchild that leaves the session and ignores SIGTERM, holding the
+ * pipes; the leader is cat, which exits when stdin closes. */
+#define SETSID_GRANDCHILD "setsid sh -c 'trap \"\" TERM; echo $$; exec sleep 30' & "
+
+static void setsid_grandchild_stopped(void)
+{
+    struct ctx c;
+    ctx_init(&c);
+    ck_assert_int_eq(gw_reaper_start(&c.loop, &c.reaper), 0);
+    start_sh(&c, SETSID_GRANDCHILD "exec cat");
+    c.stop_after = 1;
+    run_until_closed(&c);
+    int gpid = atoi(msg_at(&c, 0));
+    ck_assert_int_gt(gpid, 0);
+    wait_pid_gone(&c, gpid);
+    wait_zombies_gone(&c);
+    ctx_done(&c);
+}
+
+START_TEST(test_setsid_grandchild_stopped_proc)
+{
+    ck_assert(!use_cgroups(false));
+    setsid_grandchild_stopped();
+}
+END_TEST
+
+START_TEST(test_setsid_grandchild_stopped_cgroup)
+{
+    if (!use_cgroups(true)) {
+        fprintf(stderr, "test_setsid_grandchild_stopped_cgroup: no writable cgroup v2, skipped\n");
+        return;
+    }
+    setsid_grandchild_stopped();
+}
+END_TEST
+
+START_TEST(test_setsid_orphan_killed_at_exit)
+{
+    /* The leader dies at once, so its setsid grandchild is an orphan no
+     * look at the tree can place: the exit sweep kills it. */
+    struct ctx c;
+    ctx_init(&c);
+    ck_assert(!use_cgroups(false));
+    ck_assert_int_eq(gw_reaper_start(&c.loop, &c.reaper), 0);
+    start_sh(&c, SETSID_GRANDCHILD "read x; kill -9 $$");
+    struct gw_transport *t = gw_upstream_stdio_transport(c.s);
+    while (json_array_size(c.msgs) < 1)
+        uv_run(&c.loop, UV_RUN_ONCE);
+    t->ops->send(t, "go", 2);
+    run_until_closed(&c);
+    int gpid = atoi(msg_at(&c, 0));
+    ck_assert_int_gt(gpid, 0);
+    ck_assert_int_eq(kill(gpid, 0), 0);
+    ck_assert_int_eq(getsid(gpid), gpid);
+    ctx_done(&c);
+    ck_assert_int_ge(gw_proctree_kill_all(2000), 1);
+    ck_assert_int_eq(kill(gpid, 0), -1);
+    ck_assert_int_eq(errno, ESRCH);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("upstream_stdio");
@@ -704,6 +819,10 @@ static Suite *suite(void)
     tcase_add_test(tc, test_spawn_crash_cycles);
     tcase_add_test(tc, test_reaper_spares_libuv_children);
     tcase_add_test(tc, test_reaper_sees_past_libuv_zombie);
+    tcase_add_test(tc, test_stderr_secrets_masked);
+    tcase_add_test(tc, test_setsid_grandchild_stopped_proc);
+    tcase_add_test(tc, test_setsid_grandchild_stopped_cgroup);
+    tcase_add_test(tc, test_setsid_orphan_killed_at_exit);
     suite_add_tcase(s, tc);
     return s;
 }

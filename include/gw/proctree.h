@@ -1,0 +1,72 @@
+/* Containment of a stdio instance's whole process tree (security.md P2,
+ * P3): a descendant that calls setsid() leaves the instance's process
+ * group, and one that ignores SIGTERM would outlive the stop sequence.
+ *
+ * With cgroups v2 and a writable (delegated, `Delegate=yes`) cgroup of its
+ * own, the daemon gives each instance a child cgroup, mcpgw-<pid>-<n>
+ * under its own. The child is born inside it: the daemon moves itself into
+ * the instance's cgroup for the fork and back right after, so no
+ * descendant can escape between the fork and a later move (a pid written to
+ * cgroup.procs after uv_spawn returned would leave whatever the child
+ * forked before that outside). Signalling the tree signals every process in
+ * the cgroup (cgroup.kill for SIGKILL), and the cgroup is removed once
+ * empty.
+ *
+ * Without one, the tree is found in /proc: the processes of the leader's
+ * session, every descendant of the leader while it lives, and the
+ * descendants of every process found before (identified by pid and start
+ * time, so a reused pid is never signalled). A SIGKILL first stops the
+ * tree with SIGSTOP, looking again until nothing new appears, so nothing
+ * forks away during the kill. What this cannot see: a descendant that both
+ * left the session and lost its parent before the instance was stopped
+ * (e.g. a double fork and setsid while the server runs, or one left by a
+ * leader that crashed). The daemon collects those when it exits
+ * (gw_proctree_kill_all).
+ *
+ * MCPGW_CGROUP=off in the daemon's environment disables the cgroup path. */
+#ifndef GW_PROCTREE_H
+#define GW_PROCTREE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct gw_proctree;
+
+/* True when instances get a cgroup (decided on first use). */
+bool gw_proctree_cgroups(void);
+
+/* Forgets the decision so the next use looks again, honouring
+ * MCPGW_CGROUP as it is now. For tests. */
+void gw_proctree_reset(void);
+
+/* A tree with no process yet; with cgroups, its cgroup is created (on
+ * failure the tree falls back to /proc). Never NULL. */
+struct gw_proctree *gw_proctree_new(void);
+
+/* Around the spawn of the leader: while between the two calls, a fork by
+ * the daemon lands in the tree's cgroup. `pid` is the leader, or 0 when the
+ * spawn failed. */
+void gw_proctree_spawn_begin(struct gw_proctree *t);
+void gw_proctree_spawn_end(struct gw_proctree *t, int pid);
+
+/* Without a cgroup: looks for the tree's processes now (while the leader
+ * lives, its descendants are still linked to it). With one: nothing. */
+void gw_proctree_snapshot(struct gw_proctree *t);
+
+/* Sends `sig` to every process of the tree found now (SIGKILL: the whole
+ * tree, stopped first when found through /proc). */
+void gw_proctree_signal(struct gw_proctree *t, int sig);
+
+/* True while a process of the tree runs (zombies do not count). */
+bool gw_proctree_alive(struct gw_proctree *t);
+
+/* Kills what is left of the tree and removes its cgroup (later, if it is
+ * not empty yet). */
+void gw_proctree_free(struct gw_proctree *t);
+
+/* At the daemon's exit, with no libuv handle left: SIGKILLs every
+ * descendant of this process, reaps its children for up to `wait_ms`, and
+ * removes the cgroups left. Returns how many processes it killed. */
+int gw_proctree_kill_all(uint64_t wait_ms);
+
+#endif

@@ -1,0 +1,518 @@
+/* An instance's process tree: a cgroup v2 when the daemon may make one,
+ * else what /proc shows (proctree.h). */
+#include "gw/proctree.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gw/log.h"
+#include "gw/util.h"
+
+#define STOP_ROUNDS  8  /* SIGSTOP sweeps before the SIGKILL, at most */
+#define PENDING_MAX  64 /* cgroups waiting to be empty before their rmdir */
+#define CG_PREFIX    "mcpgw-"
+#define CG_PATH_MAX  512
+#define PROC_LINE_SZ 512
+
+struct member {
+    int pid;
+    unsigned long long start; /* /proc/<pid>/stat field 22 */
+};
+
+struct gw_proctree {
+    char *cg; /* the cgroup's directory, or NULL */
+    int leader;
+    unsigned long long leader_start;
+    struct member *m; /* without a cgroup: the processes found last */
+    size_t n, cap;
+};
+
+/* The decision, made once: 0 not yet, 1 cgroups, -1 /proc. */
+static int mode;
+static char base[CG_PATH_MAX]; /* the daemon's own cgroup directory */
+static unsigned seq;
+static char *pending[PENDING_MAX];
+
+/* ---- /proc ---- */
+
+struct pinfo {
+    int pid, ppid, sid;
+    char state;
+    unsigned long long start;
+};
+
+/* The command name may hold spaces and parentheses: fields are read after
+ * the last ')'. */
+static int read_pinfo(int pid, struct pinfo *out)
+{
+    char path[64], buf[PROC_LINE_SZ];
+    snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')');
+    if (!p ||
+        sscanf(p + 1,
+               " %c %d %*d %d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+               &out->state, &out->ppid, &out->sid, &out->start) != 4)
+        return -1;
+    out->pid = pid;
+    return 0;
+}
+
+static int is_dead(char state)
+{
+    return state == 'Z' || state == 'X' || state == 'x';
+}
+
+/* Every process of the machine that is not dead. New array in *out. */
+static size_t scan_proc(struct pinfo **out)
+{
+    size_t n = 0, cap = 256;
+    struct pinfo *a = gw_xmalloc(cap * sizeof(*a));
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        if (n == cap) {
+            cap *= 2;
+            a = gw_xrealloc(a, cap * sizeof(*a));
+        }
+        if (read_pinfo(atoi(e->d_name), &a[n]) == 0 && !is_dead(a[n].state))
+            n++;
+    }
+    if (d)
+        closedir(d);
+    *out = a;
+    return n;
+}
+
+static int by_pid(const void *a, const void *b)
+{
+    const struct pinfo *x = a, *y = b;
+    return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/* Marks in `in` the processes of `a` (sorted by pid) that descend from one
+ * already marked, until nothing changes; returns how many are marked. */
+static size_t close_over_children(const struct pinfo *a, size_t n, char *in)
+{
+    size_t count = 0;
+    for (size_t i = 0; i < n; i++)
+        count += in[i] != 0;
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (size_t i = 0; i < n; i++) {
+            struct pinfo key = {.pid = a[i].ppid};
+            const struct pinfo *parent = in[i] ? NULL : bsearch(&key, a, n, sizeof(*a), by_pid);
+            if (parent && in[parent - a]) {
+                in[i] = 1;
+                changed = 1;
+                count++;
+            }
+        }
+    }
+    return count;
+}
+
+static int known(const struct gw_proctree *t, const struct pinfo *p)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        if (t->m[i].pid == p->pid && t->m[i].start == p->start)
+            return 1;
+    }
+    return 0;
+}
+
+/* Replaces the members with the tree as /proc shows it now; returns how
+ * many of them were not members before. */
+static size_t refresh(struct gw_proctree *t)
+{
+    struct pinfo *a;
+    size_t n = scan_proc(&a), added = 0;
+    qsort(a, n, sizeof(*a), by_pid);
+    char *in = gw_xcalloc(n ? n : 1, 1);
+    int self = (int)getpid(), reused = 0;
+    for (size_t i = 0; i < n; i++)
+        reused |= a[i].pid == t->leader && a[i].start != t->leader_start;
+    /* The session outlives its leader while members remain; once the
+     * leader's pid names another process, the id may be someone else's. */
+    for (size_t i = 0; i < n; i++) {
+        const struct pinfo *p = &a[i];
+        if (known(t, p) || (p->pid == t->leader && p->start == t->leader_start) ||
+            (!reused && p->sid == t->leader && p->start >= t->leader_start))
+            in[i] = 1;
+    }
+    size_t count = close_over_children(a, n, in);
+    for (size_t i = 0; i < n && count > 0; i++)
+        in[i] &= a[i].pid != self;
+    struct member *m = gw_xmalloc((count ? count : 1) * sizeof(*m));
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!in[i])
+            continue;
+        added += !known(t, &a[i]);
+        m[k++] = (struct member){a[i].pid, a[i].start};
+    }
+    free(t->m);
+    t->m = m;
+    t->n = t->cap = k;
+    free(in);
+    free(a);
+    return added;
+}
+
+/* Signals a member unless its pid now names another process; returns 1
+ * when it did. */
+static int signal_member(const struct member *m, int sig)
+{
+    struct pinfo p;
+    return read_pinfo(m->pid, &p) == 0 && p.start == m->start && !is_dead(p.state) &&
+           kill(m->pid, sig) == 0;
+}
+
+/* ---- cgroup files ---- */
+
+static int write_file(const char *dir, const char *name, const char *text)
+{
+    char path[CG_PATH_MAX + 32];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    ssize_t len = (ssize_t)strlen(text), w = write(fd, text, (size_t)len);
+    int err = w == len ? 0 : (w < 0 ? -errno : -EIO);
+    close(fd);
+    return err;
+}
+
+static int write_pid(const char *dir, int pid)
+{
+    char text[24];
+    snprintf(text, sizeof(text), "%d\n", pid);
+    return write_file(dir, "cgroup.procs", text);
+}
+
+/* Calls kill(pid, sig) for each process listed in the cgroup. */
+static void signal_procs(const char *dir, int sig)
+{
+    char path[CG_PATH_MAX + 32], line[32];
+    snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return;
+    int self = (int)getpid();
+    while (fgets(line, sizeof(line), f)) {
+        int pid = atoi(line);
+        if (pid > 0 && pid != self)
+            kill(pid, sig);
+    }
+    fclose(f);
+}
+
+static void cg_kill(const char *dir)
+{
+    if (write_file(dir, "cgroup.kill", "1") != 0)
+        signal_procs(dir, SIGKILL); /* before Linux 5.14 */
+}
+
+static bool cg_populated(const char *dir)
+{
+    char path[CG_PATH_MAX + 32], line[64];
+    snprintf(path, sizeof(path), "%s/cgroup.events", dir);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return false;
+    bool populated = false;
+    while (fgets(line, sizeof(line), f)) {
+        if (strncmp(line, "populated ", 10) == 0)
+            populated = line[10] == '1';
+    }
+    fclose(f);
+    return populated;
+}
+
+/* Removes the cgroups whose processes are gone. */
+static void retry_pending(void)
+{
+    for (size_t i = 0; i < PENDING_MAX; i++) {
+        if (pending[i] && (rmdir(pending[i]) == 0 || errno == ENOENT)) {
+            free(pending[i]);
+            pending[i] = NULL;
+        }
+    }
+}
+
+static void remove_cgroup(char *dir)
+{
+    cg_kill(dir);
+    if (rmdir(dir) == 0 || errno == ENOENT) {
+        free(dir);
+        return;
+    }
+    for (size_t i = 0; i < PENDING_MAX; i++) {
+        if (!pending[i]) {
+            pending[i] = dir;
+            return;
+        }
+    }
+    gw_log(GW_LOG_WARN, "cannot remove an instance's cgroup yet; leaving it", "cgroup", dir, NULL);
+    free(dir);
+}
+
+/* The daemon's cgroup v2 directory: "0::<path>" of /proc/self/cgroup under
+ * the mount point of the cgroup2 file system (/proc/self/mountinfo). */
+static int find_base(char *out, size_t cap)
+{
+    char line[1024], rel[CG_PATH_MAX] = "", mnt[CG_PATH_MAX] = "", root[CG_PATH_MAX];
+    FILE *f = fopen("/proc/self/cgroup", "re");
+    if (!f)
+        return -1;
+    while (fgets(line, sizeof(line), f)) {
+        if (strncmp(line, "0::", 3) == 0 && sscanf(line + 3, "%511s", rel) == 1)
+            break;
+    }
+    fclose(f);
+    f = fopen("/proc/self/mountinfo", "re");
+    if (!rel[0] || !f) {
+        if (f)
+            fclose(f);
+        return -1;
+    }
+    while (fgets(line, sizeof(line), f)) {
+        const char *dash = strstr(line, " - cgroup2 ");
+        if (dash && sscanf(line, "%*s %*s %*s %511s %511s", root, mnt) == 2)
+            break;
+        mnt[0] = '\0';
+    }
+    fclose(f);
+    size_t rl = strlen(root);
+    if (!mnt[0] || (strcmp(root, "/") != 0 && strncmp(rel, root, rl) != 0))
+        return -1;
+    const char *tail = strcmp(root, "/") == 0 ? rel : rel + rl;
+    int n = snprintf(out, cap, "%s%s", mnt, strcmp(tail, "/") == 0 ? "" : tail);
+    return n > 0 && (size_t)n < cap ? 0 : -1;
+}
+
+/* Cgroups of a daemon that died without removing them. */
+static void remove_stale(void)
+{
+    DIR *d = opendir(base);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        int pid = 0;
+        if (strncmp(e->d_name, CG_PREFIX, strlen(CG_PREFIX)) != 0 ||
+            sscanf(e->d_name + strlen(CG_PREFIX), "%d-", &pid) != 1 || pid <= 0 ||
+            pid == (int)getpid() || kill(pid, 0) == 0 || errno != ESRCH)
+            continue;
+        char dir[CG_PATH_MAX + 300];
+        snprintf(dir, sizeof(dir), "%s/%s", base, e->d_name);
+        cg_kill(dir);
+        rmdir(dir);
+    }
+    if (d)
+        closedir(d);
+}
+
+static void decide(void)
+{
+    if (mode != 0)
+        return;
+    const char *env = getenv("MCPGW_CGROUP");
+    mode = -1;
+    if (env && strcmp(env, "off") == 0)
+        return;
+    char procs[CG_PATH_MAX + 16] = "";
+    if (find_base(base, sizeof(base)) == 0)
+        snprintf(procs, sizeof(procs), "%s/cgroup.procs", base);
+    if (!procs[0] || access(base, W_OK) != 0 || access(procs, W_OK) != 0) {
+        gw_log(GW_LOG_INFO, "no writable cgroup: server process trees are found through /proc",
+               NULL);
+        return;
+    }
+    mode = 1;
+    remove_stale();
+    gw_log(GW_LOG_INFO, "each server instance runs in its own cgroup", "cgroup", base, NULL);
+}
+
+bool gw_proctree_cgroups(void)
+{
+    decide();
+    return mode == 1;
+}
+
+void gw_proctree_reset(void)
+{
+    mode = 0;
+}
+
+/* ---- the tree ---- */
+
+struct gw_proctree *gw_proctree_new(void)
+{
+    struct gw_proctree *t = gw_xcalloc(1, sizeof(*t));
+    if (!gw_proctree_cgroups())
+        return t;
+    retry_pending();
+    char dir[CG_PATH_MAX + 48];
+    snprintf(dir, sizeof(dir), "%s/" CG_PREFIX "%d-%u", base, (int)getpid(), ++seq);
+    if (mkdir(dir, 0755) == 0)
+        t->cg = gw_xstrdup(dir);
+    else
+        gw_log(GW_LOG_WARN, "cannot create a cgroup for a server instance", "cgroup", dir, "error",
+               strerror(errno), NULL);
+    return t;
+}
+
+void gw_proctree_spawn_begin(struct gw_proctree *t)
+{
+    if (t->cg && write_pid(t->cg, (int)getpid()) != 0) {
+        rmdir(t->cg);
+        free(t->cg);
+        t->cg = NULL;
+    }
+}
+
+void gw_proctree_spawn_end(struct gw_proctree *t, int pid)
+{
+    if (t->cg && write_pid(base, (int)getpid()) != 0) {
+        /* The daemon is stuck in the instance's cgroup: that cgroup must
+         * never be killed, and no other one made. */
+        gw_log(GW_LOG_ERROR, "cannot leave an instance's cgroup; cgroups are no longer used",
+               "cgroup", t->cg, NULL);
+        free(t->cg);
+        t->cg = NULL;
+        mode = -1;
+    }
+    struct pinfo p;
+    t->leader = pid;
+    if (pid > 0 && read_pinfo(pid, &p) == 0)
+        t->leader_start = p.start;
+}
+
+void gw_proctree_snapshot(struct gw_proctree *t)
+{
+    if (!t->cg && t->leader > 0)
+        refresh(t);
+}
+
+void gw_proctree_signal(struct gw_proctree *t, int sig)
+{
+    if (t->leader <= 0)
+        return;
+    if (t->cg) {
+        if (sig == SIGKILL)
+            cg_kill(t->cg);
+        else
+            signal_procs(t->cg, sig);
+        return;
+    }
+    if (sig != SIGKILL) {
+        refresh(t);
+        for (size_t i = 0; i < t->n; i++)
+            signal_member(&t->m[i], sig);
+        return;
+    }
+    /* A stopped process neither forks nor exits, so its children stay
+     * linked to it until the SIGKILL. */
+    for (int round = 0; round < STOP_ROUNDS; round++) {
+        size_t added = refresh(t);
+        for (size_t i = 0; i < t->n; i++)
+            signal_member(&t->m[i], SIGSTOP);
+        if (added == 0 && round > 0)
+            break;
+    }
+    for (size_t i = 0; i < t->n; i++)
+        signal_member(&t->m[i], SIGKILL);
+}
+
+bool gw_proctree_alive(struct gw_proctree *t)
+{
+    if (t->cg)
+        return cg_populated(t->cg);
+    for (size_t i = 0; i < t->n; i++) {
+        struct pinfo p;
+        if (read_pinfo(t->m[i].pid, &p) == 0 && p.start == t->m[i].start && !is_dead(p.state))
+            return true;
+    }
+    return false;
+}
+
+void gw_proctree_free(struct gw_proctree *t)
+{
+    if (t == NULL)
+        return;
+    if (t->cg)
+        remove_cgroup(t->cg);
+    else if (gw_proctree_alive(t))
+        gw_proctree_signal(t, SIGKILL);
+    free(t->m);
+    free(t);
+}
+
+/* ---- the daemon's exit ---- */
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+int gw_proctree_kill_all(uint64_t wait_ms)
+{
+    struct gw_proctree all = {.leader = (int)getpid()};
+    struct pinfo self;
+    int killed = 0;
+    if (read_pinfo(all.leader, &self) == 0)
+        all.leader_start = self.start;
+    /* Every descendant, whatever its session: the daemon itself is the
+     * root, so refresh() finds its children and theirs. */
+    for (int round = 0; round < STOP_ROUNDS; round++) {
+        size_t added = refresh(&all);
+        for (size_t i = 0; i < all.n; i++)
+            signal_member(&all.m[i], SIGSTOP);
+        if (added == 0)
+            break;
+    }
+    for (size_t i = 0; i < all.n; i++)
+        killed += signal_member(&all.m[i], SIGKILL);
+    free(all.m);
+    for (size_t i = 0; i < PENDING_MAX; i++) {
+        if (pending[i])
+            cg_kill(pending[i]);
+    }
+    for (uint64_t waited = 0;; waited += 5) {
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+            ;
+        retry_pending();
+        int left = 0;
+        for (size_t i = 0; i < PENDING_MAX; i++)
+            left += pending[i] != NULL;
+        siginfo_t si = {0};
+        int children = waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) == 0;
+        if ((!children && left == 0) || waited >= wait_ms)
+            break;
+        sleep_ms(5);
+    }
+    if (killed > 0) {
+        char n[16];
+        snprintf(n, sizeof(n), "%d", killed);
+        gw_log(GW_LOG_WARN, "killed processes left behind by server instances", "count", n, NULL);
+    }
+    return killed;
+}
