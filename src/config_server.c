@@ -55,12 +55,25 @@ static int set_cwd(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
 {
     struct gw_server_config *s = base;
     const char *p = ".";
+    char *v = NULL, *shown = NULL, *missing = NULL;
     if (n != NULL && (gw_cfg_scalar_str(n, &p) != 0 || p[0] == '\0')) {
         gw_cfg_err(ld, n, key, "'%s' must be a directory path", key);
         return UV_EINVAL;
     }
+    if (gw_cfg_subst_ex(p, &v, &shown, &s->var_values, &missing) != 0) {
+        gw_cfg_err(ld, n, key, "ConfigError: Environment variable '%s' not found", missing);
+        free(missing);
+        return UV_EINVAL;
+    }
     free(s->cwd);
-    s->cwd = gw_cfg_abspath(ld->c->dir, p);
+    free(s->cwd_shown);
+    s->cwd = gw_cfg_abspath(ld->c->dir, v);
+    /* a variable that brings in an absolute path is shown as *** alone */
+    s->cwd_shown = strcmp(v, p) == 0 ? NULL
+                   : v[0] == '/'     ? gw_xstrdup(shown)
+                                     : gw_cfg_abspath(ld->c->dir, shown);
+    free(v);
+    free(shown);
     return 0;
 }
 
@@ -642,7 +655,8 @@ static void finish_stdio(struct gw_cfg_ld *ld, struct gw_server_config *s,
     free(key);
     if (stat(s->cwd, &st) != 0 || !S_ISDIR(st.st_mode)) {
         key = gw_xasprintf("%s.cwd", shown);
-        gw_cfg_err(ld, place(body, "cwd", idn), key, "cwd '%s' is not a directory", s->cwd);
+        gw_cfg_err(ld, place(body, "cwd", idn), key, "cwd '%s' is not a directory",
+                   s->cwd_shown ? s->cwd_shown : s->cwd);
         free(key);
     }
 }
@@ -659,7 +673,7 @@ static void finish_http(struct gw_cfg_ld *ld, struct gw_server_config *s,
                    ld->transport_written);
     } else if (gw_cfg_check_url(s->url, &malformed) != 0) {
         if (malformed) {
-            char *shown_url = gw_cfg_redact_url(s->url);
+            char *shown_url = gw_cfg_redact_url(s->url_shown ? s->url_shown : s->url);
             gw_cfg_err(ld, at, key, "'url' is not a valid URL with a host: '%s'", shown_url);
             free(shown_url);
         } else {
@@ -687,11 +701,117 @@ static void finish_modes(struct gw_cfg_ld *ld, struct gw_server_config *s,
     free(key);
 }
 
+/* Variables already reported missing for this server: each is said once. */
+struct missing_set {
+    struct gw_cfg_strv names;
+};
+
+/* Substitutes `${VAR}` in *field (seed 002: every string of a server
+ * block), keeping the value as a secret and, when `shown_out` is given, the
+ * text with *** in its place. */
+static void subst_string(struct gw_cfg_ld *ld, struct gw_server_config *s, struct missing_set *ms,
+                         const struct gw_yaml_node *at, const char *key, char **field,
+                         char **shown_out)
+{
+    char *v = NULL, *shown = NULL, *missing = NULL;
+
+    if (*field == NULL || strstr(*field, "${") == NULL)
+        return;
+    if (gw_cfg_subst_ex(*field, &v, &shown, &s->var_values, &missing) != 0) {
+        bool said = false;
+        for (size_t i = 0; i < ms->names.n && !said; i++)
+            said = strcmp(ms->names.v[i], missing) == 0;
+        if (!said) {
+            gw_cfg_err(ld, at, key, "ConfigError: Environment variable '%s' not found", missing);
+            ms->names.v = gw_xrealloc(ms->names.v, (ms->names.n + 1) * sizeof(char *));
+            ms->names.v[ms->names.n++] = missing;
+        } else {
+            free(missing);
+        }
+        return;
+    }
+    free(*field);
+    *field = v;
+    if (shown_out != NULL) {
+        free(*shown_out);
+        *shown_out = shown;
+    } else {
+        free(shown);
+    }
+}
+
+static void subst_json(struct gw_cfg_ld *ld, struct gw_server_config *s, struct missing_set *ms,
+                       const struct gw_yaml_node *at, const char *key, json_t *j)
+{
+    const char *k;
+    size_t i;
+    json_t *v;
+
+    if (json_is_object(j)) {
+        json_object_foreach(j, k, v)
+        {
+            if (json_is_string(v)) {
+                char *str = gw_xstrdup(json_string_value(v));
+                subst_string(ld, s, ms, at, key, &str, NULL);
+                json_object_set_new(j, k, json_string(str));
+                free(str);
+            } else {
+                subst_json(ld, s, ms, at, key, v);
+            }
+        }
+    } else if (json_is_array(j)) {
+        json_array_foreach(j, i, v)
+        {
+            if (json_is_string(v)) {
+                char *str = gw_xstrdup(json_string_value(v));
+                subst_string(ld, s, ms, at, key, &str, NULL);
+                json_array_set_new(j, i, json_string(str));
+                free(str);
+            } else {
+                subst_json(ld, s, ms, at, key, v);
+            }
+        }
+    }
+}
+
+static void subst_server(struct gw_cfg_ld *ld, struct gw_server_config *s,
+                         const struct gw_yaml_node *idn, const struct gw_yaml_node *body,
+                         const char *shown)
+{
+    struct missing_set ms = {{0}};
+    char *key = gw_xasprintf("%s.args", shown);
+
+    for (size_t i = 0; i < s->nargs; i++) {
+        char *one = NULL;
+        subst_string(ld, s, &ms, place(body, "args", idn), key, &s->args[i], &one);
+        if (one != NULL && s->args_shown == NULL)
+            s->args_shown = gw_xcalloc(s->nargs, sizeof(char *));
+        if (one != NULL)
+            s->args_shown[i] = one;
+    }
+    for (size_t i = 0; s->args_shown != NULL && i < s->nargs; i++) {
+        if (s->args_shown[i] == NULL)
+            s->args_shown[i] = gw_xstrdup(s->args[i]);
+    }
+    free(key);
+    key = gw_xasprintf("%s.url", shown);
+    subst_string(ld, s, &ms, place(body, "url", idn), key, &s->url, &s->url_shown);
+    free(key);
+    key = gw_xasprintf("%s.sessionId", shown);
+    subst_string(ld, s, &ms, place(body, "sessionId", idn), key, &s->session_id, NULL);
+    free(key);
+    key = gw_xasprintf("%s.config", shown);
+    subst_json(ld, s, &ms, place(body, "config", idn), key, s->init_config);
+    free(key);
+    gw_cfg_free_strv(ms.names.v, ms.names.n);
+}
+
 static void finish_server(struct gw_cfg_ld *ld, struct gw_server_config *s,
                           const struct gw_yaml_node *idn, const struct gw_yaml_node *body,
                           const char *shown)
 {
     char *key;
+    subst_server(ld, s, idn, body, shown);
     if (ld->env_file) {
         key = gw_xasprintf("%s.envFile", shown);
         resolve_env_file(ld, s, key);
@@ -789,7 +909,11 @@ void gw_cfg_free_server(struct gw_server_config *s)
     free(s->error);
     free(s->command);
     free(s->command_path);
+    gw_cfg_free_strv(s->args_shown, s->args_shown ? s->nargs : 0);
     gw_cfg_free_strv(s->args, s->nargs);
+    gw_cfg_free_strv(s->var_values.v, s->var_values.n);
+    free(s->url_shown);
+    free(s->cwd_shown);
     free(s->cwd);
     free(s->env_file);
     free_kv(s->env, s->nenv);

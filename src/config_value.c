@@ -289,33 +289,52 @@ static size_t name_len(const char *s)
  * again, so "${${X}}" becomes "${" + value of X + "}" and nothing more, and
  * a value holding "${Y}" stays literal. "$${" writes a literal "${"; any
  * other '$' is kept as written. */
-int gw_cfg_subst(const char *s, char **out, char **missing)
+int gw_cfg_subst_ex(const char *s, char **out, char **shown, struct gw_cfg_strv *values,
+                    char **missing)
 {
-    struct sbuf b = {0};
+    struct sbuf b = {0}, sh = {0};
     sb_add(&b, "", 0);
+    sb_add(&sh, "", 0);
     for (const char *p = s; *p;) {
         size_t n = p[0] == '$' && p[1] == '{' ? name_len(p + 2) : 0;
         if (p[0] == '$' && p[1] == '$' && p[2] == '{') {
             sb_add(&b, "${", 2);
+            sb_add(&sh, "${", 2);
             p += 3;
         } else if (n > 0 && p[2 + n] == '}') {
             char *name = gw_xstrndup(p + 2, n);
             const char *v = getenv(name);
             if (v == NULL) {
                 free(b.p);
+                free(sh.p);
                 *missing = name;
                 return UV_ENOENT;
             }
             free(name);
             sb_add(&b, v, strlen(v));
+            sb_add(&sh, "***", 3);
+            if (values != NULL) {
+                values->v = gw_xrealloc(values->v, (values->n + 1) * sizeof(*values->v));
+                values->v[values->n++] = gw_xstrdup(v);
+            }
             p += 3 + n;
         } else {
             sb_add(&b, p, 1);
+            sb_add(&sh, p, 1);
             p++;
         }
     }
     *out = b.p;
+    if (shown != NULL)
+        *shown = sh.p;
+    else
+        free(sh.p);
     return 0;
+}
+
+int gw_cfg_subst(const char *s, char **out, char **missing)
+{
+    return gw_cfg_subst_ex(s, out, NULL, NULL, missing);
 }
 
 bool gw_cfg_has_ctl(const char *s, size_t len)

@@ -207,8 +207,8 @@ static void stdio_json(json_t *o, const struct gw_server_config *s)
     json_object_set_new(o, "command", s->command ? json_string(s->command) : json_null());
     json_object_set_new(o, "command_path",
                         s->command_path ? json_string(s->command_path) : json_null());
-    json_object_set_new(o, "args", strv_json(s->args, s->nargs));
-    json_object_set_new(o, "cwd", json_string(s->cwd));
+    json_object_set_new(o, "args", strv_json(s->args_shown ? s->args_shown : s->args, s->nargs));
+    json_object_set_new(o, "cwd", json_string(s->cwd_shown ? s->cwd_shown : s->cwd));
     json_object_set_new(o, "envFile", s->env_file ? json_string(s->env_file) : json_null());
     json_object_set_new(o, "env", kv_names_json(s->env, s->nenv));
     json_object_set_new(o, "encoding", json_string(s->encoding));
@@ -216,7 +216,7 @@ static void stdio_json(json_t *o, const struct gw_server_config *s)
 
 static void http_json(json_t *o, const struct gw_server_config *s)
 {
-    char *url = s->url ? gw_cfg_redact_url(s->url) : NULL;
+    char *url = s->url ? gw_cfg_redact_url(s->url_shown ? s->url_shown : s->url) : NULL;
     json_object_set_new(o, "url", url ? json_string(url) : json_null());
     free(url);
     json_object_set_new(o, "headers", kv_names_json(s->headers, s->nheaders));

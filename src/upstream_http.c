@@ -419,6 +419,13 @@ int gw_upstream_http_start(uv_loop_t *loop, struct gw_curl_uv *multi,
         return rc;
     char *scheme = NULL;
     char *shown = cfg->url ? shown_url(cfg->url, &scheme) : NULL;
+    if (shown != NULL && cfg->url_shown != NULL) {
+        /* a variable in the URL: what is shown comes from the *** form */
+        char *unused = NULL, *masked = shown_url(cfg->url_shown, &unused);
+        curl_free(unused);
+        free(shown);
+        shown = masked ? masked : gw_xstrdup("***");
+    }
     if (!shown || (strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0)) {
         gw_say(why, whylen, "url must be an http:// or https:// URL");
         free(shown);

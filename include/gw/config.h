@@ -65,6 +65,12 @@ struct gw_transform {
     char *remove; /* PREFIX_REPLACE only */
 };
 
+/* A list of strings this config owns. */
+struct gw_cfg_strv {
+    char **v;
+    size_t n;
+};
+
 struct gw_server_config {
     char *id;
     int line, col; /* of the server's key */
@@ -104,6 +110,14 @@ struct gw_server_config {
     size_t nwhitelist;
     char **blacklist;
     size_t nblacklist;
+    /* `${VAR}` in args, url, cwd, sessionId and config (seed 002): each
+     * value a variable brought in is a secret (masked in server output,
+     * redact.c); the *_shown forms have *** in its place, NULL where no
+     * variable was used. */
+    struct gw_cfg_strv var_values;
+    char **args_shown; /* nargs entries */
+    char *url_shown;
+    char *cwd_shown;
     /* `prompts` (seed 004): absent serves every prompt the tool rules keep;
      * a list (globs) serves only the prompts it names, [] none. */
     bool has_prompts;

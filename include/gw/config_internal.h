@@ -103,6 +103,11 @@ int gw_cfg_parse_ms(const char *s, uint64_t *out_ms);
  * string, or UV_ENOENT with the missing variable's name in *missing (new
  * string). */
 int gw_cfg_subst(const char *s, char **out, char **missing);
+/* The same, also giving the text as shown (each variable as ***; NULL
+ * `shown` skips it) and appending the value of each variable used to
+ * `values` (NULL skips it). */
+int gw_cfg_subst_ex(const char *s, char **out, char **shown, struct gw_cfg_strv *values,
+                    char **missing);
 
 /* An env/header value node: a string (with ${VAR}), a number or bool
  * scalar taken as text, or {env: NAME}. Returns 0 and a new string, or

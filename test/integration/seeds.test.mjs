@@ -85,3 +85,38 @@ test('--check-config on a missing file passes: the configuration is empty', asyn
   assert.match(r.stderr, /no such file: the configuration is empty/);
   assert.match(r.stderr, /test is successful \(0 errors, 0 servers\)/);
 });
+
+test('${VAR} in args, cwd and config reaches the server, and shows as *** (seed 002)', async (t) => {
+  const { fixtures } = await import('./lib/harness.mjs');
+  const fixture = path.join(fixtures, 'mcp_fixture');
+  const logdir = tmpdir();
+  const d = await start(`version: 1
+servers:
+  fx:
+    truely-stateless: true
+    command: ${fixture}
+    args: [--log, '\${GWT_LOGDIR}/methods.log']
+    cwd: '\${GWT_LOGDIR}'
+    config: {token: '\${GWT_SEED_SECRET}'}
+  bad:
+    command: ${fixture}
+    args: ['\${GWT_NOT_SET_ANYWHERE}', '--x=\${GWT_NOT_SET_ANYWHERE}']
+`, { env: { GWT_LOGDIR: logdir, GWT_SEED_SECRET: 'seed-secret-4711' }, waitReady: true });
+  t.after(() => d.stop());
+  // The fixture wrote its log where the variable pointed.
+  await waitFor(() => fs.existsSync(path.join(logdir, 'methods.log')), 10000 * slow);
+  assert.match(fs.readFileSync(path.join(logdir, 'methods.log'), 'utf8'), /initialize/);
+  const servers = await d.get('/v1/servers');
+  const fx = servers.json.servers.find((s) => s.id === 'fx');
+  assert.deepEqual(fx.config.args, ['--log', '***/methods.log']);
+  assert.equal(fx.config.cwd, '***');
+  for (const route of ['/v1/servers', '/v1/problems', '/metrics']) {
+    const body = (await d.get(route)).body;
+    assert.ok(!body.includes(logdir) && !body.includes('seed-secret-4711'), `${route} shows a value`);
+  }
+  // A missing variable fails only its server, named once.
+  const named = (await d.get('/v1/problems')).json.problems.filter((p) => /GWT_NOT_SET_ANYWHERE/.test(p.message));
+  assert.equal(named.length, 1, JSON.stringify(named));
+  assert.equal(named[0].server, 'bad');
+  assert.equal(servers.json.servers.find((s) => s.id === 'bad').state, 'failed');
+});

@@ -1369,6 +1369,72 @@ START_TEST(secret_in_world_readable_file_warns)
 }
 END_TEST
 
+/* Seed 002: ${VAR} in args, url, cwd, sessionId and config, with the env
+ * rules (once, no recursion, a missing one named once) and *** shown. */
+START_TEST(vars_in_every_server_string)
+{
+    char y[1024];
+    setenv("GWT_DIR", dir, 1);
+    snprintf(y, sizeof(y),
+             "version: 1\n"
+             "servers:\n"
+             "  s:\n"
+             "    command: sh\n"
+             "    args: ['--token=${GWT_TOKEN}', plain, '$${GWT_TOKEN}', '${GWT_BRACES}']\n"
+             "    cwd: '${GWT_DIR}'\n"
+             "    config: {key: '${GWT_TOKEN}', list: [a, 'x${GWT_TOKEN}'], n: 3}\n"
+             "  h:\n"
+             "    transport: streamable_http\n"
+             "    url: 'https://example.com/mcp/${GWT_TOKEN}'\n"
+             "    sessionId: 'sid-${GWT_TOKEN}'\n"
+             "  bad:\n"
+             "    command: sh\n"
+             "    args: ['${GWT_MISSING}', '${GWT_MISSING}']\n"
+             "    url: 'http://127.0.0.1/${GWT_MISSING}'\n");
+    struct gw_config *c = load(y);
+    const struct gw_server_config *s = gw_config_server(c, "s");
+    const struct gw_server_config *h = gw_config_server(c, "h");
+
+    ck_assert(s->ok);
+    ck_assert_str_eq(s->args[0], "--token=s3cret-token");
+    ck_assert_str_eq(s->args[1], "plain");
+    ck_assert_str_eq(s->args[2], "${GWT_TOKEN}");
+    ck_assert_str_eq(s->args[3], "${GWT_TOKEN}"); /* a value is not scanned again */
+    ck_assert_str_eq(s->args_shown[0], "--token=***");
+    ck_assert_str_eq(s->args_shown[1], "plain");
+    ck_assert_str_eq(s->cwd, dir);
+    ck_assert_str_eq(s->cwd_shown, "***");
+    ck_assert_str_eq(json_string_value(json_object_get(s->init_config, "key")), "s3cret-token");
+    ck_assert_str_eq(json_string_value(json_array_get(json_object_get(s->init_config, "list"), 1)),
+                     "xs3cret-token");
+    ck_assert(h->ok);
+    ck_assert_str_eq(h->url, "https://example.com/mcp/s3cret-token");
+    ck_assert_str_eq(h->url_shown, "https://example.com/mcp/***");
+    ck_assert_str_eq(h->session_id, "sid-s3cret-token");
+
+    /* the public view shows *** wherever a value came in */
+    json_t *vs = gw_server_config_to_json(s), *vh = gw_server_config_to_json(h);
+    char *ts = json_dumps(vs, JSON_COMPACT), *th = json_dumps(vh, JSON_COMPACT);
+    ck_assert_ptr_null(strstr(ts, "s3cret"));
+    ck_assert_ptr_null(strstr(th, "s3cret"));
+    ck_assert_ptr_nonnull(strstr(ts, "--token=***"));
+    ck_assert_ptr_nonnull(strstr(th, "https://example.com/mcp/***"));
+    free(ts);
+    free(th);
+    json_decref(vs);
+    json_decref(vh);
+
+    /* a missing variable: a per-server error naming it, said once */
+    ck_assert(!gw_config_server(c, "bad")->ok);
+    size_t said = 0;
+    for (size_t i = 0; i < c->ndiags; i++)
+        said += strstr(c->diags[i].message, "'GWT_MISSING' not found") != NULL;
+    ck_assert_uint_eq(said, 1);
+    ck_assert(gw_config_server(c, "s")->ok && gw_config_server(c, "h")->ok);
+    gw_config_unref(c);
+}
+END_TEST
+
 static Suite *config_suite(void)
 {
     Suite *s = suite_create("config");
@@ -1426,7 +1492,8 @@ static Suite *config_suite(void)
                                   load_from_file_and_ref,
                                   session_id_and_server_body,
                                   examples_load_cleanly,
-                                  secret_in_world_readable_file_warns};
+                                  secret_in_world_readable_file_warns,
+                                  vars_in_every_server_string};
     for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
         tcase_add_test(tc, tests[i]);
     suite_add_tcase(s, tc);
