@@ -246,7 +246,8 @@ static void log_call(const struct pending_call *pc, const struct gw_call_outcome
         gw_log(GW_LOG_INFO, "tool call", "tool", pc->tool, "server", o->server, "dialog", o->dialog,
                "status", status, "duration_ms", ms, NULL);
     }
-    gw_metrics_call(pc->ctx->metrics, o->server, pc->tool, status, (double)elapsed / 1000.0);
+    gw_metrics_call(pc->ctx->metrics, "rest", o->server, pc->tool, status,
+                    (double)elapsed / 1000.0);
 }
 
 static void respond_outcome_error(struct gw_http_request *req, const struct gw_call_outcome *o)
@@ -339,22 +340,6 @@ static void respond_result(struct pending_call *pc, const struct gw_call_outcome
 }
 
 /* The status label of a failed call, for logs and metrics. */
-static const char *outcome_status(int code)
-{
-    switch (code) {
-    case GW_SERVERS_E_LIMIT:
-        return "limit";
-    case GW_SERVERS_E_RELEASED:
-        return "released";
-    case GW_SERVERS_E_SPAWN:
-        return "spawn_failed";
-    case GW_SERVERS_E_NOT_READY:
-        return "not_ready";
-    default:
-        return gw_mcp_strerror(code);
-    }
-}
-
 static void on_call_outcome(void *data, const struct gw_call_outcome *o)
 {
     struct pending_call *pc = data;
@@ -362,7 +347,7 @@ static void on_call_outcome(void *data, const struct gw_call_outcome *o)
     if (pc->aborted) {
         log_call(pc, o, "client_gone");
     } else if (o->code != 0) {
-        log_call(pc, o, outcome_status(o->code));
+        log_call(pc, o, gw_servers_status_label(o->code));
         respond_outcome_error(pc->req, o);
     } else {
         respond_result(pc, o);
@@ -571,7 +556,7 @@ static void route_call(struct gw_api_ctx *ctx, struct gw_http_request *req, stru
     json_decref(b.json);
     if (rc != 0) {
         if (rc != GW_SERVERS_E_NO_TOOL)
-            gw_metrics_call(ctx->metrics, NULL, pc->tool, start_error_status(rc), 0);
+            gw_metrics_call(ctx->metrics, "rest", NULL, pc->tool, start_error_status(rc), 0);
         free(pc->tool);
         free(pc);
         start_call_error(req, rc);
@@ -802,6 +787,7 @@ static void dispatch(struct gw_api_ctx *ctx, struct gw_http_request *req)
     /* /mcp takes every method itself (POST, GET, DELETE; 405 with its own
      * Allow header otherwise). */
     if (strcmp(req->path, "/mcp") == 0) {
+        req->user = (void *)"/mcp"; /* the route label of its metrics */
         if (ctx->mcp != NULL)
             gw_mcp_server_handle(ctx->mcp, req);
         else

@@ -405,7 +405,7 @@ static void init(struct daemon *d, const struct gw_daemon_options *opts)
     /* libcurl itself is loaded when the first HTTP upstream starts. */
     d->multi = gw_curl_uv_new(d->loop);
     d->servers = gw_servers_new(d->loop, d->multi, d->problems, &cbs);
-    d->mcp = gw_mcp_server_new(d->loop, d->servers);
+    d->mcp = gw_mcp_server_new(d->loop, d->servers, d->metrics);
     d->api = (struct gw_api_ctx){.problems = d->problems,
                                  .servers = d->servers,
                                  .events = d->events,

@@ -591,6 +591,26 @@ static int route(struct gw_servers *s, struct server *srv, struct gw_call *c, gw
     return 0;
 }
 
+const char *gw_servers_status_label(int code)
+{
+    switch (code) {
+    case GW_SERVERS_E_NO_TOOL:
+        return "unknown_tool";
+    case GW_SERVERS_E_NEED_DIALOG:
+        return "dialog_required";
+    case GW_SERVERS_E_LIMIT:
+        return "limit";
+    case GW_SERVERS_E_RELEASED:
+        return "released";
+    case GW_SERVERS_E_SPAWN:
+        return "spawn_failed";
+    case GW_SERVERS_E_NOT_READY:
+        return "not_ready";
+    default:
+        return gw_mcp_strerror(code);
+    }
+}
+
 int gw_servers_call(struct gw_servers *s, const struct gw_call_request *r, gw_call_cb cb,
                     void *data, struct gw_call **out)
 {

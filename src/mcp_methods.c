@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "gw/log.h"
+#include "gw/metrics.h"
 #include "gw/util.h"
 #include "gw/version.h"
 
@@ -245,9 +246,16 @@ static void on_call_outcome(void *data, const struct gw_call_outcome *o)
     struct gw_mcp_call *c = data;
     char ms[24];
 
-    snprintf(ms, sizeof ms, "%llu", (unsigned long long)(gw_now_ms() - c->started_ms));
+    uint64_t elapsed = gw_now_ms() - c->started_ms;
+    const char *status = o->code != 0 ? gw_servers_status_label(o->code)
+                         : json_is_true(json_object_get(o->result, "isError")) ? "tool_error"
+                                                                               : "ok";
+
+    snprintf(ms, sizeof ms, "%llu", (unsigned long long)elapsed);
     gw_log(GW_LOG_INFO, "mcp tool call", "tool", c->tool, "server", o->server, "dialog", o->dialog,
-           "status", gw_mcp_strerror(o->code), "duration_ms", ms, NULL);
+           "status", status, "duration_ms", ms, NULL);
+    if (c->metrics != NULL && !c->routed)
+        gw_metrics_call(c->metrics, "mcp", o->server, c->tool, status, (double)elapsed / 1000.0);
     unlink_call(c);
     gw_mcp__exchange_add(c->x, call_reply(c, o));
     gw_mcp__exchange_done(c->x);
@@ -423,6 +431,7 @@ static struct gw_mcp_call *call_new(struct gw_mcp_session *s, struct gw_mcp_exch
     c->id = json_incref(id);
     c->tool = gw_xstrdup(name);
     c->started_ms = gw_now_ms();
+    c->metrics = s->ms->metrics;
     return c;
 }
 
@@ -460,6 +469,8 @@ static json_t *start_call(struct gw_mcp_session *s, struct gw_mcp_exchange *x, j
     r.hooks_data = c;
     rc = gw_servers_call(s->ms->servers, &r, on_call_outcome, c, &c->call);
     if (rc != 0) {
+        if (rc != GW_SERVERS_E_NO_TOOL && s->ms->metrics != NULL)
+            gw_metrics_call(s->ms->metrics, "mcp", NULL, name, gw_servers_status_label(rc), 0);
         call_drop(c);
         if (rc == GW_SERVERS_E_NO_TOOL) {
             char *msg = gw_xasprintf("Unknown tool: %s", name);

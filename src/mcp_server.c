@@ -420,13 +420,15 @@ static void on_notify(uv_timer_t *t)
         notify_all(ms, "notifications/resources/list_changed");
 }
 
-struct gw_mcp_server *gw_mcp_server_new(uv_loop_t *loop, struct gw_servers *servers)
+struct gw_mcp_server *gw_mcp_server_new(uv_loop_t *loop, struct gw_servers *servers,
+                                        struct gw_metrics *metrics)
 {
     struct gw_mcp_server *ms = gw_xcalloc(1, sizeof *ms);
     static const struct gw_mcp_server_limits defaults = {0};
 
     ms->loop = loop;
     ms->servers = servers;
+    ms->metrics = metrics;
     gw_mcp_server_set_limits(ms, &defaults);
     ms->notified_version = gw_catalog_version(gw_servers_catalog(servers));
     uv_timer_init(loop, &ms->sweep);

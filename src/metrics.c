@@ -23,10 +23,10 @@ struct hist {
 };
 
 struct gw_metrics {
-    json_t *calls;   /* "server\x1ftool\x1fstatus" → count */
+    json_t *calls;   /* "front\x1fserver\x1ftool\x1fstatus" → count */
     json_t *http;    /* "route\x1fcode" → count */
     json_t *reloads; /* result → count */
-    json_t *hists;   /* server → index into hist array, as integer */
+    json_t *hists;   /* "front\x1fserver" → index into hist array, as integer */
     struct hist *hist;
     size_t nhist;
     time_t started;
@@ -149,15 +149,17 @@ static struct hist *hist_for(struct gw_metrics *m, const char *server)
     return &m->hist[json_integer_value(idx)];
 }
 
-void gw_metrics_call(struct gw_metrics *m, const char *server, const char *tool, const char *status,
-                     double seconds)
+void gw_metrics_call(struct gw_metrics *m, const char *front, const char *server, const char *tool,
+                     const char *status, double seconds)
 {
     char buf[256], *heap;
-    const char *parts[] = {server ? server : "", tool ? tool : "", status};
-    struct hist *h = hist_for(m, server ? server : "");
+    const char *parts[] = {front, server ? server : "", tool ? tool : "", status};
+    struct hist *h;
     size_t i = 0;
 
-    bump(m->calls, join_key(buf, sizeof buf, &heap, parts, 3));
+    bump(m->calls, join_key(buf, sizeof buf, &heap, parts, 4));
+    free(heap);
+    h = hist_for(m, join_key(buf, sizeof buf, &heap, parts, 2));
     free(heap);
     while (i < NBUCKETS && seconds > buckets[i])
         i++;
@@ -203,27 +205,30 @@ static void series(struct out *o, const char *name, json_t *map, const char *con
 
 static void histograms(struct out *o, const struct gw_metrics *m)
 {
-    const char *server;
+    const char *key;
     json_t *idx;
 
     header(o, "mcpgw_tool_call_duration_seconds", "histogram",
            "Tool call duration from routing to the upstream's answer.");
-    json_object_foreach(m->hists, server, idx)
+    json_object_foreach(m->hists, key, idx)
     {
         const struct hist *h = &m->hist[json_integer_value(idx)];
+        const char *server = strchr(key, '\x1f') + 1;
+        int flen = (int)(server - 1 - key);
         uint64_t cum = 0;
         for (size_t i = 0; i <= NBUCKETS; i++) {
             cum += h->counts[i];
-            outf(o, "mcpgw_tool_call_duration_seconds_bucket{server=\"");
+            outf(o, "mcpgw_tool_call_duration_seconds_bucket{front=\"%.*s\",server=\"", flen, key);
             out_label(o, server);
             if (i < NBUCKETS)
                 outf(o, "\",le=\"%g\"} %llu\n", buckets[i], (unsigned long long)cum);
             else
                 outf(o, "\",le=\"+Inf\"} %llu\n", (unsigned long long)cum);
         }
-        outf(o, "mcpgw_tool_call_duration_seconds_sum{server=\"");
+        outf(o, "mcpgw_tool_call_duration_seconds_sum{front=\"%.*s\",server=\"", flen, key);
         out_label(o, server);
-        outf(o, "\"} %.6f\nmcpgw_tool_call_duration_seconds_count{server=\"", h->sum);
+        outf(o, "\"} %.6f\nmcpgw_tool_call_duration_seconds_count{front=\"%.*s\",server=\"", h->sum,
+             flen, key);
         out_label(o, server);
         outf(o, "\"} %llu\n", (unsigned long long)h->n);
     }
@@ -309,14 +314,15 @@ static void process(struct out *o, const struct gw_metrics *m)
 
 char *gw_metrics_render(const struct gw_metrics *m, const struct gw_metrics_view *v)
 {
-    static const char *const call_labels[] = {"server", "tool", "status"};
+    static const char *const call_labels[] = {"front", "server", "tool", "status"};
     static const char *const http_labels[] = {"route", "code"};
     static const char *const reload_labels[] = {"result"};
     static const char *const sev[] = {"error", "warning", "info"};
     struct out o = {gw_xmalloc(4096), 0, 4096};
 
-    header(&o, "mcpgw_tool_calls_total", "counter", "Tool calls by server, tool and outcome.");
-    series(&o, "mcpgw_tool_calls_total", m->calls, call_labels, 3);
+    header(&o, "mcpgw_tool_calls_total", "counter",
+           "Tool calls by front end (rest, mcp), server, tool and outcome.");
+    series(&o, "mcpgw_tool_calls_total", m->calls, call_labels, 4);
     histograms(&o, m);
     header(&o, "mcpgw_tool_calls_in_flight", "gauge", "Tool calls sent upstream, not answered.");
     outf(&o, "mcpgw_tool_calls_in_flight %u\n", v->calls_in_flight);

@@ -118,9 +118,10 @@ struct gw_mcp_call {
     struct gw_mcp_session *s;  /* NULL once the session ended */
     struct gw_mcp_exchange *x; /* gets the answer */
     struct gw_call *call;
-    json_t *id;  /* the client's request id */
-    char *tool;  /* tool name, or the method of a routed request */
-    bool routed; /* prompts/get, resources/read, completion/complete */
+    json_t *id;                 /* the client's request id */
+    char *tool;                 /* tool name, or the method of a routed request */
+    bool routed;                /* prompts/get, resources/read, completion/complete */
+    struct gw_metrics *metrics; /* borrowed: tool calls are counted on it */
     uint64_t started_ms;
     struct mcp_relay *relays;
 };
@@ -128,6 +129,7 @@ struct gw_mcp_call {
 struct gw_mcp_server {
     uv_loop_t *loop;
     struct gw_servers *servers;
+    struct gw_metrics *metrics; /* borrowed, may be NULL */
     struct gw_mcp_server_limits lim;
     struct gw_mcp_session *buckets[MCP_SESSION_BUCKETS];
     struct gw_mcp_session *head, *tail;

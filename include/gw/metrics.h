@@ -15,8 +15,10 @@ struct gw_metrics *gw_metrics_new(void);
 void gw_metrics_free(struct gw_metrics *m);
 
 void gw_metrics_http(struct gw_metrics *m, const char *route, int code);
-void gw_metrics_call(struct gw_metrics *m, const char *server, const char *tool, const char *status,
-                     double seconds);
+/* One tool call, counted once by the front end that took it (`front`:
+ * "rest" or "mcp"). */
+void gw_metrics_call(struct gw_metrics *m, const char *front, const char *server, const char *tool,
+                     const char *status, double seconds);
 void gw_metrics_reload(struct gw_metrics *m, const char *result);
 
 /* What the scrape reads from the rest of the daemon. */

@@ -162,6 +162,10 @@ struct gw_call_outcome {
 
 typedef void (*gw_call_cb)(void *data, const struct gw_call_outcome *o);
 
+/* A call's outcome code as a metrics label ("limit", "released", …, or the
+ * MCP client's word for its own codes), the same for every front end. */
+const char *gw_servers_status_label(int code);
+
 /* Routes a call. Returns 0 and the callback fires exactly once later (*out,
  * when non-NULL, stays valid until then); or returns GW_SERVERS_E_NO_TOOL,
  * _NEED_DIALOG, _NOT_READY or _LIMIT at once, with no callback. */

@@ -50,7 +50,7 @@ test('/metrics is valid Prometheus text with the documented series', async (t) =
     'process_open_fds', 'mcpgw_uptime_seconds']) {
     assert.match(r.body, new RegExp(`^# TYPE ${name.replace(/_bucket$/, '')} `, 'm'), name);
   }
-  assert.match(r.body, /^mcpgw_tool_calls_total\{server="s",tool="echo",status="ok"\} 1$/m);
+  assert.match(r.body, /^mcpgw_tool_calls_total\{front="rest",server="s",tool="echo",status="ok"\} 1$/m);
   assert.match(r.body, /^mcpgw_leases_active\{server="s"\} 1$/m);
   assert.match(r.body, /^mcpgw_http_requests_total\{route="\/v1\/tools\/\*\/call",code="404"\} 1$/m);
   if (!have('promtool')) {
@@ -59,6 +59,29 @@ test('/metrics is valid Prometheus text with the documented series', async (t) =
   }
   const check = spawnSync('promtool', ['check', 'metrics'], { input: r.body });
   assert.equal(check.status, 0, `${check.stdout}${check.stderr}`);
+});
+
+test('/mcp tool calls are counted once, with front="mcp", and /mcp requests under their route', async (t) => {
+  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+  const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+  const d = await start(`version: 1\nservers:\n  s:\n    truely-stateless: true\n    command: ${FIXTURE}\n`, { waitReady: true });
+  t.after(() => d.stop());
+  const client = new Client({ name: 'metrics-test', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${d.port}/mcp`)));
+  t.after(() => client.close());
+  await client.callTool({ name: 'echo', arguments: { text: 'a' } });
+  await client.callTool({ name: 'echo', arguments: { text: 'b' } });
+  await d.post('/v1/tools/echo/call', { arguments: { text: 'c' } });
+  const r = await d.get('/metrics');
+  assert.match(r.body, /^mcpgw_tool_calls_total\{front="mcp",server="s",tool="echo",status="ok"\} 2$/m);
+  assert.match(r.body, /^mcpgw_tool_calls_total\{front="rest",server="s",tool="echo",status="ok"\} 1$/m);
+  assert.match(r.body, /^mcpgw_tool_call_duration_seconds_count\{front="mcp",server="s"\} 2$/m);
+  assert.match(r.body, /^mcpgw_http_requests_total\{route="\/mcp",code="200"\} \d+$/m);
+  assert.doesNotMatch(r.body, /route="other"/);
+  if (have('promtool')) {
+    const check = spawnSync('promtool', ['check', 'metrics'], { input: r.body });
+    assert.equal(check.status, 0, `${check.stdout}${check.stderr}`);
+  }
 });
 
 test('logs: an access line per request; journald priorities under JOURNAL_STREAM', async (t) => {
