@@ -133,7 +133,7 @@ static char *input_var(const char *id, size_t n)
     return v;
 }
 
-/* Rewrites one reference `${inner}` for an env or header value, where
+/* Rewrites one reference `${inner}` for a server string, where
  * mcp.yaml substitutes ${NAME}: appends the replacement to *out. */
 static void convert_ref(struct imp *im, const char *where, const char *inner, size_t n, char **out)
 {
@@ -191,36 +191,39 @@ static char *convert_refs(struct imp *im, const char *where, const char *s)
     return out;
 }
 
-/* Values outside env and headers are never substituted by mcpgw. */
+/* mcp.yaml substitutes ${VAR} in every string of a server but its
+ * command (a program resolved at load time). */
 static void check_literal(struct imp *im, const char *where, const char *s)
 {
     if (strstr(s, "${") != NULL)
-        warn(im,
-             "'%s' in %s is passed as written: mcpgw substitutes ${VAR} only in env, headers "
-             "and auth_token",
+        warn(im, "'%s' in %s is passed as written: mcpgw does not substitute ${VAR} in a command",
              s, where);
 }
 
-static void check_literal_tree(struct imp *im, const char *where, const json_t *v)
+/* Every string of a tree (a server's `config`) with its references
+ * rewritten for mcp.yaml, in place. */
+static void convert_tree(struct imp *im, const char *where, json_t *v)
 {
     const char *k;
     json_t *item;
     size_t i;
 
-    if (json_is_string(v)) {
-        check_literal(im, where, json_string_value(v));
+    if (json_is_string(v) && strstr(json_string_value(v), "${") != NULL) {
+        char *c = convert_refs(im, where, json_string_value(v));
+        json_string_set(v, c);
+        free(c);
     } else if (json_is_object(v)) {
-        json_object_foreach((json_t *)v, k, item)
+        json_object_foreach(v, k, item)
         {
             char *w = gw_xasprintf("%s.%s", where, k);
-            check_literal_tree(im, w, item);
+            convert_tree(im, w, item);
             free(w);
         }
     } else if (json_is_array(v)) {
         json_array_foreach(v, i, item)
         {
             char *w = gw_xasprintf("%s[%zu]", where, i);
-            check_literal_tree(im, w, item);
+            convert_tree(im, w, item);
             free(w);
         }
     }
@@ -245,8 +248,14 @@ static void copy_str(struct imp *im, json_t *srv, const struct field *f, json_t 
         warn(im, "%s was not imported: it must be a string", where);
         return;
     }
-    check_literal(im, where, s);
-    json_object_set_new(srv, f->dst, json_string(s));
+    if (strcmp(f->dst, "command") == 0) {
+        check_literal(im, where, s);
+        json_object_set_new(srv, f->dst, json_string(s));
+    } else {
+        char *c = convert_refs(im, where, s);
+        json_object_set_new(srv, f->dst, json_string(c));
+        free(c);
+    }
     free(s);
 }
 
@@ -272,8 +281,9 @@ static void copy_args(struct imp *im, json_t *srv, json_t *v, const char *where)
         if (s == NULL) {
             warn(im, "%s was not imported: it is not a string", w);
         } else {
-            check_literal(im, w, s);
-            json_array_append_new(args, json_string(s));
+            char *c = convert_refs(im, w, s);
+            json_array_append_new(args, json_string(c));
+            free(c);
         }
         free(s);
         free(w);
@@ -326,8 +336,9 @@ static void copy_field(struct imp *im, json_t *srv, const char *id, const struct
     else if (f->kind == K_BOOL && json_is_boolean(v))
         json_object_set(srv, f->dst, v);
     else if (f->kind == K_ANY && !json_is_null(v)) {
-        check_literal_tree(im, where, v);
-        json_object_set_new(srv, f->dst, json_deep_copy(v));
+        json_t *copy = json_deep_copy(v);
+        convert_tree(im, where, copy);
+        json_object_set_new(srv, f->dst, copy);
     } else if (!json_is_null(v))
         warn(im, "%s was not imported: it must be a %s", where,
              f->kind == K_BOOL ? "boolean" : "number of seconds or a duration");

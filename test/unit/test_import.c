@@ -31,6 +31,11 @@ static void setup(void)
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
         setenv(vars[i], "secret-value", 1);
     setenv("HOME", "/root", 1);
+    /* HoloDeck (seed 002) substitutes ${VAR} in every string, as mcp.yaml
+     * does: its example's config names this one */
+    setenv("workspaceFolder", "/workspace", 1);
+    /* mcpServers JSON: "${X}" in args is the variable X */
+    setenv("X", "value of X", 1);
 }
 
 static void teardown(void)
@@ -213,14 +218,19 @@ START_TEST(holodeck_agent_names_fields_and_comments)
 }
 END_TEST
 
-START_TEST(holodeck_literal_substitutions_are_reported)
+/* HoloDeck substitutes ${VAR} in every string of a server (seed 002), and
+ * so does mcp.yaml: the reference carries over and means the same. */
+START_TEST(holodeck_substitutions_carry_over)
 {
     struct run r = run_file("test/import/holodeck-1-filesystem.yaml");
 
     ck_assert_int_eq(r.rc, 0);
-    ck_assert_ptr_nonnull(strstr(r.err, "'${workspaceFolder}/data' in "
-                                        "servers.files.config.allowed_directories[0] is passed "
-                                        "as written"));
+    ck_assert_ptr_null(strstr(r.err, "passed as written"));
+    ck_assert_ptr_nonnull(strstr(r.out, "${workspaceFolder}/data"));
+    struct gw_config *c = load(r.out);
+    json_t *dirs = json_object_get(server(c, "files")->init_config, "allowed_directories");
+    ck_assert_str_eq(json_string_value(json_array_get(dirs, 0)), "/workspace/data");
+    gw_config_unref(c);
     run_free(&r);
 }
 END_TEST
@@ -475,8 +485,9 @@ START_TEST(quoting_survives_a_reload)
     ck_assert_uint_eq(s->nargs, n);
     for (size_t i = 0; i < n; i++) {
         char name[16];
-        ck_assert_msg(strcmp(s->args[i], nasty[i]) == 0, "arg %zu: '%s' came back as '%s'", i,
-                      nasty[i], s->args[i]);
+        const char *want = strcmp(nasty[i], "${X}") == 0 ? "value of X" : nasty[i];
+        ck_assert_msg(strcmp(s->args[i], want) == 0, "arg %zu: '%s' came back as '%s'", i, want,
+                      s->args[i]);
         snprintf(name, sizeof name, "V%zu", i);
         if (json_object_get(env, name) != NULL)
             ck_assert_str_eq(env_of(s, name, false), nasty[i]);
@@ -574,7 +585,7 @@ static Suite *import_suite(void)
     const TTest *const tests[] = {every_example_round_trips,
                                   holodeck_legacy_becomes_npx,
                                   holodeck_agent_names_fields_and_comments,
-                                  holodeck_literal_substitutions_are_reported,
+                                  holodeck_substitutions_carry_over,
                                   holodeck_oddities,
                                   chatagent_tools_go_to_every_server,
                                   chatagent_oddities,
