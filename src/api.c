@@ -632,7 +632,12 @@ static void route_release(struct gw_api_ctx *ctx, struct gw_http_request *req, s
     const char *id;
     json_t *released;
 
-    if (gw_dialog_parse(given, root, self, canon) != 0) {
+    /* An /mcp session's own dialog may be released here (an operator
+     * freeing its instances); it is never accepted where a call names a
+     * dialog (gw_dialog_parse refuses it). */
+    if (gw_mcp_session_dialog(given)) {
+        snprintf(canon, sizeof canon, "%s", given);
+    } else if (gw_dialog_parse(given, root, self, canon) != 0) {
         free(given);
         gw_http_respond_error(req, 400, "bad_dialog", "the dialog must be root or root/self", NULL);
         return;

@@ -641,8 +641,8 @@ static void load_text(struct gw_cfg_ld *ld, const char *buf, size_t len)
     struct gw_yaml_doc *doc = NULL;
     struct gw_yaml_error err;
     if (len > GW_CONFIG_MAX_FILE) {
-        char *msg = gw_xasprintf("the config file is %zu bytes; the limit is 4 MiB (%u bytes)", len,
-                                 GW_CONFIG_MAX_FILE);
+        char *msg = gw_xasprintf("the config file '%s' is %zu bytes; the limit is 4 MiB (%u bytes)",
+                                 ld->file, len, GW_CONFIG_MAX_FILE);
         gw_cfg_diag_at(ld, GW_SEV_ERROR, GW_SCOPE_WORKSPACE, NULL, NULL, 0, 0, "", msg);
         free(msg);
         return;
@@ -740,9 +740,37 @@ static int read_file(int fd, char **buf, size_t *len)
 
 static void file_error(struct gw_cfg_ld *ld, const char *what)
 {
-    char *msg = gw_xasprintf("cannot read the config file: %s", what);
+    char *msg = gw_xasprintf("cannot read the config file '%s': %s", ld->file, what);
     gw_cfg_diag_at(ld, GW_SEV_ERROR, GW_SCOPE_WORKSPACE, NULL, NULL, 0, 0, "", msg);
     free(msg);
+}
+
+/* Returns a descriptor of a regular file, in blocking mode, UV_ENOENT when
+ * there is no file (an empty config), or UV_EINVAL after recording why the
+ * file cannot be read. It opens non-blocking: open() of a FIFO waits for a
+ * writer otherwise, and the daemon's loop (a reload) would wait with it. */
+static int open_regular(struct gw_cfg_ld *ld, const char *path, struct stat *st)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+
+    if (fd < 0 && (errno == ENOENT || errno == ENOTDIR))
+        return UV_ENOENT;
+    if (fd < 0) {
+        file_error(ld, strerror(errno));
+        return UV_EINVAL;
+    }
+    if (fstat(fd, st) != 0)
+        file_error(ld, strerror(errno));
+    else if (!S_ISREG(st->st_mode))
+        file_error(ld, S_ISDIR(st->st_mode)    ? "it is a directory, not a regular file"
+                       : S_ISFIFO(st->st_mode) ? "it is a FIFO, not a regular file"
+                                               : "it is not a regular file");
+    else if (fcntl(fd, F_SETFL, 0) != 0)
+        file_error(ld, strerror(errno));
+    else
+        return fd;
+    close(fd);
+    return UV_EINVAL;
 }
 
 int gw_config_load(const char *path, struct gw_config **out)
@@ -752,18 +780,15 @@ int gw_config_load(const char *path, struct gw_config **out)
     struct stat st;
     char *buf = NULL;
     size_t len = 0;
-    int rc, fd = open(c->path, O_RDONLY | O_CLOEXEC);
+    int rc, fd = open_regular(&ld, c->path, &st);
     *out = c;
-    if (fd < 0 && (errno == ENOENT || errno == ENOTDIR))
-        return 0; /* an absent file is an empty config */
-    c->exists = true;
-    if (fd < 0) {
-        file_error(&ld, strerror(errno));
+    if (fd == UV_ENOENT)
         return 0;
-    }
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        file_error(&ld, "it is not a regular file");
-    } else if ((rc = read_file(fd, &buf, &len)) != 0) {
+    c->exists = true;
+    if (fd < 0)
+        return 0;
+    rc = read_file(fd, &buf, &len);
+    if (rc != 0) {
         file_error(&ld, strerror(-rc));
     } else {
         load_text(&ld, buf, len);

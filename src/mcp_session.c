@@ -27,17 +27,39 @@ static size_t bucket_of(const char *id)
     return h % MCP_SESSION_BUCKETS;
 }
 
-/* 16 bytes from the OS CSPRNG as 32 lowercase hex characters. */
-static int random_id(uv_loop_t *loop, char *out)
+/* `n` bytes from the OS CSPRNG as 2n lowercase hex characters. */
+static int random_hex(uv_loop_t *loop, char *out, size_t n)
 {
     unsigned char raw[MCP_SESSION_ID_LEN / 2];
-    int rc = uv_random(loop, NULL, raw, sizeof raw, 0, NULL);
+    int rc = uv_random(loop, NULL, raw, n, 0, NULL);
 
     if (rc != 0)
         return rc;
-    for (size_t i = 0; i < sizeof raw; i++)
+    for (size_t i = 0; i < n; i++)
         snprintf(out + 2 * i, 3, "%02x", raw[i]);
     return 0;
+}
+
+bool gw_mcp_session_dialog(const char *s)
+{
+    size_t n = sizeof GW_MCP_SESSION_DIALOG_PREFIX - 1;
+
+    if (strncmp(s, GW_MCP_SESSION_DIALOG_PREFIX, n) != 0 ||
+        strlen(s + n) != GW_MCP_SESSION_DIALOG_HEX)
+        return false;
+    return strspn(s + n, "0123456789abcdef") == GW_MCP_SESSION_DIALOG_HEX;
+}
+
+/* A session's own dialog is not its id: the id is a bearer secret, and a
+ * dialog is shown in /v1/dialogs, lease events and the log (security.md
+ * C6). Sessions of one process do not share a name: 64 random bits among at
+ * most 10,000 live sessions collide with odds below 1e-11. */
+static int own_dialog(uv_loop_t *loop, char *out)
+{
+    size_t n = sizeof GW_MCP_SESSION_DIALOG_PREFIX - 1;
+
+    memcpy(out, GW_MCP_SESSION_DIALOG_PREFIX, n);
+    return random_hex(loop, out + n, GW_MCP_SESSION_DIALOG_HEX / 2);
 }
 
 struct gw_mcp_session *gw_mcp__session_find(struct gw_mcp_server *ms, const char *id)
@@ -87,7 +109,7 @@ static void unlink_session(struct gw_mcp_server *ms, struct gw_mcp_session *s)
 int gw_mcp__session_new(struct gw_mcp_server *ms, const char *dialog, struct gw_mcp_session **out)
 {
     struct gw_mcp_session *s;
-    char id[MCP_SESSION_ID_LEN + 1];
+    char id[MCP_SESSION_ID_LEN + 1], own[GW_MCP_SESSION_DIALOG_LEN + 1];
     int rc;
 
     if (ms->nsessions >= ms->lim.max_sessions)
@@ -95,14 +117,17 @@ int gw_mcp__session_new(struct gw_mcp_server *ms, const char *dialog, struct gw_
     /* A collision of 128 random bits does not happen; the loop only makes
      * "an id reaches only its owner" independent of that argument. */
     do {
-        rc = random_id(ms->loop, id);
+        rc = random_hex(ms->loop, id, MCP_SESSION_ID_LEN / 2);
         if (rc != 0)
             return rc;
     } while (gw_mcp__session_find(ms, id) != NULL);
+    rc = dialog == NULL ? own_dialog(ms->loop, own) : 0;
+    if (rc != 0)
+        return rc;
     s = gw_xcalloc(1, sizeof *s);
     s->ms = ms;
     memcpy(s->id, id, sizeof id);
-    snprintf(s->dialog, sizeof s->dialog, "%s", dialog ? dialog : id);
+    snprintf(s->dialog, sizeof s->dialog, "%s", dialog ? dialog : own);
     s->named_dialog = dialog != NULL;
     snprintf(s->log_level, sizeof s->log_level, "info");
     s->client_caps = json_object();

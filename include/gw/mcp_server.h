@@ -12,12 +12,12 @@
  * Sessions: an `initialize` POST without Mcp-Session-Id creates one; its id
  * is 128 bits from the OS CSPRNG (uv_random) written as 32 hex characters
  * (security.md C6) and is sent only in that initialize answer. The session's
- * dialog (design §6) is its id, unless the initialize request carried
- * `X-Mcpgw-Dialog: <dialog>` (fixed for the session's life). At most
- * `max_sessions` live at once (503 beyond); a session that has had no
- * request for `idle_ms`, no GET stream open and no call in flight is ended
- * as if DELETEd, except that the leases of a named dialog are left to
- * lease_idle_timeout (REST calls may share them).
+ * dialog (design §6) is its own "mcp-session:<16 hex>" name (below), unless
+ * the initialize request carried `X-Mcpgw-Dialog: <dialog>` (fixed for the
+ * session's life). At most `max_sessions` live at once (503 beyond); a
+ * session that has had no request for `idle_ms`, no GET stream open and no
+ * call in flight is ended as if DELETEd, except that the leases of a named
+ * dialog are left to lease_idle_timeout (REST calls may share them).
  *
  * Ownership: the daemon owns the gw_mcp_server from gw_mcp_server_new()
  * until gw_mcp_server_close(), which frees it in its close callback. The
@@ -26,6 +26,7 @@
 #ifndef GW_MCP_SERVER_H
 #define GW_MCP_SERVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <uv.h>
@@ -43,7 +44,20 @@ struct gw_mcp_server_limits {
     size_t page_size;    /* 0: GW_MCP_SERVER_PAGE_SIZE */
 };
 
+/* The dialog of a session without X-Mcpgw-Dialog: this prefix and
+ * GW_MCP_SESSION_DIALOG_HEX random lowercase hex characters. It is not the
+ * session id (a bearer secret, never shown) and ':' is outside the dialog
+ * syntax of REST bodies and X-Mcpgw-Dialog (gw_dialog_parse), so only the
+ * session itself can call through its leases. */
+#define GW_MCP_SESSION_DIALOG_PREFIX "mcp-session:"
+#define GW_MCP_SESSION_DIALOG_HEX    16
+#define GW_MCP_SESSION_DIALOG_LEN                                                                  \
+    (sizeof GW_MCP_SESSION_DIALOG_PREFIX - 1 + GW_MCP_SESSION_DIALOG_HEX)
+
 struct gw_mcp_server;
+
+/* Whether `s` has the form of a session's own dialog (any string). */
+bool gw_mcp_session_dialog(const char *s);
 
 /* A server with no sessions; `servers` and `metrics` (may be NULL: calls
  * are not counted) are borrowed and must outlive it. Starts an

@@ -71,7 +71,7 @@ struct gw_mcp_session {
     struct gw_mcp_server *ms;
     char id[MCP_SESSION_ID_LEN + 1];
     char dialog[GW_DIALOG_MAX + 1]; /* canonical */
-    bool named_dialog;              /* from X-Mcpgw-Dialog */
+    bool named_dialog;              /* from X-Mcpgw-Dialog, else "mcp-session:<hex>" */
     char version[MCP_VERSION_MAX];  /* negotiated protocol version */
     json_t *client_caps;            /* owned; the client's capabilities */
     char log_level[16];             /* logging/setLevel; "info" until set */
@@ -167,7 +167,8 @@ void gw_mcp__exchange_done(struct gw_mcp_exchange *x);
 
 /* ---- mcp_session.c ---- */
 
-/* A new session in the table with `dialog` (canonical; NULL: its own id).
+/* A new session in the table with `dialog` (canonical; NULL: a fresh
+ * "mcp-session:<hex>" name of its own, never its id).
  * Returns 0 and sets *out, UV_EBUSY when max_sessions are live, or
  * uv_random's error. */
 int gw_mcp__session_new(struct gw_mcp_server *ms, const char *dialog, struct gw_mcp_session **out);

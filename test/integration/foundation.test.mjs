@@ -303,3 +303,32 @@ test('SIGHUP reloads; a broken file keeps the last known good config', async (t)
   const s = await d.get('/v1/servers');
   assert.deepEqual(s.json.servers.map((x) => x.id), ['a', 'b']);
 });
+
+test('a FIFO at the config path is refused at once: the daemon keeps answering and its last good config', async (t) => {
+  const { spawnSync } = await import('node:child_process');
+  const d = await start(`version: 1\nservers:\n  a:\n    command: ${FIXTURE}\n`, { waitReady: true });
+  t.after(() => d.stop());
+  fs.unlinkSync(d.configPath);
+  assert.equal(spawnSync('mkfifo', [d.configPath]).status, 0);
+  d.child.kill('SIGHUP');
+  const problem = await waitFor(async () => (await d.get('/v1/problems', { timeoutMs: 2000 })).json.problems
+    .find((p) => p.scope === 'workspace' && p.severity === 'error' && /FIFO/.test(p.message)));
+  assert.ok(problem.message.includes(d.configPath), problem.message);
+  assert.equal((await d.get('/healthz', { timeoutMs: 2000 })).status, 200);
+  assert.deepEqual((await d.get('/v1/servers')).json.servers.map((x) => x.id), ['a']);
+  // Back to a regular file: reloads work again.
+  fs.unlinkSync(d.configPath);
+  fs.writeFileSync(d.configPath, `version: 1\nservers:\n  a:\n    command: ${FIXTURE}\n  b:\n    command: ${FIXTURE}\n    transform: [{prefix: b_}]\n`);
+  d.child.kill('SIGHUP');
+  await waitFor(async () => (await d.get('/v1/servers')).json.servers.length === 2);
+});
+
+test('--check-config refuses a FIFO at once, naming the file', async () => {
+  const { spawnSync } = await import('node:child_process');
+  const file = path.join(tmpdir(), 'mcp.yaml');
+  assert.equal(spawnSync('mkfifo', [file]).status, 0);
+  const r = await run(['--check-config', '-c', file], { timeoutMs: 10000 });
+  assert.equal(r.code, 1, r.stderr);
+  assert.match(r.stderr, /error: cannot read the config file '[^']+': it is a FIFO, not a regular file/);
+  assert.ok(r.stderr.includes(file), r.stderr);
+});

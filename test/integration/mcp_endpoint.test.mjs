@@ -37,6 +37,13 @@ async function connect(d, { dialog } = {}) {
 const leasesOf = async (d, dialog) =>
   ((await d.get('/v1/dialogs')).json.dialogs.find((x) => x.dialog === dialog) || { leases: [] }).leases;
 
+// The dialog holding the instance a call result's _meta["mcpgw/lease"] names.
+const dialogOf = async (d, result) => {
+  const instance = result._meta['mcpgw/lease'].instance;
+  return (await d.get('/v1/dialogs')).json.dialogs.find((x) => x.leases.some((l) => l.instance === instance))?.dialog;
+};
+const SESSION_DIALOG = /^mcp-session:[0-9a-f]{16}$/;
+
 // Raw POST /mcp with a JSON-RPC body (object, array or raw string).
 const rpc = (d, body, headers = {}) =>
   d.request('POST', '/mcp', { body: typeof body === 'string' ? body : JSON.stringify(body), headers: { ...JSON_ACCEPT, ...headers } });
@@ -104,18 +111,83 @@ test('two sessions are two dialogs; DELETE releases the session\'s leases', asyn
   const b = await connect(d);
   t.after(() => Promise.all([a.client.close(), b.client.close()]));
   assert.notEqual(a.transport.sessionId, b.transport.sessionId);
-  await a.client.callTool({ name: 'echo', arguments: { text: 'a' } });
-  await b.client.callTool({ name: 'echo', arguments: { text: 'b' } });
-  const [la] = await leasesOf(d, a.transport.sessionId);
-  const [lb] = await leasesOf(d, b.transport.sessionId);
-  assert.ok(la && lb, 'each session holds a lease under its own dialog');
+  const da = await dialogOf(d, await a.client.callTool({ name: 'echo', arguments: { text: 'a' } }));
+  const db = await dialogOf(d, await b.client.callTool({ name: 'echo', arguments: { text: 'b' } }));
+  assert.match(da, SESSION_DIALOG);
+  assert.match(db, SESSION_DIALOG);
+  assert.notEqual(da, db, 'each session holds a lease under its own dialog');
+  const [la] = await leasesOf(d, da);
+  const [lb] = await leasesOf(d, db);
   assert.notEqual(la.pid, lb.pid);
 
-  const sidA = a.transport.sessionId;
   await a.transport.terminateSession();
-  assert.deepEqual(await leasesOf(d, sidA), []);
+  assert.deepEqual(await leasesOf(d, da), []);
   const dialogs = (await d.get('/v1/dialogs')).json.dialogs.map((x) => x.dialog);
-  assert.deepEqual(dialogs, [b.transport.sessionId], 'b keeps its lease');
+  assert.deepEqual(dialogs, [db], 'b keeps its lease');
+});
+
+// security.md C6: a session id is a bearer secret. A session without
+// X-Mcpgw-Dialog holds its leases under a name of its own that no surface
+// maps back to the id and that no REST call can name.
+test('a session id is shown nowhere, and REST cannot reach the session\'s instance', async (t) => {
+  const d = await start(fx(), { waitReady: true, args: ['--log-level', 'debug'] });
+  t.after(() => stopClean(d));
+  let events = '';
+  const evReq = http.get({ host: '127.0.0.1', port: d.port, path: '/v1/events' }, (res) => {
+    res.setEncoding('utf8');
+    res.on('data', (c) => { events += c; });
+    res.on('error', () => {});
+  });
+  evReq.on('error', () => {});
+  t.after(() => evReq.destroy());
+  const { client, transport } = await connect(d);
+  t.after(() => client.close());
+  const sid = transport.sessionId;
+  assert.match(sid, /^[0-9a-f]{32}$/);
+  const first = await client.callTool({ name: 'echo', arguments: { text: 'mine' } });
+  const instance = first._meta['mcpgw/lease'].instance;
+  const pub = await dialogOf(d, first);
+  assert.match(pub, SESSION_DIALOG, 'the session\'s dialog has its own public name');
+  await waitFor(() => events.includes('"action":"acquired"'));
+  await waitFor(() => d.stderr.includes(pub));
+
+  const surfaces = { events, log: d.stderr };
+  for (const p of ['/v1/dialogs', '/v1/servers', '/v1/problems', '/v1/tools', '/metrics']) {
+    surfaces[p] = (await d.get(p)).body;
+  }
+  assert.ok(surfaces['/v1/dialogs'].includes(pub) && events.includes(pub), 'the public name is what is shown');
+  for (const [where, text] of Object.entries(surfaces)) {
+    assert.ok(!text.includes(sid), `the session id appears in ${where}`);
+  }
+
+  // The public name cannot be named by a call: not in the body, not in
+  // X-Mcpgw-Dialog, not for mcp_release, not to start another /mcp session.
+  let r = await d.post('/v1/tools/echo/call', { dialog: pub, arguments: { text: 'x' } });
+  assert.equal(r.status, 400);
+  assert.equal(r.json.error.code, 'bad_dialog');
+  r = await d.post('/v1/tools/echo/call', { arguments: { text: 'x' } }, { headers: { 'x-mcpgw-dialog': pub } });
+  assert.equal(r.status, 400);
+  r = await d.post('/v1/tools/mcp_release/call', { dialog: pub, arguments: { serverId: 'fx' } });
+  assert.equal(r.status, 400);
+  assert.equal((await rpc(d, INIT(), { 'x-mcpgw-dialog': pub })).status, 400);
+  // The id itself is only a REST dialog like any other: a different instance.
+  r = await d.post('/v1/tools/echo/call', { dialog: sid, arguments: { text: 'y' } });
+  assert.equal(r.status, 200, r.body);
+  assert.notEqual(r.json.lease.instance, instance, 'REST naming the session id gets its own instance');
+  const again = await client.callTool({ name: 'echo', arguments: { text: 'still mine' } });
+  assert.equal(again._meta['mcpgw/lease'].instance, instance, 'the session keeps its instance');
+  assert.equal((await leasesOf(d, pub)).length, 1);
+
+  // An operator may release the session's leases by the public name; the
+  // session's next call leases again.
+  r = await d.post(`/v1/dialogs/${pub}/release`, {});
+  assert.equal(r.status, 200, r.body);
+  assert.deepEqual(r.json.released, ['fx']);
+  assert.deepEqual(await leasesOf(d, pub), []);
+  const after = await client.callTool({ name: 'echo', arguments: { text: 'new' } });
+  assert.notEqual(after._meta['mcpgw/lease'].instance, instance);
+  assert.match(after._meta['mcpgw/lease'].reminder, /mcp_release/);
+  assert.equal(await dialogOf(d, after), pub);
 });
 
 test('X-Mcpgw-Dialog names the dialog, shared with REST calls', async (t) => {

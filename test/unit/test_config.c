@@ -409,8 +409,38 @@ START_TEST(file_too_large)
     ck_assert_int_eq(gw_config_load(cfgpath, &c), 0);
     ck_assert(!c->ok && c->exists);
     ck_assert_ptr_nonnull(find(c, "the limit is 4 MiB"));
+    ck_assert_ptr_nonnull(strstr(find(c, "the limit is 4 MiB")->message, cfgpath));
     gw_config_unref(c);
     free(big);
+}
+END_TEST
+
+/* security.md F2: a FIFO at the config path (no writer) is refused at once
+ * instead of blocking open(), which would freeze the daemon's reload; the
+ * test's timeout is what fails when open() blocks. */
+START_TEST(fifo_and_directory_refused)
+{
+    struct gw_config *c = NULL;
+    const struct gw_diag *d;
+    char sub[160];
+
+    ck_assert_int_eq(mkfifo(cfgpath, 0600), 0);
+    ck_assert_int_eq(gw_config_load(cfgpath, &c), 0);
+    ck_assert(!c->ok && c->exists);
+    d = find(c, "it is a FIFO, not a regular file");
+    ck_assert_ptr_nonnull(d);
+    ck_assert_ptr_nonnull(strstr(d->message, cfgpath));
+    ck_assert_str_eq(d->file, cfgpath);
+    gw_config_unref(c);
+
+    snprintf(sub, sizeof sub, "%s/conf.d", dir);
+    ck_assert_int_eq(mkdir(sub, 0700), 0);
+    ck_assert_int_eq(gw_config_load(sub, &c), 0);
+    ck_assert(!c->ok && c->exists);
+    d = find(c, "it is a directory, not a regular file");
+    ck_assert_ptr_nonnull(d);
+    ck_assert_ptr_nonnull(strstr(d->message, sub));
+    gw_config_unref(c);
 }
 END_TEST
 
@@ -1454,6 +1484,7 @@ static Suite *config_suite(void)
                                   invalid_yaml,
                                   version_missing_or_unsupported,
                                   file_too_large,
+                                  fifo_and_directory_refused,
                                   alias_bomb,
                                   aliases_within_limits_work,
                                   nesting_too_deep,
