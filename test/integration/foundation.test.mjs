@@ -2,6 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { start, run, tmpdir, request, rawExchange, sleep, waitFor, root, fixtures } from './lib/harness.mjs';
 
@@ -241,6 +242,72 @@ test('limits: 431, 413, 408 and malformed requests', async (t) => {
   assert.match(out, /^HTTP\/1\.1 400 /, 'a header with no name (found by fuzz_http)');
   // The daemon is still healthy after all of that.
   assert.equal((await d.get('/healthz')).status, 200);
+});
+
+// Sends `bytes` and leaves our side open: resolves what the daemon sent and
+// whether it closed the connection itself within `ms`.
+function exchangeOpen(d, bytes, ms = 3000) {
+  return new Promise((resolve, reject) => {
+    const sock = net.connect({ host: d.host, port: d.port });
+    let data = Buffer.alloc(0);
+    const finish = (closed) => { clearTimeout(timer); sock.destroy(); resolve({ out: data.toString('latin1'), closed }); };
+    const timer = setTimeout(() => finish(false), ms);
+    sock.on('connect', () => sock.write(bytes));
+    sock.on('data', (b) => { data = Buffer.concat([data, b]); });
+    sock.on('end', () => finish(true));
+    sock.on('error', (e) => { if (data.length) finish(true); else { clearTimeout(timer); reject(e); } });
+  });
+}
+
+test('framing: the bytes after a CR and after chunk data are checked (400, close)', async (t) => {
+  const d = await start('version: 1\n');
+  t.after(() => d.stop());
+  const chunked = 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n';
+  const vectors = {
+    'two bytes instead of CRLF after chunk data': `${chunked}5\r\nhelloXY0\r\n\r\n`,
+    'LF LF after chunk data': `${chunked}5\r\nhello\n\n0\r\n\r\n`,
+    '15\\rX as the chunk-size line': `${chunked}15\rX${'a'.repeat(21)}\r\n0\r\n\r\n`,
+    '0\\rX\\rX as the last chunk': `${chunked}1\r\na\r\n0\rX\rX`,
+    'headers ending \\r\\n\\rX': 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\rX',
+    'an empty header value ending \\rX': 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-A:\rX\r\n\r\n',
+  };
+  const wrong = [];
+  for (const [name, bytes] of Object.entries(vectors)) {
+    const { out, closed } = await exchangeOpen(d, bytes);
+    if (!/^HTTP\/1\.1 400 /.test(out) || !closed) wrong.push(`${name}: ${out.split('\r\n')[0] || 'no answer'}, ${closed ? 'closed' : 'kept open'}`);
+  }
+  assert.deepEqual(wrong, []);
+  // Well-formed chunked requests with extensions and trailers still pass.
+  const { out } = await exchangeOpen(d, `${chunked}5;c="d e"\r\nhello\r\n0\r\nX-T: 1\r\n\r\n`, 1000);
+  assert.match(out, /^HTTP\/1\.1 200 /);
+});
+
+test('more than one Host: 400 and close, whichever comes first', async (t) => {
+  const d = await start('version: 1\n');
+  t.after(() => d.stop());
+  for (const pair of [['127.0.0.1', 'evil.example'], ['evil.example', '127.0.0.1'], ['127.0.0.1', '127.0.0.1']]) {
+    const { out, closed } = await exchangeOpen(d, `GET /healthz HTTP/1.1\r\nHost: ${pair[0]}\r\nHost: ${pair[1]}\r\n\r\n`);
+    assert.match(out, /^HTTP\/1\.1 400 /, pair.join(' then '));
+    assert.ok(closed, 'the connection is closed');
+  }
+});
+
+test('chunk extensions and trailers count toward max_header_bytes (413, close)', async (t) => {
+  const d = await start('version: 1\n');
+  t.after(() => d.stop());
+  const head = 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n';
+  // a 21-byte body carried by a 20 MiB chunk extension
+  let r = await exchangeOpen(d, Buffer.from(`${head}15;x=${'e'.repeat(20 << 20)}\r\n${'a'.repeat(21)}\r\n0\r\n\r\n`), 5000);
+  assert.match(r.out, /^HTTP\/1\.1 413 /);
+  assert.ok(r.closed, 'the connection is closed');
+  r = await exchangeOpen(d, `${head}1\r\na\r\n0\r\nX-T: ${'t'.repeat(20 * 1024)}\r\n\r\n`);
+  assert.match(r.out, /^HTTP\/1\.1 413 /);
+  assert.ok(r.closed, 'the connection is closed');
+  r = await exchangeOpen(d, `${head}${'0'.repeat(64 * 1024)}5\r\nhello\r\n0\r\n\r\n`);
+  assert.match(r.out, /^HTTP\/1\.1 413 /);
+  assert.ok(r.closed, 'the connection is closed');
+  r = await exchangeOpen(d, `${head}5;x=${'e'.repeat(8 * 1024)}\r\nhello\r\n0\r\n\r\n`, 1000);
+  assert.match(r.out, /^HTTP\/1\.1 200 /);
 });
 
 test('keep-alive and pipelining answer in order', async (t) => {
