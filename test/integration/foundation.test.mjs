@@ -217,6 +217,35 @@ test('DNS rebinding: foreign Host and Origin get 403', async (t) => {
   assert.equal(r.status, 200);
 });
 
+test('DNS rebinding: Host and Origin are parsed strictly', async (t) => {
+  const d = await start('version: 1\ngateway:\n  allowed_origins: [https://app.example]\n');
+  t.after(() => d.stop());
+  const hosts = ['[::1].evil.example', 'localhost:evil', '127.0.0.1:7551@evil.example', '-4294967169.0.0.1',
+    '127.0.0.1.evil.example', 'localhost.evil.example', '127.1', '127.0.0.256', '0177.0.0.1', '127.0.0.01',
+    '127.0.0.1:', '127.0.0.1:123456', 'localhost:80:80', '[::1]:', '[::1]x', '[::2]', 'localhost.'];
+  const wrong = [];
+  for (const host of hosts) {
+    const r = await d.get('/healthz', { headers: { host } });
+    if (r.status !== 403 || r.json?.error?.code !== 'forbidden_host') wrong.push(`Host ${JSON.stringify(host)}: ${r.status}`);
+  }
+  for (const origin of ['http://localhost:evil', 'http://127.0.0.1:7551@evil.example', 'http://[::1].evil.example',
+    'http://-4294967169.0.0.1', 'http://127.0.0.1.evil.example', 'null', 'http://localhost/']) {
+    const r = await d.get('/healthz', { headers: { origin } });
+    if (r.status !== 403 || r.json?.error?.code !== 'forbidden_origin') wrong.push(`Origin ${origin}: ${r.status}`);
+  }
+  for (const host of ['localhost:7420', 'LOCALHOST', '127.0.0.1', '127.255.255.254:65535', '[::1]:7420', '[::1]']) {
+    const r = await d.get('/healthz', { headers: { host } });
+    if (r.status !== 200) wrong.push(`Host ${host}: ${r.status}, wanted 200`);
+  }
+  for (const origin of ['http://localhost:7420', 'http://127.0.0.1', 'https://[::1]:8443', 'https://app.example']) {
+    const r = await d.get('/healthz', { headers: { origin } });
+    if (r.status !== 200) wrong.push(`Origin ${origin}: ${r.status}, wanted 200`);
+  }
+  const empty = await exchangeOpen(d, 'GET /healthz HTTP/1.1\r\nHost: \r\n\r\n', 1000);
+  if (!/^HTTP\/1\.1 403 /.test(empty.out)) wrong.push(`Host "": ${empty.out.split('\r\n')[0]}`);
+  assert.deepEqual(wrong, []);
+});
+
 test('limits: 431, 413, 408 and malformed requests', async (t) => {
   const d = await start('version: 1\ngateway:\n  header_timeout: 300ms\n  max_body: 1MiB\n');
   t.after(() => d.stop());
