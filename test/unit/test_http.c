@@ -828,8 +828,8 @@ static void c_framing(struct fx *f)
     ck_assert(read_resp(c, &r, 0, 0));
     ck_assert_int_eq(r.status, 200);
     free(r.body);
-    cli_puts(c, CHUNKED_HEAD
-             "5;c=\"d e\"\r\nhello\r\n006\r\n world\r\n0\r\nX-T: 1\r\nX-U: 2\r\n\r\n");
+    cli_puts(c,
+             CHUNKED_HEAD "5;c=\"d e\"\r\nhello\r\n006\r\n world\r\n0\r\nX-T: 1\r\nX-U: 2\r\n\r\n");
     expect_body(c, "hello world", 11);
     cli_free(c);
 }
