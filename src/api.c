@@ -2,6 +2,7 @@
  * the others answer at once. */
 #include "gw/api.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -825,35 +826,58 @@ static void dispatch(struct gw_api_ctx *ctx, struct gw_http_request *req)
     free(path);
 }
 
-/* Strips an optional ":port" from a Host value; returns the host length. */
-static size_t host_length(const char *host)
+/* Nothing, or ':' and a port of 1-5 digits up to 65535. */
+static bool port_ok(const char *s, size_t n)
 {
-    if (host[0] == '[') {
-        const char *end = strchr(host, ']');
-        return end ? (size_t)(end - host) + 1 : strlen(host);
+    unsigned long v = 0;
+
+    if (n == 0)
+        return true;
+    if (s[0] != ':' || n < 2 || n > 6)
+        return false;
+    for (size_t i = 1; i < n; i++) {
+        if (!isdigit((unsigned char)s[i]))
+            return false;
+        v = v * 10 + (unsigned long)(s[i] - '0');
     }
-    const char *colon = strchr(host, ':');
-    return colon ? (size_t)(colon - host) : strlen(host);
+    return v <= 65535;
 }
 
+/* Length of the IPv4 address in 127.0.0.0/8 that `s` starts with, written
+ * as four decimal octets of 0-255 without leading zeros; 0 if none. Parsed
+ * by hand: sscanf's %u takes signs, so "-4294967169.0.0.1" read as 127. */
+static size_t loopback_v4_length(const char *s, size_t n)
+{
+    size_t i = 0;
+
+    for (int octet = 0; octet < 4; octet++) {
+        unsigned v = 0;
+        if (octet > 0 && (i >= n || s[i++] != '.'))
+            return 0;
+        size_t from = i;
+        while (i < n && i - from < 3 && isdigit((unsigned char)s[i]))
+            v = v * 10 + (unsigned)(s[i++] - '0');
+        if (i == from || v > 255 || (s[from] == '0' && i - from > 1) || (octet == 0 && v != 127))
+            return 0;
+    }
+    return i;
+}
+
+/* Exactly "localhost" (any case), "[::1]" or a 127.0.0.0/8 address, then
+ * an optional port and nothing else: what follows the name must not be
+ * able to turn it into another one ("localhost.evil.example",
+ * "127.0.0.1:1@evil.example"). */
 bool gw_api_host_is_loopback(const char *host)
 {
-    size_t n = host_length(host);
-    char name[64];
-    unsigned a, b, c, d;
-    char tail;
+    size_t n = strlen(host), h;
 
-    if (n == 0 || n >= sizeof name)
-        return false;
-    /* The usual answer without sscanf (every request asks). */
-    if (n == 9 && memcmp(host, "127.0.0.1", 9) == 0)
-        return true;
-    memcpy(name, host, n);
-    name[n] = '\0';
-    if (strcasecmp(name, "localhost") == 0 || strcmp(name, "[::1]") == 0)
-        return true;
-    return sscanf(name, "%u.%u.%u.%u%c", &a, &b, &c, &d, &tail) == 4 && a == 127 && b < 256 &&
-           c < 256 && d < 256;
+    if (n >= 9 && strncasecmp(host, "localhost", 9) == 0)
+        h = 9;
+    else if (strncmp(host, "[::1]", 5) == 0)
+        h = 5;
+    else
+        h = loopback_v4_length(host, n);
+    return h > 0 && port_ok(host + h, n - h);
 }
 
 bool gw_api_origin_allowed(const char *origin, const struct gw_gateway_config *gw)
@@ -868,7 +892,7 @@ bool gw_api_origin_allowed(const char *origin, const struct gw_gateway_config *g
         rest = origin + 7;
     else if (strncasecmp(origin, "https://", 8) == 0)
         rest = origin + 8;
-    return rest != NULL && strchr(rest, '/') == NULL && gw_api_host_is_loopback(rest);
+    return rest != NULL && gw_api_host_is_loopback(rest);
 }
 
 /* Returns 0 when the request may go on, else answers it and returns -1. */

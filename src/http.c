@@ -291,8 +291,8 @@ void gw_http__arm_timer(struct conn *c)
 static void conn_reset_request(struct conn *c)
 {
     c->lim = c->srv->lim;
-    c->head_bytes = c->body_bytes = 0;
-    c->headers_done = c->msg_done = c->in_trailers = 0;
+    c->head_bytes = c->body_bytes = c->meta_bytes = c->meta_free = 0;
+    c->headers_done = c->msg_done = c->in_trailers = c->chunked = 0;
     c->scan = (struct scan){0};
     c->fail_status = 0;
 }

@@ -1,10 +1,13 @@
-/* HTTP/1.1 server: turning received bytes into requests. llhttp runs in
- * strict mode (no lenient flags); a scan in front of it refuses what
- * llhttp 8.1 still lets through. Limits are enforced here as bytes arrive:
- * request line + headers (431), header count (431), body by Content-Length
- * before reading it and by count while reading chunks (413). A complete
- * request pauses the parser and goes to the handler; the connection side
- * (http.c) resumes parsing once the answer is written. */
+/* HTTP/1.1 server: turning received bytes into requests. llhttp is
+ * compiled in strict mode (LLHTTP_STRICT_MODE, see the Makefile) and runs
+ * with no lenient flags; a scan in front of it refuses what llhttp 8.1
+ * still lets through. Limits are enforced here as bytes arrive: request
+ * line + headers (431), header count (431), body by Content-Length before
+ * reading it and by count while reading chunks (413), and what a chunked
+ * body carries besides data (chunk extensions, trailers) together with the
+ * request line and headers (413). A complete request pauses the parser and
+ * goes to the handler; the connection side (http.c) resumes parsing once
+ * the answer is written. */
 #include "gw/http_internal.h"
 
 #include <ctype.h>
@@ -148,20 +151,13 @@ static int on_url_complete(llhttp_t *p)
     return end_string(c->req);
 }
 
-/* Trailer fields are not kept; their bytes count against max_body. */
-static int count_trailer(struct conn *c, size_t len)
-{
-    c->body_bytes += len;
-    if (c->body_bytes > c->lim.max_body)
-        return refuse(c, 413, "payload_too_large", "The request body is too large.");
-    return 0;
-}
-
+/* Trailer fields are not kept; their bytes are counted with the rest of
+ * the chunk framing (count_meta). */
 static int on_header_field(llhttp_t *p, const char *at, size_t len)
 {
     struct conn *c = p->data;
     if (c->headers_done)
-        return count_trailer(c, len);
+        return 0;
     gw_http__buf_append(&c->req->arena, at, len);
     return 0;
 }
@@ -177,13 +173,10 @@ static int on_header_field_complete(llhttp_t *p)
     /* ": x" is accepted by llhttp 8.1; a field name must be a token. */
     if (r->arena.data[r->mark] == '\0')
         return refuse(c, 400, "bad_request", "The request has a header field with no name.");
-    for (char *s = r->arena.data + r->mark; *s; s++) {
-        /* "Host : x" is accepted by llhttp 8.1; RFC 9112 says reject. */
-        if (*s == ' ' || *s == '\t')
-            return refuse(c, 400, "bad_request",
-                          "The request has whitespace between a header name and its colon.");
+    for (char *s = r->arena.data + r->mark; *s; s++)
         *s = (char)tolower((unsigned char)*s);
-    }
+    if (r->arena.len - r->mark == 4 && memcmp(r->arena.data + r->mark, "host", 4) == 0)
+        r->nhost++;
     return end_string(r);
 }
 
@@ -191,7 +184,7 @@ static int on_header_value(llhttp_t *p, const char *at, size_t len)
 {
     struct conn *c = p->data;
     if (c->headers_done)
-        return count_trailer(c, len);
+        return 0;
     gw_http__buf_append(&c->req->arena, at, len);
     return 0;
 }
@@ -227,6 +220,10 @@ static int on_headers_complete(llhttp_t *p)
     req_finish_head(c->req, p);
     if (p->http_major != 1)
         return refuse(c, 400, "bad_request", "Only HTTP/1.0 and HTTP/1.1 are served.");
+    /* llhttp 8.1 passes a second Host; which one counts would be up to
+     * whoever reads it (RFC 9112 3.2: 400). */
+    if (c->req->nhost > 1)
+        return refuse(c, 400, "bad_request", "The request has more than one Host header field.");
     if ((p->flags & F_CONTENT_LENGTH) && p->content_length > c->lim.max_body)
         return refuse(c, 413, "payload_too_large", "The request body is too large.");
     if ((p->flags & F_CHUNKED) || p->content_length > 0) {
@@ -234,24 +231,43 @@ static int on_headers_complete(llhttp_t *p)
         gw_http__arm_timer(c);
         send_continue(c, p);
     }
-    return 0;
+    if (!(p->flags & F_CHUNKED))
+        return 0;
+    /* The head ends here exactly, so that head_bytes is exact and every
+     * later byte is the chunked body's (count_meta). */
+    c->chunked = 1;
+    return HPE_PAUSED;
 }
 
 static int on_body(llhttp_t *p, const char *at, size_t len)
 {
     struct conn *c = p->data;
     c->body_bytes += len;
+    c->slice_body += len;
     if (c->body_bytes > c->lim.max_body)
         return refuse(c, 413, "payload_too_large", "The request body is too large.");
     gw_http__buf_append(&c->req->body, at, len);
     return 0;
 }
 
-/* The last chunk starts the trailer section, which gets the same scan as
- * the headers; pausing here makes the scan start at its exact first byte. */
+/* Hex digits of a chunk size written without leading zeros. */
+static unsigned hex_digits(uint64_t n)
+{
+    unsigned d = 1;
+    while (n >>= 4)
+        d++;
+    return d;
+}
+
+/* The chunk's framing is free: its size in hex without leading zeros and
+ * two CRLFs (after the size and after the data; for the last chunk, after
+ * "0" and at the end of the trailer section). The last chunk starts the
+ * trailer section, which gets the same scan as the headers; pausing here
+ * makes the scan start at its exact first byte. */
 static int on_chunk_header(llhttp_t *p)
 {
     struct conn *c = p->data;
+    c->meta_free += 4 + hex_digits(p->content_length);
     if (p->content_length != 0)
         return 0;
     c->in_trailers = 1;
@@ -312,6 +328,23 @@ static void scan_update(struct scan *s, const char *p, size_t n)
     s->line_start = p[n - 1] == '\n';
 }
 
+/* Everything in a chunked body that is not data nor free framing (see
+ * on_chunk_header): chunk extensions, zeros before a size, trailer fields.
+ * None of it is kept, but a client must not make us parse it without end:
+ * it counts toward max_header_bytes with the request line and headers.
+ * Counted per parsed slice, so it may pass the limit by one read before it
+ * is refused. Returns -1 after the error answer was started. */
+static int count_meta(struct conn *c, size_t n)
+{
+    c->meta_bytes += n;
+    if (c->meta_bytes <= c->meta_free ||
+        c->meta_bytes - c->meta_free <= c->lim.max_header_bytes - c->head_bytes)
+        return 0;
+    gw_http__final_error(c, 413, "payload_too_large",
+                         "The request's chunk extensions and trailer fields are too large.");
+    return -1;
+}
+
 static void parse_failed(struct conn *c, llhttp_errno_t e)
 {
     char msg[160];
@@ -346,6 +379,7 @@ static void conn_dispatch(struct conn *c)
 static long parse_slice(struct conn *c, const char *p, size_t n)
 {
     int scanning = !c->headers_done || c->in_trailers;
+    int chunk_body = c->headers_done && c->chunked;
     uint64_t room = c->lim.max_header_bytes - c->head_bytes;
     if (!c->headers_done && n > room)
         n = (size_t)room + 1;
@@ -357,6 +391,7 @@ static long parse_slice(struct conn *c, const char *p, size_t n)
             return -1;
         }
     }
+    c->slice_body = 0;
     llhttp_errno_t e = llhttp_execute(&c->parser, p, n);
     size_t used = n;
     if (e == HPE_PAUSED) {
@@ -368,6 +403,8 @@ static long parse_slice(struct conn *c, const char *p, size_t n)
     }
     if (scanning)
         scan_update(&c->scan, p, used);
+    if (chunk_body && count_meta(c, used - c->slice_body) < 0)
+        return -1;
     return (long)used;
 }
 
@@ -379,7 +416,8 @@ void gw_http__parse(struct conn *c)
         if (used < 0)
             return;
         c->in_off += (size_t)used;
-        if (was_head && !c->headers_done) {
+        /* a chunked request's head ended the slice (on_headers_complete) */
+        if (was_head && (!c->headers_done || c->chunked)) {
             c->head_bytes += (uint64_t)used;
             if (c->head_bytes > c->lim.max_header_bytes) {
                 gw_http__final_error(c, 431, "headers_too_large",

@@ -45,7 +45,9 @@ void gw_api_handle(struct gw_http_request *req, void *data);
 /* The http server's response hook: metrics and the access log line. */
 void gw_api_on_response(const struct gw_http_request *req, int status, void *data);
 
-/* True when `host` (a Host header value, port allowed) names loopback. */
+/* True when `host` (a Host header value) is exactly "localhost", "[::1]"
+ * or an address in 127.0.0.0/8 as four decimal octets, with an optional
+ * ":port" of 1-5 digits and nothing else. */
 bool gw_api_host_is_loopback(const char *host);
 
 /* True when `origin` is a loopback origin or listed in allowed_origins. */

@@ -39,9 +39,14 @@
  * - Keep-alive follows HTTP/1.1 (Connection: close, HTTP/1.0 without
  *   keep-alive, Upgrade requests close after the answer). A stream to an
  *   HTTP/1.0 client is sent unchunked and ends with the connection.
- * - llhttp 8.1 runs strict; on top of it the server refuses (400) what 8.1
- *   still accepts: bare LF, obs-fold, whitespace before a header colon, and
- *   HTTP versions other than 1.x.
+ * - llhttp 8.1 runs in strict mode (CRLF checked after chunk data, chunk
+ *   sizes and the header block; no tab, form feed or non-ASCII byte in the
+ *   target); on top of it the server refuses (400) what 8.1 still accepts:
+ *   bare LF, obs-fold, a header with no name, more than one Host, and HTTP
+ *   versions other than 1.x.
+ * - Chunk extensions, zeros before a chunk size and trailer fields are not
+ *   kept; their bytes count toward max_header_bytes with the request line
+ *   and headers (413 beyond).
  * - Limits of 0 turn a timeout off; max_connections 0 means no cap. */
 #ifndef GW_HTTP_H
 #define GW_HTTP_H
@@ -53,7 +58,8 @@
 
 struct gw_http_limits {
     uint64_t max_body;             /* 413 beyond */
-    uint64_t max_header_bytes;     /* request line + headers; 431 beyond */
+    uint64_t max_header_bytes;     /* request line + headers; 431 beyond
+                                    * (+ chunk extensions, trailers: 413) */
     unsigned max_headers;          /* 431 beyond; security.md C2: 100 */
     unsigned max_connections;      /* beyond: 503 and close */
     uint64_t header_timeout_ms;    /* 408 */

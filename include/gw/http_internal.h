@@ -36,6 +36,7 @@ struct req {
     struct buf arena; /* target, header names and values, path, query */
     size_t mark;      /* start of the string being collected in arena */
     size_t nheaders;
+    unsigned nhost; /* Host field lines seen */
     struct gw_http_header *headers;
     struct buf body;
     char peer[64];
@@ -53,9 +54,9 @@ enum conn_state {
     CS_DEAD,    /* closes on the next loop turn (0 ms timer) */
 };
 
-/* Strictness llhttp 8.1 lacks even without lenient flags: it accepts a
- * bare LF in the request line and at the end of the header block, and
- * obs-fold continuation lines. This scanner runs over header and trailer
+/* Strictness llhttp 8.1 lacks even in strict mode without lenient flags:
+ * it accepts a bare LF in the request line and at the end of the header
+ * block, and obs-fold continuation lines. This scanner runs over header and trailer
  * bytes before llhttp sees them. */
 struct scan {
     unsigned char prev_cr, line_start, lines;
@@ -80,8 +81,11 @@ struct conn {
     size_t in_off, in_len, in_cap;
     struct scan scan;
     uint64_t head_bytes; /* request line + headers so far */
-    uint64_t body_bytes; /* body + trailers so far */
-    int headers_done, msg_done, in_trailers, keep_alive;
+    uint64_t body_bytes; /* body data so far */
+    uint64_t meta_bytes; /* bytes of a chunked body that are not data */
+    uint64_t meta_free;  /* of those, the framing every chunk needs */
+    size_t slice_body;   /* body data in the slice llhttp is parsing */
+    int headers_done, msg_done, in_trailers, keep_alive, chunked;
     int rejected, closing, reading, eof, open_handles;
     int sent_all;               /* the last write of an answer completed at once */
     struct conn *fprev, *fnext; /* in the server's finish list while sent_all */

@@ -16,6 +16,7 @@
 BUILD      ?= build
 LLHTTP_SRC ?= /usr/share/llhttp
 LLHTTP_INC ?= /usr/share/include/llhttp
+LLHTTP_DEFS ?= -DLLHTTP_STRICT_MODE=1
 
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
@@ -34,7 +35,7 @@ FUZZ_MAXLEN_fuzz_artifact_path := 512
 FUZZ_SAN    := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
                -fno-omit-frame-pointer
 FUZZ_WARN   := -Wall -Wextra -Werror -Wno-unused-parameter
-FUZZ_CFLAGS := -std=gnu11 -O1 -g $(FUZZ_SAN) -Iinclude -I$(LLHTTP_INC) -D_GNU_SOURCE
+FUZZ_CFLAGS := -std=gnu11 -O1 -g $(FUZZ_SAN) -Iinclude -I$(LLHTTP_INC) $(LLHTTP_DEFS) -D_GNU_SOURCE
 FUZZ_LIBS   := -luv -ljansson -lyaml -lm
 
 FUZZ_LIB_SRC := $(filter-out src/main.c,$(wildcard src/*.c))
@@ -60,8 +61,9 @@ fuzz-build: $(FUZZ_BINS)
 $(FUZZ_OUT)/obj/%.o: src/%.c $(FUZZ_HDRS) | $(FUZZ_OUT)/obj
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_WARN) -fsanitize=fuzzer-no-link -c -o $@ $<
 
-# llhttp's generated sources are compiled as shipped, without -Werror.
-$(FUZZ_OUT)/obj/llhttp/%.o: $(LLHTTP_SRC)/%.c | $(FUZZ_OUT)/obj/llhttp
+# llhttp's generated sources are compiled as shipped (strict mode, as in the
+# daemon), without -Werror.
+$(FUZZ_OUT)/obj/llhttp/%.o: $(LLHTTP_SRC)/%.c test/fuzz/fuzz.mk | $(FUZZ_OUT)/obj/llhttp
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
 
 $(FUZZ_OUT)/libgw.a: $(FUZZ_OBJ) $(FUZZ_LLHTTP)

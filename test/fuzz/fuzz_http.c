@@ -21,8 +21,9 @@
  *
  * Every request that reaches the handler is checked against what the
  * parser promises (gw/http.h): lower-cased header names without
- * whitespace, values without CR/LF or trailing whitespace, path a prefix
- * of the target, counts and body within the limits, body NUL-terminated. */
+ * whitespace, at most one Host, values without CR/LF or trailing
+ * whitespace, path a prefix of the target, counts and body within the
+ * limits, body NUL-terminated. */
 #include "gw/api.h"
 #include "gw/http_internal.h"
 #include "gw/log.h"
@@ -97,9 +98,11 @@ static void check_request(const struct gw_http_request *req)
     if (req->nheaders > lim_now->max_headers || req->body_len > lim_now->max_body ||
         req->body[req->body_len] != '\0')
         abort();
-    for (size_t i = 0; i < req->nheaders; i++) {
+    for (size_t i = 0, hosts = 0; i < req->nheaders; i++) {
         const char *n = req->headers[i].name, *v = req->headers[i].value;
         size_t vlen = strlen(v);
+        if (strcmp(n, "host") == 0 && ++hosts > 1)
+            abort();
         if ((*n == '\0' && !skip_known) || strpbrk(n, " \t:\r\nABCDEFGHIJKLMNOPQRSTUVWXYZ") != NULL)
             abort();
         if (strpbrk(v, "\r\n") != NULL || (vlen > 0 && (v[vlen - 1] == ' ' || v[vlen - 1] == '\t')))

@@ -2,6 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { start, run, tmpdir, request, rawExchange, sleep, waitFor, root, fixtures } from './lib/harness.mjs';
 
@@ -216,6 +217,35 @@ test('DNS rebinding: foreign Host and Origin get 403', async (t) => {
   assert.equal(r.status, 200);
 });
 
+test('DNS rebinding: Host and Origin are parsed strictly', async (t) => {
+  const d = await start('version: 1\ngateway:\n  allowed_origins: [https://app.example]\n');
+  t.after(() => d.stop());
+  const hosts = ['[::1].evil.example', 'localhost:evil', '127.0.0.1:7551@evil.example', '-4294967169.0.0.1',
+    '127.0.0.1.evil.example', 'localhost.evil.example', '127.1', '127.0.0.256', '0177.0.0.1', '127.0.0.01',
+    '127.0.0.1:', '127.0.0.1:123456', 'localhost:80:80', '[::1]:', '[::1]x', '[::2]', 'localhost.'];
+  const wrong = [];
+  for (const host of hosts) {
+    const r = await d.get('/healthz', { headers: { host } });
+    if (r.status !== 403 || r.json?.error?.code !== 'forbidden_host') wrong.push(`Host ${JSON.stringify(host)}: ${r.status}`);
+  }
+  for (const origin of ['http://localhost:evil', 'http://127.0.0.1:7551@evil.example', 'http://[::1].evil.example',
+    'http://-4294967169.0.0.1', 'http://127.0.0.1.evil.example', 'null', 'http://localhost/']) {
+    const r = await d.get('/healthz', { headers: { origin } });
+    if (r.status !== 403 || r.json?.error?.code !== 'forbidden_origin') wrong.push(`Origin ${origin}: ${r.status}`);
+  }
+  for (const host of ['localhost:7420', 'LOCALHOST', '127.0.0.1', '127.255.255.254:65535', '[::1]:7420', '[::1]']) {
+    const r = await d.get('/healthz', { headers: { host } });
+    if (r.status !== 200) wrong.push(`Host ${host}: ${r.status}, wanted 200`);
+  }
+  for (const origin of ['http://localhost:7420', 'http://127.0.0.1', 'https://[::1]:8443', 'https://app.example']) {
+    const r = await d.get('/healthz', { headers: { origin } });
+    if (r.status !== 200) wrong.push(`Origin ${origin}: ${r.status}, wanted 200`);
+  }
+  const empty = await exchangeOpen(d, 'GET /healthz HTTP/1.1\r\nHost: \r\n\r\n', 1000);
+  if (!/^HTTP\/1\.1 403 /.test(empty.out)) wrong.push(`Host "": ${empty.out.split('\r\n')[0]}`);
+  assert.deepEqual(wrong, []);
+});
+
 test('limits: 431, 413, 408 and malformed requests', async (t) => {
   const d = await start('version: 1\ngateway:\n  header_timeout: 300ms\n  max_body: 1MiB\n');
   t.after(() => d.stop());
@@ -241,6 +271,72 @@ test('limits: 431, 413, 408 and malformed requests', async (t) => {
   assert.match(out, /^HTTP\/1\.1 400 /, 'a header with no name (found by fuzz_http)');
   // The daemon is still healthy after all of that.
   assert.equal((await d.get('/healthz')).status, 200);
+});
+
+// Sends `bytes` and leaves our side open: resolves what the daemon sent and
+// whether it closed the connection itself within `ms`.
+function exchangeOpen(d, bytes, ms = 3000) {
+  return new Promise((resolve, reject) => {
+    const sock = net.connect({ host: d.host, port: d.port });
+    let data = Buffer.alloc(0);
+    const finish = (closed) => { clearTimeout(timer); sock.destroy(); resolve({ out: data.toString('latin1'), closed }); };
+    const timer = setTimeout(() => finish(false), ms);
+    sock.on('connect', () => sock.write(bytes));
+    sock.on('data', (b) => { data = Buffer.concat([data, b]); });
+    sock.on('end', () => finish(true));
+    sock.on('error', (e) => { if (data.length) finish(true); else { clearTimeout(timer); reject(e); } });
+  });
+}
+
+test('framing: the bytes after a CR and after chunk data are checked (400, close)', async (t) => {
+  const d = await start('version: 1\n');
+  t.after(() => d.stop());
+  const chunked = 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n';
+  const vectors = {
+    'two bytes instead of CRLF after chunk data': `${chunked}5\r\nhelloXY0\r\n\r\n`,
+    'LF LF after chunk data': `${chunked}5\r\nhello\n\n0\r\n\r\n`,
+    '15\\rX as the chunk-size line': `${chunked}15\rX${'a'.repeat(21)}\r\n0\r\n\r\n`,
+    '0\\rX\\rX as the last chunk': `${chunked}1\r\na\r\n0\rX\rX`,
+    'headers ending \\r\\n\\rX': 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\rX',
+    'an empty header value ending \\rX': 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-A:\rX\r\n\r\n',
+  };
+  const wrong = [];
+  for (const [name, bytes] of Object.entries(vectors)) {
+    const { out, closed } = await exchangeOpen(d, bytes);
+    if (!/^HTTP\/1\.1 400 /.test(out) || !closed) wrong.push(`${name}: ${out.split('\r\n')[0] || 'no answer'}, ${closed ? 'closed' : 'kept open'}`);
+  }
+  assert.deepEqual(wrong, []);
+  // Well-formed chunked requests with extensions and trailers still pass.
+  const { out } = await exchangeOpen(d, `${chunked}5;c="d e"\r\nhello\r\n0\r\nX-T: 1\r\n\r\n`, 1000);
+  assert.match(out, /^HTTP\/1\.1 200 /);
+});
+
+test('more than one Host: 400 and close, whichever comes first', async (t) => {
+  const d = await start('version: 1\n');
+  t.after(() => d.stop());
+  for (const pair of [['127.0.0.1', 'evil.example'], ['evil.example', '127.0.0.1'], ['127.0.0.1', '127.0.0.1']]) {
+    const { out, closed } = await exchangeOpen(d, `GET /healthz HTTP/1.1\r\nHost: ${pair[0]}\r\nHost: ${pair[1]}\r\n\r\n`);
+    assert.match(out, /^HTTP\/1\.1 400 /, pair.join(' then '));
+    assert.ok(closed, 'the connection is closed');
+  }
+});
+
+test('chunk extensions and trailers count toward max_header_bytes (413, close)', async (t) => {
+  const d = await start('version: 1\n');
+  t.after(() => d.stop());
+  const head = 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n';
+  // a 21-byte body carried by a 20 MiB chunk extension
+  let r = await exchangeOpen(d, Buffer.from(`${head}15;x=${'e'.repeat(20 << 20)}\r\n${'a'.repeat(21)}\r\n0\r\n\r\n`), 5000);
+  assert.match(r.out, /^HTTP\/1\.1 413 /);
+  assert.ok(r.closed, 'the connection is closed');
+  r = await exchangeOpen(d, `${head}1\r\na\r\n0\r\nX-T: ${'t'.repeat(20 * 1024)}\r\n\r\n`);
+  assert.match(r.out, /^HTTP\/1\.1 413 /);
+  assert.ok(r.closed, 'the connection is closed');
+  r = await exchangeOpen(d, `${head}${'0'.repeat(64 * 1024)}5\r\nhello\r\n0\r\n\r\n`);
+  assert.match(r.out, /^HTTP\/1\.1 413 /);
+  assert.ok(r.closed, 'the connection is closed');
+  r = await exchangeOpen(d, `${head}5;x=${'e'.repeat(8 * 1024)}\r\nhello\r\n0\r\n\r\n`, 1000);
+  assert.match(r.out, /^HTTP\/1\.1 200 /);
 });
 
 test('keep-alive and pipelining answer in order', async (t) => {
