@@ -584,7 +584,7 @@ static struct slot *slot_spawn(struct server *srv, enum slot_role role)
 
     slot->srv = srv;
     slot->role = role;
-    if (gw_instance_start(srv->owner->loop, srv->owner->multi, srv->cfg, &srv->snap->gateway, &cbs,
+    if (gw_instance_start(srv->owner->loop, srv->owner->multi, srv->snap, srv->cfg, &cbs,
                           ++srv->seq, &slot->inst, &why) != 0) {
         free(slot);
         if (srv->replaces != NULL) {
@@ -984,6 +984,8 @@ json_t *gw_servers_apply(struct gw_servers *s, struct gw_config *c)
                             "refused", "unchanged");
     struct server **link = &s->head;
 
+    gw_config_unref(s->config);
+    s->config = gw_config_ref(c);
     s->gw = &c->gateway;
     while (s->pending != NULL)
         discard_pending(s->pending);
@@ -1115,6 +1117,7 @@ static void on_last_timer_closed(uv_handle_t *h)
     gw_catalog_free(s->catalog);
     gw_extras_free(s->extras);
     json_decref(s->tool_in_flight);
+    gw_config_unref(s->config);
     s->close_cb(s->close_data);
     free(s);
 }
