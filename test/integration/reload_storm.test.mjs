@@ -1,9 +1,9 @@
 // Reload storms (design §8): reloads of an unchanged (or re-created) file
 // arriving while instances are inside `initialize` — a server being added,
 // a lease's new instance, a crashed shared server restarting, an HTTP
-// upstream's session. Each test checks that the daemon survives: /healthz
-// answers, calls work, and the harness fails the test if it does not exit 0
-// on SIGTERM (ASan).
+// upstream's session — and SIGHUP in the daemon's first milliseconds. Each
+// test checks that the daemon survives: /healthz answers, calls work, and
+// the harness fails the test if it does not exit 0 on SIGTERM (ASan).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
-import { start, waitFor, sleep, fixtures, nodeModules, slow } from './lib/harness.mjs';
+import { start, waitFor, sleep, fixtures, nodeModules, slow, bin, tmpdir } from './lib/harness.mjs';
 
 const FIXTURE = path.join(fixtures, 'mcp_fixture');
 const EVERYTHING = path.join(nodeModules, '.bin/mcp-server-everything');
@@ -222,4 +222,90 @@ test('storm: HTTP upstream sessions start while reloads arrive during their init
   const r = await call(d, 'echo', { dialog: 'after', arguments: { message: 'still' } });
   assert.equal(r.status, 200, r.body);
   assert.equal(r.json.contentItems[0].text, 'Echo: still');
+});
+
+
+// SigBlk / SigCgt of a process, as numbers (bit n-1 for signal n).
+function sigMasks(pid) {
+  try {
+    const st = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+    return { blk: BigInt('0x' + /SigBlk:\s*(\w+)/.exec(st)[1]), cgt: BigInt('0x' + /SigCgt:\s*(\w+)/.exec(st)[1]) };
+  } catch { return null; }
+}
+const HUP = 1n; // SIGHUP is signal 1
+// What the daemon holds during its start: SIGHUP, SIGINT, SIGTERM (libuv
+// briefly blocks every signal around some calls; that is not it).
+const HELD = HUP | (1n << 1n) | (1n << 14n);
+
+test('SIGHUP in the first milliseconds: the daemon lives, loads its file, reloads once after', async (t) => {
+  const dir = tmpdir();
+  const configPath = path.join(dir, 'mcp.yaml');
+  fs.writeFileSync(configPath, `version: 1\nservers:\n  s:\n    command: ${FIXTURE}\n    truely-stateless: true\n`);
+  let held = 0;
+  for (let round = 0; round < 3; round++) {
+    const child = spawn(bin, ['-c', configPath, '--listen', '127.0.0.1:0'], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '', gone = null;
+    child.stderr.on('data', (b) => { stderr += b; });
+    const exited = new Promise((r) => child.on('exit', (code, signal) => { gone = { code, signal }; r(gone); }));
+    t.after(() => { if (!gone) child.kill('SIGKILL'); });
+    // spawn() returns once the child has exec'd. Before its first
+    // instruction runs (the dynamic loader; under ASan the sanitizer's own
+    // start, tens of ms) no program can keep a signal from killing it, so
+    // the burst waits, polling, until SIGHUP is blocked or caught: from
+    // then on the daemon must take it.
+    let m = null;
+    for (const until = Date.now() + 5000 * slow; Date.now() < until;) {
+      m = sigMasks(child.pid);
+      if (m === null || m.blk === HELD || (m.cgt & HUP)) break;
+    }
+    assert.ok(m !== null, 'the daemon exited before it took SIGHUP in hand');
+    for (let i = 0; i < 5; i++) process.kill(child.pid, 'SIGHUP');
+    const after = sigMasks(child.pid);
+    // Sent while held (blocked until the first load is done): exactly one
+    // reload follows. Sent once released: one each, up to five.
+    const whileHeld = after !== null && after.blk === HELD;
+    if (whileHeld) held++;
+    await waitFor(() => gone || /msg=listening /.test(stderr), 10000 * slow, 10);
+    assert.equal(gone, null, `the daemon died of an early SIGHUP: ${JSON.stringify(gone)}\n${stderr}`);
+    const addr = /msg=listening addr=("?)([^"\s]+)\1/.exec(stderr)[2];
+    const port = Number(addr.slice(addr.lastIndexOf(':') + 1));
+    const get = (p) => new Promise((resolve, reject) => {
+      http.get({ host: '127.0.0.1', port, path: p }, (res) => {
+        let body = '';
+        res.on('data', (c) => { body += c; });
+        res.on('end', () => resolve({ status: res.statusCode, json: JSON.parse(body) }));
+      }).on('error', reject);
+    });
+    await waitFor(async () => (await get('/readyz')).status === 200, 20000 * slow);
+    const servers = (await get('/v1/servers')).json.servers;
+    assert.ok((await get('/v1/tools')).json.tools.some((x) => x.name === 'echo'), 'the file was loaded');
+    await waitFor(() => /msg=reloading [^\n]*trigger=sighup/.test(stderr), 10000 * slow);
+    await sleep(300);
+    const reloads = (stderr.match(/msg=reloading [^\n]*trigger=sighup/g) || []).length;
+    if (whileHeld) assert.equal(reloads, 1, `SIGHUPs before the first load make one reload after it:\n${stderr}`);
+    else assert.ok(reloads >= 1 && reloads <= 5, `${reloads} reloads`);
+    assert.ok(stderr.indexOf('msg=listening') < stderr.indexOf('msg=reloading'), 'the reload ran after the first load');
+    // The held mask is the daemon's alone: its children start with none.
+    const pid = servers[0].instances.find((x) => x.pid).pid;
+    assert.equal(sigMasks(pid).blk, 0n, 'a child inherits no blocked signal');
+    child.kill('SIGTERM');
+    const r = await exited;
+    assert.equal(r.code, 0, `clean stop:\n${stderr.slice(-4000)}`);
+  }
+  t.diagnostic(`${held} of 3 bursts arrived while SIGHUP was held`);
+  assert.ok(held >= 1, 'SIGHUP was held from the start until the first load was done');
+});
+
+test('SIGHUP while the daemon drains on its way out is ignored', async (t) => {
+  const d = await start(`version: 1\nservers:\n  s:\n    command: ${FIXTURE}\n    args: ['--delay-ms', '1000']\n    truely-stateless: true\n`, { waitReady: true });
+  t.after(() => d.stop('SIGKILL'));
+  const slowCall = call(d, 'echo', { arguments: { text: 'drained' } });
+  await sleep(200);
+  d.child.kill('SIGTERM');
+  await d.waitLog(/msg=stopping/);
+  process.kill(d.pid, 'SIGHUP');
+  const r = await slowCall;
+  assert.equal(r.status, 200, 'the call in flight finished');
+  const end = await d.exitPromise;
+  assert.deepEqual(end, { code: 0, signal: null }, d.stderr.slice(-4000));
 });
