@@ -906,6 +906,49 @@ static void pending_failed(struct server *srv, const char *why)
     discard_pending(srv);
 }
 
+static bool serving(const struct server *srv)
+{
+    return srv->state == SRV_READY || srv->state == SRV_DEGRADED;
+}
+
+/* Moves `srv` to the snapshot `c`, whose `cfg` is its configuration. */
+static void server_move(struct server *srv, struct gw_config *c, const struct gw_server_config *cfg)
+{
+    struct gw_config *old = srv->snap;
+
+    srv->snap = gw_config_ref(c);
+    srv->cfg = cfg;
+    gw_config_unref(old);
+}
+
+/* A replacement being prepared goes on when the new snapshot asks for the
+ * same spawn inputs (a reload of an unchanged file, an editor's double
+ * write): started again, it would never finish under a storm of reloads.
+ * Any other is abandoned. */
+static void keep_or_discard_pending(struct gw_servers *s, struct gw_config *c)
+{
+    struct server *p = s->pending, *next;
+
+    for (; p != NULL; p = next) {
+        const struct gw_server_config *cfg = gw_config_server(c, p->cfg->id);
+        next = p->next;
+        if (cfg != NULL && cfg->ok && serving(p->replaces) &&
+            strcmp(cfg->spawn_hash, p->cfg->spawn_hash) == 0)
+            server_move(p, c, cfg);
+        else
+            discard_pending(p);
+    }
+}
+
+static struct server *pending_for(const struct gw_servers *s, const struct server *old)
+{
+    for (struct server *p = s->pending; p != NULL; p = p->next) {
+        if (p->replaces == old)
+            return p;
+    }
+    return NULL;
+}
+
 /* Applies an unchanged spawn hash: the instances and leases stay; only the
  * catalog is derived again when its hash changed. Returns whether anything
  * changed. */
@@ -913,11 +956,8 @@ static bool server_adopt(struct server *srv, struct gw_config *c,
                          const struct gw_server_config *cfg)
 {
     bool catalog_changed = strcmp(srv->cfg->catalog_hash, cfg->catalog_hash) != 0;
-    struct gw_config *old = srv->snap;
 
-    srv->snap = gw_config_ref(c);
-    srv->cfg = cfg;
-    gw_config_unref(old);
+    server_move(srv, c, cfg);
     server_clear_problems(srv, "reload");
     if (catalog_changed && srv->state == SRV_READY) {
         json_t *listing = json_incref(gw_catalog_listing(srv->owner->catalog, cfg->id));
@@ -930,11 +970,6 @@ static bool server_adopt(struct server *srv, struct gw_config *c,
             gw_extra_discover(srv, sl, ~0u);
     }
     return catalog_changed;
-}
-
-static bool serving(const struct server *srv)
-{
-    return srv->state == SRV_READY || srv->state == SRV_DEGRADED;
 }
 
 static void note(json_t *sum, const char *what, const char *id)
@@ -959,6 +994,10 @@ static struct server *reconcile(struct server *srv, struct gw_config *c,
                            "the new configuration of this server has errors (see the config "
                            "problems); the last known good one keeps serving");
             note(sum, "refused", cfg->id);
+            return srv;
+        }
+        if (pending_for(srv->owner, srv) != NULL) {
+            note(sum, "changed", cfg->id);
             return srv;
         }
         n = server_alloc(srv->owner, c, cfg);
@@ -987,8 +1026,7 @@ json_t *gw_servers_apply(struct gw_servers *s, struct gw_config *c)
     gw_config_unref(s->config);
     s->config = gw_config_ref(c);
     s->gw = &c->gateway;
-    while (s->pending != NULL)
-        discard_pending(s->pending);
+    keep_or_discard_pending(s, c);
     while (*link != NULL) {
         struct server *srv = *link;
         const struct gw_server_config *cfg = gw_config_server(c, srv->cfg->id);

@@ -225,6 +225,33 @@ test('storm: HTTP upstream sessions start while reloads arrive during their init
 });
 
 
+test('storm: a replacement being prepared goes on through reloads of the same file', async (t) => {
+  const v1 = base + `servers:\n  s:\n    command: ${FIXTURE}\n    truely-stateless: true\n`;
+  const v2 = base + `servers:\n  s:\n    command: ${FIXTURE}\n    args: ['--init-delay-ms', '400', '--tools', '1']\n    truely-stateless: true\n`;
+  const d = await start(v1, { waitReady: true });
+  t.after(() => d.stop());
+  const before = d.stderr.length;
+  rewrite(d.configPath, v2);
+  assert.deepEqual((await d.post('/v1/reload', {})).json.changed, ['s']);
+  // Reloads every 50 ms for 1.5 s: the 400 ms start of the replacement
+  // must finish among them, not begin again at each.
+  let swappedDuring = false;
+  const watcher = (async () => {
+    for (const until = Date.now() + 1500 * slow; Date.now() < until && !swappedDuring;) {
+      swappedDuring = (await d.get('/v1/tools').catch(() => null))?.json?.tools.some((x) => x.name === 'tool_0') ?? false;
+      await sleep(50);
+    }
+  })();
+  const reloads = await storm(d, () => v2, 1500 * slow);
+  await watcher;
+  const spawned = (d.stderr.slice(before).match(/msg="server process started" server=s /g) || []).length;
+  t.diagnostic(`${reloads} reloads, ${spawned} processes started for the replacement`);
+  await survived(d, ['s']);
+  assert.ok(swappedDuring, 'the replacement was swapped in during the storm');
+  assert.equal(spawned, 1, 'one process for the replacement');
+  assert.equal((await call(d, 'tool_0', { arguments: {} })).status, 200);
+});
+
 // SigBlk / SigCgt of a process, as numbers (bit n-1 for signal n).
 function sigMasks(pid) {
   try {
