@@ -230,6 +230,30 @@ static void on_events_closed(void *data)
     ((struct daemon *)data)->events = NULL;
 }
 
+static void held_signals(sigset_t *set)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGHUP);
+    sigaddset(set, SIGTERM);
+    sigaddset(set, SIGINT);
+}
+
+void gw_daemon_hold_signals(void)
+{
+    sigset_t set;
+
+    held_signals(&set);
+    sigprocmask(SIG_BLOCK, &set, NULL);
+}
+
+void gw_daemon_release_signals(void)
+{
+    sigset_t set;
+
+    held_signals(&set);
+    sigprocmask(SIG_UNBLOCK, &set, NULL);
+}
+
 static void on_handle_closed(uv_handle_t *h)
 {
     (void)h;
@@ -262,6 +286,9 @@ static void stop(struct daemon *d)
     uv_close((uv_handle_t *)&d->sigint, on_handle_closed);
     uv_close((uv_handle_t *)&d->sighup, on_handle_closed);
     uv_close((uv_handle_t *)&d->stop_timer, on_handle_closed);
+    /* Closing the handle gave SIGHUP back its default action, which kills:
+     * a reload asked while draining is simply not done. */
+    signal(SIGHUP, SIG_IGN);
 }
 
 static void on_stop_timer(uv_timer_t *t)
@@ -432,6 +459,11 @@ int gw_daemon_run(const struct gw_daemon_options *opts)
         start_watch(&d);
         gw_sdnotify_watchdog_start(d.loop);
         gw_sdnotify_status("starting %zu servers", d.config->nservers);
+        /* Signals held since the process started reach the handlers now:
+         * however many SIGHUPs came during the start, one reload follows
+         * the first load. A failed start leaves them held: it exits 1
+         * either way. */
+        gw_daemon_release_signals();
     }
     uv_run(d.loop, UV_RUN_DEFAULT);
     /* No descendant outlives the daemon (security.md P3), even one that

@@ -15,6 +15,10 @@
 
 struct gw_instance {
     uv_loop_t *loop;
+    /* A reference, dropped when the instance is freed: a reload may move
+     * the server to a newer snapshot while this instance still starts or
+     * drains on the one it was spawned from. cfg points into it. */
+    struct gw_config *snap;
     const struct gw_server_config *cfg;
     struct gw_instance_cbs cbs;
     struct gw_upstream_stdio *stdio; /* one of these two */
@@ -151,6 +155,7 @@ static void on_drain_closed(uv_handle_t *h)
 
     inst->cbs.on_closed(inst, inst->cbs.data);
     json_decref(inst->last_stderr);
+    gw_config_unref(inst->snap);
     free(inst);
     /* The instance's memory lies among that of the instances still running:
      * only a trim returns it (heap.h). */
@@ -217,10 +222,11 @@ static int start_transport(struct gw_instance *inst, struct gw_curl_uv *multi,
     return rc;
 }
 
-int gw_instance_start(uv_loop_t *loop, struct gw_curl_uv *multi, const struct gw_server_config *cfg,
-                      const struct gw_gateway_config *gw, const struct gw_instance_cbs *cbs,
+int gw_instance_start(uv_loop_t *loop, struct gw_curl_uv *multi, struct gw_config *snap,
+                      const struct gw_server_config *cfg, const struct gw_instance_cbs *cbs,
                       uint64_t seq, struct gw_instance **out, char **why)
 {
+    const struct gw_gateway_config *gw = &snap->gateway;
     struct gw_instance *inst = gw_xcalloc(1, sizeof *inst);
     struct gw_transport_cbs tcbs = {transport_message, transport_down, transport_not_run,
                                     transport_closed, inst};
@@ -246,6 +252,7 @@ int gw_instance_start(uv_loop_t *loop, struct gw_curl_uv *multi, const struct gw
     }
     uv_timer_init(loop, &inst->drain);
     inst->drain.data = inst;
+    inst->snap = gw_config_ref(snap);
     gw_mcp_client_start(inst->client);
     *out = inst;
     return 0;

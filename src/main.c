@@ -29,6 +29,23 @@ static const char usage[] =
     "\n"
     "Signals: SIGHUP reloads the configuration; SIGTERM and SIGINT stop gracefully.\n";
 
+/* A SIGHUP during the start must not kill the daemon (its default action),
+ * so signals are held before any other code of ours runs: from the
+ * executable's .preinit_array, which runs before the libraries'
+ * constructors and main() (under ASan, right after the sanitizer's own
+ * start). Only the dynamic loader's work comes earlier. */
+static void hold_signals(int argc, char **argv, char **envp)
+{
+    (void)argc;
+    (void)argv;
+    (void)envp;
+    gw_daemon_hold_signals();
+}
+
+typedef void (*preinit_fn)(int, char **, char **);
+static const preinit_fn preinit_hold __attribute__((section(".preinit_array"), used)) =
+    hold_signals;
+
 static const char *const default_paths[] = {"mcp.yaml", ".minds/mcp.yaml", "/etc/mcpgw/mcp.yaml"};
 
 /* The first default path that exists, else the first one (which then reads
@@ -115,6 +132,8 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    if (optind < argc || check)
+        gw_daemon_release_signals();
     if (optind < argc) {
         if (strcmp(argv[optind], "import") == 0 && argc - optind == 2)
             return gw_import(argv[optind + 1], stdout, stderr);

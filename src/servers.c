@@ -624,7 +624,7 @@ static struct slot *slot_spawn(struct server *srv, enum slot_role role)
 
     slot->srv = srv;
     slot->role = role;
-    if (gw_instance_start(srv->owner->loop, srv->owner->multi, srv->cfg, &srv->snap->gateway, &cbs,
+    if (gw_instance_start(srv->owner->loop, srv->owner->multi, srv->snap, srv->cfg, &cbs,
                           ++srv->seq, &slot->inst, &why) != 0) {
         free(slot);
         if (srv->replaces != NULL) {
@@ -947,6 +947,49 @@ static void pending_failed(struct server *srv, const char *why)
     discard_pending(srv);
 }
 
+static bool serving(const struct server *srv)
+{
+    return srv->state == SRV_READY || srv->state == SRV_DEGRADED;
+}
+
+/* Moves `srv` to the snapshot `c`, whose `cfg` is its configuration. */
+static void server_move(struct server *srv, struct gw_config *c, const struct gw_server_config *cfg)
+{
+    struct gw_config *old = srv->snap;
+
+    srv->snap = gw_config_ref(c);
+    srv->cfg = cfg;
+    gw_config_unref(old);
+}
+
+/* A replacement being prepared goes on when the new snapshot asks for the
+ * same spawn inputs (a reload of an unchanged file, an editor's double
+ * write): started again, it would never finish under a storm of reloads.
+ * Any other is abandoned. */
+static void keep_or_discard_pending(struct gw_servers *s, struct gw_config *c)
+{
+    struct server *p = s->pending, *next;
+
+    for (; p != NULL; p = next) {
+        const struct gw_server_config *cfg = gw_config_server(c, p->cfg->id);
+        next = p->next;
+        if (cfg != NULL && cfg->ok && serving(p->replaces) &&
+            strcmp(cfg->spawn_hash, p->cfg->spawn_hash) == 0)
+            server_move(p, c, cfg);
+        else
+            discard_pending(p);
+    }
+}
+
+static struct server *pending_for(const struct gw_servers *s, const struct server *old)
+{
+    for (struct server *p = s->pending; p != NULL; p = p->next) {
+        if (p->replaces == old)
+            return p;
+    }
+    return NULL;
+}
+
 /* Applies an unchanged spawn hash: the instances and leases stay; only the
  * catalog is derived again when its hash changed. Returns whether anything
  * changed. */
@@ -954,11 +997,8 @@ static bool server_adopt(struct server *srv, struct gw_config *c,
                          const struct gw_server_config *cfg)
 {
     bool catalog_changed = strcmp(srv->cfg->catalog_hash, cfg->catalog_hash) != 0;
-    struct gw_config *old = srv->snap;
 
-    srv->snap = gw_config_ref(c);
-    srv->cfg = cfg;
-    gw_config_unref(old);
+    server_move(srv, c, cfg);
     server_clear_problems(srv, "reload");
     if (catalog_changed && srv->state == SRV_READY) {
         json_t *listing = json_incref(gw_catalog_listing(srv->owner->catalog, cfg->id));
@@ -971,11 +1011,6 @@ static bool server_adopt(struct server *srv, struct gw_config *c,
             gw_extra_discover(srv, sl, ~0u);
     }
     return catalog_changed;
-}
-
-static bool serving(const struct server *srv)
-{
-    return srv->state == SRV_READY || srv->state == SRV_DEGRADED;
 }
 
 static void note(json_t *sum, const char *what, const char *id)
@@ -1000,6 +1035,10 @@ static struct server *reconcile(struct server *srv, struct gw_config *c,
                            "the new configuration of this server has errors (see the config "
                            "problems); the last known good one keeps serving");
             note(sum, "refused", cfg->id);
+            return srv;
+        }
+        if (pending_for(srv->owner, srv) != NULL) {
+            note(sum, "changed", cfg->id);
             return srv;
         }
         n = server_alloc(srv->owner, c, cfg);
@@ -1045,9 +1084,10 @@ json_t *gw_servers_apply(struct gw_servers *s, struct gw_config *c)
                             "refused", "unchanged");
     struct server **link = &s->head;
 
+    gw_config_unref(s->config);
+    s->config = gw_config_ref(c);
     s->gw = &c->gateway;
-    while (s->pending != NULL)
-        discard_pending(s->pending);
+    keep_or_discard_pending(s, c);
     while (*link != NULL) {
         struct server *srv = *link;
         const struct gw_server_config *cfg = gw_config_server(c, srv->cfg->id);
@@ -1177,6 +1217,7 @@ static void on_last_timer_closed(uv_handle_t *h)
     gw_catalog_free(s->catalog);
     gw_extras_free(s->extras);
     json_decref(s->tool_in_flight);
+    gw_config_unref(s->config);
     s->close_cb(s->close_data);
     free(s);
 }

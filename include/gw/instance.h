@@ -46,13 +46,15 @@ struct gw_instance_cbs {
     void *data;
 };
 
-/* Starts the server of `cfg` — spawns a stdio process, or opens an HTTP
- * session through `multi` (shared by every HTTP instance of the loop) —
- * and the handshake. `cfg` and `gw` must outlive the instance (the caller
- * holds their config snapshot). Returns 0 and sets *out, or a negative code
- * with a sentence in *why (caller frees); then no callback fires. */
-int gw_instance_start(uv_loop_t *loop, struct gw_curl_uv *multi, const struct gw_server_config *cfg,
-                      const struct gw_gateway_config *gw, const struct gw_instance_cbs *cbs,
+/* Starts the server of `cfg`, one of `snap`'s servers — spawns a stdio
+ * process, or opens an HTTP session through `multi` (shared by every HTTP
+ * instance of the loop) — and the handshake, with `snap`'s gateway
+ * settings. The instance holds a reference to `snap` until it is freed, so
+ * `cfg` stays valid whatever snapshot its owner moves on to. Returns 0 and
+ * sets *out, or a negative code with a sentence in *why (caller frees);
+ * then no callback fires and no reference is kept. */
+int gw_instance_start(uv_loop_t *loop, struct gw_curl_uv *multi, struct gw_config *snap,
+                      const struct gw_server_config *cfg, const struct gw_instance_cbs *cbs,
                       uint64_t seq, struct gw_instance **out, char **why);
 
 /* Stops taking calls; once none is in flight — or after `grace_ms` (0:

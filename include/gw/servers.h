@@ -86,7 +86,9 @@ struct gw_servers *gw_servers_new(uv_loop_t *loop, struct gw_curl_uv *multi,
  *     replacement prepared beside it (spawned, initialized, listed,
  *     derived); only when that succeeds is it swapped in, and the old
  *     instances drain and stop; if it fails, the old one keeps serving (last
- *     known good) and a Problem says why;
+ *     known good) and a Problem says why; a replacement already being
+ *     prepared for the same spawn inputs goes on (a reload of an unchanged
+ *     file does not start it again);
  *   - a server whose new configuration has errors keeps running on its old
  *     one (last known good); a removed server is stopped.
  * Dialogs that held leases on a replaced server get lease.restarted on

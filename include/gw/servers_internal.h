@@ -112,7 +112,8 @@ struct gw_servers {
     void (*close_cb)(void *data);
     void *close_data;
     /* Call policy. */
-    const struct gw_gateway_config *gw; /* of the newest snapshot */
+    struct gw_config *config;           /* reference: the newest snapshot */
+    const struct gw_gateway_config *gw; /* points into config */
     unsigned in_flight;
     json_t *tool_in_flight; /* final name → integer */
     struct gw_call *queue_head, *queue_tail;
