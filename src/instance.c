@@ -175,6 +175,10 @@ static void transport_closed(void *data)
 
 static int make_client(struct gw_instance *inst, const struct gw_gateway_config *gw)
 {
+    struct gw_redact *redact = gw_redact_new();
+
+    gw_redact_add_server(redact, inst->cfg);
+    gw_redact_add(redact, gw->auth_token);
     struct gw_mcp_client_opts o = {
         .send = client_send,
         .on_ready = client_ready,
@@ -187,6 +191,7 @@ static int make_client(struct gw_instance *inst, const struct gw_gateway_config 
         .config = inst->cfg->init_config,
         .init_timeout_ms =
             inst->cfg->request_timeout_ms ? inst->cfg->request_timeout_ms : gw->request_timeout_ms,
+        .redact = redact,
     };
     return gw_mcp_client_new(inst->loop, &o, &inst->client);
 }

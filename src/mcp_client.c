@@ -78,8 +78,9 @@ struct pager {
 
 struct gw_mcp_client {
     uv_loop_t *loop;
-    uv_timer_t anchor;  /* armed for the earliest deadline */
-    uint64_t armed_due; /* when it fires; 0 when it is not armed */
+    struct gw_redact *redact; /* owned; may be NULL */
+    uv_timer_t anchor;        /* armed for the earliest deadline */
+    uint64_t armed_due;       /* when it fires; 0 when it is not armed */
     struct pending *dhead, *dtail;
     unsigned open_handles;
     enum gw_mcp_state state;
@@ -142,7 +143,7 @@ const char *gw_mcp_strerror(int code)
 
 static void warn_limited(struct gw_mcp_client *c, const char *msg, const char *detail)
 {
-    char sample[SAMPLE_BYTES + 1];
+    char sample[SAMPLE_BYTES + 1], said[256];
     uint64_t now = uv_now(c->loop);
     size_t n = 0;
 
@@ -158,8 +159,15 @@ static void warn_limited(struct gw_mcp_client *c, const char *msg, const char *d
         sample[n] = c->cur_msg[n];
         n++;
     }
+    /* the server's own bytes, in the sample and quoted by the parser's
+     * complaint: its secrets are masked (security.md P6) */
+    bool cut = n == SAMPLE_BYTES && n < c->cur_len;
+    n = c->redact ? gw_redact_line(c->redact, sample, n, cut) : n;
     sample[n] = '\0';
-    gw_log(GW_LOG_WARN, msg, "server", c->server_id, "detail", detail, "sample",
+    snprintf(said, sizeof said, "%s", detail ? detail : "");
+    if (detail != NULL && c->redact != NULL)
+        said[gw_redact_line(c->redact, said, strlen(said), false)] = '\0';
+    gw_log(GW_LOG_WARN, msg, "server", c->server_id, "detail", detail ? said : NULL, "sample",
            c->cur_msg ? sample : NULL, NULL);
 }
 
@@ -243,6 +251,7 @@ static void maybe_free_client(struct gw_mcp_client *c)
     free(c->version);
     free(c->server_id);
     free(c->client_version);
+    gw_redact_free(c->redact);
     free(c);
 }
 
@@ -740,13 +749,21 @@ static int accepted_version(const char *v)
     return 0;
 }
 
-static void handshake_failed(struct gw_mcp_client *c, int code, const char *why)
+/* `reason` may quote the server (its initialize error): masked here, so
+ * the log and everything on_failed feeds (Problems, /v1/servers) see the
+ * masked text only. */
+static void handshake_failed(struct gw_mcp_client *c, int code, const char *reason)
 {
+    char *why = gw_xstrdup(reason);
+
+    if (c->redact != NULL)
+        why[gw_redact_line(c->redact, why, strlen(why), false)] = '\0';
     if (c->state == GW_MCP_INITIALIZING)
         c->state = GW_MCP_FAILED;
     gw_log(GW_LOG_WARN, "initialize failed", "server", c->server_id, "error", why, NULL);
     if (c->cb.on_failed)
         c->cb.on_failed(c->cb.data, code, why);
+    free(why);
 }
 
 /* Checks the initialize result; returns NULL or a sentence in `buf`. */
@@ -838,15 +855,19 @@ int gw_mcp_client_new(uv_loop_t *loop, const struct gw_mcp_client_opts *opts,
 {
     struct gw_mcp_client *c;
 
-    if (loop == NULL || opts == NULL || opts->send == NULL)
+    if (loop == NULL || opts == NULL || opts->send == NULL) {
+        gw_redact_free(opts ? opts->redact : NULL);
         return UV_EINVAL;
+    }
     c = gw_xcalloc(1, sizeof *c);
     c->loop = loop;
     c->cb = *opts;
+    c->cb.redact = NULL;
     c->cb.server_id = NULL;
     c->cb.config = NULL;
     c->cb.client_version = NULL;
     c->server_id = gw_xstrdup(opts->server_id ? opts->server_id : "?");
+    c->redact = opts->redact;
     c->client_version = gw_xstrdup(opts->client_version ? opts->client_version : GW_VERSION);
     c->config = opts->config ? json_incref(opts->config) : NULL;
     c->init_timeout_ms =

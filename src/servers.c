@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "gw/log.h"
+#include "gw/redact.h"
 #include "gw/servers_internal.h"
 #include "gw/util.h"
 
@@ -63,18 +64,32 @@ static void catalog_event(struct server *srv, uint64_t before, const char *chang
 
 /* ---- problems ---- */
 
+char *gw_servers_mask(const struct server *srv, const char *text)
+{
+    struct gw_redact *r = gw_redact_new();
+    char *copy = gw_xstrdup(text);
+
+    gw_redact_add_server(r, srv->cfg);
+    gw_redact_add(r, srv->snap->gateway.auth_token);
+    copy[gw_redact_line(r, copy, strlen(copy), false)] = '\0';
+    gw_redact_free(r);
+    return copy;
+}
+
 static void server_problem(struct server *srv, const char *what, enum gw_severity sev,
                            const char *tool, const char *message)
 {
     char *id =
         gw_xasprintf("server:%s:%s%s%s", srv->cfg->id, what, tool ? ":" : "", tool ? tool : "");
+    char *shown = gw_servers_mask(srv, message);
     struct gw_problem p = {.id = id,
                            .severity = sev,
                            .scope = tool ? GW_SCOPE_TOOL : GW_SCOPE_SERVER,
                            .server = srv->cfg->id,
                            .tool = tool,
-                           .message = message};
+                           .message = shown};
     gw_problems_set(srv->owner->problems, &p);
+    free(shown);
     free(id);
 }
 
@@ -89,7 +104,7 @@ static void server_clear_problems(struct server *srv, const char *what)
 static void set_error(struct server *srv, const char *why)
 {
     free(srv->last_error);
-    srv->last_error = why ? gw_xstrdup(why) : NULL;
+    srv->last_error = why ? gw_servers_mask(srv, why) : NULL;
 }
 
 /* Catalog diagnostics become Problems (warnings and errors) or log lines
@@ -523,9 +538,10 @@ static void inst_ready(struct gw_instance *inst, void *data)
     }
 }
 
-static void lease_died(struct server *srv, struct slot *slot, const char *why)
+static void lease_died(struct server *srv, struct slot *slot, const char *reason)
 {
     struct lease *l = slot->lease;
+    char *why = gw_servers_mask(srv, reason);
 
     restarted_add(srv, l->dialog);
     emit(srv->owner, "lease",
@@ -535,6 +551,7 @@ static void lease_died(struct server *srv, struct slot *slot, const char *why)
            srv->cfg->id, "dialog", l->dialog, "reason", why, NULL);
     gw_dispatch_abandon(srv->owner, l, slot, GW_SERVERS_E_SPAWN, why);
     lease_free(l);
+    free(why);
 }
 
 static void inst_failed(struct gw_instance *inst, const char *why, void *data)

@@ -117,9 +117,11 @@ static void on_list(void *data, const struct gw_mcp_reply *reply)
     if (srv->removed || srv->replaces != NULL || reply->code == GW_MCP_E_CLOSED)
         return;
     if (reply->code != 0) {
+        char *why = gw_servers_mask(srv, reply->message ? reply->message : "");
         gw_log(GW_LOG_WARN, "listing failed", "server", srv->cfg->id, "method", list_methods[kind],
-               "error", reply->message, NULL);
-        list_problem(srv, kind, reply->message);
+               "error", why, NULL);
+        list_problem(srv, kind, why);
+        free(why);
     } else {
         list_problem(srv, kind, NULL);
         changed(srv->owner, gw_extras_set(srv->owner->extras, srv->cfg, kind, reply->result),

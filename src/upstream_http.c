@@ -196,6 +196,7 @@ static void free_instance(struct gw_upstream_http *h)
     free(h->id);
     free(h->url);
     free(h->shown);
+    gw_redact_free(h->redact);
     free(h->post_url);
     free(h->session);
     free(h->last_event_id);
@@ -383,6 +384,8 @@ static struct gw_upstream_http *instance_new(uv_loop_t *loop, struct gw_curl_uv 
     h->multi = multi;
     h->cbs = *cbs;
     h->o = *o;
+    h->redact = gw_redact_new();
+    gw_redact_add_server(h->redact, cfg);
     if (h->o.max_tries < 1)
         h->o.max_tries = 1;
     h->legacy = cfg->transport == GW_TRANSPORT_SSE;

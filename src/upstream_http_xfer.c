@@ -451,6 +451,8 @@ static size_t on_write(char *buf, size_t size, size_t n, void *ud)
 
 /* ---- outcomes ---- */
 
+/* The start of an answer's body, for an error sentence: the server's own
+ * bytes, so its configured secrets are masked (security.md P6). */
 static void excerpt(const struct xfer *x, char *buf, size_t cap)
 {
     size_t n = x->rlen < 200 ? x->rlen : 200;
@@ -460,6 +462,7 @@ static void excerpt(const struct xfer *x, char *buf, size_t cap)
         unsigned char c = (unsigned char)x->rbody[i];
         buf[i] = c < 0x20 || c == 0x7f ? ' ' : (char)c;
     }
+    n = gw_redact_line(x->h->redact, buf, n, n < x->rlen);
     buf[n] = '\0';
 }
 

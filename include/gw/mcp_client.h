@@ -26,6 +26,8 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "gw/redact.h"
+
 /* Versions offered and accepted, newest first; the first is offered. */
 #define GW_MCP_PROTOCOL_VERSION "2025-11-25"
 
@@ -108,6 +110,11 @@ struct gw_mcp_client_opts {
     json_t *config;             /* sent as initialize params.config when non-NULL; borrowed */
     uint64_t init_timeout_ms;   /* 0: GW_MCP_DEFAULT_INIT_TIMEOUT_MS */
     const char *client_version; /* clientInfo.version; NULL: GW_VERSION */
+    /* Masks the server's secrets in what the client logs of the server's
+     * own bytes (a sample of a dropped line, the parser's complaint).
+     * Taken in every case, even when gw_mcp_client_new fails. NULL:
+     * nothing is masked. */
+    struct gw_redact *redact;
 };
 
 struct gw_mcp_client_stats {

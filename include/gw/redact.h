@@ -19,7 +19,12 @@
  * - in a truncated line, any end that begins a secret, however short, since
  *   the rest of it was cut.
  * It is a guard against a server echoing its configuration, not against a
- * hostile server, which can always encode the value first. */
+ * hostile server, which can always encode the value first.
+ *
+ * Where it applies: stderr lines as they enter (upstream_stdio); what the
+ * MCP client logs of a dropped line and an initialize failure; HTTP error
+ * excerpts (upstream_http); every server Problem, lastError and lease event
+ * (gw_servers_mask). */
 #ifndef GW_REDACT_H
 #define GW_REDACT_H
 

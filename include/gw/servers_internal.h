@@ -202,6 +202,12 @@ int gw_relay_request(struct slot *slot, const char *method, json_t *id, json_t *
 /* servers_extra.c, for servers.c and dispatch.c */
 /* Lists prompts/resources/templates on `slot` as the server declared and
  * configured (load_prompts, load_resources); kinds by mask. */
+/* A copy of `text` (caller frees) with the server's configured secrets and
+ * the gateway's token masked: Problems, errors, events and logs quote what
+ * a server said (an initialize error, a listing error, an HTTP error body),
+ * and a server may say its own key (security.md P6). */
+char *gw_servers_mask(const struct server *srv, const char *text);
+
 void gw_extra_discover(struct server *srv, struct slot *slot, unsigned kinds);
 /* The server went away: its prompts and resources too. */
 void gw_extra_forget(struct server *srv);

@@ -7,6 +7,7 @@
 
 #include <jansson.h>
 
+#include "gw/redact.h"
 #include "gw/sse.h"
 #include "gw/upstream_http.h"
 
@@ -72,6 +73,7 @@ struct xfer {
 struct gw_upstream_http {
     struct gw_transport base; /* first: a gw_transport * is this instance */
     uv_loop_t *loop;
+    struct gw_redact *redact; /* the server's secrets, masked in error excerpts */
     struct gw_curl_uv *multi;
     struct gw_transport_cbs cbs;
     struct gw_upstream_http_options o;

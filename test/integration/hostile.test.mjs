@@ -154,6 +154,61 @@ test('a server printing its secrets on stderr: none reaches /v1/servers, Problem
   }
 });
 
+test('a server quoting its secrets in an initialize error, a stray stdout line or an HTTP error body: masked everywhere', async (t) => {
+  const secret = 'sk-quoted-5e4d3c2b1a09';
+  const httpSecret = 'sk-http-a1b2c3d4e5f6';
+  // An HTTP upstream that answers every request 401, quoting the
+  // Authorization header it was sent.
+  const upstream = http.createServer((req, res) => {
+    req.resume();
+    res.writeHead(401, { 'content-type': 'text/plain' });
+    res.end(`token rejected: ${req.headers.authorization}`);
+  });
+  await new Promise((r) => upstream.listen(0, '127.0.0.1', r));
+  t.after(() => upstream.close());
+  const yaml = `version: 1
+servers:
+  initerr:
+    command: ${FIXTURE}
+    args: [--init-error-env, API_KEY]
+    env: {API_KEY: {env: QUOTE_SECRET}}
+  stray:
+    truely-stateless: true
+    command: ${FIXTURE}
+    args: [--stdout-env, API_KEY]
+    env: {API_KEY: {env: QUOTE_SECRET}}
+  web:
+    transport: streamable_http
+    url: http://127.0.0.1:${upstream.address().port}/mcp
+    headers: {Authorization: 'Bearer \${HTTP_SECRET}'}
+`;
+  const d = await start(yaml, { env: { QUOTE_SECRET: secret, HTTP_SECRET: httpSecret }, args: ['--log-level', 'debug'] });
+  t.after(() => d.stop());
+  let events = '';
+  const req = http.get({ host: d.host, port: d.port, path: '/v1/events' }, (res) => {
+    res.setEncoding('utf8');
+    res.on('data', sseReader((ev) => { events += JSON.stringify(ev) + '\n'; }));
+  });
+  req.on('error', () => {});
+  t.after(() => req.destroy());
+  // Each failure has happened: the quoted texts are there, masked.
+  await waitFor(async () => {
+    const p = JSON.stringify((await d.get('/v1/problems')).json);
+    return /bad credentials: API_KEY=\*\*\*/.test(p) && /token rejected: (Bearer )?\*\*\*/.test(p);
+  }, 20000 * slow);
+  await d.waitLog(/API_KEY=\*\*\*/);
+  const surfaces = {
+    servers: JSON.stringify((await d.get('/v1/servers')).json),
+    problems: JSON.stringify((await d.get('/v1/problems')).json),
+    events,
+    log: d.stderr,
+    metrics: (await d.get('/metrics')).body.toString(),
+  };
+  for (const [name, text] of Object.entries(surfaces)) {
+    for (const s of [secret, httpSecret]) assert.deepEqual(pieces(text, s), [], `${name} shows pieces of ${s}`);
+  }
+});
+
 const alive = (pid) => {
   try { return !/^\S+ \(.*\) Z/.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8')); } catch { return false; }
 };
