@@ -46,9 +46,11 @@ ASAN_LLHTTP_OBJ := $(LLHTTP_OBJ:$(BUILD)/llhttp/%=$(BUILD)/asan/llhttp/%)
 
 # libcurl4 (libcurl.so.4) is a run-time dependency only: the daemon
 # dlopen()s it for HTTP upstreams; libcurl4-openssl-dev has the headers.
+# procps (/bin/kill, the unit's ExecReload) and man-db (its Documentation=)
+# are what `systemd-analyze verify` checks the unit against.
 DEB_PKGS := gcc make pkg-config libuv1-dev libyaml-dev node-llhttp libcurl4 libcurl4-openssl-dev \
             libjansson-dev check clang libclang-rt-14-dev valgrind wrk curl haproxy systemd \
-            groff-base
+            groff-base procps man-db
 # promtool comes out of Debian's prometheus package without installing it,
 # so that no Prometheus server is enabled on the machine as a side effect.
 PROMTOOL := $(BUILD)/tools/usr/bin/promtool
