@@ -61,9 +61,11 @@ servers:
   // The secret never shows in the server view.
   const servers = (await d.get('/v1/servers')).body;
   assert.ok(!servers.includes('ws-secret-123'));
-  const before = (await up.stats()).open;
+  // Releasing the lease closes that dialog's connection.
+  const connA = Number(wa.split(' ')[1]);
+  assert.ok(!(await up.stats()).closed.includes(connA));
   assert.equal((await d.post('/v1/dialogs/a/release', {})).status, 200);
-  await waitFor(async () => (await up.stats()).open < before, 10000 * slow);
+  await waitFor(async () => (await up.stats()).closed.includes(connA), 10000 * slow);
 });
 
 test('websocket: fragmented messages are reassembled; binary frames are ignored', async (t) => {
