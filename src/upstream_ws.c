@@ -11,7 +11,7 @@
  * destroyed once no instance uses it. With a foreign loop that takes two
  * lws_context_destroy() calls: the first starts closing lws's connections;
  * their uv handles close over the next loop turns, and the last one makes
- * lws close its own idle and timer handles, whose data points at the
+ * lws close its own idle and timer handles, embedded in the
  * context. Once none of those is left in the loop, the second call frees
  * the context. An instance that needs a connection meanwhile waits and is
  * connected on the next context.
@@ -23,6 +23,7 @@
 
 #include <arpa/inet.h>
 #include <libwebsockets.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -149,22 +150,24 @@ static void on_shared_idle_closed(uv_handle_t *h)
 }
 
 struct ctx_probe {
-    const void *ctx;
+    const char *lo, *hi;
     int found;
 };
 
 static void probe_handle(uv_handle_t *h, void *arg)
 {
     struct ctx_probe *p = arg;
-    if (h->data == p->ctx)
+    if ((const char *)h >= p->lo && (const char *)h < p->hi)
         p->found = 1;
 }
 
-/* lws's own handles of the context (idle, timer) carry the context as
- * their data until their close callbacks ran. */
+/* lws's own handles of the context (idle, timer) are embedded in the
+ * context's allocation and stay in the loop until their close callbacks
+ * ran. Found by address: other modules' handles may leave `data` unset. */
 static int lws_handles_left(void)
 {
-    struct ctx_probe p = {shared.ctx, 0};
+    const char *lo = (const char *)shared.ctx;
+    struct ctx_probe p = {lo, lo + malloc_usable_size(shared.ctx), 0};
     uv_walk(shared.loop, probe_handle, &p);
     return p.found;
 }
