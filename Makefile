@@ -22,11 +22,11 @@ CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 $(WARN) -fno-strict-aliasing
 # libcurl is not linked: src/curl_lib.c dlopen()s it when the first HTTP
 # upstream starts (gw/curl_lib.h); dlopen is in glibc's libc since 2.34.
-# libwebsockets (transport: websocket) runs on our loop through its libuv
-# event library, which it dlopen()s itself from its install directory
-# (libwebsockets-evlib-uv: LWS_INSTALL_LIBDIR/libwebsockets-evlib_uv.so).
-LWS_LIBS := $(shell pkg-config --libs libwebsockets 2>/dev/null || echo -lwebsockets)
-LDLIBS  := -luv -ljansson -lyaml $(LWS_LIBS) -lm
+# Nor is libwebsockets: src/ws_lib.c dlopen()s it when the first WebSocket
+# upstream starts (gw/ws_lib.h); it runs on our loop through its libuv event
+# library, which it dlopen()s itself (libwebsockets-evlib-uv).
+CPPFLAGS += $(shell pkg-config --cflags libwebsockets 2>/dev/null)
+LDLIBS  := -luv -ljansson -lyaml -lm
 SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm -pthread)
 
@@ -47,7 +47,8 @@ ASAN_LLHTTP_OBJ := $(LLHTTP_OBJ:$(BUILD)/llhttp/%=$(BUILD)/asan/llhttp/%)
 # dlopen()s it for HTTP upstreams; libcurl4-openssl-dev has the headers.
 DEB_PKGS := gcc make pkg-config libuv1-dev libyaml-dev node-llhttp libcurl4 libcurl4-openssl-dev \
             libjansson-dev check clang libclang-rt-14-dev valgrind wrk curl haproxy systemd \
-            groff-base libwebsockets-dev libwebsockets-evlib-uv
+            groff-base libwebsockets17 libwebsockets-dev \
+            libwebsockets-evlib-uv
 # promtool comes out of Debian's prometheus package without installing it,
 # so that no Prometheus server is enabled on the machine as a side effect.
 PROMTOOL := $(BUILD)/tools/usr/bin/promtool

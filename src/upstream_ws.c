@@ -34,6 +34,7 @@
 
 #include "gw/log.h"
 #include "gw/util.h"
+#include "gw/ws_lib.h"
 
 /* Loop turns the context's destruction waits for lws's handles before it
  * gives up (and leaks the context rather than free it under them). */
@@ -104,7 +105,7 @@ static const struct lws_protocols protocols[];
 
 /* ---- logging ---- */
 
-static void lws_log_emit(int level, const char *line)
+static void log_emit(int level, const char *line)
 {
     size_t n = strlen(line);
     while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
@@ -121,8 +122,10 @@ static int shared_create(char *why, size_t whylen)
     struct lws_context_creation_info info;
     void *loops[1] = {shared.loop};
 
+    if (gw_ws_lib_load(why, whylen) != 0)
+        return UV_ENOTSUP;
     /* lws logs to stderr in its own format by default; ours is logfmt. */
-    lws_set_log_level(LLL_ERR | LLL_WARN, lws_log_emit);
+    lws_set_log_level(LLL_ERR | LLL_WARN, log_emit);
     memset(&info, 0, sizeof info);
     info.port = CONTEXT_PORT_NO_LISTEN;
     info.protocols = protocols;
@@ -164,7 +167,7 @@ static void probe_handle(uv_handle_t *h, void *arg)
 /* lws's own handles of the context (idle, timer) are embedded in the
  * context's allocation and stay in the loop until their close callbacks
  * ran. Found by address: other modules' handles may leave `data` unset. */
-static int lws_handles_left(void)
+static int handles_left(void)
 {
     const char *lo = (const char *)shared.ctx;
     struct ctx_probe p = {lo, lo + malloc_usable_size(shared.ctx), 0};
@@ -208,7 +211,7 @@ static void on_shared_idle(uv_idle_t *h)
         lws_context_destroy(shared.ctx);
         return;
     }
-    if (lws_handles_left() && ++shared.turns < MAX_CLOSE_TURNS)
+    if (handles_left() && ++shared.turns < MAX_CLOSE_TURNS)
         return;
     if (shared.turns >= MAX_CLOSE_TURNS)
         gw_log(GW_LOG_ERROR, "libwebsockets did not close its handles; leaking its context", NULL);
