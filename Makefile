@@ -27,6 +27,10 @@ CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 $(WARN) -fno-strict-aliasing
 # libcurl is not linked: src/curl_lib.c dlopen()s it when the first HTTP
 # upstream starts (gw/curl_lib.h); dlopen is in glibc's libc since 2.34.
+# Nor is libwebsockets: src/ws_lib.c dlopen()s it when the first WebSocket
+# upstream starts (gw/ws_lib.h); it runs on our loop through its libuv event
+# library, which it dlopen()s itself (libwebsockets-evlib-uv).
+CPPFLAGS += $(shell pkg-config --cflags libwebsockets 2>/dev/null)
 LDLIBS  := -luv -ljansson -lyaml -lm
 SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm -pthread)
@@ -44,13 +48,14 @@ FIXTURE_BIN := $(FIXTURE_SRC:test/fixtures/%.c=$(BUILD)/fixtures/%)
 LLHTTP_OBJ      := $(BUILD)/llhttp/api.o $(BUILD)/llhttp/http.o $(BUILD)/llhttp/llhttp.o
 ASAN_LLHTTP_OBJ := $(LLHTTP_OBJ:$(BUILD)/llhttp/%=$(BUILD)/asan/llhttp/%)
 
-# libcurl4 (libcurl.so.4) is a run-time dependency only: the daemon
-# dlopen()s it for HTTP upstreams; libcurl4-openssl-dev has the headers.
+# libcurl4 (libcurl.so.4) and libwebsockets17 are run-time dependencies
+# only: the daemon dlopen()s them for HTTP and WebSocket upstreams; the -dev
+# packages have the headers.
 # procps (/bin/kill, the unit's ExecReload) and man-db (its Documentation=)
 # are what `systemd-analyze verify` checks the unit against.
 DEB_PKGS := gcc make pkg-config libuv1-dev libyaml-dev node-llhttp libcurl4 libcurl4-openssl-dev \
             libjansson-dev check clang libclang-rt-14-dev valgrind wrk curl haproxy systemd \
-            groff-base procps man-db
+            groff-base procps man-db libwebsockets17 libwebsockets-dev libwebsockets-evlib-uv
 # promtool comes out of Debian's prometheus package without installing it,
 # so that no Prometheus server is enabled on the machine as a side effect.
 PROMTOOL := $(BUILD)/tools/usr/bin/promtool

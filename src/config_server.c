@@ -38,15 +38,11 @@ static int set_transport(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
         s->transport = GW_TRANSPORT_WEBSOCKET;
     else {
         gw_cfg_err(ld, n, key,
-                   "unknown transport '%s'; accepted: stdio, streamable_http (alias http), sse "
-                   "(websocket is recognised but not supported yet)",
+                   "unknown transport '%s'; accepted: stdio, streamable_http (alias http), sse, "
+                   "websocket",
                    n->kind == GW_YAML_SCALAR ? n->str : "");
         return UV_EINVAL;
     }
-    if (s->transport == GW_TRANSPORT_WEBSOCKET)
-        gw_cfg_err(ld, n, key,
-                   "transport 'websocket' is not supported yet (libcurl 7.88 has no WebSocket "
-                   "support); use streamable_http or sse");
     return 0;
 }
 
@@ -415,7 +411,7 @@ const struct gw_cfg_directive gw_cfg_server_directives[] = {
     {"servers.<id>.truely-stateless", GW_CFG_BOOL, SRV_OFF(truely_stateless), 0, 0, "false", NULL,
      "000", NULL},
     {"servers.<id>.transport", GW_CFG_CUSTOM, 0, 0, 0, "stdio", set_transport, "000, 002",
-     "stdio | streamable_http (alias http) | sse | websocket (refused)"},
+     "stdio | streamable_http (alias http) | sse | websocket"},
     {"servers.<id>.required", GW_CFG_BOOL, SRV_OFF(required), 0, 0, "false", NULL, "004", NULL},
     {"servers.<id>.command", GW_CFG_STRING, SRV_OFF(command), 0, 0, NULL, NULL, "000, 002", NULL},
     {"servers.<id>.args", GW_CFG_STRLIST, SRV_OFF(args), SRV_OFF(nargs), 0, "[]", NULL, "000",
@@ -667,18 +663,18 @@ static void finish_http(struct gw_cfg_ld *ld, struct gw_server_config *s,
 {
     const struct gw_yaml_node *at = place(body, "url", idn);
     char *key = gw_xasprintf("%s.url", shown);
-    bool malformed;
+    bool malformed, ws = s->transport == GW_TRANSPORT_WEBSOCKET;
     if (s->url == NULL || s->url[0] == '\0') {
         gw_cfg_err(ld, at, key, "MCPConfigError: 'url' is required for %s transport",
                    ld->transport_written);
-    } else if (gw_cfg_check_url(s->url, &malformed) != 0) {
+    } else if (gw_cfg_check_url(s->url, ws, &malformed) != 0) {
         if (malformed) {
             char *shown_url = gw_cfg_redact_url(s->url_shown ? s->url_shown : s->url);
             gw_cfg_err(ld, at, key, "'url' is not a valid URL with a host: '%s'", shown_url);
             free(shown_url);
         } else {
-            gw_cfg_err(ld, at, key,
-                       "MCPConfigError: 'url' must use https:// (or http:// for localhost)");
+            gw_cfg_err(ld, at, key, "MCPConfigError: 'url' must use %s:// (or %s:// for localhost)",
+                       ws ? "wss" : "https", ws ? "ws" : "http");
         }
     }
     free(key);
@@ -831,7 +827,7 @@ static void finish_server(struct gw_cfg_ld *ld, struct gw_server_config *s,
     }
     if (s->transport == GW_TRANSPORT_STDIO)
         finish_stdio(ld, s, idn, body, shown);
-    else if (s->transport != GW_TRANSPORT_WEBSOCKET)
+    else
         finish_http(ld, s, idn, body, shown);
     finish_modes(ld, s, idn, body, shown);
 }

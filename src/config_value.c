@@ -618,8 +618,9 @@ static int url_host(const char *auth, const char **host, size_t *hlen)
     return 0;
 }
 
-int gw_cfg_check_url(const char *url, bool *malformed)
+int gw_cfg_check_url(const char *url, bool ws, bool *malformed)
 {
+    const char *secure = ws ? "wss://" : "https://", *plain = ws ? "ws://" : "http://";
     const char *host;
     size_t hlen;
     *malformed = false;
@@ -629,15 +630,15 @@ int gw_cfg_check_url(const char *url, bool *malformed)
             return UV_EINVAL;
         }
     }
-    bool https = strncasecmp(url, "https://", 8) == 0;
-    bool http = strncasecmp(url, "http://", 7) == 0;
-    if (!https && !http)
+    bool tls = strncasecmp(url, secure, strlen(secure)) == 0;
+    bool clear = strncasecmp(url, plain, strlen(plain)) == 0;
+    if (!tls && !clear)
         return UV_EINVAL;
-    if (url_host(url + (https ? 8 : 7), &host, &hlen) != 0) {
+    if (url_host(url + strlen(tls ? secure : plain), &host, &hlen) != 0) {
         *malformed = true;
         return UV_EINVAL;
     }
-    return https || is_loopback_host(host, hlen) ? 0 : UV_EINVAL;
+    return tls || is_loopback_host(host, hlen) ? 0 : UV_EINVAL;
 }
 
 char *gw_cfg_redact_url(const char *url)

@@ -512,12 +512,7 @@ static const char *holodeck_transport(struct imp *im, const char *name, json_t *
         return "stdio";
     if (strcmp(ts, "http") == 0)
         return "streamable_http";
-    if (strcmp(ts, "websocket") == 0)
-        warn(im,
-             "tool '%s' uses transport websocket, which this mcpgw refuses until it is "
-             "implemented (libcurl 7.88 has no WebSocket support)",
-             name);
-    else if (strcmp(ts, "sse") != 0)
+    if (strcmp(ts, "sse") != 0 && strcmp(ts, "websocket") != 0)
         warn(im, "tool '%s' has transport '%s', which mcp.yaml does not know", name, ts);
     return ts;
 }

@@ -11,6 +11,7 @@
 #include "gw/log.h"
 #include "gw/upstream_http.h"
 #include "gw/upstream_stdio.h"
+#include "gw/upstream_ws.h"
 #include "gw/util.h"
 
 struct gw_instance {
@@ -21,8 +22,9 @@ struct gw_instance {
     struct gw_config *snap;
     const struct gw_server_config *cfg;
     struct gw_instance_cbs cbs;
-    struct gw_upstream_stdio *stdio; /* one of these two */
+    struct gw_upstream_stdio *stdio; /* one of these three */
     struct gw_upstream_http *http;
+    struct gw_upstream_ws *ws;
     struct gw_transport *transport;
     struct gw_mcp_client *client;
     enum gw_instance_state state;
@@ -168,6 +170,7 @@ static void transport_closed(void *data)
 
     inst->stdio = NULL;
     inst->http = NULL;
+    inst->ws = NULL;
     inst->transport = NULL;
     gw_mcp_client_close(inst->client);
     uv_close((uv_handle_t *)&inst->drain, on_drain_closed);
@@ -214,6 +217,12 @@ static int start_transport(struct gw_instance *inst, struct gw_curl_uv *multi,
             inst->transport = gw_upstream_stdio_transport(inst->stdio);
             inst->pid = gw_upstream_stdio_pid(inst->stdio);
         }
+        return rc;
+    }
+    if (inst->cfg->transport == GW_TRANSPORT_WEBSOCKET) {
+        rc = gw_upstream_ws_start(inst->loop, inst->cfg, tcbs, &inst->ws, buf, cap);
+        if (rc == 0)
+            inst->transport = gw_upstream_ws_transport(inst->ws);
         return rc;
     }
     if (multi == NULL) {
@@ -290,6 +299,8 @@ void gw_instance_kill(struct gw_instance *inst)
         gw_upstream_stdio_kill(inst->stdio);
     else if (inst->http != NULL)
         gw_upstream_http_kill(inst->http);
+    else if (inst->ws != NULL)
+        gw_upstream_ws_kill(inst->ws);
 }
 
 static void call_done(void *data, const struct gw_mcp_reply *reply)
@@ -441,6 +452,13 @@ json_t *gw_instance_to_json(const struct gw_instance *inst)
         json_object_del(o, "pid");
         json_object_set_new(o, "session", session ? json_string(session) : json_null());
         json_object_set_new(o, "url", json_string(gw_upstream_http_url(inst->http)));
+        if (err != NULL)
+            json_object_set_new(o, "lastError", json_string(err));
+    }
+    if (inst->ws != NULL) {
+        const char *err = gw_upstream_ws_last_error(inst->ws);
+        json_object_del(o, "pid");
+        json_object_set_new(o, "url", json_string(gw_upstream_ws_url(inst->ws)));
         if (err != NULL)
             json_object_set_new(o, "lastError", json_string(err));
     }

@@ -26,7 +26,7 @@ enum gw_transport_kind {
     GW_TRANSPORT_STDIO,
     GW_TRANSPORT_STREAMABLE_HTTP,
     GW_TRANSPORT_SSE,
-    GW_TRANSPORT_WEBSOCKET /* recognised, refused until implemented */
+    GW_TRANSPORT_WEBSOCKET
 };
 
 enum gw_tool_mode {

@@ -138,9 +138,10 @@ bool gw_cfg_has_ctl(const char *s, size_t len); /* CR, LF or NUL */
 /* 0, or UV_EINVAL with a sentence in *why (static). */
 int gw_cfg_check_listen(const char *s, const char **why);
 /* 0 for https:// or http:// to a loopback host (127.0.0.0/8, ::1,
- * localhost); UV_EINVAL otherwise, with *malformed set when the text is not
- * a URL with a host at all. */
-int gw_cfg_check_url(const char *url, bool *malformed);
+ * localhost) — with `ws`, wss:// or ws:// to a loopback host instead;
+ * UV_EINVAL otherwise, with *malformed set when the text is not a URL with
+ * a host at all. */
+int gw_cfg_check_url(const char *url, bool ws, bool *malformed);
 /* The url with userinfo and query hidden, for the public view. New string. */
 char *gw_cfg_redact_url(const char *url);
 

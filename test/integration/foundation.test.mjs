@@ -127,7 +127,7 @@ servers:
     env: {K: {env: MCPGW_TEST_MISSING_VAR}}
   badtransport:
     transport: websocket
-    url: wss://127.0.0.1/ws
+    url: https://127.0.0.1/ws
 `);
   t.after(() => d.stop());
   const r = await d.get('/v1/problems');
@@ -136,7 +136,7 @@ servers:
   assert.match(byServer('badcmd')[0].message, /Invalid command 'node'. Supported commands: npx/);
   assert.match(byServer('badurl')[0].message, /url/);
   assert.match(byServer('badenv')[0].message, /Environment variable 'MCPGW_TEST_MISSING_VAR' not found/);
-  assert.match(byServer('badtransport')[0].message, /websocket/);
+  assert.match(byServer('badtransport')[0].message, /wss:\/\//);
   for (const p of r.json.problems) {
     for (const k of ['id', 'severity', 'scope', 'message', 'since']) assert.ok(k in p, `${k} in ${JSON.stringify(p)}`);
   }

@@ -636,7 +636,7 @@ START_TEST(bad_bool_and_transport)
     struct gw_config *c = load("version: 1\nservers:\n"
                                "  a:\n" OK_STDIO "    required: yes please\n"
                                "  b:\n    transport: carrier-pigeon\n"
-                               "  w:\n    transport: websocket\n    url: wss://x.example/ws\n"
+                               "  w:\n    transport: websocket\n    url: ws://x.example/ws\n"
                                "  n:\n" OK_STDIO "    resource_namespace: prefix\n");
     expect_error(c, "'servers.a.required' must be true or false, not 'yes please'", 5);
     expect_error(c, "'servers.n.resource_namespace' must be true or false, not 'prefix'", 13);
@@ -644,10 +644,16 @@ START_TEST(bad_bool_and_transport)
                  "unknown transport 'carrier-pigeon'; accepted: stdio, streamable_http (alias "
                  "http), sse",
                  7);
-    const struct gw_diag *d = expect_error(c, "transport 'websocket' is not supported yet", 9);
-    ck_assert_ptr_nonnull(strstr(d->message, "libcurl"));
+    expect_error(c, "'url' must use wss:// (or ws:// for localhost)", 10);
     ck_assert(c->ok);
     ck_assert(!srv(c, "a")->ok && !srv(c, "b")->ok && !srv(c, "w")->ok && !srv(c, "n")->ok);
+    gw_config_unref(c);
+    c = load("version: 1\nservers:\n"
+             "  lo:\n    transport: websocket\n    url: ws://localhost:9/ws\n"
+             "  far:\n    transport: websocket\n    url: wss://x.example/ws\n"
+             "  http:\n    transport: websocket\n    url: https://x.example/ws\n");
+    ck_assert(srv(c, "lo")->ok && srv(c, "far")->ok && !srv(c, "http")->ok);
+    ck_assert_int_eq(srv(c, "lo")->transport, GW_TRANSPORT_WEBSOCKET);
     gw_config_unref(c);
 }
 END_TEST
