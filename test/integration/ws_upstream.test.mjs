@@ -76,7 +76,7 @@ servers:
   frag:
     transport: websocket
     truely-stateless: true
-    url: ws://localhost:${frag.port}/
+    url: ws://127.0.0.1:${frag.port}/
     transform: [{prefix: 'f_'}]
   bin:
     transport: websocket
