@@ -284,7 +284,8 @@ static bool tool_same(const struct gw_cat_tool *a, const struct gw_cat_tool *b)
         !str_eq(a->title, b->title) || !str_eq(a->description, b->description))
         return false;
     if (!json_eq(a->input_schema, b->input_schema) ||
-        !json_eq(a->output_schema, b->output_schema) || !json_eq(a->annotations, b->annotations))
+        !json_eq(a->output_schema, b->output_schema) || !json_eq(a->annotations, b->annotations) ||
+        !json_eq(a->meta, b->meta))
         return false;
     if (a->has_policy != b->has_policy)
         return false;
@@ -699,6 +700,7 @@ static json_t *tool_mcp(const struct gw_cat_tool *t, bool wire)
     set_shared(j, "inputSchema", t->input_schema);
     set_shared(j, "outputSchema", t->output_schema);
     set_shared(j, "annotations", t->annotations);
+    set_shared(j, "_meta", t->meta);
     return j;
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <uv.h>
 
+#include "gw/catalog_extra.h"
 #include "gw/util.h"
 
 /* How much of an invalid, untrusted name a message quotes. */
@@ -25,6 +26,7 @@ static const char *const kind_names[] = {
     [GW_CAT_INVALID_FINAL_NAME] = "invalid_final_name",
     [GW_CAT_BAD_SCHEMA] = "bad_schema",
     [GW_CAT_BAD_ANNOTATIONS] = "bad_annotations",
+    [GW_CAT_BAD_META] = "bad_meta",
     [GW_CAT_DUPLICATE] = "duplicate",
     [GW_CAT_STRICT_UNCONFIGURED] = "strict_unconfigured",
     [GW_CAT_CONFIGURED_MISSING] = "configured_missing",
@@ -333,6 +335,7 @@ static void tool_free(struct gw_cat_tool *t)
     json_decref(t->input_schema);
     json_decref(t->output_schema);
     json_decref(t->annotations);
+    json_decref(t->meta);
     free(t);
 }
 
@@ -372,7 +375,49 @@ static struct gw_cat_tool *refuse(struct gw_toolset_build *b, const char *orig, 
 
 /* Checks and copies the metadata of a tool whose names passed. NULL (with a
  * diagnostic) when any of it is refused: fail closed, never half a tool. */
-static struct gw_cat_tool *take_metadata(struct gw_toolset_build *b, const json_t *e,
+/* MCP Apps link a tool to its UI by a `ui://` resource URI in `_meta`
+ * (`ui.resourceUri`, and the older flat `ui/resourceUri`); a namespaced
+ * server's resources are served under other URIs, so the links follow. */
+static void namespace_ui_links(const struct gw_server_config *s, json_t *meta)
+{
+    json_t *ui = json_object_get(meta, "ui");
+    json_t *holders[] = {json_is_object(ui) ? ui : NULL, meta};
+    const char *keys[] = {"resourceUri", "ui/resourceUri"};
+
+    for (size_t i = 0; i < GW_ARRAY_SIZE(keys); i++) {
+        const char *uri = json_string_value(json_object_get(holders[i], keys[i]));
+        char *ns;
+        if (uri == NULL)
+            continue;
+        ns = gw_extras_ns_uri(s->id, uri);
+        json_object_set_new(holders[i], keys[i], json_string(ns));
+        free(ns);
+    }
+}
+
+/* A tool's `_meta` is passed on as sent (MCP Apps, FastMCP tags) within the
+ * bounds of a schema; beyond them it is dropped and the tool kept. */
+static void take_meta(struct gw_toolset_build *b, const struct gw_server_config *s, const json_t *e,
+                      const char *orig, struct gw_cat_tool *t)
+{
+    const json_t *meta = json_object_get(e, "_meta");
+    const char *why = "is not a JSON object";
+
+    if (meta == NULL || json_is_null(meta))
+        return;
+    if (json_is_object(meta) && (why = check_bounds(meta)) == NULL) {
+        t->meta = json_deep_copy(meta);
+        if (s->resource_namespace)
+            namespace_ui_links(s, t->meta);
+        return;
+    }
+    gw_cat_diags_add(&b->diags, GW_SEV_WARNING, GW_CAT_BAD_META, b->server, orig,
+                     "Tool '%s' from MCP server '%s': its _meta %s and was dropped", orig,
+                     b->server, why);
+}
+
+static struct gw_cat_tool *take_metadata(struct gw_toolset_build *b,
+                                         const struct gw_server_config *s, const json_t *e,
                                          const char *orig)
 {
     const json_t *in = json_object_get(e, "inputSchema");
@@ -405,6 +450,7 @@ static struct gw_cat_tool *take_metadata(struct gw_toolset_build *b, const json_
                              "JSON object and were dropped",
                              orig, b->server);
     }
+    take_meta(b, s, e, orig, t);
     return t;
 }
 
@@ -521,7 +567,7 @@ static struct gw_cat_tool *derive_entry(struct gw_toolset_build *b,
     }
     if ((final = check_names(b, s, name)) == NULL)
         return NULL;
-    if ((t = take_metadata(b, e, json_string_value(name))) == NULL) {
+    if ((t = take_metadata(b, s, e, json_string_value(name))) == NULL) {
         free(final);
         return NULL;
     }

@@ -445,23 +445,33 @@ const char *gw_extras_server_at(const struct gw_extras *e, size_t i)
 
 /* ---- namespaced URIs ---- */
 
+static bool has_prefix(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
 char *gw_extras_ns_uri(const char *server, const char *uri)
 {
+    if (has_prefix(uri, GW_EXTRA_UI_SCHEME))
+        return gw_xasprintf(GW_EXTRA_UI_SCHEME "%s/%s", server, uri + strlen(GW_EXTRA_UI_SCHEME));
     return gw_xasprintf(GW_EXTRA_NS_SCHEME "%s/%s", server, uri);
 }
 
-int gw_extras_ns_split(const char *uri, char *server, const char **rest)
+int gw_extras_ns_split(const char *uri, char *server, char **original)
 {
-    size_t skip = strlen(GW_EXTRA_NS_SCHEME), n;
+    bool ui = uri != NULL && has_prefix(uri, GW_EXTRA_UI_SCHEME);
+    size_t skip, n;
 
-    if (uri == NULL || strncmp(uri, GW_EXTRA_NS_SCHEME, skip) != 0)
+    if (uri == NULL || (!ui && !has_prefix(uri, GW_EXTRA_NS_SCHEME)))
         return UV_EINVAL;
+    skip = strlen(ui ? GW_EXTRA_UI_SCHEME : GW_EXTRA_NS_SCHEME);
     n = strcspn(uri + skip, "/");
     if (n == 0 || n > GW_EXTRA_NS_ID_MAX || uri[skip + n] != '/')
         return UV_EINVAL;
     memcpy(server, uri + skip, n);
     server[n] = '\0';
-    *rest = uri + skip + n + 1;
+    *original = ui ? gw_xasprintf(GW_EXTRA_UI_SCHEME "%s", uri + skip + n + 1)
+                   : gw_xstrdup(uri + skip + n + 1);
     return 0;
 }
 

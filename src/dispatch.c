@@ -230,6 +230,8 @@ static void deliver(struct gw_call *c, int code, json_t *result, const char *mes
     }
     if (c->ns_contents && json_is_object(result))
         result = shown = gw_extra_contents(c->server, result);
+    else if (c->ns_links && json_is_object(result))
+        result = shown = gw_extra_links(c->server, result);
     o = (struct gw_call_outcome){
         .code = code,
         .result = result,
@@ -481,6 +483,7 @@ static struct gw_call *call_new(struct gw_servers *s, struct server *srv,
     c->timeout_ms = call_timeout(srv, t, r->timeout_ms);
     c->deadline_ms = gw_now_ms() + c->timeout_ms;
     c->max_instances = t->has_policy ? t->policy.max_instances : 0;
+    c->ns_links = srv->cfg->resource_namespace;
     c->hooks = r->hooks;
     c->hooks_data = r->hooks_data;
     c->client_caps = r->client_caps;

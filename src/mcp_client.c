@@ -834,10 +834,13 @@ int gw_mcp_client_start(struct gw_mcp_client *c)
     if (c->state != GW_MCP_NEW)
         return UV_EINVAL;
     /* sampling and elicitation are relayed to the /mcp session whose call
-     * caused them (design §9); nothing else is declared. */
-    params = json_pack("{s:s, s:{s:{}, s:{}}, s:{s:s, s:s}}", "protocolVersion",
+     * caused them (design §9). MCP Apps is declared because the gateway
+     * passes its `_meta` and ui:// resources on to hosts that render them:
+     * some servers offer their UI only to a client that declares it. */
+    params = json_pack("{s:s, s:{s:{}, s:{}, s:{s:{s:[s]}}}, s:{s:s, s:s}}", "protocolVersion",
                        GW_MCP_PROTOCOL_VERSION, "capabilities", "sampling", "elicitation",
-                       "clientInfo", "name", "mcpgw", "version", c->client_version);
+                       "extensions", GW_MCP_EXT_UI, "mimeTypes", GW_MCP_EXT_UI_MIME, "clientInfo",
+                       "name", "mcpgw", "version", c->client_version);
     if (c->config)
         json_object_set(params, "config", c->config);
     c->state = GW_MCP_INITIALIZING;

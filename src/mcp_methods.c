@@ -64,6 +64,7 @@ json_t *gw_mcp__initialize_result(struct gw_mcp_server *ms, const char *version)
     json_t *caps = json_object_get(r, "capabilities");
     bool prompts = gw_servers_offers(ms->servers, GW_EXTRA_PROMPTS);
     bool templates = gw_servers_offers(ms->servers, GW_EXTRA_TEMPLATES);
+    json_t *ext;
 
     /* Capabilities cannot change during a session: what some server
      * offers now is declared, with listChanged for what comes later.
@@ -76,6 +77,10 @@ json_t *gw_mcp__initialize_result(struct gw_mcp_server *ms, const char *version)
                             json_pack("{s:b, s:b}", "subscribe", 1, "listChanged", 1));
     if (prompts || templates)
         json_object_set_new(caps, "completions", json_object());
+    ext = gw_servers_extensions(ms->servers);
+    if (json_object_size(ext) > 0)
+        json_object_set(caps, "extensions", ext);
+    json_decref(ext);
     return r;
 }
 

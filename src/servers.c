@@ -309,6 +309,7 @@ static void server_free_if_done(struct server *srv)
     free(srv->lease_idx);
     free(srv->last_error);
     json_decref(srv->stderr_tail);
+    json_decref(srv->extensions);
     free(srv);
     maybe_finish_close(s);
 }

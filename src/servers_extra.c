@@ -159,8 +159,14 @@ static void list_one(struct server *srv, struct slot *slot, enum gw_extra_kind k
 
 void gw_extra_discover(struct server *srv, struct slot *slot, unsigned kinds)
 {
+    json_t *ext = json_object_get(gw_instance_capabilities(slot->inst), "extensions");
+
     if (srv->removed || srv->replaces != NULL || srv->owner->closing)
         return;
+    if (json_is_object(ext) && !json_equal(ext, srv->extensions)) {
+        json_decref(srv->extensions);
+        srv->extensions = json_deep_copy(ext);
+    }
     for (int k = 0; k < GW_EXTRA_KINDS; k++) {
         if (kinds & (1u << k))
             list_one(srv, slot, (enum gw_extra_kind)k);
@@ -189,16 +195,18 @@ static struct server *route_prompt(struct gw_servers *s, json_t *holder, const c
     return gw_servers_find(s, id);
 }
 
-/* A namespaced server is sent its own URI: "mcpgw:<id>/" comes off the
- * "uri" of `holder`. Returns the URI to send (owned by `holder`). */
+/* A namespaced server is sent its own URI: the "uri" of `holder` as the
+ * server listed it. Returns the URI to send (owned by `holder`). */
 static const char *to_upstream(const struct server *srv, json_t *holder, const char *uri)
 {
     char id[GW_EXTRA_NS_ID_MAX + 1];
-    const char *rest;
+    char *original;
 
-    if (!srv->cfg->resource_namespace || gw_extras_ns_split(uri, id, &rest) != 0)
+    if (!srv->cfg->resource_namespace || gw_extras_ns_split(uri, id, &original) != 0)
         return uri;
-    json_object_set_new(holder, "uri", json_string(rest));
+    if (strcmp(id, srv->cfg->id) == 0)
+        json_object_set_new(holder, "uri", json_string(original));
+    free(original);
     return json_string_value(json_object_get(holder, "uri"));
 }
 
@@ -240,23 +248,55 @@ struct server *gw_extra_route(struct gw_servers *s, const char *method, json_t *
     return srv;
 }
 
+/* A copy of `item` whose string "uri" (if any) is namespaced. */
+static json_t *ns_item(const char *server, json_t *item)
+{
+    const char *uri = json_string_value(json_object_get(item, "uri"));
+    json_t *copy;
+    char *ns;
+
+    if (uri == NULL)
+        return json_incref(item);
+    copy = json_copy(item);
+    ns = gw_extras_ns_uri(server, uri);
+    json_object_set_new(copy, "uri", json_string(ns));
+    free(ns);
+    return copy;
+}
+
 json_t *gw_extra_contents(const char *server, json_t *result)
 {
     json_t *shown = json_copy(result), *contents = json_array(), *item;
     size_t i;
 
     json_array_foreach(json_object_get(result, "contents"), i, item)
-    {
-        const char *uri = json_string_value(json_object_get(item, "uri"));
-        json_t *copy = json_is_object(item) ? json_copy(item) : json_incref(item);
-        if (uri != NULL) {
-            char *ns = gw_extras_ns_uri(server, uri);
-            json_object_set_new(copy, "uri", json_string(ns));
-            free(ns);
-        }
-        json_array_append_new(contents, copy);
-    }
+        json_array_append_new(contents, ns_item(server, item));
     json_object_set_new(shown, "contents", contents);
+    return shown;
+}
+
+json_t *gw_extra_links(const char *server, json_t *result)
+{
+    json_t *shown = json_copy(result), *content = json_array(), *item;
+    size_t i;
+
+    if (!json_is_array(json_object_get(result, "content")))
+        return shown;
+    json_array_foreach(json_object_get(result, "content"), i, item)
+    {
+        const char *type = json_string_value(json_object_get(item, "type"));
+        json_t *res = json_object_get(item, "resource");
+        if (type != NULL && strcmp(type, "resource_link") == 0) {
+            json_array_append_new(content, ns_item(server, item));
+        } else if (type != NULL && strcmp(type, "resource") == 0 && json_is_object(res)) {
+            json_t *copy = json_copy(item);
+            json_object_set_new(copy, "resource", ns_item(server, res));
+            json_array_append_new(content, copy);
+        } else {
+            json_array_append(content, item);
+        }
+    }
+    json_object_set_new(shown, "content", content);
     return shown;
 }
 
@@ -270,6 +310,21 @@ json_t *gw_servers_extras_json(const struct gw_servers *s, enum gw_extra_kind ki
 bool gw_servers_offers(const struct gw_servers *s, enum gw_extra_kind kind)
 {
     return gw_extras_any(s->extras, kind);
+}
+
+json_t *gw_servers_extensions(const struct gw_servers *s)
+{
+    json_t *all = json_object(), *v;
+    const char *key;
+
+    for (const struct server *srv = s->head; srv != NULL; srv = srv->next) {
+        json_object_foreach(srv->extensions, key, v)
+        {
+            if (json_object_get(all, key) == NULL)
+                json_object_set(all, key, v);
+        }
+    }
+    return all;
 }
 
 uint64_t gw_servers_extras_version(const struct gw_servers *s)

@@ -294,17 +294,18 @@ static bool names(const struct sub_entry *e, const char *uri, const char *ns, co
 int gw_subscriber_drop(struct gw_subscriber *sub, const char *uri)
 {
     char ns[GW_EXTRA_NS_ID_MAX + 1] = "";
-    const char *rest = uri;
+    char *rest = NULL;
     bool held = false;
 
     (void)gw_extras_ns_split(uri, ns, &rest); /* not namespaced: ns stays "" */
     for (struct sub_entry *e = sub->entries, *next; e != NULL; e = next) {
         next = e->snext;
-        if (names(e, uri, ns, rest)) {
+        if (names(e, uri, ns, rest ? rest : uri)) {
             entry_end(e, true);
             held = true;
         }
     }
+    free(rest);
     if (held || gw_extras_resource(sub->s->extras, uri) != NULL)
         return 0;
     return GW_SERVERS_E_NO_TOOL;

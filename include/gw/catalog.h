@@ -76,6 +76,7 @@ enum gw_cat_diag_kind {
     GW_CAT_INVALID_FINAL_NAME,  /* warning: name invalid after transforms */
     GW_CAT_BAD_SCHEMA,          /* warning: inputSchema/outputSchema/text refused */
     GW_CAT_BAD_ANNOTATIONS,     /* warning: annotations dropped, tool kept */
+    GW_CAT_BAD_META,            /* warning: _meta dropped, tool kept */
     GW_CAT_DUPLICATE,           /* error: two tools share a final name */
     GW_CAT_STRICT_UNCONFIGURED, /* error: seed 004 §3.3.1 */
     GW_CAT_CONFIGURED_MISSING,  /* warning: seed 004 §3.4.2 */
@@ -127,6 +128,8 @@ struct gw_cat_tool {
     json_t *input_schema;  /* object with "type":"object", as sent */
     json_t *output_schema; /* NULL if none */
     json_t *annotations;   /* NULL if none */
+    json_t *meta;          /* `_meta` as sent (MCP Apps' `ui` URIs namespaced
+                            * with resource_namespace); NULL if none */
     /* seed 004 effective policy: strict → the listed entry; dynamic →
      * default_tool_config merged with it; mode omitted → none. Its `name`
      * is NULL (the tool's own names are above). */

@@ -30,6 +30,9 @@
 
 /* Versions offered and accepted, newest first; the first is offered. */
 #define GW_MCP_PROTOCOL_VERSION "2025-11-25"
+/* The MCP Apps extension (SEP-1865) and the UI resource type it names. */
+#define GW_MCP_EXT_UI      "io.modelcontextprotocol/ui"
+#define GW_MCP_EXT_UI_MIME "text/html;profile=mcp-app"
 
 /* Discovery bounds (design §5): a list longer than this fails. */
 #define GW_MCP_MAX_LIST_PAGES 100

@@ -210,6 +210,11 @@ void gw_servers_answer(struct gw_server_request *sr, json_t *result, json_t *err
  * for prompts, "originalName"). New reference. */
 json_t *gw_servers_extras_json(const struct gw_servers *s, enum gw_extra_kind kind, bool rest);
 bool gw_servers_offers(const struct gw_servers *s, enum gw_extra_kind kind);
+/* The protocol extensions the servers declare (capabilities.extensions of
+ * their instances, e.g. MCP Apps' "io.modelcontextprotocol/ui"), for /mcp's
+ * own capabilities: a key declared by several keeps the first server's
+ * value, in file order. New reference. */
+json_t *gw_servers_extensions(const struct gw_servers *s);
 /* +1 on every change of the served prompts or resources. */
 uint64_t gw_servers_extras_version(const struct gw_servers *s);
 

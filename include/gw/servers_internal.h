@@ -87,6 +87,7 @@ struct server {
     struct server *replaces; /* a pending replacement: the server it will replace */
     bool listing, relist;
     unsigned extra_listing; /* prompts/resources lists in flight (bits by kind) */
+    json_t *extensions;     /* capabilities.extensions of its last ready instance */
     unsigned extra_relist;  /* kinds to list again when those finish */
     bool timer_closed;
     unsigned restarts;
@@ -181,6 +182,7 @@ struct gw_call {
     /* resources/read of a resource_namespace server: contents' URIs are
      * namespaced on the way back. */
     bool ns_contents;
+    bool ns_links;
 };
 
 /* servers.c, for dispatch.c */
@@ -217,9 +219,13 @@ void gw_extra_forget(struct server *srv);
 struct server *gw_extra_route(struct gw_servers *s, const char *method, json_t *params,
                               json_t **out_params, const char **what);
 /* A resources/read result of a resource_namespace server as the client
- * sees it: each contents[].uri in the "mcpgw:<server>/" form. `result` is
+ * sees it: each contents[].uri namespaced (gw_extras_ns_uri). `result` is
  * borrowed; new reference. */
 json_t *gw_extra_contents(const char *server, json_t *result);
+/* A tools/call result of a resource_namespace server as the client sees it:
+ * the URIs of its resource links and embedded resources namespaced, so
+ * that they name what resources/list serves. Borrowed; new reference. */
+json_t *gw_extra_links(const char *server, json_t *result);
 
 /* subscriptions.c, for dispatch.c and servers.c */
 /* Is there room for one more subscription of `sub`? */

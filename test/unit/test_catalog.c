@@ -685,6 +685,35 @@ START_TEST(test_bad_annotations_dropped)
 }
 END_TEST
 
+START_TEST(test_meta_passthrough_and_namespace)
+{
+    struct gw_server_config s = server("srv");
+    json_t *list = parse("[{\"name\":\"t\",\"inputSchema\":{\"type\":\"object\"},"
+                         "\"_meta\":{\"ui\":{\"resourceUri\":\"ui://t/app.html\",\"visibility\":"
+                         "[\"model\"]},\"ui/resourceUri\":\"ui://t/app.html\",\"_fastmcp\":"
+                         "{\"tags\":[\"a\"]}}},"
+                         "{\"name\":\"u\",\"inputSchema\":{\"type\":\"object\"},\"_meta\":7}]");
+    struct gw_toolset_build *b = derive(&s, json_incref(list));
+    char *meta;
+
+    ck_assert_str_eq(names(b), "t,u");
+    ck_assert(json_equal(b->tools[0]->meta, json_object_get(json_array_get(list, 0), "_meta")));
+    ck_assert_ptr_null(b->tools[1]->meta);
+    ck_assert_uint_eq(count(&b->diags, GW_CAT_BAD_META), 1);
+    gw_toolset_build_free(b);
+
+    /* With resource_namespace the UI links follow the resources' URIs. */
+    s.resource_namespace = true;
+    b = derive(&s, list);
+    meta = json_dumps(b->tools[0]->meta, JSON_COMPACT);
+    ck_assert_str_eq(meta, "{\"ui\":{\"resourceUri\":\"ui://srv/t/app.html\",\"visibility\":"
+                           "[\"model\"]},\"ui/resourceUri\":\"ui://srv/t/app.html\","
+                           "\"_fastmcp\":{\"tags\":[\"a\"]}}");
+    free(meta);
+    gw_toolset_build_free(b);
+}
+END_TEST
+
 START_TEST(test_bad_entries_and_listing)
 {
     struct gw_server_config s = server("srv");
@@ -1594,6 +1623,7 @@ static Suite *suite(void)
     add(s, "description_capped", test_description_capped);
     add(s, "schema_passthrough", test_valid_schema_passthrough);
     add(s, "bad_annotations", test_bad_annotations_dropped);
+    add(s, "meta", test_meta_passthrough_and_namespace);
     add(s, "bad_entries", test_bad_entries_and_listing);
     add(s, "too_many_tools", test_too_many_tools);
     add(s, "reserved_id_load_tools", test_reserved_id_and_load_tools);
