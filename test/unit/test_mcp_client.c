@@ -240,8 +240,17 @@ START_TEST(handshake_happy)
     ck_assert_str_eq(json_string_value(json_object_get(params, "protocolVersion")), "2025-11-25");
     ck_assert_str_eq(
         json_string_value(json_object_get(json_object_get(params, "clientInfo"), "name")), "mcpgw");
-    /* sampling and elicitation are declared (relayed to /mcp sessions) */
-    ck_assert_int_eq(json_object_size(json_object_get(params, "capabilities")), 2);
+    /* sampling and elicitation are declared (relayed to /mcp sessions), and
+     * MCP Apps (their _meta and ui:// resources are passed on) */
+    ck_assert_int_eq(json_object_size(json_object_get(params, "capabilities")), 3);
+    ck_assert_str_eq(
+        json_string_value(json_array_get(
+            json_object_get(json_object_get(json_object_get(json_object_get(params, "capabilities"),
+                                                            "extensions"),
+                                            "io.modelcontextprotocol/ui"),
+                            "mimeTypes"),
+            0)),
+        "text/html;profile=mcp-app");
     ck_assert_ptr_nonnull(json_object_get(json_object_get(params, "capabilities"), "sampling"));
     ck_assert_ptr_nonnull(json_object_get(json_object_get(params, "capabilities"), "elicitation"));
     ck_assert_str_eq(
