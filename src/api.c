@@ -11,6 +11,7 @@
 
 #include "gw/artifacts.h"
 #include "gw/json_in.h"
+#include "gw/lease.h"
 #include "gw/log.h"
 #include "gw/result.h"
 #include "gw/util.h"

@@ -19,47 +19,6 @@
 /* Calls waiting for a concurrency slot, in all; beyond, 429 at once. */
 #define QUEUE_MAX 4096
 
-static const char reminder_fmt[] =
-    "This dialog now holds a dedicated instance of the '%s' toolset. When you no longer need "
-    "its tools, call mcp_release({\"serverId\":\"%s\"}) so that the instance can be stopped.";
-
-static bool valid_part(const char *p, size_t n)
-{
-    if (n == 0 || n > GW_DIALOG_PART_MAX || (n == 1 && p[0] == '.') ||
-        (n == 2 && p[0] == '.' && p[1] == '.'))
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        char c = p[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '-' || c == '.'))
-            return false;
-    }
-    return true;
-}
-
-int gw_dialog_parse(const char *s, char *root, char *self, char *canon)
-{
-    const char *slash = strchr(s, '/');
-    size_t rn = slash ? (size_t)(slash - s) : strlen(s);
-    const char *sp = slash ? slash + 1 : s;
-    size_t sn = strlen(sp);
-
-    if (!valid_part(s, rn) || !valid_part(sp, sn))
-        return UV_EINVAL;
-    memcpy(root, s, rn);
-    root[rn] = '\0';
-    memcpy(self, sp, sn);
-    self[sn] = '\0';
-    /* The parts are valid and at most GW_DIALOG_PART_MAX long: canon fits. */
-    memcpy(canon, root, rn);
-    canon[rn] = '\0';
-    if (strcmp(root, self) != 0) {
-        canon[rn] = '/';
-        memcpy(canon + rn + 1, self, sn + 1);
-    }
-    return 0;
-}
-
 /* ---- counters ---- */
 
 static int tool_count(struct gw_servers *s, const char *tool)
@@ -496,35 +455,16 @@ static struct gw_call *call_new(struct gw_servers *s, struct server *srv,
     return c;
 }
 
-static json_t *lease_info(struct lease *l)
-{
-    json_t *o = json_object(); /* built directly: one per call */
-
-    json_object_set_new(o, "serverId", json_string(l->srv->cfg->id));
-    json_object_set_new(o, "instance", json_integer((json_int_t)gw_instance_seq(l->slot->inst)));
-    if (!l->reminded) {
-        char *text = gw_xasprintf(reminder_fmt, l->srv->cfg->id, l->srv->cfg->id);
-        json_object_set_new(o, "reminder", json_string(text));
-        free(text);
-        l->reminded = true;
-    }
-    if (l->restarted) {
-        json_object_set_new(o, "restarted", json_true());
-        l->restarted = false;
-    }
-    return o;
-}
-
 /* Finds or makes the dialog's lease and hangs the call on it. */
 static int route_leased(struct gw_call *c, struct server *srv)
 {
-    struct lease *l = gw_server_lease(srv, c->dialog);
-    int code = 0;
+    struct lease *l = gw_lease_find(&srv->leases, c->dialog);
+    int code;
 
-    if (l == NULL && (l = gw_server_acquire(srv, c->dialog, c->retried, &code)) == NULL)
+    if (l == NULL && (code = gw_lease_acquire(&srv->leases, c->dialog, c->retried, &l)) != 0)
         return code;
     c->slot = l->slot;
-    c->lease_info = lease_info(l);
+    c->lease_info = gw_lease_reply_info(l, srv->cfg->id, gw_instance_seq(l->slot->inst));
     l->last_used_ms = gw_now_ms();
     if (l->slot->ready)
         return admit(c);

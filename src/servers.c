@@ -179,44 +179,6 @@ static void first_attempt_done(struct server *srv, bool ok)
     check_settled(srv->owner);
 }
 
-/* ---- restarted dialogs ---- */
-
-static void restarted_add(struct server *srv, const char *dialog)
-{
-    size_t i = (srv->restarted_head + srv->nrestarted) % RESTARTED_MAX;
-
-    if (srv->restarted == NULL)
-        srv->restarted = gw_xcalloc(RESTARTED_MAX, sizeof(char *));
-    if (srv->nrestarted == RESTARTED_MAX) {
-        free(srv->restarted[srv->restarted_head]);
-        srv->restarted_head = (srv->restarted_head + 1) % RESTARTED_MAX;
-        srv->nrestarted--;
-    }
-    srv->restarted[i] = gw_xstrdup(dialog);
-    srv->nrestarted++;
-}
-
-/* Removes the dialog from the set; returns whether it was there. */
-static bool restarted_take(struct server *srv, const char *dialog)
-{
-    for (size_t k = 0; k < srv->nrestarted; k++) {
-        size_t i = (srv->restarted_head + k) % RESTARTED_MAX;
-        if (srv->restarted[i] != NULL && strcmp(srv->restarted[i], dialog) == 0) {
-            free(srv->restarted[i]);
-            srv->restarted[i] = NULL;
-            return true;
-        }
-    }
-    return false;
-}
-
-static void restarted_free(struct server *srv)
-{
-    for (size_t i = 0; srv->restarted != NULL && i < RESTARTED_MAX; i++)
-        free(srv->restarted[i]);
-    free(srv->restarted);
-}
-
 /* ---- slots ---- */
 
 static size_t count_slots(const struct server *srv, int role, bool ready_only)
@@ -238,47 +200,6 @@ static struct slot *find_slot(const struct server *srv, enum slot_role role, boo
             return sl;
     }
     return NULL;
-}
-
-/* Doubles the index when it holds more leases than buckets. */
-static void lease_index_add(struct server *srv, struct lease *l)
-{
-    if (srv->nleases + 1 > srv->lease_buckets) {
-        size_t n = srv->lease_buckets ? srv->lease_buckets * 2 : 8;
-        struct lease **idx = gw_xcalloc(n, sizeof *idx);
-        for (size_t i = 0; i < srv->lease_buckets; i++) {
-            for (struct lease *e = srv->lease_idx[i], *next; e != NULL; e = next) {
-                next = e->hnext;
-                e->hnext = idx[e->hash & (n - 1)];
-                idx[e->hash & (n - 1)] = e;
-            }
-        }
-        free(srv->lease_idx);
-        srv->lease_idx = idx;
-        srv->lease_buckets = n;
-    }
-    l->hash = gw_hash_str(l->dialog);
-    l->hnext = srv->lease_idx[l->hash & (srv->lease_buckets - 1)];
-    srv->lease_idx[l->hash & (srv->lease_buckets - 1)] = l;
-    srv->nleases++;
-}
-
-static void lease_free(struct lease *l)
-{
-    struct server *srv = l->srv;
-    struct lease **link = &srv->leases;
-
-    while (*link != l)
-        link = &(*link)->next;
-    *link = l->next;
-    link = &srv->lease_idx[l->hash & (srv->lease_buckets - 1)];
-    while (*link != l)
-        link = &(*link)->hnext;
-    *link = l->hnext;
-    srv->nleases--;
-    if (l->slot != NULL)
-        l->slot->lease = NULL;
-    free(l);
 }
 
 /* The slot stops taking work; its instance drains and stops. */
@@ -305,8 +226,7 @@ static void server_free_if_done(struct server *srv)
         }
     }
     gw_config_unref(srv->snap);
-    restarted_free(srv);
-    free(srv->lease_idx);
+    gw_leases_free(&srv->leases);
     free(srv->last_error);
     json_decref(srv->stderr_tail);
     json_decref(srv->extensions);
@@ -541,17 +461,9 @@ static void inst_ready(struct gw_instance *inst, void *data)
 
 static void lease_died(struct server *srv, struct slot *slot, const char *reason)
 {
-    struct lease *l = slot->lease;
     char *why = gw_servers_mask(srv, reason);
 
-    restarted_add(srv, l->dialog);
-    emit(srv->owner, "lease",
-         json_pack("{s:s, s:s, s:s, s:s}", "dialog", l->dialog, "server", srv->cfg->id, "action",
-                   "lost", "reason", why));
-    gw_log(GW_LOG_WARN, "leased instance died; the dialog's next call gets a new one", "server",
-           srv->cfg->id, "dialog", l->dialog, "reason", why, NULL);
-    gw_dispatch_abandon(srv->owner, l, slot, GW_SERVERS_E_SPAWN, why);
-    lease_free(l);
+    gw_lease_lost(slot->lease, why);
     free(why);
 }
 
@@ -664,21 +576,7 @@ static struct slot *slot_spawn(struct server *srv, enum slot_role role)
     return slot;
 }
 
-/* ---- leases ---- */
-
-struct lease *gw_server_lease(struct server *srv, const char *dialog)
-{
-    uint64_t h;
-
-    if (srv->nleases == 0)
-        return NULL;
-    h = gw_hash_str(dialog);
-    for (struct lease *l = srv->lease_idx[h & (srv->lease_buckets - 1)]; l != NULL; l = l->hnext) {
-        if (l->hash == h && strcmp(l->dialog, dialog) == 0)
-            return l;
-    }
-    return NULL;
-}
+/* ---- the lease table's slot source ---- */
 
 /* A ready spare first, then one still starting, then a new instance.
  * `fresh` (a call sent again after its session was lost): a new instance
@@ -706,58 +604,103 @@ static struct slot *lease_slot(struct server *srv, bool fresh, int *code)
     return sl;
 }
 
-struct lease *gw_server_acquire(struct server *srv, const char *dialog, bool fresh, int *code)
+static int lease_take(void *ctx, struct lease *l, bool fresh)
 {
-    struct lease *l;
+    struct server *srv = ctx;
     struct slot *sl;
+    int code = 0;
 
-    if (srv->state != SRV_READY) {
-        *code = GW_SERVERS_E_NOT_READY;
-        return NULL;
-    }
-    sl = lease_slot(srv, fresh, code);
-    if (sl == NULL)
-        return NULL;
-    l = gw_xcalloc(1, sizeof *l);
-    l->srv = srv;
-    snprintf(l->dialog, sizeof l->dialog, "%s", dialog);
-    l->slot = sl;
-    l->since = time(NULL);
-    l->last_used_ms = gw_now_ms();
-    l->restarted = restarted_take(srv, dialog);
+    if (srv->state != SRV_READY)
+        return GW_SERVERS_E_NOT_READY;
+    if ((sl = lease_slot(srv, fresh, &code)) == NULL)
+        return code;
     sl->role = ROLE_LEASED;
     sl->lease = l;
-    l->next = srv->leases;
-    srv->leases = l;
-    lease_index_add(srv, l);
-    gw_log(GW_LOG_INFO, "lease", "server", srv->cfg->id, "dialog", dialog, "instance_ready",
-           sl->ready ? "yes" : "no", NULL);
-    emit(srv->owner, "lease",
-         json_pack("{s:s, s:s, s:s, s:I, s:b}", "dialog", dialog, "server", srv->cfg->id, "action",
-                   "acquired", "instance", (json_int_t)gw_instance_seq(sl->inst), "warm",
-                   sl->ready));
+    l->slot = sl;
     /* The replacement spare is spawned a little later: uv_spawn blocks the
      * loop for milliseconds (fork, then waiting for exec), and the call
      * that took this spare should be answered first. */
     if (!uv_is_active((uv_handle_t *)&srv->timer))
         uv_timer_start(&srv->timer, on_restart_timer, SPARE_TOPUP_DELAY_MS, 0);
-    return l;
+    return 0;
 }
 
-void gw_server_release(struct lease *l, const char *why)
+static void lease_unbind(void *ctx, struct lease *l, bool retire)
 {
     struct slot *sl = l->slot;
 
-    gw_log(GW_LOG_INFO, "lease released", "server", l->srv->cfg->id, "dialog", l->dialog, "reason",
-           why, NULL);
-    emit(l->srv->owner, "lease",
-         json_pack("{s:s, s:s, s:s, s:s}", "dialog", l->dialog, "server", l->srv->cfg->id, "action",
-                   "released", "reason", why));
-    gw_dispatch_abandon(l->srv->owner, l, NULL, GW_SERVERS_E_RELEASED, why);
-    lease_free(l);
-    if (sl != NULL)
+    sl->lease = NULL;
+    l->slot = NULL;
+    if (retire)
         slot_retire(sl);
 }
+
+static bool lease_busy(void *ctx, const struct lease *l)
+{
+    return l->waiting != NULL || l->slot == NULL || gw_instance_in_flight(l->slot->inst) > 0;
+}
+
+static void lease_event(void *ctx, struct lease *l, enum gw_lease_event ev, const char *why)
+{
+    struct server *srv = ctx;
+    const char *id = srv->cfg->id;
+
+    switch (ev) {
+    case GW_LEASE_ACQUIRED:
+        gw_log(GW_LOG_INFO, "lease", "server", id, "dialog", l->dialog, "instance_ready",
+               l->slot->ready ? "yes" : "no", NULL);
+        emit(srv->owner, "lease",
+             json_pack("{s:s, s:s, s:s, s:I, s:b}", "dialog", l->dialog, "server", id, "action",
+                       "acquired", "instance", (json_int_t)gw_instance_seq(l->slot->inst), "warm",
+                       l->slot->ready));
+        return;
+    case GW_LEASE_RELEASED:
+        gw_log(GW_LOG_INFO, "lease released", "server", id, "dialog", l->dialog, "reason", why,
+               NULL);
+        emit(srv->owner, "lease",
+             json_pack("{s:s, s:s, s:s, s:s}", "dialog", l->dialog, "server", id, "action",
+                       "released", "reason", why));
+        gw_dispatch_abandon(srv->owner, l, NULL, GW_SERVERS_E_RELEASED, why);
+        return;
+    case GW_LEASE_LOST:
+        emit(srv->owner, "lease",
+             json_pack("{s:s, s:s, s:s, s:s}", "dialog", l->dialog, "server", id, "action", "lost",
+                       "reason", why));
+        gw_log(GW_LOG_WARN, "leased instance died; the dialog's next call gets a new one", "server",
+               id, "dialog", l->dialog, "reason", why, NULL);
+        gw_dispatch_abandon(srv->owner, l, l->slot, GW_SERVERS_E_SPAWN, why);
+        return;
+    case GW_LEASE_ENDED:
+        emit(srv->owner, "lease",
+             json_pack("{s:s, s:s, s:s}", "dialog", l->dialog, "server", id, "action", "ended"));
+        gw_dispatch_abandon(srv->owner, l, NULL, GW_SERVERS_E_RELEASED, why);
+        return;
+    }
+}
+
+static void lease_describe(void *ctx, const struct lease *l, json_t *o)
+{
+    struct server *srv = ctx;
+    struct gw_instance *inst = l->slot->inst;
+    const char *session = gw_instance_session(inst);
+
+    json_object_set_new(o, "server", json_string(srv->cfg->id));
+    json_object_set_new(o, "instance", json_integer((json_int_t)gw_instance_seq(inst)));
+    json_object_set_new(o, "inFlight", json_integer((json_int_t)gw_instance_in_flight(inst)));
+    json_object_set_new(o, "ready", json_boolean(l->slot->ready));
+    if (srv->cfg->transport == GW_TRANSPORT_STDIO)
+        json_object_set_new(o, "pid", json_integer(gw_instance_pid(inst)));
+    else
+        json_object_set_new(o, "session", session ? json_string(session) : json_null());
+}
+
+static const struct gw_lease_source lease_source = {
+    .take = lease_take,
+    .unbind = lease_unbind,
+    .busy = lease_busy,
+    .event = lease_event,
+    .describe = lease_describe,
+};
 
 int gw_servers_release(struct gw_servers *s, const char *dialog, const char *server,
                        json_t *released)
@@ -766,9 +709,9 @@ int gw_servers_release(struct gw_servers *s, const char *dialog, const char *ser
         struct lease *l;
         if (server != NULL && strcmp(srv->cfg->id, server) != 0)
             continue;
-        l = gw_server_lease(srv, dialog);
+        l = gw_lease_find(&srv->leases, dialog);
         if (l != NULL) {
-            gw_server_release(l, "released by the dialog");
+            gw_lease_release(l, "released by the dialog");
             json_array_append_new(released, json_string(srv->cfg->id));
         }
         if (server != NULL)
@@ -780,7 +723,7 @@ int gw_servers_release(struct gw_servers *s, const char *dialog, const char *ser
 bool gw_servers_dialog_known(const struct gw_servers *s, const char *dialog)
 {
     for (struct server *srv = s->head; srv != NULL; srv = srv->next) {
-        if (gw_server_lease(srv, dialog) != NULL)
+        if (gw_lease_find(&srv->leases, dialog) != NULL)
             return true;
     }
     return false;
@@ -791,16 +734,8 @@ static void on_sweep(uv_timer_t *t)
     struct gw_servers *s = t->data;
     uint64_t now = gw_now_ms();
 
-    for (struct server *srv = s->head; srv != NULL; srv = srv->next) {
-        uint64_t idle = srv->snap->gateway.lease_idle_timeout_ms;
-        struct lease *l = srv->leases, *next;
-        for (; idle > 0 && l != NULL; l = next) {
-            next = l->next;
-            if (l->waiting == NULL && l->slot != NULL &&
-                gw_instance_in_flight(l->slot->inst) == 0 && now - l->last_used_ms >= idle)
-                gw_server_release(l, "idle past gateway.lease_idle_timeout");
-        }
-    }
+    for (struct server *srv = s->head; srv != NULL; srv = srv->next)
+        gw_leases_sweep(&srv->leases, now, srv->snap->gateway.lease_idle_timeout_ms);
 }
 
 /* ---- the set of servers ---- */
@@ -847,6 +782,7 @@ static struct server *server_alloc(struct gw_servers *s, struct gw_config *c,
     srv->loaded_at = time(NULL);
     uv_timer_init(s->loop, &srv->timer);
     srv->timer.data = srv;
+    gw_leases_init(&srv->leases, &lease_source, srv, srv);
     return srv;
 }
 
@@ -870,14 +806,7 @@ static void server_retire(struct server *srv, const char *why)
     srv->removed = true;
     srv->next = srv->owner->dying;
     srv->owner->dying = srv;
-    while (srv->leases != NULL) {
-        struct lease *l = srv->leases;
-        emit(srv->owner, "lease",
-             json_pack("{s:s, s:s, s:s}", "dialog", l->dialog, "server", srv->cfg->id, "action",
-                       "ended"));
-        gw_dispatch_abandon(srv->owner, l, NULL, GW_SERVERS_E_RELEASED, why);
-        lease_free(l);
-    }
+    gw_leases_end_all(&srv->leases, why);
     for (struct slot *sl = srv->slots; sl != NULL; sl = sl->next) {
         gw_dispatch_abandon(srv->owner, NULL, sl, GW_SERVERS_E_RELEASED, why);
         slot_retire(sl);
@@ -900,18 +829,6 @@ static void server_remove(struct server *srv)
     catalog_event(srv, before, "removed");
     if (!srv->owner->closing)
         server_clear_problems(srv, "");
-}
-
-/* Dialogs that held leases on `from` start afresh on `to`. */
-static void inherit_dialogs(struct server *to, const struct server *from)
-{
-    for (const struct lease *l = from->leases; l != NULL; l = l->next)
-        restarted_add(to, l->dialog);
-    for (size_t k = 0; k < from->nrestarted; k++) {
-        const char *d = from->restarted[(from->restarted_head + k) % RESTARTED_MAX];
-        if (d != NULL)
-            restarted_add(to, d);
-    }
 }
 
 static void unlink_pending(struct server *srv)
@@ -940,7 +857,7 @@ static void swap_in(struct server *srv)
     srv->next = old->next;
     srv->replaces = NULL;
     srv->first_done = true;
-    inherit_dialogs(srv, old);
+    gw_leases_inherit(&srv->leases, &old->leases);
     gw_log(GW_LOG_INFO, "server replaced by its new configuration", "server", srv->cfg->id, NULL);
     server_retire(old, "the server's configuration changed");
     server_clear_problems(srv, "reload");
@@ -1068,7 +985,7 @@ static struct server *reconcile(struct server *srv, struct gw_config *c,
         return srv;
     }
     n = server_alloc(srv->owner, c, cfg);
-    inherit_dialogs(n, srv);
+    gw_leases_inherit(&n->leases, &srv->leases);
     n->next = srv->next;
     server_remove(srv);
     server_start(n);
@@ -1180,39 +1097,19 @@ json_t *gw_servers_json(const struct gw_servers *s)
     return json_pack("{s:o}", "servers", list);
 }
 
-static json_t *lease_json(const struct lease *l)
-{
-    char since[32], used[32];
-    time_t used_at = time(NULL) - (time_t)((gw_now_ms() - l->last_used_ms) / 1000);
-
-    gw_format_time(l->since, since, sizeof since);
-    gw_format_time(used_at, used, sizeof used);
-    json_t *o =
-        json_pack("{s:s, s:I, s:s, s:s, s:i, s:b}", "server", l->srv->cfg->id, "instance",
-                  (json_int_t)gw_instance_seq(l->slot->inst), "since", since, "lastUsed", used,
-                  "inFlight", (int)gw_instance_in_flight(l->slot->inst), "ready", l->slot->ready);
-    const char *session = gw_instance_session(l->slot->inst);
-
-    if (l->srv->cfg->transport == GW_TRANSPORT_STDIO)
-        json_object_set_new(o, "pid", json_integer(gw_instance_pid(l->slot->inst)));
-    else
-        json_object_set_new(o, "session", session ? json_string(session) : json_null());
-    return o;
-}
-
 json_t *gw_servers_dialogs_json(const struct gw_servers *s)
 {
     json_t *by_dialog = json_object(), *list = json_array(), *leases;
     const char *dialog;
 
     for (const struct server *srv = s->head; srv != NULL; srv = srv->next) {
-        for (const struct lease *l = srv->leases; l != NULL; l = l->next) {
+        for (const struct lease *l = srv->leases.head; l != NULL; l = l->next) {
             leases = json_object_get(by_dialog, l->dialog);
             if (leases == NULL) {
                 leases = json_array();
                 json_object_set_new(by_dialog, l->dialog, leases);
             }
-            json_array_append_new(leases, lease_json(l));
+            json_array_append_new(leases, gw_lease_json(l));
         }
     }
     json_object_foreach(by_dialog, dialog, leases)

@@ -45,15 +45,6 @@ enum {
     GW_SERVERS_E_SUBS_FULL = -5208,   /* a subscription limit (subscriptions.h) is reached */
 };
 
-/* The longest dialog id "root/self". */
-#define GW_DIALOG_MAX      129
-#define GW_DIALOG_PART_MAX 64
-
-/* Parses "root" or "root/self" (each 1–64 of [A-Za-z0-9_.-], not "." or
- * ".."); self defaults to root. Writes the canonical id ("root" when self
- * equals root) to `canon` (GW_DIALOG_MAX + 1 bytes). Returns 0 or UV_EINVAL. */
-int gw_dialog_parse(const char *s, char *root, char *self, char *canon);
-
 struct gw_servers;
 struct gw_call;
 struct gw_subscriber;

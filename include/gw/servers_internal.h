@@ -1,10 +1,10 @@
-/* Shared by servers.c (server runtimes, instances, leases), dispatch.c
- * (calls and limits), servers_extra.c, servers_relay.c and subscriptions.c
- * only. Nothing else includes it.
+/* Shared by servers.c (server runtimes, instances, the slot source of the
+ * lease tables), dispatch.c (calls and limits), servers_extra.c,
+ * servers_relay.c and subscriptions.c only. Nothing else includes it.
  *
  * Ownership:
  *   gw_servers ─┬─ servers (list, config order) ─┬─ slots (list): one per live instance
- *               │                                └─ leases (list + index by dialog) → slot
+ *               │                                └─ leases (gw_leases, lease.c) → slot
  *               ├─ dying servers (list): removed, instances still closing
  *               └─ queue: calls waiting for a concurrency slot
  * A slot is freed when its instance has closed; a server when it is removed,
@@ -19,6 +19,7 @@
 #include <uv.h>
 
 #include "gw/instance.h"
+#include "gw/lease.h"
 #include "gw/servers.h"
 
 enum server_state { SRV_STARTING, SRV_READY, SRV_DEGRADED, SRV_FAILED, SRV_STOPPED };
@@ -31,7 +32,6 @@ enum slot_role {
     ROLE_RETIRED,   /* released, failed or replaced: draining and stopping */
 };
 
-struct lease;
 struct gw_call;
 struct gw_sub_topic;
 
@@ -47,23 +47,6 @@ struct slot {
     unsigned ntopics;
 };
 
-struct lease {
-    struct lease *next;
-    struct lease *hnext; /* the next in its bucket of the server's lease index */
-    uint64_t hash;       /* of dialog */
-    struct server *srv;
-    char dialog[GW_DIALOG_MAX + 1];
-    struct slot *slot;
-    time_t since;
-    uint64_t last_used_ms;
-    bool reminded;           /* the reminder went out with a reply */
-    bool restarted;          /* the dialog's previous instance died or was replaced */
-    struct gw_call *waiting; /* calls waiting for the slot to be ready */
-};
-
-/* Dialogs whose lease died: their next lease says restarted. Bounded. */
-#define RESTARTED_MAX 1024
-
 struct server {
     struct gw_servers *owner;
     struct server *next;
@@ -71,13 +54,9 @@ struct server {
     const struct gw_server_config *cfg;
     enum server_state state;
     struct slot *slots;
-    struct lease *leases;
-    struct lease **lease_idx; /* by dialog: a call finds its lease in O(1) */
-    size_t lease_buckets, nleases;
+    struct gw_leases leases;
     struct gw_call *waiting; /* calls retried after a lost session, waiting for the
                                 shared instance to be back (truely-stateless) */
-    char **restarted;        /* dialogs, FIFO ring of RESTARTED_MAX */
-    size_t nrestarted, restarted_head;
     uint64_t seq;
     uint64_t backoff_ms;
     uint64_t ready_at_ms;
@@ -187,12 +166,6 @@ struct gw_call {
 
 /* servers.c, for dispatch.c */
 struct server *gw_servers_find(const struct gw_servers *s, const char *id);
-struct lease *gw_server_lease(struct server *srv, const char *dialog);
-/* Gives the dialog a lease: a ready spare, else a new instance (within the
- * cap); `fresh`: a new instance first, while the cap allows. Returns NULL
- * with *code set (GW_SERVERS_E_LIMIT, _NOT_READY). */
-struct lease *gw_server_acquire(struct server *srv, const char *dialog, bool fresh, int *code);
-void gw_server_release(struct lease *l, const char *why);
 
 /* servers_relay.c, for dispatch.c and servers.c */
 /* A call was sent on its slot / is answered (ends its server requests). */
