@@ -164,6 +164,67 @@ struct gw_call {
     bool ns_links;
 };
 
+/* servers.c, for servers_discovery.c, servers_leases.c, servers_reload.c:
+ * the supervisor's own steps. */
+void gw_server_emit(struct gw_servers *s, const char *type, json_t *payload);
+void gw_server_set_state(struct server *srv, enum server_state st);
+/* A catalog event if the version moved past `before`. */
+void gw_server_catalog_event(struct server *srv, uint64_t before, const char *change);
+/* Problem "server:<id>:<what>[:<tool>]"; cleared by prefix. */
+void gw_server_problem(struct server *srv, const char *what, enum gw_severity sev, const char *tool,
+                       const char *message);
+void gw_server_clear_problems(struct server *srv, const char *what);
+void gw_server_set_error(struct server *srv, const char *why);
+/* An instance's death as a Problem: the reason and the last stderr lines. */
+void gw_server_death_problem(struct server *srv, const char *what, enum gw_severity sev,
+                             const char *why, json_t *tail);
+/* Catalog diagnostics become Problems or log lines; `srv` is the server
+ * whose commit caused them, or NULL. */
+void gw_servers_publish_diags(struct gw_servers *s, struct server *srv,
+                              const struct gw_cat_diags *d);
+void gw_server_first_attempt_done(struct server *srv, bool ok);
+/* Tells readiness once every server had its first attempt. */
+void gw_servers_check_settled(struct gw_servers *s);
+/* Slots of `role` (-1: any but retired), ready ones only if asked. */
+size_t gw_server_count_slots(const struct server *srv, int role, bool ready_only);
+struct slot *gw_server_find_slot(const struct server *srv, enum slot_role role, bool ready);
+/* A new instance in a new slot, or NULL (the failure is the server's). */
+struct slot *gw_slot_spawn(struct server *srv, enum slot_role role);
+/* The slot stops taking work; its instance drains and stops. */
+void gw_slot_retire(struct slot *sl);
+void gw_server_schedule_restart(struct server *srv);
+/* Spawns spares up to gateway.spares (leased servers). */
+void gw_server_top_up_spares(struct server *srv);
+/* Spares are topped up on the next turns, not from inside a call. */
+void gw_server_top_up_soon(struct server *srv);
+struct server *gw_server_alloc(struct gw_servers *s, struct gw_config *c,
+                               const struct gw_server_config *cfg);
+void gw_server_start(struct server *srv);
+/* To the dying list: leases end, instances stop; close callbacks free it. */
+void gw_server_retire(struct server *srv, const char *why);
+/* A removed server: its tools leave the catalog, its problems go. */
+void gw_server_remove(struct server *srv);
+void gw_servers_maybe_finish_close(struct gw_servers *s);
+
+/* servers_discovery.c */
+void gw_server_list_tools(struct server *srv, struct slot *slot);
+/* Derives the toolset of `listing` (NULL: no tools, load_tools false) and
+ * commits it; a pending replacement is swapped in first. False when the
+ * server cannot serve it (refused on the first listing). */
+bool gw_server_commit_listing(struct server *srv, json_t *listing);
+
+/* servers_reload.c */
+/* A pending replacement failed to start or list: it is dropped. */
+void gw_server_pending_failed(struct server *srv, const char *why);
+/* A pending replacement listed: it takes the place of the old server. */
+void gw_server_swap_in(struct server *srv);
+/* A pending replacement is dropped unused. */
+void gw_server_discard_pending(struct server *srv);
+
+/* servers_leases.c */
+extern const struct gw_lease_source gw_server_lease_source;
+void gw_servers_on_sweep(uv_timer_t *t);
+
 /* servers.c, for dispatch.c */
 struct server *gw_servers_find(const struct gw_servers *s, const char *id);
 
