@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "gw/artifacts.h"
+#include "gw/dispatch.h"
 #include "gw/json_in.h"
 #include "gw/lease.h"
 #include "gw/log.h"
@@ -252,40 +253,23 @@ static void log_call(const struct pending_call *pc, const struct gw_call_outcome
                     (double)elapsed / 1000.0);
 }
 
+/* A failed call's answer: status and code from dispatch's table, the
+ * table's sentence with the outcome's own reason. A timeout says only why
+ * when that is not the call itself (its instance never became ready). */
 static void respond_outcome_error(struct gw_http_request *req, const struct gw_call_outcome *o)
 {
     static const char *const retry[] = {"Retry-After: 1", NULL};
-    char *msg = NULL;
+    struct gw_dispatch_error e = gw_dispatch_error(o->code);
+    char *msg;
 
-    switch (o->code) {
-    case GW_MCP_E_TIMEOUT:
-        gw_http_respond_error(req, 504, "call_timeout",
-                              o->message && strstr(o->message, "ready")
-                                  ? o->message
-                                  : "the tool did not answer in time; the call was cancelled "
-                                    "upstream",
-                              NULL);
-        return;
-    case GW_SERVERS_E_LIMIT:
-        gw_http_respond_error(req, 429, "limit_reached", o->message, retry);
-        return;
-    case GW_SERVERS_E_RELEASED:
-        msg = gw_xasprintf("the call was dropped before it was sent: %s", o->message);
-        gw_http_respond_error(req, 409, "released", msg, NULL);
-        break;
-    case GW_MCP_E_CLOSED:
-        gw_http_respond_error(req, 503, "shutting_down", "the gateway is stopping", NULL);
-        return;
-    case GW_MCP_E_TRANSPORT:
-    case GW_SERVERS_E_SPAWN:
-        msg = gw_xasprintf("the server's instance died or failed to start: %s", o->message);
-        gw_http_respond_error(req, 502, "upstream_died", msg, NULL);
-        break;
-    default:
-        msg = gw_xasprintf("the server answered with an error: %s", o->message);
-        gw_http_respond_error(req, 502, "upstream_error", msg, NULL);
-        break;
-    }
+    if (o->code == GW_MCP_E_TIMEOUT && o->message != NULL && strstr(o->message, "ready"))
+        msg = gw_xstrdup(o->message);
+    else if (o->message == NULL || o->message[0] == '\0' || o->code == GW_MCP_E_TIMEOUT ||
+             o->code == GW_MCP_E_CLOSED)
+        msg = gw_xstrdup(e.sentence);
+    else
+        msg = gw_xasprintf("%s (%s)", e.sentence, o->message);
+    gw_http_respond_error(req, e.http_status, e.rest_code, msg, e.retry ? retry : NULL);
     free(msg);
 }
 
@@ -349,7 +333,7 @@ static void on_call_outcome(void *data, const struct gw_call_outcome *o)
     if (pc->aborted) {
         log_call(pc, o, "client_gone");
     } else if (o->code != 0) {
-        log_call(pc, o, gw_servers_status_label(o->code));
+        log_call(pc, o, gw_dispatch_error(o->code).label);
         respond_outcome_error(pc->req, o);
     } else {
         respond_result(pc, o);
@@ -363,7 +347,7 @@ static void on_call_abort(struct gw_http_request *req, void *data)
     struct pending_call *pc = data;
 
     pc->aborted = true;
-    gw_servers_cancel(pc->call, "the client disconnected");
+    gw_dispatch_cancel(pc->call, "the client disconnected");
 }
 
 /* The parsed body of a call: {"dialog"?, "arguments"?, "timeout_ms"?}. */
@@ -455,39 +439,13 @@ static int parse_call_body(struct gw_http_request *req, struct call_body *b)
     return dialog_header(req, b);
 }
 
-static const char *start_error_status(int rc)
-{
-    switch (rc) {
-    case GW_SERVERS_E_NO_TOOL:
-        return "unknown_tool";
-    case GW_SERVERS_E_NEED_DIALOG:
-        return "dialog_required";
-    case GW_SERVERS_E_LIMIT:
-        return "limit";
-    default:
-        return "not_ready";
-    }
-}
-
+/* A call refused before it started: the table's answer. */
 static void start_call_error(struct gw_http_request *req, int rc)
 {
     static const char *const retry[] = {"Retry-After: 1", NULL};
+    struct gw_dispatch_error e = gw_dispatch_error(rc);
 
-    if (rc == GW_SERVERS_E_NO_TOOL)
-        gw_http_respond_error(req, 404, "unknown_tool", "no tool has this name", NULL);
-    else if (rc == GW_SERVERS_E_NEED_DIALOG)
-        gw_http_respond_error(req, 400, "dialog_required",
-                              "this tool's server leases an instance per dialog: give "
-                              "\"dialog\": \"root\" or \"root/self\" in the body",
-                              NULL);
-    else if (rc == GW_SERVERS_E_LIMIT)
-        gw_http_respond_error(req, 429, "limit_reached",
-                              "gateway.max_instances_per_server or a call queue is full", retry);
-    else if (rc == GW_SERVERS_E_NOT_READY || rc == GW_MCP_E_NOT_READY)
-        gw_http_respond_error(req, 503, "server_not_ready",
-                              "the tool's server has no ready instance right now", retry);
-    else
-        gw_http_respond_error(req, 502, "upstream_failed", gw_mcp_strerror(rc), NULL);
+    gw_http_respond_error(req, e.http_status, e.rest_code, e.sentence, e.retry ? retry : NULL);
 }
 
 static json_t *text_result(bool is_error, char *text)
@@ -554,11 +512,11 @@ static void route_call(struct gw_api_ctx *ctx, struct gw_http_request *req, stru
     pc->req = req;
     pc->tool = gw_xstrdup(m->arg[0]);
     pc->started_ms = gw_now_ms();
-    rc = gw_servers_call(ctx->servers, &r, on_call_outcome, pc, &pc->call);
+    rc = gw_dispatch_call(ctx->servers, &r, on_call_outcome, pc, &pc->call);
     json_decref(b.json);
     if (rc != 0) {
         if (rc != GW_SERVERS_E_NO_TOOL)
-            gw_metrics_call(ctx->metrics, "rest", NULL, pc->tool, start_error_status(rc), 0);
+            gw_metrics_call(ctx->metrics, "rest", NULL, pc->tool, gw_dispatch_error(rc).label, 0);
         free(pc->tool);
         free(pc);
         start_call_error(req, rc);

@@ -3,6 +3,7 @@
  * things in motion on the loop (libuv delivers them as ordinary
  * callbacks), as in Redis' ae. */
 #include "gw/daemon.h"
+#include "gw/dispatch.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -432,6 +433,7 @@ static void init(struct daemon *d, const struct gw_daemon_options *opts)
     /* libcurl itself is loaded when the first HTTP upstream starts. */
     d->multi = gw_curl_uv_new(d->loop);
     d->servers = gw_servers_new(d->loop, d->multi, d->problems, &cbs);
+    gw_dispatch_attach(d->servers);
     d->mcp = gw_mcp_server_new(d->loop, d->servers, d->metrics);
     d->api = (struct gw_api_ctx){.problems = d->problems,
                                  .servers = d->servers,

@@ -152,7 +152,7 @@ static void on_deferred(uv_timer_t *t)
     deliver(c, c->deferred_code, NULL, c->deferred_message);
 }
 
-/* An outcome reached while gw_servers_call is still on the stack is
+/* An outcome reached while gw_dispatch_call is still on the stack is
  * delivered on the next loop turn: the caller is promised a callback that
  * fires later, never inside the call. */
 static bool defer(struct gw_call *c, int code, const char *message)
@@ -211,7 +211,7 @@ static void deliver(struct gw_call *c, int code, json_t *result, const char *mes
 
 static void pump(struct gw_servers *s);
 
-void gw_dispatch_fail(struct gw_call *c, int code, const char *message)
+static void call_fail(struct gw_call *c, int code, const char *message)
 {
     deliver(c, code, NULL, message);
 }
@@ -247,11 +247,11 @@ static void retry_later(struct gw_call *c)
 static void expire(struct gw_call *c)
 {
     if (c->state == CALL_QUEUED)
-        gw_dispatch_fail(c, GW_SERVERS_E_LIMIT,
-                         "a concurrency limit (gateway.max_concurrent or the tool's "
-                         "max_instances) stayed full for the call's whole timeout");
+        call_fail(c, GW_SERVERS_E_LIMIT,
+                  "a concurrency limit (gateway.max_concurrent or the tool's "
+                  "max_instances) stayed full for the call's whole timeout");
     else
-        gw_dispatch_fail(c, GW_MCP_E_TIMEOUT, "the call's instance did not become ready in time");
+        call_fail(c, GW_MCP_E_TIMEOUT, "the call's instance did not become ready in time");
 }
 
 static void on_reply(void *data, const struct gw_mcp_reply *reply)
@@ -274,7 +274,7 @@ static void on_reply(void *data, const struct gw_mcp_reply *reply)
     pump(s);
 }
 
-void gw_dispatch_send(struct gw_call *c)
+static void call_send(struct gw_call *c)
 {
     struct gw_servers *s = c->s;
     uint64_t left = remaining_ms(c);
@@ -284,7 +284,7 @@ void gw_dispatch_send(struct gw_call *c)
         char *why = gw_xasprintf("MCP server '%s' does not support resource subscriptions (it "
                                  "did not declare resources.subscribe)",
                                  c->server);
-        gw_dispatch_fail(c, GW_SERVERS_E_UNSUPPORTED, why);
+        call_fail(c, GW_SERVERS_E_UNSUPPORTED, why);
         free(why);
         return;
     }
@@ -308,7 +308,7 @@ void gw_dispatch_send(struct gw_call *c)
     if (rc != 0) {
         s->in_flight--;
         tool_add(s, c, -1);
-        gw_dispatch_fail(c, rc, gw_mcp_strerror(rc));
+        call_fail(c, rc, gw_mcp_strerror(rc));
     }
 }
 
@@ -332,7 +332,7 @@ static int admit(struct gw_call *c)
     struct gw_servers *s = c->s;
 
     if (s->queue_head == NULL && fits(s, c)) {
-        gw_dispatch_send(c);
+        call_send(c);
         return 0;
     }
     if (s->queued >= QUEUE_MAX)
@@ -357,7 +357,7 @@ static void pump(struct gw_servers *s)
             continue;
         queue_remove(s, c);
         uv_timer_stop(&c->timer);
-        gw_dispatch_send(c);
+        call_send(c);
     }
 }
 
@@ -373,56 +373,61 @@ static struct gw_call *wait_pop(struct gw_call **list)
     return c;
 }
 
-void gw_dispatch_lease_ready(struct lease *l)
+static void on_lease_ready(struct lease *l)
 {
     while (l->waiting != NULL) {
         struct gw_call *c = wait_pop(&l->waiting);
         if (admit(c) != 0)
-            gw_dispatch_fail(c, GW_SERVERS_E_LIMIT, "too many calls are waiting");
+            call_fail(c, GW_SERVERS_E_LIMIT, "too many calls are waiting");
     }
 }
 
-void gw_dispatch_shared_ready(struct server *srv, struct slot *slot)
+static void on_shared_ready(struct server *srv, struct slot *slot)
 {
     while (srv->waiting != NULL) {
         struct gw_call *c = wait_pop(&srv->waiting);
         c->slot = slot;
         if (admit(c) != 0)
-            gw_dispatch_fail(c, GW_SERVERS_E_LIMIT, "too many calls are waiting");
+            call_fail(c, GW_SERVERS_E_LIMIT, "too many calls are waiting");
     }
 }
 
-void gw_dispatch_abandon_shared(struct server *srv, int code, const char *why)
+static void abandon_shared(struct server *srv, int code, const char *why)
 {
     while (srv->waiting != NULL)
-        gw_dispatch_fail(wait_pop(&srv->waiting), code, why);
+        call_fail(wait_pop(&srv->waiting), code, why);
 }
 
-void gw_dispatch_abandon(struct gw_servers *s, struct lease *l, struct slot *slot, int code,
-                         const char *why)
+static void abandon(struct gw_servers *s, struct lease *l, struct slot *slot, int code,
+                    const char *why)
 {
     while (l != NULL && l->waiting != NULL)
-        gw_dispatch_fail(wait_pop(&l->waiting), code, why);
+        call_fail(wait_pop(&l->waiting), code, why);
     for (struct gw_call *c = s->queue_head, *next; slot != NULL && c != NULL; c = next) {
         next = c->next;
         if (c->slot == slot) {
             queue_remove(s, c);
-            gw_dispatch_fail(c, code, why);
+            call_fail(c, code, why);
         }
     }
+}
+
+static const struct gw_slot_hooks slot_hooks = {on_lease_ready, on_shared_ready, abandon,
+                                                abandon_shared};
+
+void gw_dispatch_attach(struct gw_servers *s)
+{
+    s->hooks = &slot_hooks;
 }
 
 /* ---- entry ---- */
 
 static uint64_t call_timeout(const struct server *srv, const struct gw_cat_tool *t, uint64_t asked)
 {
-    if (asked > 0)
-        return asked;
-    if (t->has_policy && t->policy.has_timeout && t->policy.timeout_ms > 0)
-        return t->policy.timeout_ms;
-    if (srv->cfg->request_timeout_ms > 0)
-        return srv->cfg->request_timeout_ms;
-    return srv->snap->gateway.request_timeout_ms;
+    uint64_t policy = t->has_policy && t->policy.has_timeout ? t->policy.timeout_ms : 0;
+
+    return gw_dispatch_timeout(asked, policy, srv->cfg->request_timeout_ms,
+                               srv->snap->gateway.request_timeout_ms);
 }
 
 static struct gw_call *call_new(struct gw_servers *s, struct server *srv,
@@ -510,7 +515,7 @@ static void on_retry(uv_timer_t *t)
                        "instance could take it: %s",
                        rc == GW_SERVERS_E_LIMIT ? "a limit on instances or calls is full"
                                                 : "the server has no ready instance");
-    gw_dispatch_fail(c, rc, why);
+    call_fail(c, rc, why);
     free(why);
 }
 
@@ -534,28 +539,8 @@ static int route(struct gw_servers *s, struct server *srv, struct gw_call *c, gw
     return 0;
 }
 
-const char *gw_servers_status_label(int code)
-{
-    switch (code) {
-    case GW_SERVERS_E_NO_TOOL:
-        return "unknown_tool";
-    case GW_SERVERS_E_NEED_DIALOG:
-        return "dialog_required";
-    case GW_SERVERS_E_LIMIT:
-        return "limit";
-    case GW_SERVERS_E_RELEASED:
-        return "released";
-    case GW_SERVERS_E_SPAWN:
-        return "spawn_failed";
-    case GW_SERVERS_E_NOT_READY:
-        return "not_ready";
-    default:
-        return gw_mcp_strerror(code);
-    }
-}
-
-int gw_servers_call(struct gw_servers *s, const struct gw_call_request *r, gw_call_cb cb,
-                    void *data, struct gw_call **out)
+int gw_dispatch_call(struct gw_servers *s, const struct gw_call_request *r, gw_call_cb cb,
+                     void *data, struct gw_call **out)
 {
     const struct gw_cat_tool *t = gw_catalog_lookup(s->catalog, r->tool);
     struct server *srv;
@@ -570,8 +555,8 @@ int gw_servers_call(struct gw_servers *s, const struct gw_call_request *r, gw_ca
     return route(s, srv, call_new(s, srv, t, r), cb, data, out);
 }
 
-int gw_servers_request(struct gw_servers *s, const struct gw_route_request *r, gw_call_cb cb,
-                       void *data, struct gw_call **out)
+int gw_dispatch_request(struct gw_servers *s, const struct gw_route_request *r, gw_call_cb cb,
+                        void *data, struct gw_call **out)
 {
     json_t *params = NULL;
     const char *what = NULL;
@@ -608,16 +593,15 @@ int gw_servers_request(struct gw_servers *s, const struct gw_route_request *r, g
     c->method = gw_xstrdup(r->method);
     c->ns_contents = srv->cfg->resource_namespace && strcmp(r->method, "resources/read") == 0;
     c->params = params;
-    c->timeout_ms = r->timeout_ms                  ? r->timeout_ms
-                    : srv->cfg->request_timeout_ms ? srv->cfg->request_timeout_ms
-                                                   : srv->snap->gateway.request_timeout_ms;
+    c->timeout_ms = gw_dispatch_timeout(r->timeout_ms, 0, srv->cfg->request_timeout_ms,
+                                        srv->snap->gateway.request_timeout_ms);
     c->deadline_ms = gw_now_ms() + c->timeout_ms;
     if (subscribe)
         gw_subs_begin(c, r->subscriber);
     return route(s, srv, c, cb, data, out);
 }
 
-void gw_servers_cancel(struct gw_call *c, const char *reason)
+void gw_dispatch_cancel(struct gw_call *c, const char *reason)
 {
     if (c->deferred)
         return; /* its outcome is already on its way */
@@ -627,11 +611,11 @@ void gw_servers_cancel(struct gw_call *c, const char *reason)
         break;
     case CALL_QUEUED:
         queue_remove(c->s, c);
-        gw_dispatch_fail(c, GW_MCP_E_CANCELLED, reason);
+        call_fail(c, GW_MCP_E_CANCELLED, reason);
         break;
     case CALL_WAIT_INSTANCE:
         wait_remove(c);
-        gw_dispatch_fail(c, GW_MCP_E_CANCELLED, reason);
+        call_fail(c, GW_MCP_E_CANCELLED, reason);
         break;
     case CALL_DONE:
         break;

@@ -143,27 +143,13 @@ static json_t *text_result(bool is_error, const char *text)
                      is_error);
 }
 
-/* A gateway-side failure of a call to a tool that exists, as a sentence. */
+/* A gateway-side failure of a call to a tool that exists, as a sentence
+ * (dispatch's table), or NULL when `code` is not one. */
 static const char *tool_failure(int code)
 {
-    switch (code) {
-    case GW_SERVERS_E_LIMIT:
-        return "the gateway's concurrency limit for this tool stayed full; try again shortly";
-    case GW_SERVERS_E_NOT_READY:
-    case GW_MCP_E_NOT_READY:
-        return "the tool's server has no ready instance right now (starting or restarting); "
-               "try again in a few seconds";
-    case GW_MCP_E_TIMEOUT:
-        return "the tool did not answer in time; the call was cancelled upstream";
-    case GW_MCP_E_TRANSPORT:
-    case GW_SERVERS_E_SPAWN:
-        return "the tool's server instance died or failed to start; the next call gets a "
-               "new one";
-    case GW_SERVERS_E_RELEASED:
-        return "the server's lease was released or the tool removed before the call was sent";
-    default:
-        return NULL;
-    }
+    struct gw_dispatch_error e = gw_dispatch_error(code);
+
+    return code != 0 && e.rpc_code == 0 ? e.sentence : NULL;
 }
 
 /* The answer to a routed request: its result as the server gave it; the
@@ -190,7 +176,7 @@ static json_t *routed_reply(const struct gw_mcp_call *c, const struct gw_call_ou
     msg = gw_xasprintf("%s failed: %s", c->tool,
                        why          ? why
                        : o->message ? o->message
-                                    : gw_mcp_strerror(o->code));
+                                    : gw_dispatch_error(o->code).sentence);
     r = gw_mcp__error(c->id, RPC_INTERNAL_ERROR, msg);
     free(msg);
     return r;
@@ -252,7 +238,7 @@ static void on_call_outcome(void *data, const struct gw_call_outcome *o)
     char ms[24];
 
     uint64_t elapsed = gw_now_ms() - c->started_ms;
-    const char *status = o->code != 0 ? gw_servers_status_label(o->code)
+    const char *status = o->code != 0 ? gw_dispatch_error(o->code).label
                          : json_is_true(json_object_get(o->result, "isError")) ? "tool_error"
                                                                                : "ok";
 
@@ -387,10 +373,10 @@ static void relay_answer(struct gw_mcp_session *s, json_t *msg)
                                 ? json_incref(error)
                                 : json_pack("{s:i, s:s}", "code", RPC_INTERNAL_ERROR, "message",
                                             "the client's answer had no result object");
-                gw_servers_answer(r->sr, NULL, e);
+                gw_dispatch_answer(r->sr, NULL, e);
                 json_decref(e);
             } else {
-                gw_servers_answer(r->sr, result, NULL);
+                gw_dispatch_answer(r->sr, result, NULL);
             }
             json_decref(r->id);
             free(r);
@@ -472,10 +458,10 @@ static json_t *start_call(struct gw_mcp_session *s, struct gw_mcp_exchange *x, j
                              "too many calls in flight on this session; wait for some to finish");
     c = call_new(s, x, id, name);
     r.hooks_data = c;
-    rc = gw_servers_call(s->ms->servers, &r, on_call_outcome, c, &c->call);
+    rc = gw_dispatch_call(s->ms->servers, &r, on_call_outcome, c, &c->call);
     if (rc != 0) {
         if (rc != GW_SERVERS_E_NO_TOOL && s->ms->metrics != NULL)
-            gw_metrics_call(s->ms->metrics, "mcp", NULL, name, gw_servers_status_label(rc), 0);
+            gw_metrics_call(s->ms->metrics, "mcp", NULL, name, gw_dispatch_error(rc).label, 0);
         call_drop(c);
         if (rc == GW_SERVERS_E_NO_TOOL) {
             char *msg = gw_xasprintf("Unknown tool: %s", name);
@@ -483,8 +469,7 @@ static json_t *start_call(struct gw_mcp_session *s, struct gw_mcp_exchange *x, j
             free(msg);
             return e;
         }
-        return gw_mcp__result(
-            id, text_result(true, tool_failure(rc) ? tool_failure(rc) : gw_mcp_strerror(rc)));
+        return gw_mcp__result(id, text_result(true, gw_dispatch_error(rc).sentence));
     }
     call_track(s, x, c);
     return NULL;
@@ -555,7 +540,7 @@ static json_t *start_routed(struct gw_mcp_session *s, struct gw_mcp_exchange *x,
         r.subscriber = subscriber_of(s);
     c = call_new(s, x, id, method);
     c->routed = true;
-    rc = gw_servers_request(s->ms->servers, &r, on_call_outcome, c, &c->call);
+    rc = gw_dispatch_request(s->ms->servers, &r, on_call_outcome, c, &c->call);
     if (rc == 0) {
         call_track(s, x, c);
         return NULL;
@@ -577,8 +562,7 @@ static json_t *start_routed(struct gw_mcp_session *s, struct gw_mcp_exchange *x,
                                  ? "Unknown prompt"
                                  : "no server offers the prompt or resource template named by "
                                    "params.ref");
-    return gw_mcp__error(id, RPC_INTERNAL_ERROR,
-                         tool_failure(rc) ? tool_failure(rc) : gw_mcp_strerror(rc));
+    return gw_mcp__error(id, RPC_INTERNAL_ERROR, gw_dispatch_error(rc).sentence);
 }
 
 /* Returns the answer now, or NULL when the call answers later. With
@@ -610,7 +594,7 @@ void gw_mcp__cancel(struct gw_mcp_session *s, json_t *request_id, const char *re
 {
     for (struct gw_mcp_call *c = s->calls; c != NULL; c = c->next) {
         if (json_equal(c->id, request_id)) {
-            gw_servers_cancel(c->call, reason ? reason : "cancelled by the client");
+            gw_dispatch_cancel(c->call, reason ? reason : "cancelled by the client");
             return;
         }
     }

@@ -248,7 +248,7 @@ static void cancel_calls(struct gw_mcp_session *s, const char *why)
         s->calls = c->next;
         c->next = NULL;
         c->s = NULL;
-        gw_servers_cancel(c->call, why);
+        gw_dispatch_cancel(c->call, why);
     }
     s->ncalls = 0;
 }

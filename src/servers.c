@@ -305,10 +305,10 @@ static void inst_ready(struct gw_instance *inst, void *data)
         srv->ready_at_ms = gw_now_ms();
         gw_server_list_tools(srv, slot);
         if (slot->role == ROLE_SHARED)
-            gw_dispatch_shared_ready(srv, slot);
+            srv->owner->hooks->shared_ready(srv, slot);
         break;
     case ROLE_LEASED:
-        gw_dispatch_lease_ready(slot->lease);
+        srv->owner->hooks->lease_ready(slot->lease);
         break;
     default:
         break;
@@ -332,7 +332,7 @@ static void inst_failed(struct gw_instance *inst, const char *why, void *data)
 
     if (slot->lease != NULL)
         lease_died(srv, slot, why);
-    gw_dispatch_abandon(srv->owner, NULL, slot, GW_MCP_E_TRANSPORT, why);
+    srv->owner->hooks->abandon(srv->owner, NULL, slot, GW_MCP_E_TRANSPORT, why);
     gw_slot_retire(slot);
     json_decref(srv->stderr_tail);
     srv->stderr_tail = tail;
@@ -434,12 +434,28 @@ struct slot *gw_slot_spawn(struct server *srv, enum slot_role role)
 
 /* ---- the set of servers ---- */
 
+static void no_lease_ready(struct lease *l) {}
+
+static void no_shared_ready(struct server *srv, struct slot *slot) {}
+
+static void no_abandon(struct gw_servers *s, struct lease *l, struct slot *slot, int code,
+                       const char *why)
+{
+}
+
+static void no_abandon_shared(struct server *srv, int code, const char *why) {}
+
+/* Before dispatch is attached no call exists, so nothing waits. */
+static const struct gw_slot_hooks no_hooks = {no_lease_ready, no_shared_ready, no_abandon,
+                                              no_abandon_shared};
+
 struct gw_servers *gw_servers_new(uv_loop_t *loop, struct gw_curl_uv *multi,
                                   struct gw_problems *problems, const struct gw_servers_cbs *cbs)
 {
     struct gw_servers *s = gw_xcalloc(1, sizeof *s);
 
     s->loop = loop;
+    s->hooks = &no_hooks;
     s->multi = multi;
     s->problems = problems;
     s->catalog = gw_catalog_new();
@@ -502,10 +518,10 @@ void gw_server_retire(struct server *srv, const char *why)
     srv->owner->dying = srv;
     gw_leases_end_all(&srv->leases, why);
     for (struct slot *sl = srv->slots; sl != NULL; sl = sl->next) {
-        gw_dispatch_abandon(srv->owner, NULL, sl, GW_SERVERS_E_RELEASED, why);
+        srv->owner->hooks->abandon(srv->owner, NULL, sl, GW_SERVERS_E_RELEASED, why);
         gw_slot_retire(sl);
     }
-    gw_dispatch_abandon_shared(srv, GW_SERVERS_E_RELEASED, why);
+    srv->owner->hooks->abandon_shared(srv, GW_SERVERS_E_RELEASED, why);
     uv_close((uv_handle_t *)&srv->timer, on_timer_closed);
 }
 

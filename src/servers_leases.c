@@ -92,7 +92,7 @@ static void lease_event(void *ctx, struct lease *l, enum gw_lease_event ev, cons
         gw_server_emit(srv->owner, "lease",
                        json_pack("{s:s, s:s, s:s, s:s}", "dialog", l->dialog, "server", id,
                                  "action", "released", "reason", why));
-        gw_dispatch_abandon(srv->owner, l, NULL, GW_SERVERS_E_RELEASED, why);
+        srv->owner->hooks->abandon(srv->owner, l, NULL, GW_SERVERS_E_RELEASED, why);
         return;
     case GW_LEASE_LOST:
         gw_server_emit(srv->owner, "lease",
@@ -100,13 +100,13 @@ static void lease_event(void *ctx, struct lease *l, enum gw_lease_event ev, cons
                                  "action", "lost", "reason", why));
         gw_log(GW_LOG_WARN, "leased instance died; the dialog's next call gets a new one", "server",
                id, "dialog", l->dialog, "reason", why, NULL);
-        gw_dispatch_abandon(srv->owner, l, l->slot, GW_SERVERS_E_SPAWN, why);
+        srv->owner->hooks->abandon(srv->owner, l, l->slot, GW_SERVERS_E_SPAWN, why);
         return;
     case GW_LEASE_ENDED:
         gw_server_emit(
             srv->owner, "lease",
             json_pack("{s:s, s:s, s:s}", "dialog", l->dialog, "server", id, "action", "ended"));
-        gw_dispatch_abandon(srv->owner, l, NULL, GW_SERVERS_E_RELEASED, why);
+        srv->owner->hooks->abandon(srv->owner, l, NULL, GW_SERVERS_E_RELEASED, why);
         return;
     }
 }

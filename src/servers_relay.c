@@ -90,7 +90,7 @@ void gw_relay_done(struct gw_call *c)
     }
 }
 
-void gw_servers_answer(struct gw_server_request *sr, json_t *result, json_t *error)
+void gw_dispatch_answer(struct gw_server_request *sr, json_t *result, json_t *error)
 {
     struct gw_call *c = sr->call;
     struct gw_server_request **link = &c->requests;

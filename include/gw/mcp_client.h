@@ -26,6 +26,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "gw/errors.h"
 #include "gw/redact.h"
 
 /* Versions offered and accepted, newest first; the first is offered. */
@@ -44,19 +45,20 @@
 
 #define GW_MCP_DEFAULT_INIT_TIMEOUT_MS 30000
 
-/* Error codes of this layer, outside libuv's errno range. Functions return 0
+/* Error codes of this layer (range: errors.h). Functions return 0
  * or a negative code; a function that returns an error never calls its
  * callback. */
 enum {
-    GW_MCP_E_RPC = -5101,       /* the server answered with a JSON-RPC error */
-    GW_MCP_E_TIMEOUT = -5102,   /* no answer in time; cancelled upstream (504) */
-    GW_MCP_E_CANCELLED = -5103, /* gw_mcp_client_cancel() */
-    GW_MCP_E_TRANSPORT = -5104, /* the transport went down (502) */
-    GW_MCP_E_CLOSED = -5105,    /* gw_mcp_client_close() */
-    GW_MCP_E_PROTOCOL = -5106,  /* the answer has the wrong shape (502) */
-    GW_MCP_E_LIMIT = -5107,     /* a list exceeded the discovery bounds */
-    GW_MCP_E_NOT_READY = -5108, /* the handshake has not succeeded */
-    GW_MCP_E_NOT_RUN = -5109,   /* refused unrun (session gone): may be sent again elsewhere */
+    GW_MCP_E_RPC = GW_E_MCP_BASE - 1,       /* the server answered with a JSON-RPC error */
+    GW_MCP_E_TIMEOUT = GW_E_MCP_BASE - 2,   /* no answer in time; cancelled upstream (504) */
+    GW_MCP_E_CANCELLED = GW_E_MCP_BASE - 3, /* gw_mcp_client_cancel() */
+    GW_MCP_E_TRANSPORT = GW_E_MCP_BASE - 4, /* the transport went down (502) */
+    GW_MCP_E_CLOSED = GW_E_MCP_BASE - 5,    /* gw_mcp_client_close() */
+    GW_MCP_E_PROTOCOL = GW_E_MCP_BASE - 6,  /* the answer has the wrong shape (502) */
+    GW_MCP_E_LIMIT = GW_E_MCP_BASE - 7,     /* a list exceeded the discovery bounds */
+    GW_MCP_E_NOT_READY = GW_E_MCP_BASE - 8, /* the handshake has not succeeded */
+    GW_MCP_E_NOT_RUN =
+        GW_E_MCP_BASE - 9, /* refused unrun (session gone): may be sent again elsewhere */
 };
 
 /* A short name for a code ("timeout", "transport_down", …), for logs and

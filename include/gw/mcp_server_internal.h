@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "gw/dispatch.h"
 #include "gw/lease.h"
 #include "gw/mcp_server.h"
 #include "gw/subscriptions.h"

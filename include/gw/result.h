@@ -16,6 +16,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 
+#include "gw/errors.h"
 #include "gw/artifacts.h"
 #include "gw/json_out.h"
 
@@ -27,8 +28,10 @@ struct gw_result_ctx {
     const char *tool;        /* ORIGINAL tool name */
 };
 
-#define GW_RESULT_E_SHAPE  (-1) /* not an object, or `content` not an array */
-#define GW_RESULT_E_ENCODE (-2) /* structuredContent or lease cannot be written */
+enum {
+    GW_RESULT_E_SHAPE = GW_E_RESULT_BASE - 1,  /* not an object, or `content` not an array */
+    GW_RESULT_E_ENCODE = GW_E_RESULT_BASE - 2, /* structuredContent or lease cannot be written */
+};
 
 /* Appends R as JSON text to `b`, with "lease": `lease` last when it is not
  * NULL, and tells whether it is an error result. `result` and `lease` are

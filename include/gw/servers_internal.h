@@ -18,6 +18,7 @@
 #include <time.h>
 #include <uv.h>
 
+#include "gw/dispatch.h"
 #include "gw/instance.h"
 #include "gw/lease.h"
 #include "gw/servers.h"
@@ -77,7 +78,8 @@ struct server {
 
 struct gw_servers {
     uv_loop_t *loop;
-    struct gw_curl_uv *multi; /* shared by every HTTP instance; the daemon's */
+    const struct gw_slot_hooks *hooks; /* dispatch's; never NULL */
+    struct gw_curl_uv *multi;          /* shared by every HTTP instance; the daemon's */
     struct gw_problems *problems;
     struct gw_catalog *catalog;
     struct gw_servers_cbs cbs;
@@ -98,7 +100,7 @@ struct gw_servers {
     json_t *tool_in_flight; /* final name → integer */
     struct gw_call *queue_head, *queue_tail;
     unsigned queued;
-    bool entering; /* inside gw_servers_call: outcomes are deferred */
+    bool entering; /* inside gw_dispatch_call: outcomes are deferred */
     /* Prompts and resources (servers_extra.c). */
     struct gw_extras *extras;
     uint64_t extras_version;
@@ -143,7 +145,7 @@ struct gw_call {
     bool deferred; /* an outcome waits for the next loop turn */
     int deferred_code;
     char *deferred_message;
-    /* Routed requests (gw_servers_request): method and params to send;
+    /* Routed requests (gw_dispatch_request): method and params to send;
      * NULL method: tools/call. */
     char *method;
     json_t *params;
@@ -277,17 +279,21 @@ void gw_subs_slot_gone(struct slot *slot);
 /* notifications/resources/updated from the slot's instance. */
 void gw_subs_updated(struct slot *slot, json_t *params);
 
-/* dispatch.c, for servers.c */
-void gw_dispatch_send(struct gw_call *call);
-void gw_dispatch_fail(struct gw_call *call, int code, const char *message);
-/* A slot's instance is ready: its lease's waiting calls go on. */
-void gw_dispatch_lease_ready(struct lease *l);
-/* A shared slot's instance is ready: the server's waiting calls go to it. */
-void gw_dispatch_shared_ready(struct server *srv, struct slot *slot);
-/* Fails every call waiting on this lease, and queued calls on this slot. */
-void gw_dispatch_abandon(struct gw_servers *s, struct lease *l, struct slot *slot, int code,
-                         const char *why);
-/* Fails every call waiting for the server's shared instance. */
-void gw_dispatch_abandon_shared(struct server *srv, int code, const char *why);
+/* What the supervisor tells the calls that wait on its instances: one
+ * became ready, or what they wait on went away and they fail. Dispatch
+ * registers these (gw_dispatch_attach); the supervisor never calls into
+ * dispatch, and until dispatch is attached nothing waits. */
+struct gw_slot_hooks {
+    /* A leased slot's instance is ready: the lease's waiting calls go on. */
+    void (*lease_ready)(struct lease *l);
+    /* A shared slot's instance is ready: the server's waiting calls go to it. */
+    void (*shared_ready)(struct server *srv, struct slot *slot);
+    /* Fails every call waiting on `l` (may be NULL), and the queued calls
+     * bound for `slot` (may be NULL). */
+    void (*abandon)(struct gw_servers *s, struct lease *l, struct slot *slot, int code,
+                    const char *why);
+    /* Fails every call waiting for the server's shared instance. */
+    void (*abandon_shared)(struct server *srv, int code, const char *why);
+};
 
 #endif

@@ -28,10 +28,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gw/errors.h"
+
 #define GW_SSE_MAX_EVENT (16u << 20)
 
 enum {
-    GW_SSE_E_TOO_BIG = -5301, /* an event (or a line) exceeded the maximum */
+    GW_SSE_E_TOO_BIG = GW_E_SSE_BASE - 1, /* an event (or a line) exceeded the maximum */
 };
 
 struct gw_sse;

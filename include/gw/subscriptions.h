@@ -2,7 +2,7 @@
  * hold through the gateway.
  *
  * A subscription is made by a resources/subscribe request routed like
- * resources/read (gw_servers_request with a subscriber): it goes to the
+ * resources/read (gw_dispatch_request with a subscriber): it goes to the
  * instance the client's dialog uses for the resource's server (its leased
  * instance, or the shared one of a truely-stateless server) and, once that
  * upstream answered, is recorded on that instance. A

@@ -69,6 +69,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "gw/errors.h"
 #include "gw/config.h"
 #include "gw/curl_uv.h"
 #include "gw/transport.h"
@@ -77,11 +78,11 @@
 #define GW_HTTP_MAX_PENDING (16u << 20) /* legacy: bytes sent before the endpoint */
 #define GW_HTTP_RPC_ERROR   (-32000)    /* code of the errors the transport answers */
 
-/* on_down codes, outside libuv's errno range. */
+/* on_down codes (range: errors.h). */
 enum {
-    GW_HTTP_E_SESSION_GONE = -5301, /* the server no longer knows the session */
-    GW_HTTP_E_TOO_BIG = -5302,      /* an SSE event over GW_HTTP_MAX_BODY */
-    GW_HTTP_E_STREAM = -5303,       /* the legacy SSE stream ended or failed */
+    GW_HTTP_E_SESSION_GONE = GW_E_HTTP_BASE - 1, /* the server no longer knows the session */
+    GW_HTTP_E_TOO_BIG = GW_E_HTTP_BASE - 2,      /* an SSE event over GW_HTTP_MAX_BODY */
+    GW_HTTP_E_STREAM = GW_E_HTTP_BASE - 3,       /* the legacy SSE stream ended or failed */
 };
 
 struct gw_upstream_http;

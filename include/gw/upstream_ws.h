@@ -42,6 +42,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "gw/errors.h"
 #include "gw/config.h"
 #include "gw/transport.h"
 
@@ -49,11 +50,11 @@
 #define GW_WS_MAX_PENDING    (64u << 20) /* bytes queued to send */
 #define GW_WS_CLOSE_GRACE_MS 1000        /* close handshake on stop */
 
-/* on_down codes, outside libuv's errno range. */
+/* on_down codes (range: errors.h). */
 enum {
-    GW_WS_E_TOO_BIG = -5401, /* a message over GW_WS_MAX_MESSAGE */
-    GW_WS_E_CLOSED = -5402,  /* the connection failed, broke or was closed */
-    GW_WS_E_REFUSED = -5403, /* ws:// to an address that is not loopback */
+    GW_WS_E_TOO_BIG = GW_E_WS_BASE - 1, /* a message over GW_WS_MAX_MESSAGE */
+    GW_WS_E_CLOSED = GW_E_WS_BASE - 2,  /* the connection failed, broke or was closed */
+    GW_WS_E_REFUSED = GW_E_WS_BASE - 3, /* ws:// to an address that is not loopback */
 };
 
 struct gw_upstream_ws;
