@@ -529,9 +529,11 @@ static void route_call(struct gw_api_ctx *ctx, struct gw_http_request *req, stru
 
 static void route_metrics(struct gw_api_ctx *ctx, struct gw_http_request *req, struct match *m)
 {
-    json_t *servers = gw_servers_json(ctx->servers);
+    size_t n = gw_servers_stats(ctx->servers, NULL, 0);
+    struct gw_server_stats *servers = gw_xcalloc(n ? n : 1, sizeof *servers);
     struct gw_metrics_view v = {
         .servers = servers,
+        .nservers = gw_servers_stats(ctx->servers, servers, n),
         .catalog_version = gw_catalog_version(gw_servers_catalog(ctx->servers)),
         .calls_in_flight = gw_servers_in_flight(ctx->servers),
         .problems = {gw_problems_count(ctx->problems, GW_SEV_ERROR),
@@ -543,7 +545,7 @@ static void route_metrics(struct gw_api_ctx *ctx, struct gw_http_request *req, s
 
     gw_http_respond(req, 200, "text/plain; version=0.0.4; charset=utf-8", text, strlen(text), NULL);
     free(text);
-    json_decref(servers);
+    free(servers);
 }
 
 void gw_api_on_response(const struct gw_http_request *req, int status, void *data)

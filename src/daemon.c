@@ -61,19 +61,17 @@ static void on_problem(const struct gw_problem *p, int cleared, void *data)
     gw_events_publish(d->events, "problem", o);
 }
 
-static void on_servers_event(void *data, const char *type, json_t *payload)
+static void on_servers_event(void *data, const struct gw_servers_event *ev)
 {
     struct daemon *d = data;
+    const char *name = gw_servers_event_name(ev->kind);
 
-    if (d->mcp != NULL && strcmp(type, "catalog") == 0)
-        gw_mcp_server_catalog_changed(
-            d->mcp, (uint64_t)json_integer_value(json_object_get(payload, "version")));
-    if (d->mcp != NULL && (strcmp(type, "prompts") == 0 || strcmp(type, "resources") == 0))
-        gw_mcp_server_extras_changed(d->mcp, type);
+    if (d->mcp != NULL && ev->kind == GW_EV_CATALOG)
+        gw_mcp_server_catalog_changed(d->mcp, ev->version);
+    if (d->mcp != NULL && (ev->kind == GW_EV_PROMPTS || ev->kind == GW_EV_RESOURCES))
+        gw_mcp_server_extras_changed(d->mcp, name);
     if (d->events != NULL)
-        gw_events_publish(d->events, type, payload);
-    else
-        json_decref(payload);
+        gw_events_publish(d->events, name, gw_servers_event_json(ev));
 }
 
 /* Replaces the config problems with this load's diagnostics. The id holds

@@ -8,6 +8,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gw/instance.h"
+#include "gw/servers.h"
 #include "gw/util.h"
 #include "gw/version.h"
 
@@ -234,41 +236,31 @@ static void histograms(struct out *o, const struct gw_metrics *m)
     }
 }
 
-static void server_gauges(struct out *o, json_t *servers)
+static void server_gauges(struct out *o, const struct gw_metrics_view *v)
 {
-    json_t *list = json_object_get(servers, "servers"), *srv, *inst;
-    size_t i, j;
-
     header(o, "mcpgw_leases_active", "gauge", "Dialogs holding a leased instance, by server.");
-    json_array_foreach(list, i, srv)
-    {
+    for (size_t i = 0; i < v->nservers; i++) {
         outf(o, "mcpgw_leases_active{server=\"");
-        out_label(o, json_string_value(json_object_get(srv, "id")));
-        outf(o, "\"} %lld\n", (long long)json_integer_value(json_object_get(srv, "leases")));
+        out_label(o, v->servers[i].id);
+        outf(o, "\"} %u\n", v->servers[i].leases);
     }
     header(o, "mcpgw_instances", "gauge", "Live upstream instances, by server and state.");
-    json_array_foreach(list, i, srv)
-    {
-        json_t *by_state = json_object();
-        const char *st;
-        json_t *n;
-        json_array_foreach(json_object_get(srv, "instances"), j, inst)
-            bump(by_state, json_string_value(json_object_get(inst, "state")));
-        json_object_foreach(by_state, st, n)
-        {
+    for (size_t i = 0; i < v->nservers; i++) {
+        for (int st = 0; st < GW_INSTANCE_NSTATES; st++) {
+            if (v->servers[i].instances[st] == 0)
+                continue;
             outf(o, "mcpgw_instances{server=\"");
-            out_label(o, json_string_value(json_object_get(srv, "id")));
-            outf(o, "\",state=\"%s\"} %lld\n", st, (long long)json_integer_value(n));
+            out_label(o, v->servers[i].id);
+            outf(o, "\",state=\"%s\"} %u\n", gw_instance_state_name((enum gw_instance_state)st),
+                 v->servers[i].instances[st]);
         }
-        json_decref(by_state);
     }
     header(o, "mcpgw_instance_restarts_total", "counter",
            "Restarts of a server's discovery or shared instance.");
-    json_array_foreach(list, i, srv)
-    {
+    for (size_t i = 0; i < v->nservers; i++) {
         outf(o, "mcpgw_instance_restarts_total{server=\"");
-        out_label(o, json_string_value(json_object_get(srv, "id")));
-        outf(o, "\"} %lld\n", (long long)json_integer_value(json_object_get(srv, "restarts")));
+        out_label(o, v->servers[i].id);
+        outf(o, "\"} %u\n", v->servers[i].restarts);
     }
 }
 
@@ -326,7 +318,7 @@ char *gw_metrics_render(const struct gw_metrics *m, const struct gw_metrics_view
     histograms(&o, m);
     header(&o, "mcpgw_tool_calls_in_flight", "gauge", "Tool calls sent upstream, not answered.");
     outf(&o, "mcpgw_tool_calls_in_flight %u\n", v->calls_in_flight);
-    server_gauges(&o, v->servers);
+    server_gauges(&o, v);
     header(&o, "mcpgw_reloads_total", "counter", "Configuration reloads by result.");
     series(&o, "mcpgw_reloads_total", m->reloads, reload_labels, 1);
     header(&o, "mcpgw_catalog_version", "gauge", "The catalog version (the ETag of /v1/tools).");

@@ -26,12 +26,43 @@ static const char *const server_state_names[] = {"starting", "ready", "degraded"
 
 /* ---- events ---- */
 
-void gw_server_emit(struct gw_servers *s, const char *type, json_t *payload)
+static const char *const event_names[] = {
+    [GW_EV_SERVER] = "server",   [GW_EV_CATALOG] = "catalog",     [GW_EV_LEASE] = "lease",
+    [GW_EV_PROMPTS] = "prompts", [GW_EV_RESOURCES] = "resources",
+};
+
+const char *gw_servers_event_name(enum gw_servers_event_kind kind)
+{
+    return event_names[kind];
+}
+
+json_t *gw_servers_event_json(const struct gw_servers_event *ev)
+{
+    switch (ev->kind) {
+    case GW_EV_SERVER:
+        return json_pack("{s:s, s:s, s:s?}", "server", ev->server, "state", ev->state, "lastError",
+                         ev->last_error);
+    case GW_EV_CATALOG:
+        return json_pack("{s:I, s:s?, s:s}", "version", (json_int_t)ev->version, "server",
+                         ev->server, "change", ev->change);
+    case GW_EV_LEASE:
+        if (strcmp(ev->action, "acquired") == 0)
+            return json_pack("{s:s, s:s, s:s, s:I, s:b}", "dialog", ev->dialog, "server",
+                             ev->server, "action", ev->action, "instance", (json_int_t)ev->instance,
+                             "warm", ev->warm);
+        return json_pack("{s:s, s:s, s:s, s:s?}", "dialog", ev->dialog, "server", ev->server,
+                         "action", ev->action, "reason", ev->reason);
+    case GW_EV_PROMPTS:
+    case GW_EV_RESOURCES:
+        return json_pack("{s:I, s:s}", "version", (json_int_t)ev->version, "server", ev->server);
+    }
+    return json_object();
+}
+
+void gw_server_emit(struct gw_servers *s, const struct gw_servers_event *ev)
 {
     if (s->cbs.on_event != NULL)
-        s->cbs.on_event(s->cbs.data, type, payload);
-    else
-        json_decref(payload);
+        s->cbs.on_event(s->cbs.data, ev);
 }
 
 void gw_server_set_state(struct server *srv, enum server_state st)
@@ -41,9 +72,10 @@ void gw_server_set_state(struct server *srv, enum server_state st)
     srv->state = st;
     if (srv->replaces != NULL)
         return; /* a replacement being prepared is not visible yet */
-    gw_server_emit(srv->owner, "server",
-                   json_pack("{s:s, s:s, s:s?}", "server", srv->cfg->id, "state",
-                             server_state_names[st], "lastError", srv->last_error));
+    gw_server_emit(srv->owner, &(struct gw_servers_event){.kind = GW_EV_SERVER,
+                                                          .server = srv->cfg->id,
+                                                          .state = server_state_names[st],
+                                                          .last_error = srv->last_error});
 }
 
 /* Emits a catalog event when an operation changed the catalog version. */
@@ -52,9 +84,10 @@ void gw_server_catalog_event(struct server *srv, uint64_t before, const char *ch
     uint64_t v = gw_catalog_version(srv->owner->catalog);
 
     if (v != before)
-        gw_server_emit(srv->owner, "catalog",
-                       json_pack("{s:I, s:s, s:s}", "version", (json_int_t)v, "server",
-                                 srv->cfg->id, "change", change));
+        gw_server_emit(srv->owner, &(struct gw_servers_event){.kind = GW_EV_CATALOG,
+                                                              .server = srv->cfg->id,
+                                                              .version = v,
+                                                              .change = change});
 }
 
 /* ---- problems ---- */
@@ -579,6 +612,22 @@ static json_t *server_json(const struct server *srv)
                      srv->last_error, "configHash", srv->cfg->spawn_hash, "catalogHash",
                      srv->cfg->catalog_hash, "loadedAt", loaded, "restarts", (int)srv->restarts,
                      "lastStderr", srv->stderr_tail, "config", gw_server_config_to_json(srv->cfg));
+}
+
+size_t gw_servers_stats(const struct gw_servers *s, struct gw_server_stats *out, size_t cap)
+{
+    size_t n = 0;
+
+    for (const struct server *srv = s->head; srv != NULL; srv = srv->next, n++) {
+        struct gw_server_stats *st = n < cap ? &out[n] : NULL;
+        if (st == NULL)
+            continue;
+        *st = (struct gw_server_stats){.id = srv->cfg->id, .restarts = srv->restarts};
+        st->leases = (unsigned)gw_server_count_slots(srv, ROLE_LEASED, false);
+        for (const struct slot *sl = srv->slots; sl != NULL; sl = sl->next)
+            st->instances[gw_instance_state(sl->inst)]++;
+    }
+    return n;
 }
 
 json_t *gw_servers_json(const struct gw_servers *s)

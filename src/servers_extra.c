@@ -27,14 +27,6 @@ struct extra_list {
     enum gw_extra_kind kind;
 };
 
-static void emit(struct gw_servers *s, const char *type, json_t *payload)
-{
-    if (s->cbs.on_event != NULL)
-        s->cbs.on_event(s->cbs.data, type, payload);
-    else
-        json_decref(payload);
-}
-
 /* Publishes every server's extras diagnostics as Problems, replacing the
  * previous ones (a collision may have moved to another server). */
 static void publish(struct gw_servers *s)
@@ -69,11 +61,13 @@ static void changed(struct gw_servers *s, unsigned mask, const char *server)
         return;
     s->extras_version++;
     if (mask & (1u << GW_EXTRA_PROMPTS))
-        emit(s, "prompts",
-             json_pack("{s:I, s:s}", "version", (json_int_t)s->extras_version, "server", server));
+        gw_server_emit(s, &(struct gw_servers_event){.kind = GW_EV_PROMPTS,
+                                                     .version = s->extras_version,
+                                                     .server = server});
     if (mask & ((1u << GW_EXTRA_RESOURCES) | (1u << GW_EXTRA_TEMPLATES)))
-        emit(s, "resources",
-             json_pack("{s:I, s:s}", "version", (json_int_t)s->extras_version, "server", server));
+        gw_server_emit(s, &(struct gw_servers_event){.kind = GW_EV_RESOURCES,
+                                                     .version = s->extras_version,
+                                                     .server = server});
 }
 
 static void list_problem(struct server *srv, enum gw_extra_kind kind, const char *message)

@@ -71,41 +71,45 @@ static bool lease_busy(void *ctx, const struct lease *l)
     return l->waiting != NULL || l->slot == NULL || gw_instance_in_flight(l->slot->inst) > 0;
 }
 
+static const char *const lease_actions[] = {
+    [GW_LEASE_ACQUIRED] = "acquired",
+    [GW_LEASE_RELEASED] = "released",
+    [GW_LEASE_LOST] = "lost",
+    [GW_LEASE_ENDED] = "ended",
+};
+
 static void lease_event(void *ctx, struct lease *l, enum gw_lease_event ev, const char *why)
 {
     struct server *srv = ctx;
     const char *id = srv->cfg->id;
+    struct gw_servers_event e = {.kind = GW_EV_LEASE,
+                                 .server = id,
+                                 .dialog = l->dialog,
+                                 .action = lease_actions[ev],
+                                 .reason = ev == GW_LEASE_ENDED ? NULL : why};
 
     switch (ev) {
     case GW_LEASE_ACQUIRED:
         gw_log(GW_LOG_INFO, "lease", "server", id, "dialog", l->dialog, "instance_ready",
                l->slot->ready ? "yes" : "no", NULL);
-        gw_server_emit(srv->owner, "lease",
-                       json_pack("{s:s, s:s, s:s, s:I, s:b}", "dialog", l->dialog, "server", id,
-                                 "action", "acquired", "instance",
-                                 (json_int_t)gw_instance_seq(l->slot->inst), "warm",
-                                 l->slot->ready));
+        e.instance = gw_instance_seq(l->slot->inst);
+        e.warm = l->slot->ready;
+        gw_server_emit(srv->owner, &e);
         return;
     case GW_LEASE_RELEASED:
         gw_log(GW_LOG_INFO, "lease released", "server", id, "dialog", l->dialog, "reason", why,
                NULL);
-        gw_server_emit(srv->owner, "lease",
-                       json_pack("{s:s, s:s, s:s, s:s}", "dialog", l->dialog, "server", id,
-                                 "action", "released", "reason", why));
+        gw_server_emit(srv->owner, &e);
         srv->owner->hooks->abandon(srv->owner, l, NULL, GW_SERVERS_E_RELEASED, why);
         return;
     case GW_LEASE_LOST:
-        gw_server_emit(srv->owner, "lease",
-                       json_pack("{s:s, s:s, s:s, s:s}", "dialog", l->dialog, "server", id,
-                                 "action", "lost", "reason", why));
+        gw_server_emit(srv->owner, &e);
         gw_log(GW_LOG_WARN, "leased instance died; the dialog's next call gets a new one", "server",
                id, "dialog", l->dialog, "reason", why, NULL);
         srv->owner->hooks->abandon(srv->owner, l, l->slot, GW_SERVERS_E_SPAWN, why);
         return;
     case GW_LEASE_ENDED:
-        gw_server_emit(
-            srv->owner, "lease",
-            json_pack("{s:s, s:s, s:s}", "dialog", l->dialog, "server", id, "action", "ended"));
+        gw_server_emit(srv->owner, &e);
         srv->owner->hooks->abandon(srv->owner, l, NULL, GW_SERVERS_E_RELEASED, why);
         return;
     }

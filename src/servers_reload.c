@@ -185,9 +185,9 @@ static void apply_catalog_order(struct gw_servers *s, const struct gw_config *c)
     if (gw_catalog_set_reserved(s->catalog, c->gateway.reserved_tool_names,
                                 c->gateway.nreserved_tool_names, &diags) > 0) {
         v = gw_catalog_version(s->catalog);
-        gw_server_emit(
-            s, "catalog",
-            json_pack("{s:I, s:s}", "version", (json_int_t)v, "change", "reserved_tool_names"));
+        gw_server_emit(s, &(struct gw_servers_event){.kind = GW_EV_CATALOG,
+                                                     .version = v,
+                                                     .change = "reserved_tool_names"});
     }
     gw_servers_publish_diags(s, NULL, &diags);
     gw_cat_diags_free(&diags);

@@ -27,6 +27,7 @@ enum gw_instance_state {
     GW_INSTANCE_FAILED,   /* handshake failed or the process died */
     GW_INSTANCE_DRAINING, /* stopped taking calls; stops when none are in flight */
     GW_INSTANCE_STOPPING, /* the transport's stop sequence runs */
+    GW_INSTANCE_NSTATES
 };
 
 struct gw_instance_cbs {

@@ -22,8 +22,11 @@ void gw_metrics_call(struct gw_metrics *m, const char *front, const char *server
 void gw_metrics_reload(struct gw_metrics *m, const char *result);
 
 /* What the scrape reads from the rest of the daemon. */
+struct gw_server_stats; /* servers.h */
+
 struct gw_metrics_view {
-    json_t *servers; /* the body of GET /v1/servers (borrowed) */
+    const struct gw_server_stats *servers; /* borrowed */
+    size_t nservers;
     uint64_t catalog_version;
     unsigned calls_in_flight;
     size_t problems[3]; /* by severity: error, warning, info */

@@ -27,6 +27,7 @@
 #include "gw/catalog_extra.h"
 #include "gw/config.h"
 #include "gw/curl_uv.h"
+#include "gw/instance.h"
 #include "gw/mcp_client.h"
 #include "gw/problems.h"
 
@@ -49,16 +50,47 @@ struct gw_servers;
 struct gw_call;
 struct gw_subscriber;
 
+/* What changed in the server set, as it is told to the daemon (which
+ * hands it to /mcp and to GET /v1/events). Strings are borrowed for the
+ * callback's duration. */
+enum gw_servers_event_kind {
+    GW_EV_SERVER,    /* a server's state: server, state, last_error */
+    GW_EV_CATALOG,   /* the tool catalog: version, change, server (NULL for
+                      * a change of gateway.reserved_tool_names) */
+    GW_EV_LEASE,     /* dialog, server, action; acquired: instance, warm;
+                      * released and lost: reason */
+    GW_EV_PROMPTS,   /* the served prompts: version, server */
+    GW_EV_RESOURCES, /* the served resources or templates: version, server */
+};
+
+struct gw_servers_event {
+    enum gw_servers_event_kind kind;
+    const char *server;
+    const char *state;
+    const char *last_error; /* may be NULL */
+    uint64_t version;
+    const char *change;
+    const char *dialog;
+    const char *action;
+    const char *reason; /* may be NULL */
+    uint64_t instance;
+    bool warm;
+};
+
+/* The event's name on GET /v1/events ("server", "catalog", …). */
+const char *gw_servers_event_name(enum gw_servers_event_kind kind);
+/* The event's data on GET /v1/events (docs/api.md, "Events"). New
+ * reference. */
+json_t *gw_servers_event_json(const struct gw_servers_event *ev);
+
 struct gw_servers_cbs {
     /* Every server has finished its first attempt (ready or failed). */
     void (*on_settled)(void *data);
     /* A `required: true` server could not be made ready (seed 004): startup
      * must fail. `why` names the server and the cause. */
     void (*on_required_failed)(void *data, const char *why);
-    /* Something changed: type "catalog", "server", "lease", "prompts" or
-     * "resources" (the served prompts / resources or templates); `payload` is
-     * a new reference the callee takes. May be NULL. */
-    void (*on_event)(void *data, const char *type, json_t *payload);
+    /* Something changed. May be NULL. */
+    void (*on_event)(void *data, const struct gw_servers_event *ev);
     void *data;
 };
 
@@ -93,6 +125,18 @@ void gw_servers_close(struct gw_servers *s, uint64_t grace_ms, void (*cb)(void *
 
 bool gw_servers_settled(const struct gw_servers *s);
 struct gw_catalog *gw_servers_catalog(struct gw_servers *s);
+
+/* One server's figures for /metrics. */
+struct gw_server_stats {
+    const char *id; /* borrowed: valid until the next gw_servers_apply */
+    unsigned leases;
+    unsigned restarts;
+    unsigned instances[GW_INSTANCE_NSTATES]; /* by enum gw_instance_state */
+};
+
+/* Fills `out` with the figures of up to `cap` servers, in file order, and
+ * returns how many servers there are. */
+size_t gw_servers_stats(const struct gw_servers *s, struct gw_server_stats *out, size_t cap);
 
 /* GET /v1/servers and GET /v1/dialogs bodies. New references. */
 json_t *gw_servers_json(const struct gw_servers *s);

@@ -168,7 +168,7 @@ struct gw_call {
 
 /* servers.c, for servers_discovery.c, servers_leases.c, servers_reload.c:
  * the supervisor's own steps. */
-void gw_server_emit(struct gw_servers *s, const char *type, json_t *payload);
+void gw_server_emit(struct gw_servers *s, const struct gw_servers_event *ev);
 void gw_server_set_state(struct server *srv, enum server_state st);
 /* A catalog event if the version moved past `before`. */
 void gw_server_catalog_event(struct server *srv, uint64_t before, const char *change);
