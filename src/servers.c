@@ -396,22 +396,29 @@ static void inst_tools_changed(struct gw_instance *inst, void *data)
         gw_server_list_tools(slot->srv, slot);
 }
 
-/* prompts/resources list_changed re-list; resources/updated goes to the
- * subscribers; progress and logs go to calls. */
+void gw_servers_route(struct gw_servers *s, const char *method, gw_notify_fn fn)
+{
+    /* Only the fixed registrations of gw_servers_new come here: more than
+     * the table holds is a programming error, not an input. */
+    if (s->nroutes == GW_NOTIFY_ROUTES_MAX)
+        abort();
+    s->routes[s->nroutes++] = (struct gw_notify_route){method, fn};
+}
+
 static void inst_notification(struct gw_instance *inst, const char *method, json_t *params,
                               void *data)
 {
     struct slot *slot = data;
-    bool ready = slot->srv->state == SRV_READY && slot->ready;
+    struct gw_servers *s = slot->srv->owner;
 
-    if (strcmp(method, "notifications/resources/updated") == 0)
-        gw_subs_updated(slot, params);
-    else if (strcmp(method, "notifications/prompts/list_changed") == 0 && ready)
-        gw_extra_discover(slot->srv, slot, 1u << GW_EXTRA_PROMPTS);
-    else if (strcmp(method, "notifications/resources/list_changed") == 0 && ready)
-        gw_extra_discover(slot->srv, slot, (1u << GW_EXTRA_RESOURCES) | (1u << GW_EXTRA_TEMPLATES));
-    else
-        gw_relay_notification(slot, method, params);
+    for (size_t i = 0; i < s->nroutes; i++) {
+        if (strcmp(s->routes[i].method, method) == 0) {
+            s->routes[i].fn(slot, method, params);
+            return;
+        }
+    }
+    /* Anything else (a list_changed of something not served, a method the
+     * gateway does not know) concerns no caller: dropped. */
 }
 
 static int inst_request(struct gw_instance *inst, const char *method, json_t *id, json_t *params,
@@ -495,6 +502,9 @@ struct gw_servers *gw_servers_new(uv_loop_t *loop, struct gw_curl_uv *multi,
     s->cbs = *cbs;
     s->tool_in_flight = json_object();
     s->extras = gw_extras_new();
+    gw_relay_routes(s);
+    gw_subs_routes(s);
+    gw_extra_routes(s);
     uv_timer_init(loop, &s->grace);
     s->grace.data = s;
     uv_timer_init(loop, &s->sweep);

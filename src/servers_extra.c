@@ -167,6 +167,23 @@ void gw_extra_discover(struct server *srv, struct slot *slot, unsigned kinds)
     }
 }
 
+/* An upstream's list changed: listed again, once the server serves. */
+static void on_list_changed(struct slot *slot, const char *method, json_t *params)
+{
+    unsigned kinds = strcmp(method, "notifications/prompts/list_changed") == 0
+                         ? 1u << GW_EXTRA_PROMPTS
+                         : (1u << GW_EXTRA_RESOURCES) | (1u << GW_EXTRA_TEMPLATES);
+
+    if (slot->srv->state == SRV_READY && slot->ready)
+        gw_extra_discover(slot->srv, slot, kinds);
+}
+
+void gw_extra_routes(struct gw_servers *s)
+{
+    gw_servers_route(s, "notifications/prompts/list_changed", on_list_changed);
+    gw_servers_route(s, "notifications/resources/list_changed", on_list_changed);
+}
+
 void gw_extra_forget(struct server *srv)
 {
     changed(srv->owner, gw_extras_remove(srv->owner->extras, srv->cfg->id), srv->cfg->id);

@@ -131,21 +131,30 @@ static void progress(struct gw_servers *s, struct slot *sl, json_t *params)
     json_decref(copy);
 }
 
-void gw_relay_notification(struct slot *sl, const char *method, json_t *params)
+static void on_progress(struct slot *sl, const char *method, json_t *params)
 {
-    struct gw_servers *s = sl->srv->owner;
+    if (json_is_object(params))
+        progress(sl->srv->owner, sl, params);
+}
+
+/* A log line names no call: it goes to the call only when there is exactly
+ * one in flight on the instance. */
+static void on_log(struct slot *sl, const char *method, json_t *params)
+{
     struct gw_call *only = sl->sent != NULL && sl->sent->sent_next == NULL ? sl->sent : NULL;
 
-    if (strcmp(method, "notifications/progress") == 0 && json_is_object(params)) {
-        progress(s, sl, params);
-    } else if (strcmp(method, "notifications/message") == 0 && json_is_object(params)) {
-        /* A log line names no call: it goes to the call only when there is
-         * exactly one in flight on the instance. */
-        if (only != NULL && only->hooks != NULL && only->hooks->on_log != NULL)
-            only->hooks->on_log(only->hooks_data, params);
-        else
-            s->relay.progress_dropped++;
-    }
+    if (!json_is_object(params))
+        return;
+    if (only != NULL && only->hooks != NULL && only->hooks->on_log != NULL)
+        only->hooks->on_log(only->hooks_data, params);
+    else
+        sl->srv->owner->relay.progress_dropped++;
+}
+
+void gw_relay_routes(struct gw_servers *s)
+{
+    gw_servers_route(s, "notifications/progress", on_progress);
+    gw_servers_route(s, "notifications/message", on_log);
 }
 
 /* ---- server requests ---- */

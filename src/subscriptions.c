@@ -232,7 +232,7 @@ static bool covers(const char *topic, const char *uri)
     return uri[n] == '\0' || (n > 0 && topic[n - 1] == '/') || uri[n] == '/';
 }
 
-void gw_subs_updated(struct slot *sl, json_t *params)
+static void on_updated(struct slot *sl, const char *method, json_t *params)
 {
     const char *uri = json_string_value(json_object_get(params, "uri"));
     uint64_t round = ++sl->srv->owner->subs_round;
@@ -256,6 +256,11 @@ void gw_subs_updated(struct slot *sl, json_t *params)
         }
     }
     json_decref(shown);
+}
+
+void gw_subs_routes(struct gw_servers *s)
+{
+    gw_servers_route(s, "notifications/resources/updated", on_updated);
 }
 
 /* ---- subscribers ---- */

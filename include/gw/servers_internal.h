@@ -76,10 +76,24 @@ struct server {
     time_t loaded_at;
 };
 
+/* An upstream notification's handler, by method (gw_servers_route). */
+typedef void (*gw_notify_fn)(struct slot *slot, const char *method, json_t *params);
+
+struct gw_notify_route {
+    const char *method;
+    gw_notify_fn fn;
+};
+
+/* Room for the registrations: relay (progress, log), subscriptions
+ * (resources/updated), extras (two list_changed). */
+#define GW_NOTIFY_ROUTES_MAX 8
+
 struct gw_servers {
     uv_loop_t *loop;
     const struct gw_slot_hooks *hooks; /* dispatch's; never NULL */
-    struct gw_curl_uv *multi;          /* shared by every HTTP instance; the daemon's */
+    struct gw_notify_route routes[GW_NOTIFY_ROUTES_MAX];
+    size_t nroutes;
+    struct gw_curl_uv *multi; /* shared by every HTTP instance; the daemon's */
     struct gw_problems *problems;
     struct gw_catalog *catalog;
     struct gw_servers_cbs cbs;
@@ -208,6 +222,14 @@ void gw_server_retire(struct server *srv, const char *why);
 void gw_server_remove(struct server *srv);
 void gw_servers_maybe_finish_close(struct gw_servers *s);
 
+/* Notifications of `method` from any instance go to `fn` (registered by
+ * the modules that own them, at start); the others are dropped. */
+void gw_servers_route(struct gw_servers *s, const char *method, gw_notify_fn fn);
+/* The modules' registrations. */
+void gw_subs_routes(struct gw_servers *s);
+void gw_extra_routes(struct gw_servers *s);
+void gw_relay_routes(struct gw_servers *s);
+
 /* servers_discovery.c */
 void gw_server_list_tools(struct server *srv, struct slot *slot);
 /* Derives the toolset of `listing` (NULL: no tools, load_tools false) and
@@ -234,7 +256,6 @@ struct server *gw_servers_find(const struct gw_servers *s, const char *id);
 /* A call was sent on its slot / is answered (ends its server requests). */
 void gw_relay_sent(struct gw_call *call);
 void gw_relay_done(struct gw_call *call);
-void gw_relay_notification(struct slot *slot, const char *method, json_t *params);
 int gw_relay_request(struct slot *slot, const char *method, json_t *id, json_t *params);
 
 /* servers_extra.c, for servers.c and dispatch.c */
@@ -277,7 +298,6 @@ int gw_subs_call_done(struct gw_call *call, int code);
 /* The slot is retired: its subscriptions end. */
 void gw_subs_slot_gone(struct slot *slot);
 /* notifications/resources/updated from the slot's instance. */
-void gw_subs_updated(struct slot *slot, json_t *params);
 
 /* What the supervisor tells the calls that wait on its instances: one
  * became ready, or what they wait on went away and they fail. Dispatch
