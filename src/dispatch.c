@@ -21,28 +21,46 @@
 
 /* ---- counters ---- */
 
+static struct gw_tool_load **tool_link(struct gw_servers *s, const char *tool, uint64_t h)
+{
+    struct gw_tool_load **link = &s->tool_loads[h % GW_TOOL_LOAD_BUCKETS];
+
+    while (*link != NULL && ((*link)->hash != h || strcmp((*link)->name, tool) != 0))
+        link = &(*link)->next;
+    return link;
+}
+
 static int tool_count(struct gw_servers *s, const char *tool)
 {
-    return (int)json_integer_value(json_object_get(s->tool_in_flight, tool));
+    struct gw_tool_load *t = *tool_link(s, tool, gw_hash_str(tool));
+
+    return t != NULL ? t->n : 0;
 }
 
 /* Only a tool with a max_instances limit is counted: the limit is fixed
  * for the call's life, so its +1 and -1 always pair. */
 static void tool_add(struct gw_servers *s, const struct gw_call *c, int delta)
 {
-    json_t *v;
-    json_int_t n;
+    uint64_t h;
+    struct gw_tool_load **link, *t;
 
     if (c->max_instances <= 0)
         return;
-    v = json_object_get(s->tool_in_flight, c->tool);
-    n = (v ? json_integer_value(v) : 0) + delta;
-    if (n <= 0)
-        json_object_del(s->tool_in_flight, c->tool);
-    else if (v != NULL)
-        json_integer_set(v, n);
-    else
-        json_object_set_new(s->tool_in_flight, c->tool, json_integer(n));
+    h = gw_hash_str(c->tool);
+    link = tool_link(s, c->tool, h);
+    if (*link == NULL) {
+        size_t len = strlen(c->tool) + 1;
+        t = gw_xcalloc(1, sizeof *t + len);
+        t->hash = h;
+        memcpy(t->name, c->tool, len);
+        *link = t;
+    }
+    t = *link;
+    t->n += delta;
+    if (t->n <= 0) {
+        *link = t->next;
+        free(t);
+    }
 }
 
 static bool fits(struct gw_servers *s, const struct gw_call *c)

@@ -500,7 +500,6 @@ struct gw_servers *gw_servers_new(uv_loop_t *loop, struct gw_curl_uv *multi,
     s->problems = problems;
     s->catalog = gw_catalog_new();
     s->cbs = *cbs;
-    s->tool_in_flight = json_object();
     s->extras = gw_extras_new();
     gw_relay_routes(s);
     gw_subs_routes(s);
@@ -660,7 +659,13 @@ static void on_last_timer_closed(uv_handle_t *h)
         return;
     gw_catalog_free(s->catalog);
     gw_extras_free(s->extras);
-    json_decref(s->tool_in_flight);
+    for (size_t i = 0; i < GW_TOOL_LOAD_BUCKETS; i++) {
+        while (s->tool_loads[i] != NULL) {
+            struct gw_tool_load *t = s->tool_loads[i];
+            s->tool_loads[i] = t->next;
+            free(t);
+        }
+    }
     gw_config_unref(s->config);
     s->close_cb(s->close_data);
     free(s);

@@ -88,6 +88,15 @@ struct gw_notify_route {
  * (resources/updated), extras (two list_changed). */
 #define GW_NOTIFY_ROUTES_MAX 8
 
+#define GW_TOOL_LOAD_BUCKETS 64
+
+struct gw_tool_load {
+    struct gw_tool_load *next;
+    uint64_t hash;
+    int n;
+    char name[]; /* final tool name */
+};
+
 struct gw_servers {
     uv_loop_t *loop;
     const struct gw_slot_hooks *hooks; /* dispatch's; never NULL */
@@ -111,7 +120,9 @@ struct gw_servers {
     struct gw_config *config;           /* reference: the newest snapshot */
     const struct gw_gateway_config *gw; /* points into config */
     unsigned in_flight;
-    json_t *tool_in_flight; /* final name → integer */
+    /* Calls in flight per tool with a max_instances limit: a count per
+     * final name, in buckets by hash (an entry goes when it reaches 0). */
+    struct gw_tool_load *tool_loads[GW_TOOL_LOAD_BUCKETS];
     struct gw_call *queue_head, *queue_tail;
     unsigned queued;
     bool entering; /* inside gw_dispatch_call: outcomes are deferred */
