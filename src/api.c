@@ -14,6 +14,7 @@
 #include "gw/json_in.h"
 #include "gw/lease.h"
 #include "gw/log.h"
+#include "gw/mcp_server.h"
 #include "gw/result.h"
 #include "gw/util.h"
 
@@ -744,23 +745,13 @@ static bool route_matches(const char *pattern, char **seg, size_t n, struct matc
     return i == n;
 }
 
-static void dispatch(struct gw_api_ctx *ctx, struct gw_http_request *req)
+static void route(struct gw_api_ctx *ctx, struct gw_http_request *req)
 {
     char *path, *seg[MAX_SEGMENTS];
     size_t n;
     struct match m;
     const char *allowed = NULL;
 
-    /* /mcp takes every method itself (POST, GET, DELETE; 405 with its own
-     * Allow header otherwise). */
-    if (strcmp(req->path, "/mcp") == 0) {
-        req->user = (void *)"/mcp"; /* the route label of its metrics */
-        if (ctx->mcp != NULL)
-            gw_mcp_server_handle(ctx->mcp, req);
-        else
-            gw_http_respond_error(req, 503, "shutting_down", "the gateway is stopping", NULL);
-        return;
-    }
     path = gw_xstrdup(req->path);
     n = split_path(path, seg);
     for (size_t i = 0; n <= MAX_SEGMENTS && i < GW_ARRAY_SIZE(routes); i++) {
@@ -787,125 +778,7 @@ static void dispatch(struct gw_api_ctx *ctx, struct gw_http_request *req)
     free(path);
 }
 
-/* Nothing, or ':' and a port of 1-5 digits up to 65535. */
-static bool port_ok(const char *s, size_t n)
-{
-    unsigned long v = 0;
-
-    if (n == 0)
-        return true;
-    if (s[0] != ':' || n < 2 || n > 6)
-        return false;
-    for (size_t i = 1; i < n; i++) {
-        if (!isdigit((unsigned char)s[i]))
-            return false;
-        v = v * 10 + (unsigned long)(s[i] - '0');
-    }
-    return v <= 65535;
-}
-
-/* Length of the IPv4 address in 127.0.0.0/8 that `s` starts with, written
- * as four decimal octets of 0-255 without leading zeros; 0 if none. Parsed
- * by hand: sscanf's %u takes signs, so "-4294967169.0.0.1" read as 127. */
-static size_t loopback_v4_length(const char *s, size_t n)
-{
-    size_t i = 0;
-
-    for (int octet = 0; octet < 4; octet++) {
-        unsigned v = 0;
-        if (octet > 0 && (i >= n || s[i++] != '.'))
-            return 0;
-        size_t from = i;
-        while (i < n && i - from < 3 && isdigit((unsigned char)s[i]))
-            v = v * 10 + (unsigned)(s[i++] - '0');
-        if (i == from || v > 255 || (s[from] == '0' && i - from > 1) || (octet == 0 && v != 127))
-            return 0;
-    }
-    return i;
-}
-
-/* Exactly "localhost" (any case), "[::1]" or a 127.0.0.0/8 address, then
- * an optional port and nothing else: what follows the name must not be
- * able to turn it into another one ("localhost.evil.example",
- * "127.0.0.1:1@evil.example"). */
-bool gw_api_host_is_loopback(const char *host)
-{
-    size_t n = strlen(host), h;
-
-    if (n >= 9 && strncasecmp(host, "localhost", 9) == 0)
-        h = 9;
-    else if (strncmp(host, "[::1]", 5) == 0)
-        h = 5;
-    else
-        h = loopback_v4_length(host, n);
-    return h > 0 && port_ok(host + h, n - h);
-}
-
-bool gw_api_origin_allowed(const char *origin, const struct gw_gateway_config *gw)
-{
-    const char *rest = NULL;
-
-    for (size_t i = 0; i < gw->nallowed_origins; i++) {
-        if (strcasecmp(origin, gw->allowed_origins[i]) == 0)
-            return true;
-    }
-    if (strncasecmp(origin, "http://", 7) == 0)
-        rest = origin + 7;
-    else if (strncasecmp(origin, "https://", 8) == 0)
-        rest = origin + 8;
-    return rest != NULL && gw_api_host_is_loopback(rest);
-}
-
-/* Returns 0 when the request may go on, else answers it and returns -1. */
-static int check_host_origin(struct gw_api_ctx *ctx, struct gw_http_request *req)
-{
-    const char *host = gw_http_header(req, "host");
-    const char *origin = gw_http_header(req, "origin");
-
-    if (host == NULL && !req->is_unix) {
-        gw_http_respond_error(req, 400, "bad_request", "an HTTP/1.1 request needs a Host header",
-                              NULL);
-        return -1;
-    }
-    if (ctx->loopback && !req->is_unix && !gw_api_host_is_loopback(host)) {
-        gw_http_respond_error(req, 403, "forbidden_host",
-                              "the Host header does not name a loopback address "
-                              "(DNS rebinding protection)",
-                              NULL);
-        return -1;
-    }
-    if (origin != NULL && !gw_api_origin_allowed(origin, &ctx->config->gateway)) {
-        gw_http_respond_error(req, 403, "forbidden_origin",
-                              "this Origin is neither loopback nor in gateway.allowed_origins",
-                              NULL);
-        return -1;
-    }
-    return 0;
-}
-
-static int check_auth(struct gw_api_ctx *ctx, struct gw_http_request *req)
-{
-    static const char *const challenge[] = {"WWW-Authenticate: Bearer realm=\"mcpgw\"", NULL};
-    const char *token = ctx->config->gateway.auth_token;
-    const char *given = gw_http_header(req, "authorization");
-
-    if (token == NULL || strcmp(req->path, "/healthz") == 0)
-        return 0;
-    if (given != NULL && strncasecmp(given, "Bearer ", 7) == 0) {
-        given += 7;
-        if (gw_secure_equal(given, strlen(given), token, strlen(token)))
-            return 0;
-    }
-    gw_http_respond_error(req, 401, "unauthorized",
-                          "this route needs an Authorization: Bearer token", challenge);
-    return -1;
-}
-
 void gw_api_handle(struct gw_http_request *req, void *data)
 {
-    struct gw_api_ctx *ctx = data;
-
-    if (check_host_origin(ctx, req) != 0 || check_auth(ctx, req) != 0)
-        return;
-    dispatch(ctx, req);
+    route(data, req);
 }

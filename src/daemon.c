@@ -14,6 +14,7 @@
 #include "gw/api.h"
 #include "gw/config.h"
 #include "gw/curl_uv.h"
+#include "gw/gate.h"
 #include "gw/events.h"
 #include "gw/heap.h"
 #include "gw/http.h"
@@ -42,6 +43,7 @@ struct daemon {
     struct gw_reaper *reaper;
     struct gw_watch *watch;
     struct gw_api_ctx api;
+    struct gw_gate gate;
     uv_signal_t sigterm, sigint, sighup;
     uv_timer_t stop_timer; /* defers a stop out of the servers module */
     int exit_code;
@@ -117,6 +119,7 @@ static json_t *swap_config(struct daemon *d, struct gw_config *next)
         gw_config_unref(d->config);
     d->config = next;
     d->api.config = next;
+    d->gate.config = next;
     d->api.loaded_at = time(NULL);
     if (d->http != NULL) {
         struct gw_http_limits limits;
@@ -272,7 +275,7 @@ static void stop(struct daemon *d)
     d->watch = NULL;
     gw_events_close(d->events, on_events_closed, d);
     /* Before the servers close: it cancels its calls in flight there. */
-    d->api.mcp = NULL;
+    d->gate.mcp = NULL;
     gw_mcp_server_close(d->mcp, on_mcp_closed, d);
     d->mcp = NULL;
     if (d->http != NULL)
@@ -343,7 +346,7 @@ static bool listen_is_loopback(const char *listen)
 {
     if (strncmp(listen, "unix:", 5) == 0)
         return true;
-    return gw_api_host_is_loopback(listen);
+    return gw_gate_host_is_loopback(listen);
 }
 
 /* Loads the first config. A missing file is an empty config unless -c named
@@ -381,15 +384,15 @@ static int start_http(struct daemon *d)
     struct gw_http_limits limits;
     char *err = NULL;
 
-    d->api.loopback = listen_is_loopback(listen);
-    if (!d->api.loopback && d->config->gateway.auth_token == NULL) {
+    d->gate.loopback = listen_is_loopback(listen);
+    if (!d->gate.loopback && d->config->gateway.auth_token == NULL) {
         gw_log(GW_LOG_ERROR,
                "refusing to listen on a non-loopback address without gateway.auth_token", "listen",
                listen, NULL);
         return -1;
     }
     http_limits(&d->config->gateway, &limits);
-    if (gw_http_server_start(d->loop, listen, &limits, gw_api_handle, &d->api, &d->http, &err) !=
+    if (gw_http_server_start(d->loop, listen, &limits, gw_gate_handle, &d->gate, &d->http, &err) !=
         0) {
         gw_log(GW_LOG_ERROR, err ? err : "cannot listen", "listen", listen, NULL);
         free(err);
@@ -436,10 +439,10 @@ static void init(struct daemon *d, const struct gw_daemon_options *opts)
     d->api = (struct gw_api_ctx){.problems = d->problems,
                                  .servers = d->servers,
                                  .events = d->events,
-                                 .mcp = d->mcp,
                                  .metrics = d->metrics,
                                  .reload = api_reload,
                                  .data = d};
+    d->gate = (struct gw_gate){.api = &d->api, .mcp = d->mcp};
     watch_signal(d, &d->sigterm, SIGTERM);
     watch_signal(d, &d->sigint, SIGINT);
     watch_signal(d, &d->sighup, SIGHUP);

@@ -1,8 +1,8 @@
 /* libFuzzer target for the HTTP request path: bytes on a real connection
  * to the real server (llhttp strict + the strictness scan + limits in
  * src/http_parse.c, keep-alive and pipelining in src/http.c), each
- * complete request handed to the REST routes (gw_api_handle: Host/Origin
- * gate, bearer token, router, JSON body decoding, artifact route with its
+ * complete request handed to the gate and the REST routes (gw_gate_handle:
+ * Host/Origin, bearer token, then the router, JSON body decoding, artifact route with its
  * percent-decoding) of a daemon with no upstream servers.
  *
  * The parser is only reachable through a connection, so the target runs
@@ -25,6 +25,7 @@
  * whitespace, path a prefix of the target, counts and body within the
  * limits, body NUL-terminated. */
 #include "gw/api.h"
+#include "gw/gate.h"
 #include "gw/http_internal.h"
 #include "gw/log.h"
 
@@ -55,6 +56,7 @@ static uv_loop_t loop;
 static char base[PATH_MAX], sock_path[PATH_MAX + 16];
 static struct gw_config *cfg_open, *cfg_token;
 static struct gw_api_ctx ctx;
+static struct gw_gate gate;
 static struct gw_http_server *srv_tcp, *srv_unix;
 static struct gw_http_limits lim_normal = {
     .max_body = 1 << 20,
@@ -116,7 +118,7 @@ static void handler(struct gw_http_request *req, void *data)
     if (trace)
         fprintf(stderr, "fuzz_http: request %s %s (%zu headers, %zu body bytes)\n", req->method,
                 req->target, req->nheaders, req->body_len);
-    gw_api_handle(req, data);
+    gw_gate_handle(req, data);
 }
 
 static json_t *reload(void *data)
@@ -124,9 +126,8 @@ static json_t *reload(void *data)
     return json_pack("{s:b, s:[]}", "ok", 1, "changed");
 }
 
-static void on_event(void *data, const char *type, json_t *payload)
+static void on_event(void *data, const struct gw_servers_event *ev)
 {
-    json_decref(payload);
 }
 
 /* ---- set-up, once ---- */
@@ -192,7 +193,7 @@ static struct gw_http_server *listen_on(const char *where)
     struct gw_http_server *s;
     char *err = NULL;
 
-    if (gw_http_server_start(&loop, where, &lim_normal, handler, &ctx, &s, &err) != 0) {
+    if (gw_http_server_start(&loop, where, &lim_normal, handler, &gate, &s, &err) != 0) {
         fprintf(stderr, "fuzz_http: cannot listen on %s: %s\n", where, err);
         abort();
     }
@@ -219,7 +220,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     ctx.config = cfg_open;
     ctx.problems = gw_problems_new();
     ctx.ready = true;
-    ctx.loopback = true;
+    gate = (struct gw_gate){.config = cfg_open, .loopback = true, .api = &ctx};
     ctx.servers = gw_servers_new(&loop, NULL, ctx.problems, &cbs);
     json_decref(gw_servers_apply(ctx.servers, cfg_open));
     ctx.events = gw_events_new(&loop);
@@ -368,7 +369,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t piece = pieces[(mode >> 3) & 7];
     data++, size--;
 
-    ctx.config = (mode & 2) ? cfg_token : cfg_open;
+    ctx.config = gate.config = (mode & 2) ? cfg_token : cfg_open;
     lim_now = (mode & 4) ? &lim_tight : &lim_normal;
     gw_http_server_set_limits(srv, lim_now);
 
