@@ -5,6 +5,7 @@
  * and its group, stdout and stderr have ended (or a deadline passed). The
  * instance is freed in the last close callback, after on_closed. */
 #include "gw/upstream_stdio.h"
+#include "gw/upstream_stdio_internal.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -30,67 +31,9 @@ extern char **environ;
 #define FINAL_WAIT_MS   1000        /* after SIGKILL to the group, give up on EOFs */
 #define LINE_MIN_CAP    4096        /* first size of a partial stdout line buffer */
 #define LINE_KEEP_CAP   (64u << 10) /* a line buffer larger is freed when empty */
-#define ELINE_MIN_CAP   256         /* first size of a partial stderr line buffer */
 #define CORK_MIN_CAP    512         /* first size of the stdin cork */
 #define CORK_KEEP_CAP   4096        /* a cork larger is freed once written */
 #define CORK_DIRECT     (16u << 10) /* a message this large skips the cork */
-
-enum phase { PHASE_RUNNING, PHASE_CLOSE_WAIT, PHASE_TERM_WAIT, PHASE_KILLED };
-
-struct write_req {
-    uv_write_t req;
-    struct gw_upstream_stdio *s;
-    size_t len;
-    char data[];
-};
-
-struct gw_upstream_stdio {
-    struct gw_transport base; /* first: a gw_transport * is this instance */
-    uv_loop_t *loop;
-    struct gw_transport_cbs cbs;
-    uint64_t close_wait_ms, term_wait_ms;
-    char *id;
-    int pid;
-    char pidstr[16];
-
-    uv_process_t proc;
-    uv_pipe_t in, out, err;
-    uv_timer_t timer;
-    uv_idle_t flush; /* active while the cork holds bytes */
-    int open_handles;
-
-    /* Messages sent during one turn of the loop go to stdin in one write
-     * before the loop next waits: at concurrency 16 that is one syscall
-     * for many calls, and the server reads them in one read too. */
-    char *cork;
-    size_t cork_len, cork_cap;
-
-    char *line; /* the partial stdout line */
-    size_t line_len, line_cap;
-
-    /* stderr: most servers write little or nothing there, so the partial
-     * line buffer exists only while a line spans reads and the ring of kept
-     * lines only from the first line on. */
-    char *eline; /* the partial stderr line, at most GW_STDIO_STDERR_LINE_MAX */
-    size_t eline_len, eline_cap;
-    bool eline_cut;           /* bytes past GW_STDIO_STDERR_LINE_MAX were dropped */
-    struct gw_redact *redact; /* applied to each line before anything keeps it */
-    struct gw_proctree *tree; /* the descendants that left the group too */
-    char **ering;             /* GW_STDIO_STDERR_KEEP lines, or NULL before the first */
-    size_t ering_next, ering_n;
-    uint64_t rate_window;
-    unsigned rate_count;
-    uint64_t rate_dropped;
-
-    struct gw_upstream_stdio_stats st;
-
-    enum phase phase;
-    int in_open, stop_requested, exited, out_done, err_done;
-    int down_fired, group_killed, closing, silent;
-    uint64_t exit_at, kill_at;
-    int64_t exit_status;
-    int term_signal;
-};
 
 /* One read buffer for every stream of every instance: libuv calls on_alloc
  * and then the read callback back to back on the loop thread, and both read
@@ -99,131 +42,6 @@ struct gw_upstream_stdio {
  * instance cost 64 KiB of address space and one or two resident pages per
  * instance, which adds up with a thousand leases. */
 static char read_buf[READ_BUF_SIZE];
-
-static void advance(struct gw_upstream_stdio *s);
-static void log_dropped(struct gw_upstream_stdio *s);
-static void fail(struct gw_upstream_stdio *s, int code, const char *why);
-
-/* ---- environment ---- */
-
-int gw_env_pattern_match(const char *pattern, const char *name)
-{
-    const char *star = NULL, *resume = NULL;
-    while (*name) {
-        if (*pattern == '*') {
-            star = pattern++;
-            resume = name;
-        } else if (*pattern == *name) {
-            pattern++;
-            name++;
-        } else if (star) {
-            pattern = star + 1;
-            name = ++resume;
-        } else {
-            return 0;
-        }
-    }
-    while (*pattern == '*')
-        pattern++;
-    return *pattern == '\0';
-}
-
-/* The auth token and every other MCPGW_* setting stay in the daemon (P4). */
-static int is_daemon_var(const char *name)
-{
-    return strncasecmp(name, "MCPGW_", 6) == 0;
-}
-
-static int inherited(const char *entry, char *const *pats, size_t npats)
-{
-    const char *eq = strchr(entry, '=');
-    if (!eq || eq == entry)
-        return 0;
-    size_t n = (size_t)(eq - entry);
-    char name[256];
-    if (n >= sizeof(name))
-        return 0;
-    memcpy(name, entry, n);
-    name[n] = '\0';
-    if (is_daemon_var(name))
-        return 0;
-    for (size_t i = 0; i < npats; i++) {
-        if (gw_env_pattern_match(pats[i], name))
-            return 1;
-    }
-    return 0;
-}
-
-/* Replaces the entry named like `kv` ("NAME=value") or appends it. */
-static void env_put(char **env, size_t *n, char *kv, size_t namelen)
-{
-    for (size_t i = 0; i < *n; i++) {
-        if (strncmp(env[i], kv, namelen + 1) == 0) {
-            free(env[i]);
-            env[i] = kv;
-            return;
-        }
-    }
-    env[(*n)++] = kv;
-}
-
-/* Builds the child's environment: inherited matches, then the configured
- * entries (later wins). Every string is owned by the returned array. */
-static char **build_env(const struct gw_server_config *cfg, char *const *pats, size_t npats)
-{
-    size_t total = cfg->nenv + 1;
-    for (char **e = environ; *e; e++)
-        total++;
-    char **env = gw_xmalloc(total * sizeof(*env));
-    size_t n = 0;
-    for (char **e = environ; *e; e++) {
-        if (inherited(*e, pats, npats))
-            env_put(env, &n, gw_xstrdup(*e), (size_t)(strchr(*e, '=') - *e));
-    }
-    for (size_t i = 0; i < cfg->nenv; i++) {
-        const struct gw_kv *kv = &cfg->env[i];
-        if (!kv->name[0] || strchr(kv->name, '=') || is_daemon_var(kv->name))
-            continue;
-        size_t nl = strlen(kv->name), vl = strlen(kv->value);
-        char *entry = gw_xmalloc(nl + vl + 2);
-        memcpy(entry, kv->name, nl);
-        entry[nl] = '=';
-        memcpy(entry + nl + 1, kv->value, vl + 1);
-        env_put(env, &n, entry, nl);
-    }
-    env[n] = NULL;
-    return env;
-}
-
-static void free_strv(char **v)
-{
-    for (char **p = v; *p; p++)
-        free(*p);
-    free(v);
-}
-
-/* libuv opens its descriptors close-on-exec, but a library may not (older
- * libcurl sockets, for one). Marking every descriptor above 2 before each
- * spawn keeps P1 true whoever opened them. */
-static void cloexec_sweep(void)
-{
-    DIR *d = opendir("/proc/self/fd");
-    if (!d)
-        return;
-    int self = dirfd(d);
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] < '0' || e->d_name[0] > '9')
-            continue;
-        int fd = atoi(e->d_name);
-        if (fd <= 2 || fd == self)
-            continue;
-        int fl = fcntl(fd, F_GETFD);
-        if (fl >= 0 && !(fl & FD_CLOEXEC))
-            fcntl(fd, F_SETFD, fl | FD_CLOEXEC);
-    }
-    closedir(d);
-}
 
 /* ---- down, close, free ---- */
 
@@ -279,7 +97,7 @@ static void close_all(struct gw_upstream_stdio *s)
     if (s->closing)
         return;
     s->closing = 1;
-    log_dropped(s);
+    gw_stdio_log_dropped(s);
     close_stdin(s);
     close_handle(s, &s->proc);
     close_handle(s, &s->out);
@@ -333,7 +151,7 @@ static void stop_stdout(struct gw_upstream_stdio *s)
 }
 
 /* The instance is unusable: report it and kill the group. */
-static void fail(struct gw_upstream_stdio *s, int code, const char *why)
+void gw_stdio_fail(struct gw_upstream_stdio *s, int code, const char *why)
 {
     fire_down(s, code, why);
     stop_stdout(s);
@@ -343,7 +161,7 @@ static void fail(struct gw_upstream_stdio *s, int code, const char *why)
         s->phase = PHASE_KILLED;
     }
     if (s->exited)
-        advance(s);
+        gw_stdio_advance(s);
 }
 
 /* ---- stop sequence and lingering after the exit ---- */
@@ -352,7 +170,7 @@ static void on_timer(uv_timer_t *t)
 {
     struct gw_upstream_stdio *s = t->data;
     if (s->exited) {
-        advance(s);
+        gw_stdio_advance(s);
     } else if (s->phase == PHASE_CLOSE_WAIT) {
         s->phase = PHASE_TERM_WAIT;
         signal_group(s, SIGTERM);
@@ -378,7 +196,7 @@ static void exit_sentence(const struct gw_upstream_stdio *s, char *buf, size_t c
  * last stderr lines (so on_down's owner sees them), then wait for
  * the rest of the group to end (SIGTERM at the exit, SIGKILL after
  * term_wait_ms) and for stdout and stderr to reach EOF, within bounds. */
-static void advance(struct gw_upstream_stdio *s)
+void gw_stdio_advance(struct gw_upstream_stdio *s)
 {
     if (s->closing)
         return;
@@ -423,7 +241,7 @@ static void on_exit_cb(uv_process_t *p, int64_t status, int term_signal)
     if (!s->group_killed && group_alive(s))
         signal_group(s, SIGTERM);
     uv_timer_stop(&s->timer);
-    advance(s);
+    gw_stdio_advance(s);
 }
 
 void gw_upstream_stdio_stop(struct gw_upstream_stdio *s)
@@ -462,7 +280,7 @@ void gw_upstream_stdio_kill(struct gw_upstream_stdio *s)
  * called while on_message runs on that buffer. */
 static void overflow(struct gw_upstream_stdio *s)
 {
-    fail(s, UV_EMSGSIZE, "stdout line exceeds 16 MiB");
+    gw_stdio_fail(s, UV_EMSGSIZE, "stdout line exceeds 16 MiB");
     free(s->line);
     s->line = NULL;
     s->line_len = s->line_cap = 0;
@@ -563,158 +381,7 @@ static void on_stdout(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
         line_flush(s); /* a last message without its newline */
     stop_stdout(s);
     if (s->exited)
-        advance(s);
-}
-
-/* ---- stderr ---- */
-
-/* Copies `line` replacing bytes that are not valid UTF-8 with U+FFFD and
- * NUL with '?', so the ring can always become JSON. */
-static char *utf8_sanitize(const char *p, size_t n)
-{
-    char *out = gw_xmalloc(n * 3 + 1), *o = out;
-    const unsigned char *u = (const unsigned char *)p, *end = u + n;
-    while (u < end) {
-        size_t len = *u < 0x80 ? 1 : gw_utf8_seq_len(u, (size_t)(end - u));
-        if (len == 0) {
-            memcpy(o, "\xef\xbf\xbd", 3);
-            o += 3;
-            u++;
-            continue;
-        }
-        for (size_t i = 0; i < len; i++)
-            *o++ = u[i] ? (char)u[i] : '?';
-        u += len;
-    }
-    *o = '\0';
-    return out;
-}
-
-/* Logs how many stderr lines the current window dropped, if any. */
-static void log_dropped(struct gw_upstream_stdio *s)
-{
-    if (s->rate_dropped == 0)
-        return;
-    char n[24];
-    snprintf(n, sizeof(n), "%llu", (unsigned long long)s->rate_dropped);
-    gw_log(GW_LOG_WARN, "server stderr lines dropped", "server", s->id, "pid", s->pidstr, "dropped",
-           n, NULL);
-    s->rate_dropped = 0;
-}
-
-/* At most GW_STDIO_STDERR_RATE lines per one-second window are logged; a
- * window that dropped lines is summed up once the next one begins (or the
- * instance closes). */
-static int rate_allow(struct gw_upstream_stdio *s)
-{
-    uint64_t now = uv_now(s->loop);
-    if (now - s->rate_window >= 1000) {
-        log_dropped(s);
-        s->rate_window = now;
-        s->rate_count = 0;
-    }
-    if (s->rate_count < GW_STDIO_STDERR_RATE) {
-        s->rate_count++;
-        return 1;
-    }
-    s->rate_dropped++;
-    s->st.stderr_dropped++;
-    return 0;
-}
-
-/* One stderr line (without its \n, at most GW_STDIO_STDERR_LINE_MAX bytes,
- * `cut` when more was dropped): its secrets masked in place, then logged if
- * the rate allows, and kept in the ring. Masking here, where a line enters
- * the daemon, is what keeps every later reader (the log, /v1/servers, a
- * Problem, an event) free of the secrets (P6). */
-static void stderr_line(struct gw_upstream_stdio *s, char *p, size_t n, bool cut)
-{
-    if (n > 0 && p[n - 1] == '\r')
-        n--;
-    s->st.stderr_lines++;
-    n = gw_redact_line(s->redact, p, n, cut);
-    char *line = utf8_sanitize(p, n);
-    if (rate_allow(s))
-        gw_log(GW_LOG_INFO, "server stderr", "server", s->id, "pid", s->pidstr, "line", line, NULL);
-    if (!s->ering)
-        s->ering = gw_xcalloc(GW_STDIO_STDERR_KEEP, sizeof(*s->ering));
-    free(s->ering[s->ering_next]);
-    s->ering[s->ering_next] = line;
-    s->ering_next = (s->ering_next + 1) % GW_STDIO_STDERR_KEEP;
-    if (s->ering_n < GW_STDIO_STDERR_KEEP)
-        s->ering_n++;
-}
-
-/* Appends to the partial stderr line; past GW_STDIO_STDERR_LINE_MAX the
- * rest of the line is dropped. */
-static void eline_append(struct gw_upstream_stdio *s, const char *p, size_t n)
-{
-    size_t room = GW_STDIO_STDERR_LINE_MAX - s->eline_len;
-    if (n > room) {
-        n = room;
-        s->eline_cut = true;
-    }
-    if (s->eline_len + n > s->eline_cap) {
-        size_t cap = s->eline_cap ? s->eline_cap : ELINE_MIN_CAP;
-        while (cap < s->eline_len + n)
-            cap *= 2;
-        if (cap > GW_STDIO_STDERR_LINE_MAX)
-            cap = GW_STDIO_STDERR_LINE_MAX;
-        s->eline = gw_xrealloc(s->eline, cap);
-        s->eline_cap = cap;
-    }
-    memcpy(s->eline + s->eline_len, p, n);
-    s->eline_len += n;
-}
-
-/* Ends the partial stderr line and frees its buffer: lines that span reads
- * are rare, and the buffer is at most 4 KiB to allocate again. */
-static void eline_flush(struct gw_upstream_stdio *s)
-{
-    stderr_line(s, s->eline, s->eline_len, s->eline_cut);
-    free(s->eline);
-    s->eline = NULL;
-    s->eline_len = s->eline_cap = 0;
-    s->eline_cut = false;
-}
-
-/* A line wholly inside this read is taken from the read buffer; only a line
- * that spans reads is copied. */
-static void split_stderr(struct gw_upstream_stdio *s, char *p, size_t n)
-{
-    char *end = p + n;
-    while (p < end) {
-        char *nl = memchr(p, '\n', (size_t)(end - p));
-        size_t take = (size_t)((nl ? nl : end) - p);
-        if (nl && s->eline_len == 0) {
-            bool cut = take > GW_STDIO_STDERR_LINE_MAX;
-            stderr_line(s, p, cut ? GW_STDIO_STDERR_LINE_MAX : take, cut);
-        } else {
-            eline_append(s, p, take);
-            if (nl)
-                eline_flush(s);
-        }
-        if (!nl)
-            return;
-        p = nl + 1;
-    }
-}
-
-static void on_stderr(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
-{
-    struct gw_upstream_stdio *s = st->data;
-    if (n > 0) {
-        split_stderr(s, buf->base, (size_t)n);
-        return;
-    }
-    if (n == 0)
-        return;
-    if (s->eline_len > 0)
-        eline_flush(s);
-    s->err_done = 1;
-    uv_read_stop(st);
-    if (s->exited)
-        advance(s);
+        gw_stdio_advance(s);
 }
 
 /* ---- stdin ---- */
@@ -726,7 +393,7 @@ static void write_failed(struct gw_upstream_stdio *s, int err)
         return;
     snprintf(why, sizeof(why), "writing to the stdin of process %d failed: %s", s->pid,
              uv_strerror(err));
-    fail(s, err, why);
+    gw_stdio_fail(s, err, why);
 }
 
 static void on_written(uv_write_t *req, int status)
@@ -894,7 +561,7 @@ static int spawn(struct gw_upstream_stdio *s, const struct gw_server_config *cfg
     for (size_t i = 0; i < cfg->nargs; i++)
         args[i + 1] = cfg->args[i];
     args[cfg->nargs + 1] = NULL;
-    char **env = build_env(cfg, o->inherit_env, o->ninherit_env);
+    char **env = gw_stdio_child_env(cfg, o->inherit_env, o->ninherit_env);
     uv_stdio_container_t io[3] = {
         {.flags = UV_CREATE_PIPE | UV_READABLE_PIPE, .data.stream = (uv_stream_t *)&s->in},
         {.flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE, .data.stream = (uv_stream_t *)&s->out},
@@ -910,12 +577,12 @@ static int spawn(struct gw_upstream_stdio *s, const struct gw_server_config *cfg
         .stdio_count = 3,
         .stdio = io,
     };
-    cloexec_sweep();
+    gw_stdio_cloexec_sweep();
     s->tree = gw_proctree_new();
     gw_proctree_spawn_begin(s->tree);
     int err = uv_spawn(s->loop, &s->proc, &po);
     gw_proctree_spawn_end(s->tree, err < 0 ? 0 : s->proc.pid);
-    free_strv(env);
+    gw_stdio_strv_free(env);
     free(args);
     return err;
 }
@@ -939,7 +606,7 @@ int gw_upstream_stdio_start(uv_loop_t *loop, const struct gw_server_config *cfg,
     s->pid = s->proc.pid;
     snprintf(s->pidstr, sizeof(s->pidstr), "%d", s->pid);
     uv_read_start((uv_stream_t *)&s->out, on_alloc, on_stdout);
-    uv_read_start((uv_stream_t *)&s->err, on_alloc, on_stderr);
+    uv_read_start((uv_stream_t *)&s->err, on_alloc, gw_stdio_on_stderr);
     gw_log(GW_LOG_INFO, "server process started", "server", s->id, "pid", s->pidstr, "command",
            cfg->command_path, NULL);
     *out = s;
