@@ -13,6 +13,7 @@
  * call). Closing that timer is also what frees the client, on a later loop
  * turn than gw_mcp_client_close(), never on the stack of a caller. */
 #include "gw/mcp_client.h"
+#include "gw/mcp_client_internal.h"
 
 #include "gw/json_in.h"
 #include "gw/json_out.h"
@@ -26,85 +27,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BUCKETS_MIN       8
-#define BUCKETS_MAX       1024
-#define CANCELLED_RING    64
-#define WARN_PER_SECOND   10
-#define SAMPLE_BYTES      120
-#define TEXT_BYTES        512
-#define JSONRPC_NO_METHOD -32601
-
-static const char *const accepted_versions[] = {"2025-11-25", "2025-06-18", "2025-03-26",
-                                                "2024-11-05"};
-
-/* Notifications a 2025-11-25 server may send a client; others are counted as
- * unknown (they are still passed on). */
-static const char *const known_notifications[] = {"notifications/cancelled",
-                                                  "notifications/progress",
-                                                  "notifications/message",
-                                                  "notifications/resources/list_changed",
-                                                  "notifications/resources/updated",
-                                                  "notifications/prompts/list_changed",
-                                                  "notifications/tools/list_changed",
-                                                  "notifications/tasks/status",
-                                                  "notifications/elicitation/complete"};
-
-struct pending {
-    struct gw_mcp_client *c;
-    uint64_t id;
-    gw_mcp_handle op; /* the handle the caller holds; pages of a list share one */
-    struct pending *hnext;
-    struct pending *prev, *next;
-    gw_mcp_reply_cb cb;
-    void *data;
-    char *method; /* owned */
-    uint64_t timeout_ms;
-    uint64_t deadline; /* loop ms; 0 when the request has no timeout */
-    struct pending *dprev, *dnext;
-};
-
-/* One paginated list in progress; owned by itself, freed when it reports. */
-struct pager {
-    struct gw_mcp_client *c;
-    char *method;
-    char *key;
-    json_t *items;
-    unsigned pages;
-    uint64_t timeout_ms;
-    gw_mcp_reply_cb cb;
-    void *data;
-    gw_mcp_handle op;
-};
-
-struct gw_mcp_client {
-    uv_loop_t *loop;
-    struct gw_redact *redact; /* owned; may be NULL */
-    uv_timer_t anchor;        /* armed for the earliest deadline */
-    uint64_t armed_due;       /* when it fires; 0 when it is not armed */
-    struct pending *dhead, *dtail;
-    unsigned open_handles;
-    enum gw_mcp_state state;
-    struct gw_mcp_client_opts cb; /* callbacks and data; string fields unused */
-    char *server_id;
-    char *client_version;
-    json_t *config;
-    uint64_t init_timeout_ms;
-    uint64_t next_id;
-    struct pending **buckets; /* nbuckets, a power of two */
-    size_t nbuckets;
-    struct pending *head;
-    size_t n_pending;
-    uint64_t *cancelled; /* CANCELLED_RING ids, allocated at the first cancel */
-    unsigned cancelled_pos;
-    char *version;
-    json_t *server_info;
-    json_t *capabilities;
-    struct gw_mcp_client_stats stats;
-    uint64_t warn_window;
-    unsigned warn_count;
-    const char *cur_msg; /* the message being received, for log samples */
-    size_t cur_len;
-};
+#define BUCKETS_MIN     8
+#define BUCKETS_MAX     1024
+#define CANCELLED_RING  64
+#define WARN_PER_SECOND 10
+#define SAMPLE_BYTES    120
 
 const char *gw_mcp_strerror(int code)
 {
@@ -171,7 +98,7 @@ static void warn_limited(struct gw_mcp_client *c, const char *msg, const char *d
            c->cur_msg ? sample : NULL, NULL);
 }
 
-static void bad_shape(struct gw_mcp_client *c, const char *why)
+void gw_mcp__bad_shape(struct gw_mcp_client *c, const char *why)
 {
     c->stats.bad_shape++;
     warn_limited(c, "upstream sent a malformed JSON-RPC message; dropped", why);
@@ -314,7 +241,7 @@ static void fail_all(struct gw_mcp_client *c, int code, const char *message)
 
 /* Serialises and sends `msg` (a reference is stolen). Compact jansson
  * output escapes control characters, so the text never holds a newline. */
-static int send_json(struct gw_mcp_client *c, json_t *msg)
+int gw_mcp__send_json(struct gw_mcp_client *c, json_t *msg)
 {
     size_t len;
     char *s = gw_json_dump(msg, &len);
@@ -328,13 +255,13 @@ static int send_json(struct gw_mcp_client *c, json_t *msg)
     return rc;
 }
 
-static int send_notification(struct gw_mcp_client *c, const char *method, json_t *params)
+int gw_mcp__send_notification(struct gw_mcp_client *c, const char *method, json_t *params)
 {
     json_t *msg = json_pack("{s:s, s:s}", "jsonrpc", "2.0", "method", method);
 
     if (params)
         json_object_set(msg, "params", params);
-    return send_json(c, msg);
+    return gw_mcp__send_json(c, msg);
 }
 
 static void remember_cancelled(struct gw_mcp_client *c, uint64_t id)
@@ -366,7 +293,7 @@ static void cancel_upstream(struct gw_mcp_client *c, struct pending *p, const ch
     params = json_pack("{s:I}", "requestId", (json_int_t)p->id);
     if (reason)
         json_object_set_new(params, "reason", json_string(reason));
-    rc = send_notification(c, "notifications/cancelled", params);
+    rc = gw_mcp__send_notification(c, "notifications/cancelled", params);
     json_decref(params);
     if (rc < 0)
         gw_log(GW_LOG_DEBUG, "could not send notifications/cancelled", "server", c->server_id,
@@ -482,9 +409,9 @@ static int send_request_text(struct gw_mcp_client *c, uint64_t id, const char *m
     return 0;
 }
 
-static int send_request(struct gw_mcp_client *c, const char *method, json_t *params,
-                        uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data, gw_mcp_handle op,
-                        gw_mcp_handle *handle)
+int gw_mcp__send_request(struct gw_mcp_client *c, const char *method, json_t *params,
+                         uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data, gw_mcp_handle op,
+                         gw_mcp_handle *handle)
 {
     struct gw_jbuf b = {0};
     uint64_t id;
@@ -503,7 +430,7 @@ static int send_request(struct gw_mcp_client *c, const char *method, json_t *par
     return send_request_text(c, id, method, &b, timeout_ms, cb, data, op, handle);
 }
 
-static int check_ready(const struct gw_mcp_client *c)
+int gw_mcp__check_ready(const struct gw_mcp_client *c)
 {
     switch (c->state) {
     case GW_MCP_READY:
@@ -543,7 +470,7 @@ static void error_response(struct pending *p, json_t *error)
     char msg[TEXT_BYTES];
 
     if (!json_is_integer(code) || !json_is_string(message)) {
-        bad_shape(p->c, "error object without an integer code and a string message");
+        gw_mcp__bad_shape(p->c, "error object without an integer code and a string message");
         finish_error(p, GW_MCP_E_PROTOCOL, "the server answered with a malformed error object",
                      NULL);
         return;
@@ -566,14 +493,14 @@ static void handle_response(struct gw_mcp_client *c, json_t *m, json_t *id)
         return;
     }
     if (!json_is_integer(id)) {
-        bad_shape(c, "response id is neither a string nor an integer");
+        gw_mcp__bad_shape(c, "response id is neither a string nor an integer");
         return;
     }
     p = json_integer_value(id) > 0 ? lookup(c, (uint64_t)json_integer_value(id)) : NULL;
     if (p == NULL) {
         stale_response(c, json_integer_value(id));
     } else if ((result == NULL) == (error == NULL)) {
-        bad_shape(c, "response needs exactly one of result and error");
+        gw_mcp__bad_shape(c, "response needs exactly one of result and error");
         finish_error(p, GW_MCP_E_PROTOCOL,
                      "the server's response had both or neither of "
                      "result and error",
@@ -584,106 +511,11 @@ static void handle_response(struct gw_mcp_client *c, json_t *m, json_t *id)
         else
             error_response(p, NULL);
     } else if (!json_is_object(result)) {
-        bad_shape(c, "result is not an object");
+        gw_mcp__bad_shape(c, "result is not an object");
         finish_error(p, GW_MCP_E_PROTOCOL, "the server's result is not a JSON object", NULL);
     } else {
         struct gw_mcp_reply r = {.code = 0, .result = result};
         finish(p, &r);
-    }
-}
-
-/* Receiving: server requests and notifications. */
-
-static void send_no_method(struct gw_mcp_client *c, json_t *id, const char *method, const char *why)
-{
-    char text[TEXT_BYTES];
-    json_t *msg;
-    int rc;
-
-    snprintf(text, sizeof text, "Method not found: %.200s", method);
-    gw_utf8_trim(text);
-    snprintf(text + strlen(text), sizeof text - strlen(text), " (%s)", why);
-    gw_utf8_trim(text);
-    msg = json_pack("{s:s, s:O, s:{s:i, s:s, s:{s:s}}}", "jsonrpc", "2.0", "id", id, "error",
-                    "code", JSONRPC_NO_METHOD, "message", text, "data", "method", method);
-    if (msg == NULL) /* never leave a server request unanswered (S9) */
-        msg = json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id, "error", "code",
-                        JSONRPC_NO_METHOD, "message", "Method not found");
-    gw_log(GW_LOG_INFO, "refused a server request", "server", c->server_id, "method", method, NULL);
-    rc = send_json(c, msg);
-    if (rc < 0)
-        gw_log(GW_LOG_DEBUG, "could not answer a server request", "server", c->server_id, "error",
-               uv_err_name(rc), NULL);
-}
-
-/* The requests the gateway declared a capability for (sampling,
- * elicitation) go to the owner, who answers them with
- * gw_mcp_client_respond(); `ping` is answered {} here; anything else gets
- * -32601 at once (S9). */
-static void handle_server_request(struct gw_mcp_client *c, const char *method, json_t *id,
-                                  json_t *m)
-{
-    json_t *params = json_object_get(m, "params");
-    bool relayable =
-        strcmp(method, "sampling/createMessage") == 0 || strcmp(method, "elicitation/create") == 0;
-
-    if (!json_is_string(id) && !json_is_integer(id)) {
-        bad_shape(c, "request id is neither a string nor an integer");
-        return;
-    }
-    c->stats.server_requests++;
-    if (strcmp(method, "ping") == 0) {
-        send_json(c, json_pack("{s:s, s:O, s:{}}", "jsonrpc", "2.0", "id", id, "result"));
-        return;
-    }
-    if (relayable && (params == NULL || json_is_object(params)) && c->cb.on_request != NULL &&
-        c->cb.on_request(c->cb.data, method, id, params) == 0)
-        return;
-    send_no_method(c, id, method, "mcpgw does not serve it");
-}
-
-int gw_mcp_client_respond(struct gw_mcp_client *c, json_t *id, json_t *result, json_t *error)
-{
-    json_t *msg;
-    int rc = check_ready(c);
-
-    if (rc < 0)
-        return rc;
-    if (id == NULL || (result == NULL) == (error == NULL))
-        return UV_EINVAL;
-    msg = json_pack("{s:s, s:O}", "jsonrpc", "2.0", "id", id);
-    json_object_set(msg, result ? "result" : "error", result ? result : error);
-    return send_json(c, msg);
-}
-
-static int is_known_notification(const char *method)
-{
-    for (size_t i = 0; i < GW_ARRAY_SIZE(known_notifications); i++) {
-        if (strcmp(method, known_notifications[i]) == 0)
-            return 1;
-    }
-    return 0;
-}
-
-static void handle_notification(struct gw_mcp_client *c, const char *method, json_t *m)
-{
-    json_t *params = json_object_get(m, "params");
-
-    if (params && !json_is_object(params)) {
-        bad_shape(c, "notification params is not an object");
-        return;
-    }
-    c->stats.notifications++;
-    if (!is_known_notification(method)) {
-        c->stats.unknown_notifications++;
-        gw_log(GW_LOG_DEBUG, "upstream sent an unknown notification", "server", c->server_id,
-               "method", method, NULL);
-    }
-    if (strcmp(method, "notifications/tools/list_changed") == 0) {
-        if (c->cb.on_tools_changed)
-            c->cb.on_tools_changed(c->cb.data);
-    } else if (c->cb.on_notification) {
-        c->cb.on_notification(c->cb.data, method, m);
     }
 }
 
@@ -692,24 +524,24 @@ static void handle_one(struct gw_mcp_client *c, json_t *m)
     json_t *jsonrpc, *method, *id;
 
     if (!json_is_object(m)) {
-        bad_shape(c, "message is not a JSON object");
+        gw_mcp__bad_shape(c, "message is not a JSON object");
         return;
     }
     jsonrpc = json_object_get(m, "jsonrpc");
     method = json_object_get(m, "method");
     id = json_object_get(m, "id");
     if (!json_is_string(jsonrpc) || strcmp(json_string_value(jsonrpc), "2.0") != 0)
-        bad_shape(c, "jsonrpc is not \"2.0\"");
+        gw_mcp__bad_shape(c, "jsonrpc is not \"2.0\"");
     else if (method && !json_is_string(method))
-        bad_shape(c, "method is not a string");
+        gw_mcp__bad_shape(c, "method is not a string");
     else if (method && id)
-        handle_server_request(c, json_string_value(method), id, m);
+        gw_mcp__handle_server_request(c, json_string_value(method), id, m);
     else if (method)
-        handle_notification(c, json_string_value(method), m);
+        gw_mcp__handle_notification(c, json_string_value(method), m);
     else if (id)
         handle_response(c, m, id);
     else
-        bad_shape(c, "message has neither method nor id");
+        gw_mcp__bad_shape(c, "message has neither method nor id");
 }
 
 void gw_mcp_client_receive(struct gw_mcp_client *c, const char *msg, size_t len)
@@ -728,7 +560,7 @@ void gw_mcp_client_receive(struct gw_mcp_client *c, const char *msg, size_t len)
     } else if (json_is_array(root)) {
         /* A batch (2025-03-26 only, but harmless to accept from anyone). */
         if (json_array_size(root) == 0)
-            bad_shape(c, "empty batch");
+            gw_mcp__bad_shape(c, "empty batch");
         for (size_t i = 0; i < json_array_size(root) && c->state != GW_MCP_CLOSING; i++)
             handle_one(c, json_array_get(root, i));
     } else {
@@ -737,121 +569,6 @@ void gw_mcp_client_receive(struct gw_mcp_client *c, const char *msg, size_t len)
     json_decref(root);
     c->cur_msg = NULL;
 }
-
-/* The handshake. */
-
-static int accepted_version(const char *v)
-{
-    for (size_t i = 0; i < GW_ARRAY_SIZE(accepted_versions); i++) {
-        if (strcmp(v, accepted_versions[i]) == 0)
-            return 1;
-    }
-    return 0;
-}
-
-/* `reason` may quote the server (its initialize error): masked here, so
- * the log and everything on_failed feeds (Problems, /v1/servers) see the
- * masked text only. */
-static void handshake_failed(struct gw_mcp_client *c, int code, const char *reason)
-{
-    char *why = gw_xstrdup(reason);
-
-    if (c->redact != NULL)
-        why[gw_redact_line(c->redact, why, strlen(why), false)] = '\0';
-    if (c->state == GW_MCP_INITIALIZING)
-        c->state = GW_MCP_FAILED;
-    gw_log(GW_LOG_WARN, "initialize failed", "server", c->server_id, "error", why, NULL);
-    if (c->cb.on_failed)
-        c->cb.on_failed(c->cb.data, code, why);
-    free(why);
-}
-
-/* Checks the initialize result; returns NULL or a sentence in `buf`. */
-static const char *check_init_result(json_t *r, char *buf, size_t cap)
-{
-    json_t *v = json_object_get(r, "protocolVersion");
-    json_t *caps = json_object_get(r, "capabilities");
-    json_t *info = json_object_get(r, "serverInfo");
-
-    if (!json_is_string(v))
-        return "the server's initialize result has no protocolVersion string";
-    if (!accepted_version(json_string_value(v))) {
-        snprintf(buf, cap,
-                 "the server answered protocol version \"%.64s\", which mcpgw does not support "
-                 "(supported: 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05)",
-                 json_string_value(v));
-        return buf;
-    }
-    if (caps && !json_is_object(caps))
-        return "the server's initialize result has capabilities that are not an object";
-    if (info && !json_is_object(info))
-        return "the server's initialize result has serverInfo that is not an object";
-    return NULL;
-}
-
-static void init_done(void *data, const struct gw_mcp_reply *r)
-{
-    struct gw_mcp_client *c = data;
-    char buf[TEXT_BYTES];
-    const char *why;
-    json_t *caps, *info;
-    int rc;
-
-    if (r->code == GW_MCP_E_CLOSED)
-        return; /* no callbacks after close */
-    if (r->code != 0) {
-        snprintf(buf, sizeof buf, "initialize failed: %s", r->message);
-        handshake_failed(c, r->code, buf);
-        return;
-    }
-    why = check_init_result(r->result, buf, sizeof buf);
-    if (why) {
-        handshake_failed(c, GW_MCP_E_PROTOCOL, why);
-        return;
-    }
-    caps = json_object_get(r->result, "capabilities");
-    info = json_object_get(r->result, "serverInfo");
-    c->version = gw_xstrdup(json_string_value(json_object_get(r->result, "protocolVersion")));
-    c->capabilities = caps ? json_incref(caps) : json_object();
-    c->server_info = info ? json_incref(info) : json_object();
-    rc = send_notification(c, "notifications/initialized", NULL);
-    if (rc < 0) {
-        handshake_failed(c, rc, "could not send notifications/initialized");
-        return;
-    }
-    c->state = GW_MCP_READY;
-    gw_log(GW_LOG_DEBUG, "upstream initialized", "server", c->server_id, "version", c->version,
-           NULL);
-    if (c->cb.on_ready)
-        c->cb.on_ready(c->cb.data, c->version, c->server_info, c->capabilities);
-}
-
-int gw_mcp_client_start(struct gw_mcp_client *c)
-{
-    json_t *params;
-    int rc;
-
-    if (c->state != GW_MCP_NEW)
-        return UV_EINVAL;
-    /* sampling and elicitation are relayed to the /mcp session whose call
-     * caused them (design §9). MCP Apps is declared because the gateway
-     * passes its `_meta` and ui:// resources on to hosts that render them:
-     * some servers offer their UI only to a client that declares it. */
-    params = json_pack("{s:s, s:{s:{}, s:{}, s:{s:{s:[s]}}}, s:{s:s, s:s}}", "protocolVersion",
-                       GW_MCP_PROTOCOL_VERSION, "capabilities", "sampling", "elicitation",
-                       "extensions", GW_MCP_EXT_UI, "mimeTypes", GW_MCP_EXT_UI_MIME, "clientInfo",
-                       "name", "mcpgw", "version", c->client_version);
-    if (c->config)
-        json_object_set(params, "config", c->config);
-    c->state = GW_MCP_INITIALIZING;
-    rc = send_request(c, "initialize", params, c->init_timeout_ms, init_done, c, 0, NULL);
-    json_decref(params);
-    if (rc < 0 && c->state == GW_MCP_INITIALIZING)
-        c->state = GW_MCP_FAILED;
-    return rc;
-}
-
-/* Lifetime. */
 
 int gw_mcp_client_new(uv_loop_t *loop, const struct gw_mcp_client_opts *opts,
                       struct gw_mcp_client **out)
@@ -932,24 +649,24 @@ int gw_mcp_client_request(struct gw_mcp_client *c, const char *method, json_t *p
                           uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data,
                           gw_mcp_handle *handle)
 {
-    int rc = check_ready(c);
+    int rc = gw_mcp__check_ready(c);
 
     if (rc < 0)
         return rc;
     if (method == NULL || cb == NULL || (params && !json_is_object(params)))
         return UV_EINVAL;
-    return send_request(c, method, params, timeout_ms, cb, data, 0, handle);
+    return gw_mcp__send_request(c, method, params, timeout_ms, cb, data, 0, handle);
 }
 
 int gw_mcp_client_notify(struct gw_mcp_client *c, const char *method, json_t *params)
 {
-    int rc = check_ready(c);
+    int rc = gw_mcp__check_ready(c);
 
     if (rc < 0)
         return rc;
     if (method == NULL || (params && !json_is_object(params)))
         return UV_EINVAL;
-    return send_notification(c, method, params);
+    return gw_mcp__send_notification(c, method, params);
 }
 
 int gw_mcp_client_ping(struct gw_mcp_client *c, uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data,
@@ -970,7 +687,7 @@ int gw_mcp_client_call_tool(struct gw_mcp_client *c, const char *name, json_t *a
         return UV_EINVAL;
     if (progress_token && !json_is_string(progress_token) && !json_is_integer(progress_token))
         return UV_EINVAL;
-    rc = check_ready(c);
+    rc = gw_mcp__check_ready(c);
     if (rc < 0)
         return rc;
     if (cb == NULL)
@@ -1003,145 +720,6 @@ int gw_mcp_client_call_tool(struct gw_mcp_client *c, const char *name, json_t *a
     return send_request_text(c, id, "tools/call", &b, timeout_ms, cb, data, 0, handle);
 }
 
-/* Paginated lists. */
-
-static void pager_report(struct pager *pg, const struct gw_mcp_reply *r)
-{
-    pg->cb(pg->data, r);
-    json_decref(pg->items);
-    free(pg->method);
-    free(pg->key);
-    free(pg);
-}
-
-static void pager_fail(struct pager *pg, int code, const char *why, json_t *error)
-{
-    struct gw_mcp_reply r = {.code = code, .message = why, .error = error};
-
-    pager_report(pg, &r);
-}
-
-static void page_done(void *data, const struct gw_mcp_reply *r);
-
-/* Checks one page and appends its items; returns 0 or a code with `buf`. */
-static int pager_take(struct pager *pg, json_t *result, char *buf, size_t cap)
-{
-    json_t *arr = json_object_get(result, pg->key);
-
-    if (!json_is_array(arr)) {
-        snprintf(buf, cap, "%s page %u is not an object with a \"%s\" array", pg->method, pg->pages,
-                 pg->key);
-        return GW_MCP_E_PROTOCOL;
-    }
-    if (json_array_size(pg->items) + json_array_size(arr) > GW_MCP_MAX_LIST_ITEMS) {
-        snprintf(buf, cap, "%s returned more than %d %s; mcpgw reads at most that many", pg->method,
-                 GW_MCP_MAX_LIST_ITEMS, pg->key);
-        return GW_MCP_E_LIMIT;
-    }
-    json_array_extend(pg->items, arr);
-    return 0;
-}
-
-/* The cursor of the next page, or NULL at the end. A null or empty
- * nextCursor also ends the list: some servers send one instead of leaving
- * it out, and following "" would start over at the first page. */
-static int next_cursor(struct pager *pg, json_t *result, const char **out, char *buf, size_t cap)
-{
-    json_t *cur = json_object_get(result, "nextCursor");
-
-    *out = NULL;
-    if (cur == NULL || json_is_null(cur))
-        return 0;
-    if (!json_is_string(cur)) {
-        snprintf(buf, cap, "%s page %u has a nextCursor that is not a string", pg->method,
-                 pg->pages);
-        return GW_MCP_E_PROTOCOL;
-    }
-    if (json_string_length(cur) == 0)
-        return 0;
-    if (pg->pages >= GW_MCP_MAX_LIST_PAGES) {
-        snprintf(buf, cap, "%s still had a nextCursor after %d pages; mcpgw reads at most %d",
-                 pg->method, GW_MCP_MAX_LIST_PAGES, GW_MCP_MAX_LIST_PAGES);
-        return GW_MCP_E_LIMIT;
-    }
-    *out = json_string_value(cur);
-    return 0;
-}
-
-static void page_done(void *data, const struct gw_mcp_reply *r)
-{
-    struct pager *pg = data;
-    char buf[TEXT_BYTES];
-    const char *cursor;
-    json_t *params;
-    int rc;
-
-    pg->pages++;
-    if (r->code != 0) {
-        snprintf(buf, sizeof buf, "%s page %u: %s", pg->method, pg->pages, r->message);
-        pager_fail(pg, r->code, buf, r->error);
-        return;
-    }
-    rc = pager_take(pg, r->result, buf, sizeof buf);
-    if (rc == 0)
-        rc = next_cursor(pg, r->result, &cursor, buf, sizeof buf);
-    if (rc < 0) {
-        gw_log(GW_LOG_WARN, "list rejected", "server", pg->c->server_id, "error", buf, NULL);
-        pager_fail(pg, rc, buf, NULL);
-        return;
-    }
-    if (cursor == NULL) {
-        struct gw_mcp_reply ok = {.code = 0, .result = pg->items};
-        pager_report(pg, &ok);
-        return;
-    }
-    params = json_pack("{s:s}", "cursor", cursor);
-    rc = send_request(pg->c, pg->method, params, pg->timeout_ms, page_done, pg, pg->op, NULL);
-    json_decref(params);
-    if (rc < 0) {
-        snprintf(buf, sizeof buf, "could not request %s page %u: %s", pg->method, pg->pages + 1,
-                 gw_mcp_strerror(rc));
-        pager_fail(pg, rc, buf, NULL);
-    }
-}
-
-int gw_mcp_client_list_all(struct gw_mcp_client *c, const char *method, const char *key,
-                           uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data,
-                           gw_mcp_handle *handle)
-{
-    struct pager *pg;
-    int rc = check_ready(c);
-
-    if (rc < 0)
-        return rc;
-    if (method == NULL || key == NULL || cb == NULL)
-        return UV_EINVAL;
-    pg = gw_xcalloc(1, sizeof *pg);
-    *pg = (struct pager){.c = c, .timeout_ms = timeout_ms, .cb = cb, .data = data};
-    pg->method = gw_xstrdup(method);
-    pg->key = gw_xstrdup(key);
-    pg->items = json_array();
-    rc = send_request(c, method, NULL, timeout_ms, page_done, pg, 0, &pg->op);
-    if (rc < 0) {
-        json_decref(pg->items);
-        free(pg->method);
-        free(pg->key);
-        free(pg);
-        return rc;
-    }
-    if (handle)
-        *handle = pg->op;
-    return 0;
-}
-
-int gw_mcp_client_list_tools(struct gw_mcp_client *c, uint64_t timeout_ms, gw_mcp_reply_cb cb,
-                             void *data, gw_mcp_handle *handle)
-{
-    return gw_mcp_client_list_all(c, "tools/list", "tools", timeout_ms, cb, data, handle);
-}
-
-/* Cancellation: the handle is the id of the operation's first request;
- * later pages of a list carry it in `op`, so fall back to a walk. */
 int gw_mcp_client_cancel(struct gw_mcp_client *c, gw_mcp_handle handle, const char *reason)
 {
     struct pending *p = lookup(c, handle);

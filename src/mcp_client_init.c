@@ -1,0 +1,130 @@
+/* The MCP client's handshake: initialize, its result checked, then
+ * notifications/initialized. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gw/log.h"
+#include "gw/mcp_client_internal.h"
+#include "gw/util.h"
+
+static const char *const accepted_versions[] = {"2025-11-25", "2025-06-18", "2025-03-26",
+                                                "2024-11-05"};
+
+/* Notifications a 2025-11-25 server may send a client; others are counted as
+ * unknown (they are still passed on). */
+
+/* The handshake. */
+
+static int accepted_version(const char *v)
+{
+    for (size_t i = 0; i < GW_ARRAY_SIZE(accepted_versions); i++) {
+        if (strcmp(v, accepted_versions[i]) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* `reason` may quote the server (its initialize error): masked here, so
+ * the log and everything on_failed feeds (Problems, /v1/servers) see the
+ * masked text only. */
+static void handshake_failed(struct gw_mcp_client *c, int code, const char *reason)
+{
+    char *why = gw_xstrdup(reason);
+
+    if (c->redact != NULL)
+        why[gw_redact_line(c->redact, why, strlen(why), false)] = '\0';
+    if (c->state == GW_MCP_INITIALIZING)
+        c->state = GW_MCP_FAILED;
+    gw_log(GW_LOG_WARN, "initialize failed", "server", c->server_id, "error", why, NULL);
+    if (c->cb.on_failed)
+        c->cb.on_failed(c->cb.data, code, why);
+    free(why);
+}
+
+/* Checks the initialize result; returns NULL or a sentence in `buf`. */
+static const char *check_init_result(json_t *r, char *buf, size_t cap)
+{
+    json_t *v = json_object_get(r, "protocolVersion");
+    json_t *caps = json_object_get(r, "capabilities");
+    json_t *info = json_object_get(r, "serverInfo");
+
+    if (!json_is_string(v))
+        return "the server's initialize result has no protocolVersion string";
+    if (!accepted_version(json_string_value(v))) {
+        snprintf(buf, cap,
+                 "the server answered protocol version \"%.64s\", which mcpgw does not support "
+                 "(supported: 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05)",
+                 json_string_value(v));
+        return buf;
+    }
+    if (caps && !json_is_object(caps))
+        return "the server's initialize result has capabilities that are not an object";
+    if (info && !json_is_object(info))
+        return "the server's initialize result has serverInfo that is not an object";
+    return NULL;
+}
+
+static void init_done(void *data, const struct gw_mcp_reply *r)
+{
+    struct gw_mcp_client *c = data;
+    char buf[TEXT_BYTES];
+    const char *why;
+    json_t *caps, *info;
+    int rc;
+
+    if (r->code == GW_MCP_E_CLOSED)
+        return; /* no callbacks after close */
+    if (r->code != 0) {
+        snprintf(buf, sizeof buf, "initialize failed: %s", r->message);
+        handshake_failed(c, r->code, buf);
+        return;
+    }
+    why = check_init_result(r->result, buf, sizeof buf);
+    if (why) {
+        handshake_failed(c, GW_MCP_E_PROTOCOL, why);
+        return;
+    }
+    caps = json_object_get(r->result, "capabilities");
+    info = json_object_get(r->result, "serverInfo");
+    c->version = gw_xstrdup(json_string_value(json_object_get(r->result, "protocolVersion")));
+    c->capabilities = caps ? json_incref(caps) : json_object();
+    c->server_info = info ? json_incref(info) : json_object();
+    rc = gw_mcp__send_notification(c, "notifications/initialized", NULL);
+    if (rc < 0) {
+        handshake_failed(c, rc, "could not send notifications/initialized");
+        return;
+    }
+    c->state = GW_MCP_READY;
+    gw_log(GW_LOG_DEBUG, "upstream initialized", "server", c->server_id, "version", c->version,
+           NULL);
+    if (c->cb.on_ready)
+        c->cb.on_ready(c->cb.data, c->version, c->server_info, c->capabilities);
+}
+
+int gw_mcp_client_start(struct gw_mcp_client *c)
+{
+    json_t *params;
+    int rc;
+
+    if (c->state != GW_MCP_NEW)
+        return UV_EINVAL;
+    /* sampling and elicitation are relayed to the /mcp session whose call
+     * caused them (design §9). MCP Apps is declared because the gateway
+     * passes its `_meta` and ui:// resources on to hosts that render them:
+     * some servers offer their UI only to a client that declares it. */
+    params = json_pack("{s:s, s:{s:{}, s:{}, s:{s:{s:[s]}}}, s:{s:s, s:s}}", "protocolVersion",
+                       GW_MCP_PROTOCOL_VERSION, "capabilities", "sampling", "elicitation",
+                       "extensions", GW_MCP_EXT_UI, "mimeTypes", GW_MCP_EXT_UI_MIME, "clientInfo",
+                       "name", "mcpgw", "version", c->client_version);
+    if (c->config)
+        json_object_set(params, "config", c->config);
+    c->state = GW_MCP_INITIALIZING;
+    rc = gw_mcp__send_request(c, "initialize", params, c->init_timeout_ms, init_done, c, 0, NULL);
+    json_decref(params);
+    if (rc < 0 && c->state == GW_MCP_INITIALIZING)
+        c->state = GW_MCP_FAILED;
+    return rc;
+}
+
+/* Lifetime. */

@@ -1,0 +1,117 @@
+/* What the server asks and tells the MCP client: its requests (relayed to
+ * the instance's owner, or refused as unknown methods) and notifications
+ * (known ones handed on, others dropped). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gw/log.h"
+#include "gw/mcp_client_internal.h"
+#include "gw/util.h"
+
+#define JSONRPC_NO_METHOD -32601
+
+static const char *const known_notifications[] = {"notifications/cancelled",
+                                                  "notifications/progress",
+                                                  "notifications/message",
+                                                  "notifications/resources/list_changed",
+                                                  "notifications/resources/updated",
+                                                  "notifications/prompts/list_changed",
+                                                  "notifications/tools/list_changed",
+                                                  "notifications/tasks/status",
+                                                  "notifications/elicitation/complete"};
+
+/* Receiving: server requests and notifications. */
+
+static void send_no_method(struct gw_mcp_client *c, json_t *id, const char *method, const char *why)
+{
+    char text[TEXT_BYTES];
+    json_t *msg;
+    int rc;
+
+    snprintf(text, sizeof text, "Method not found: %.200s", method);
+    gw_utf8_trim(text);
+    snprintf(text + strlen(text), sizeof text - strlen(text), " (%s)", why);
+    gw_utf8_trim(text);
+    msg = json_pack("{s:s, s:O, s:{s:i, s:s, s:{s:s}}}", "jsonrpc", "2.0", "id", id, "error",
+                    "code", JSONRPC_NO_METHOD, "message", text, "data", "method", method);
+    if (msg == NULL) /* never leave a server request unanswered (S9) */
+        msg = json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id, "error", "code",
+                        JSONRPC_NO_METHOD, "message", "Method not found");
+    gw_log(GW_LOG_INFO, "refused a server request", "server", c->server_id, "method", method, NULL);
+    rc = gw_mcp__send_json(c, msg);
+    if (rc < 0)
+        gw_log(GW_LOG_DEBUG, "could not answer a server request", "server", c->server_id, "error",
+               uv_err_name(rc), NULL);
+}
+
+/* The requests the gateway declared a capability for (sampling,
+ * elicitation) go to the owner, who answers them with
+ * gw_mcp_client_respond(); `ping` is answered {} here; anything else gets
+ * -32601 at once (S9). */
+void gw_mcp__handle_server_request(struct gw_mcp_client *c, const char *method, json_t *id,
+                                   json_t *m)
+{
+    json_t *params = json_object_get(m, "params");
+    bool relayable =
+        strcmp(method, "sampling/createMessage") == 0 || strcmp(method, "elicitation/create") == 0;
+
+    if (!json_is_string(id) && !json_is_integer(id)) {
+        gw_mcp__bad_shape(c, "request id is neither a string nor an integer");
+        return;
+    }
+    c->stats.server_requests++;
+    if (strcmp(method, "ping") == 0) {
+        gw_mcp__send_json(c, json_pack("{s:s, s:O, s:{}}", "jsonrpc", "2.0", "id", id, "result"));
+        return;
+    }
+    if (relayable && (params == NULL || json_is_object(params)) && c->cb.on_request != NULL &&
+        c->cb.on_request(c->cb.data, method, id, params) == 0)
+        return;
+    send_no_method(c, id, method, "mcpgw does not serve it");
+}
+
+int gw_mcp_client_respond(struct gw_mcp_client *c, json_t *id, json_t *result, json_t *error)
+{
+    json_t *msg;
+    int rc = gw_mcp__check_ready(c);
+
+    if (rc < 0)
+        return rc;
+    if (id == NULL || (result == NULL) == (error == NULL))
+        return UV_EINVAL;
+    msg = json_pack("{s:s, s:O}", "jsonrpc", "2.0", "id", id);
+    json_object_set(msg, result ? "result" : "error", result ? result : error);
+    return gw_mcp__send_json(c, msg);
+}
+
+static int is_known_notification(const char *method)
+{
+    for (size_t i = 0; i < GW_ARRAY_SIZE(known_notifications); i++) {
+        if (strcmp(method, known_notifications[i]) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+void gw_mcp__handle_notification(struct gw_mcp_client *c, const char *method, json_t *m)
+{
+    json_t *params = json_object_get(m, "params");
+
+    if (params && !json_is_object(params)) {
+        gw_mcp__bad_shape(c, "notification params is not an object");
+        return;
+    }
+    c->stats.notifications++;
+    if (!is_known_notification(method)) {
+        c->stats.unknown_notifications++;
+        gw_log(GW_LOG_DEBUG, "upstream sent an unknown notification", "server", c->server_id,
+               "method", method, NULL);
+    }
+    if (strcmp(method, "notifications/tools/list_changed") == 0) {
+        if (c->cb.on_tools_changed)
+            c->cb.on_tools_changed(c->cb.data);
+    } else if (c->cb.on_notification) {
+        c->cb.on_notification(c->cb.data, method, m);
+    }
+}
