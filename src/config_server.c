@@ -18,7 +18,6 @@
 #include "gw/config_internal.h"
 
 #define SRV_OFF(field) offsetof(struct gw_server_config, field)
-#define MAX_ENV_FILE   (1u << 20)
 
 static int set_transport(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
                          const struct gw_yaml_node *n, const char *key, void *base)
@@ -462,92 +461,6 @@ const struct gw_cfg_directive gw_cfg_server_directives[] = {
 const size_t gw_cfg_nserver_directives =
     sizeof(gw_cfg_server_directives) / sizeof(gw_cfg_server_directives[0]);
 
-static void resolve_env_file(struct gw_cfg_ld *ld, struct gw_server_config *s, const char *key)
-{
-    const char *p;
-    if (gw_cfg_scalar_str(ld->env_file, &p) != 0 || p[0] == '\0') {
-        gw_cfg_err(ld, ld->env_file, key, "'%s' must be a file path", key);
-        return;
-    }
-    s->env_file = gw_cfg_abspath(ld->c->dir, p);
-    /* Non-blocking and regular files only: a FIFO or a device named here
-     * must not hang the loader (and so the daemon's reload). */
-    int fd = open(s->env_file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    struct stat st;
-    FILE *f = NULL;
-    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
-        close(fd);
-        gw_cfg_err(ld, ld->env_file, key, "envFile '%s' is not a regular file", s->env_file);
-        return;
-    }
-    if (fd >= 0)
-        f = fdopen(fd, "r");
-    if (f == NULL) {
-        gw_cfg_err(ld, ld->env_file, key, "envFile '%s' cannot be read: %s", s->env_file,
-                   strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        return;
-    }
-    char *text = gw_xmalloc(MAX_ENV_FILE + 1);
-    size_t n = fread(text, 1, MAX_ENV_FILE + 1, f);
-    fclose(f);
-    text[n > MAX_ENV_FILE ? MAX_ENV_FILE : n] = '\0';
-    if (n > MAX_ENV_FILE)
-        gw_cfg_err(ld, ld->env_file, key, "envFile '%s' is larger than 1 MiB", s->env_file);
-    else if (strlen(text) != n)
-        gw_cfg_err(ld, ld->env_file, key, "envFile '%s' contains a NUL byte", s->env_file);
-    else
-        gw_cfg_parse_env_file(ld, s->env_file, text, &s->env, &s->nenv);
-    free(text);
-}
-
-static bool valid_env_name(const char *s, size_t len)
-{
-    return len > 0 && strlen(s) == len && strchr(s, '=') == NULL;
-}
-
-/* Header names that carry credentials: a literal value of one of these is
- * a secret written into the file. */
-static bool credential_header(const char *name)
-{
-    static const char *const words[] = {"auth", "token", "key", "secret", "cookie", "password"};
-
-    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
-        if (strcasestr(name, words[i]) != NULL)
-            return true;
-    }
-    return false;
-}
-
-/* `env` or `headers`: NAME → value pairs appended to kv. */
-static void resolve_pairs(struct gw_cfg_ld *ld, const struct gw_yaml_node *m, const char *key,
-                          bool headers, struct gw_kv **kv, size_t *nkv)
-{
-    if (gw_yaml_is_null(m))
-        return;
-    if (m->kind != GW_YAML_MAP) {
-        gw_cfg_err(ld, m, key, "'%s' must be a map of names to values", key);
-        return;
-    }
-    for (size_t i = 0; i < gw_yaml_map_len(m); i++) {
-        const struct gw_yaml_node *k = gw_yaml_map_key(m, i);
-        char *v, *sub = gw_cfg_join_key(key, k->str ? k->str : "?");
-        if (k->kind != GW_YAML_SCALAR ||
-            !(headers ? gw_cfg_is_token(k->str) : valid_env_name(k->str, k->len)))
-            gw_cfg_err(ld, k, sub,
-                       headers ? "header name '%s' is not a valid HTTP token (letters, digits "
-                                 "and !#$%%&'*+-.^_`|~)"
-                               : "'%s' is not a valid environment variable name",
-                       k->str ? k->str : "?");
-        else if (gw_cfg_env_value(ld, gw_yaml_map_value(m, i), sub, &v) == 0)
-            gw_cfg_kv_set(kv, nkv, gw_xstrdup(k->str), v);
-        if (headers && k->str != NULL && credential_header(k->str))
-            gw_cfg_note_literal_secret(ld, gw_yaml_map_value(m, i), sub);
-        free(sub);
-    }
-}
-
 static bool is_exec_file(const char *p)
 {
     struct stat st;
@@ -624,7 +537,7 @@ static bool allowed(struct gw_cfg_ld *ld, const struct gw_server_config *s,
 
 /* The value node of `name` in the server's map, else `dflt`, to point a
  * diagnostic at the line that caused it. */
-static const struct gw_yaml_node *place(const struct gw_yaml_node *body, const char *name,
+const struct gw_yaml_node *gw_cfg_place(const struct gw_yaml_node *body, const char *name,
                                         const struct gw_yaml_node *dflt)
 {
     for (size_t i = 0; body && i < gw_yaml_map_len(body); i++) {
@@ -639,7 +552,7 @@ static void finish_stdio(struct gw_cfg_ld *ld, struct gw_server_config *s,
                          const struct gw_yaml_node *idn, const struct gw_yaml_node *body,
                          const char *shown)
 {
-    const struct gw_yaml_node *at = place(body, "command", idn);
+    const struct gw_yaml_node *at = gw_cfg_place(body, "command", idn);
     char *key = gw_xasprintf("%s.command", shown);
     struct stat st;
     if (s->command == NULL || s->command[0] == '\0')
@@ -651,7 +564,7 @@ static void finish_stdio(struct gw_cfg_ld *ld, struct gw_server_config *s,
     free(key);
     if (stat(s->cwd, &st) != 0 || !S_ISDIR(st.st_mode)) {
         key = gw_xasprintf("%s.cwd", shown);
-        gw_cfg_err(ld, place(body, "cwd", idn), key, "cwd '%s' is not a directory",
+        gw_cfg_err(ld, gw_cfg_place(body, "cwd", idn), key, "cwd '%s' is not a directory",
                    s->cwd_shown ? s->cwd_shown : s->cwd);
         free(key);
     }
@@ -661,7 +574,7 @@ static void finish_http(struct gw_cfg_ld *ld, struct gw_server_config *s,
                         const struct gw_yaml_node *idn, const struct gw_yaml_node *body,
                         const char *shown)
 {
-    const struct gw_yaml_node *at = place(body, "url", idn);
+    const struct gw_yaml_node *at = gw_cfg_place(body, "url", idn);
     char *key = gw_xasprintf("%s.url", shown);
     bool malformed, ws = s->transport == GW_TRANSPORT_WEBSOCKET;
     if (s->url == NULL || s->url[0] == '\0') {
@@ -686,120 +599,17 @@ static void finish_modes(struct gw_cfg_ld *ld, struct gw_server_config *s,
 {
     char *key = gw_xasprintf("%s.mode", shown);
     if (s->mode == GW_MODE_DYNAMIC && !s->has_default_tool_config)
-        gw_cfg_err(ld, place(body, "mode", idn), key,
+        gw_cfg_err(ld, gw_cfg_place(body, "mode", idn), key,
                    "MCP server '%s' is configured with mode='dynamic' but missing required "
                    "field 'default_tool_config'",
                    s->id);
     if (s->mode == GW_MODE_UNSET && (s->ntool_configs > 0 || s->has_default_tool_config))
-        gw_cfg_warn(ld, place(body, "tool_config", place(body, "default_tool_config", idn)), key,
-                    "tool_config and default_tool_config apply only with 'mode: strict' or "
-                    "'mode: dynamic'; without a mode they are ignored");
+        gw_cfg_warn(
+            ld, gw_cfg_place(body, "tool_config", gw_cfg_place(body, "default_tool_config", idn)),
+            key,
+            "tool_config and default_tool_config apply only with 'mode: strict' or "
+            "'mode: dynamic'; without a mode they are ignored");
     free(key);
-}
-
-/* Variables already reported missing for this server: each is said once. */
-struct missing_set {
-    struct gw_cfg_strv names;
-};
-
-/* Substitutes `${VAR}` in *field (seed 002: every string of a server
- * block), keeping the value as a secret and, when `shown_out` is given, the
- * text with *** in its place. */
-static void subst_string(struct gw_cfg_ld *ld, struct gw_server_config *s, struct missing_set *ms,
-                         const struct gw_yaml_node *at, const char *key, char **field,
-                         char **shown_out)
-{
-    char *v = NULL, *shown = NULL, *missing = NULL;
-
-    if (*field == NULL || strstr(*field, "${") == NULL)
-        return;
-    if (gw_cfg_subst_ex(*field, &v, &shown, &s->var_values, &missing) != 0) {
-        bool said = false;
-        for (size_t i = 0; i < ms->names.n && !said; i++)
-            said = strcmp(ms->names.v[i], missing) == 0;
-        if (!said) {
-            gw_cfg_err(ld, at, key, "ConfigError: Environment variable '%s' not found", missing);
-            ms->names.v = gw_xrealloc(ms->names.v, (ms->names.n + 1) * sizeof(char *));
-            ms->names.v[ms->names.n++] = missing;
-        } else {
-            free(missing);
-        }
-        return;
-    }
-    free(*field);
-    *field = v;
-    if (shown_out != NULL) {
-        free(*shown_out);
-        *shown_out = shown;
-    } else {
-        free(shown);
-    }
-}
-
-static void subst_json(struct gw_cfg_ld *ld, struct gw_server_config *s, struct missing_set *ms,
-                       const struct gw_yaml_node *at, const char *key, json_t *j)
-{
-    const char *k;
-    size_t i;
-    json_t *v;
-
-    if (json_is_object(j)) {
-        json_object_foreach(j, k, v)
-        {
-            if (json_is_string(v)) {
-                char *str = gw_xstrdup(json_string_value(v));
-                subst_string(ld, s, ms, at, key, &str, NULL);
-                json_object_set_new(j, k, json_string(str));
-                free(str);
-            } else {
-                subst_json(ld, s, ms, at, key, v);
-            }
-        }
-    } else if (json_is_array(j)) {
-        json_array_foreach(j, i, v)
-        {
-            if (json_is_string(v)) {
-                char *str = gw_xstrdup(json_string_value(v));
-                subst_string(ld, s, ms, at, key, &str, NULL);
-                json_array_set_new(j, i, json_string(str));
-                free(str);
-            } else {
-                subst_json(ld, s, ms, at, key, v);
-            }
-        }
-    }
-}
-
-static void subst_server(struct gw_cfg_ld *ld, struct gw_server_config *s,
-                         const struct gw_yaml_node *idn, const struct gw_yaml_node *body,
-                         const char *shown)
-{
-    struct missing_set ms = {{0}};
-    char *key = gw_xasprintf("%s.args", shown);
-
-    for (size_t i = 0; i < s->nargs; i++) {
-        char *one = NULL;
-        subst_string(ld, s, &ms, place(body, "args", idn), key, &s->args[i], &one);
-        if (one != NULL && s->args_shown == NULL)
-            s->args_shown = gw_xcalloc(s->nargs, sizeof(char *));
-        if (one != NULL)
-            s->args_shown[i] = one;
-    }
-    for (size_t i = 0; s->args_shown != NULL && i < s->nargs; i++) {
-        if (s->args_shown[i] == NULL)
-            s->args_shown[i] = gw_xstrdup(s->args[i]);
-    }
-    free(key);
-    key = gw_xasprintf("%s.url", shown);
-    subst_string(ld, s, &ms, place(body, "url", idn), key, &s->url, &s->url_shown);
-    free(key);
-    key = gw_xasprintf("%s.sessionId", shown);
-    subst_string(ld, s, &ms, place(body, "sessionId", idn), key, &s->session_id, NULL);
-    free(key);
-    key = gw_xasprintf("%s.config", shown);
-    subst_json(ld, s, &ms, place(body, "config", idn), key, s->init_config);
-    free(key);
-    gw_cfg_free_strv(ms.names.v, ms.names.n);
 }
 
 static void finish_server(struct gw_cfg_ld *ld, struct gw_server_config *s,
@@ -807,19 +617,19 @@ static void finish_server(struct gw_cfg_ld *ld, struct gw_server_config *s,
                           const char *shown)
 {
     char *key;
-    subst_server(ld, s, idn, body, shown);
+    gw_cfg_subst_server(ld, s, idn, body, shown);
     if (ld->env_file) {
         key = gw_xasprintf("%s.envFile", shown);
-        resolve_env_file(ld, s, key);
+        gw_cfg_resolve_env_file(ld, s, key);
         free(key);
     }
     key = gw_xasprintf("%s.env", shown);
     if (ld->env)
-        resolve_pairs(ld, ld->env, key, false, &s->env, &s->nenv);
+        gw_cfg_resolve_pairs(ld, ld->env, key, false, &s->env, &s->nenv);
     free(key);
     key = gw_xasprintf("%s.headers", shown);
     if (ld->headers)
-        resolve_pairs(ld, ld->headers, key, true, &s->headers, &s->nheaders);
+        gw_cfg_resolve_pairs(ld, ld->headers, key, true, &s->headers, &s->nheaders);
     free(key);
     if (s->session_id != NULL && s->session_id[0] == '\0') {
         free(s->session_id);

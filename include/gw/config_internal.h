@@ -170,4 +170,18 @@ int gw_cfg_str_list(struct gw_cfg_ld *ld, const struct gw_yaml_node *n, const ch
                     char ***out, size_t *nout);
 void gw_cfg_free_strv(char **v, size_t n);
 
+/* config_server.c: the value node of `name` in a server's map, else
+ * `dflt`, to point a diagnostic at the line that caused it. */
+const struct gw_yaml_node *gw_cfg_place(const struct gw_yaml_node *body, const char *name,
+                                        const struct gw_yaml_node *dflt);
+/* config_vars.c: envFile read into the server's env. */
+void gw_cfg_resolve_env_file(struct gw_cfg_ld *ld, struct gw_server_config *s, const char *key);
+/* env (headers: false) or headers (true) pairs, ${VAR} resolved. */
+void gw_cfg_resolve_pairs(struct gw_cfg_ld *ld, const struct gw_yaml_node *m, const char *key,
+                          bool headers, struct gw_kv **kv, size_t *nkv);
+/* config_vars.c: ${VAR} in the server's args, url, sessionId and config. */
+void gw_cfg_subst_server(struct gw_cfg_ld *ld, struct gw_server_config *s,
+                         const struct gw_yaml_node *idn, const struct gw_yaml_node *body,
+                         const char *shown);
+
 #endif
