@@ -16,18 +16,7 @@
 
 #include "gw/util.h"
 
-struct imp {
-    const char *file;
-    FILE *err;
-    const char *format; /* shown in the output's first comment */
-    json_t *gateway;    /* mcp.yaml `gateway` keys */
-    json_t *servers;    /* id → server object, in output order */
-    json_t *notes;      /* id → comment written above the server */
-};
-
-static void warn(struct imp *im, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void warn(struct imp *im, const char *fmt, ...)
+void gw_import_warn(struct imp *im, const char *fmt, ...)
 {
     va_list ap;
 
@@ -67,8 +56,9 @@ static json_t *new_server(struct imp *im, const char *name, const char *what, co
         snprintf(cand, sizeof cand, "%.*s%s", 64 - sl, base, suffix);
     }
     if (strcmp(cand, name) != 0)
-        warn(im, "%s '%s' became server id '%s' (ids match ^[a-zA-Z0-9_-]{1,64}$ and are unique)",
-             what, name, cand);
+        gw_import_warn(
+            im, "%s '%s' became server id '%s' (ids match ^[a-zA-Z0-9_-]{1,64}$ and are unique)",
+            what, name, cand);
     json_object_set_new(im->servers, cand, srv);
     *id = json_object_iter_key(json_object_iter_at(im->servers, cand));
     return srv;
@@ -107,128 +97,6 @@ static char *scalar_text(const json_t *v)
     return NULL;
 }
 
-/* ---- ${…} references ---- */
-
-static size_t name_len(const char *s)
-{
-    size_t n = 0;
-
-    if (!isalpha((unsigned char)s[0]) && s[0] != '_')
-        return 0;
-    while (isalnum((unsigned char)s[n]) || s[n] == '_')
-        n++;
-    return n;
-}
-
-/* VS Code's input id "api-key" as a variable name: API_KEY. */
-static char *input_var(const char *id, size_t n)
-{
-    char *v = gw_xmalloc(n + 2), *p = v;
-
-    if (n == 0 || isdigit((unsigned char)id[0]))
-        *p++ = '_';
-    for (size_t i = 0; i < n; i++)
-        *p++ = isalnum((unsigned char)id[i]) ? (char)toupper((unsigned char)id[i]) : '_';
-    *p = '\0';
-    return v;
-}
-
-/* Rewrites one reference `${inner}` for a server string, where
- * mcp.yaml substitutes ${NAME}: appends the replacement to *out. */
-static void convert_ref(struct imp *im, const char *where, const char *inner, size_t n, char **out)
-{
-    size_t nl = name_len(inner);
-    char *r;
-
-    if (nl == n) {
-        r = gw_xasprintf("${%.*s}", (int)n, inner);
-    } else if (strncmp(inner, "env:", 4) == 0 && name_len(inner + 4) == n - 4) {
-        r = gw_xasprintf("${%.*s}", (int)(n - 4), inner + 4);
-    } else if (strncmp(inner, "input:", 6) == 0) {
-        char *var = input_var(inner + 6, n - 6);
-        warn(im,
-             "'${%.*s}' in %s was not imported: mcpgw cannot prompt for input; it now reads "
-             "${%s} from the daemon's environment",
-             (int)n, inner, where, var);
-        r = gw_xasprintf("${%s}", var);
-        free(var);
-    } else if (nl > 0 && inner[nl] == ':' && inner[nl + 1] == '-') {
-        warn(im,
-             "the default of '${%.*s}' in %s was not imported: mcp.yaml has no ${VAR:-default}; "
-             "%.*s must be set",
-             (int)n, inner, where, (int)nl, inner);
-        r = gw_xasprintf("${%.*s}", (int)nl, inner);
-    } else {
-        warn(im, "'${%.*s}' in %s is not a variable mcpgw can substitute: kept as literal text",
-             (int)n, inner, where);
-        r = gw_xasprintf("$${%.*s}", (int)n, inner);
-    }
-    char *joined = gw_xasprintf("%s%s", *out, r);
-    free(*out);
-    free(r);
-    *out = joined;
-}
-
-static char *convert_refs(struct imp *im, const char *where, const char *s)
-{
-    char *out = gw_xstrdup("");
-
-    while (*s != '\0') {
-        const char *open = strstr(s, "${");
-        const char *close = open ? strchr(open + 2, '}') : NULL;
-        char *joined;
-        if (close == NULL) {
-            joined = gw_xasprintf("%s%s", out, s);
-            free(out);
-            return joined;
-        }
-        joined = gw_xasprintf("%s%.*s", out, (int)(open - s), s);
-        free(out);
-        out = joined;
-        convert_ref(im, where, open + 2, (size_t)(close - open - 2), &out);
-        s = close + 1;
-    }
-    return out;
-}
-
-/* mcp.yaml substitutes ${VAR} in every string of a server but its
- * command (a program resolved at load time). */
-static void check_literal(struct imp *im, const char *where, const char *s)
-{
-    if (strstr(s, "${") != NULL)
-        warn(im, "'%s' in %s is passed as written: mcpgw does not substitute ${VAR} in a command",
-             s, where);
-}
-
-/* Every string of a tree (a server's `config`) with its references
- * rewritten for mcp.yaml, in place. */
-static void convert_tree(struct imp *im, const char *where, json_t *v)
-{
-    const char *k;
-    json_t *item;
-    size_t i;
-
-    if (json_is_string(v) && strstr(json_string_value(v), "${") != NULL) {
-        char *c = convert_refs(im, where, json_string_value(v));
-        json_string_set(v, c);
-        free(c);
-    } else if (json_is_object(v)) {
-        json_object_foreach(v, k, item)
-        {
-            char *w = gw_xasprintf("%s.%s", where, k);
-            convert_tree(im, w, item);
-            free(w);
-        }
-    } else if (json_is_array(v)) {
-        json_array_foreach(v, i, item)
-        {
-            char *w = gw_xasprintf("%s[%zu]", where, i);
-            convert_tree(im, w, item);
-            free(w);
-        }
-    }
-}
-
 /* ---- copying fields into a server ---- */
 
 enum kind { K_STR, K_ARGS, K_ENV, K_DURATION, K_BOOL, K_ANY, K_DONE };
@@ -245,14 +113,14 @@ static void copy_str(struct imp *im, json_t *srv, const struct field *f, json_t 
     char *s = scalar_text(v);
 
     if (s == NULL) {
-        warn(im, "%s was not imported: it must be a string", where);
+        gw_import_warn(im, "%s was not imported: it must be a string", where);
         return;
     }
     if (strcmp(f->dst, "command") == 0) {
-        check_literal(im, where, s);
+        gw_import_check_literal(im, where, s);
         json_object_set_new(srv, f->dst, json_string(s));
     } else {
-        char *c = convert_refs(im, where, s);
+        char *c = gw_import_convert_refs(im, where, s);
         json_object_set_new(srv, f->dst, json_string(c));
         free(c);
     }
@@ -265,10 +133,10 @@ static void copy_args(struct imp *im, json_t *srv, json_t *v, const char *where)
     size_t i;
 
     if (json_is_string(v)) {
-        warn(im, "%s is one string: imported as a single argument", where);
+        gw_import_warn(im, "%s is one string: imported as a single argument", where);
         v = json_pack("[O]", v);
     } else if (!json_is_array(v)) {
-        warn(im, "%s was not imported: it must be a list of strings", where);
+        gw_import_warn(im, "%s was not imported: it must be a list of strings", where);
         json_decref(args);
         return;
     } else {
@@ -279,9 +147,9 @@ static void copy_args(struct imp *im, json_t *srv, json_t *v, const char *where)
         char *s = scalar_text(item);
         char *w = gw_xasprintf("%s[%zu]", where, i);
         if (s == NULL) {
-            warn(im, "%s was not imported: it is not a string", w);
+            gw_import_warn(im, "%s was not imported: it is not a string", w);
         } else {
-            char *c = convert_refs(im, w, s);
+            char *c = gw_import_convert_refs(im, w, s);
             json_array_append_new(args, json_string(c));
             free(c);
         }
@@ -299,7 +167,7 @@ static void copy_env(struct imp *im, json_t *srv, const struct field *f, json_t 
     const char *k;
 
     if (!json_is_object(v)) {
-        warn(im, "%s was not imported: it must be a map of names to values", where);
+        gw_import_warn(im, "%s was not imported: it must be a map of names to values", where);
         json_decref(out);
         return;
     }
@@ -308,9 +176,9 @@ static void copy_env(struct imp *im, json_t *srv, const struct field *f, json_t 
         char *w = gw_xasprintf("%s.%s", where, k);
         char *s = scalar_text(item);
         if (s == NULL) {
-            warn(im, "%s was not imported: its value must be a string", w);
+            gw_import_warn(im, "%s was not imported: its value must be a string", w);
         } else {
-            char *c = convert_refs(im, w, s);
+            char *c = gw_import_convert_refs(im, w, s);
             json_object_set_new(out, k, json_string(c));
             free(c);
         }
@@ -337,11 +205,11 @@ static void copy_field(struct imp *im, json_t *srv, const char *id, const struct
         json_object_set(srv, f->dst, v);
     else if (f->kind == K_ANY && !json_is_null(v)) {
         json_t *copy = json_deep_copy(v);
-        convert_tree(im, where, copy);
+        gw_import_convert_tree(im, where, copy);
         json_object_set_new(srv, f->dst, copy);
     } else if (!json_is_null(v))
-        warn(im, "%s was not imported: it must be a %s", where,
-             f->kind == K_BOOL ? "boolean" : "number of seconds or a duration");
+        gw_import_warn(im, "%s was not imported: it must be a %s", where,
+                       f->kind == K_BOOL ? "boolean" : "number of seconds or a duration");
     free(where);
 }
 
@@ -364,7 +232,8 @@ static void copy_fields(struct imp *im, json_t *srv, const char *id, json_t *ent
         while (f->src != NULL && strcmp(f->src, k) != 0)
             f++;
         if (f->src == NULL)
-            warn(im, "'%s' of server '%s' was not imported: mcp.yaml has no such setting", k, id);
+            gw_import_warn(im, "'%s' of server '%s' was not imported: mcp.yaml has no such setting",
+                           k, id);
     }
 }
 
@@ -390,12 +259,13 @@ static const char *client_transport(struct imp *im, const char *name, json_t *e)
     if (ts == NULL && (url = json_string_value(json_object_get(e, "url"))) != NULL) {
         size_t n = strcspn(url, "?#");
         bool sse = n >= 4 && strncmp(url + n - 4, "/sse", 4) == 0;
-        warn(im, "server '%s' names no type: transport %s was chosen from its URL", name,
-             sse ? "sse" : "streamable_http");
+        gw_import_warn(im, "server '%s' names no type: transport %s was chosen from its URL", name,
+                       sse ? "sse" : "streamable_http");
         return sse ? "sse" : "streamable_http";
     }
     if (ts == NULL) {
-        warn(im, "server '%s' was not imported: it has neither a command nor a url", name);
+        gw_import_warn(im, "server '%s' was not imported: it has neither a command nor a url",
+                       name);
         return NULL;
     }
     if (strcmp(ts, "stdio") == 0 || strcmp(ts, "sse") == 0)
@@ -403,7 +273,8 @@ static const char *client_transport(struct imp *im, const char *name, json_t *e)
     if (strcmp(ts, "http") == 0 || strcmp(ts, "streamable-http") == 0 ||
         strcmp(ts, "streamable_http") == 0 || strcmp(ts, "streamableHttp") == 0)
         return "streamable_http";
-    warn(im, "server '%s' was not imported: type '%s' is not stdio, http or sse", name, ts);
+    gw_import_warn(im, "server '%s' was not imported: type '%s' is not stdio, http or sse", name,
+                   ts);
     return NULL;
 }
 
@@ -413,11 +284,11 @@ static void import_client_entry(struct imp *im, const char *name, json_t *e)
     json_t *srv;
 
     if (!json_is_object(e)) {
-        warn(im, "server '%s' was not imported: its entry is not an object", name);
+        gw_import_warn(im, "server '%s' was not imported: its entry is not an object", name);
         return;
     }
     if (json_is_true(json_object_get(e, "disabled"))) {
-        warn(im, "server '%s' was not imported: it is disabled", name);
+        gw_import_warn(im, "server '%s' was not imported: it is disabled", name);
         return;
     }
     transport = client_transport(im, name, e);
@@ -444,14 +315,14 @@ static void import_vscode(struct imp *im, json_t *root)
 
     im->format = "VS Code mcp.json";
     if (json_array_size(inputs) > 0)
-        warn(im,
-             "inputs (%zu) were not imported: mcpgw cannot prompt for values; each "
-             "${input:ID} in env or headers now names an environment variable",
-             json_array_size(inputs));
+        gw_import_warn(im,
+                       "inputs (%zu) were not imported: mcpgw cannot prompt for values; each "
+                       "${input:ID} in env or headers now names an environment variable",
+                       json_array_size(inputs));
     json_object_foreach(root, k, v)
     {
         if (strcmp(k, "servers") != 0 && strcmp(k, "inputs") != 0)
-            warn(im, "'%s' was not imported: it is not part of VS Code's MCP servers", k);
+            gw_import_warn(im, "'%s' was not imported: it is not part of VS Code's MCP servers", k);
     }
     import_clients(im, json_object_get(root, "servers"));
 }
@@ -513,7 +384,7 @@ static const char *holodeck_transport(struct imp *im, const char *name, json_t *
     if (strcmp(ts, "http") == 0)
         return "streamable_http";
     if (strcmp(ts, "sse") != 0 && strcmp(ts, "websocket") != 0)
-        warn(im, "tool '%s' has transport '%s', which mcp.yaml does not know", name, ts);
+        gw_import_warn(im, "tool '%s' has transport '%s', which mcp.yaml does not know", name, ts);
     return ts;
 }
 
@@ -524,16 +395,17 @@ static bool holodeck_legacy(struct imp *im, const char *name, json_t *e, json_t 
     const char *pkg = json_string_value(json_object_get(e, "server"));
 
     if (pkg == NULL || !npm_name(pkg)) {
-        warn(im,
-             "tool '%s' was not imported: it uses HoloDeck's legacy format (no transport or "
-             "command) and its server '%s' is not an npm package",
-             name, pkg ? pkg : "");
+        gw_import_warn(
+            im,
+            "tool '%s' was not imported: it uses HoloDeck's legacy format (no transport or "
+            "command) and its server '%s' is not an npm package",
+            name, pkg ? pkg : "");
         return false;
     }
-    warn(im,
-         "tool '%s' uses HoloDeck's deprecated legacy format (no transport or command): "
-         "imported as 'npx -y %s'",
-         name, pkg);
+    gw_import_warn(im,
+                   "tool '%s' uses HoloDeck's deprecated legacy format (no transport or command): "
+                   "imported as 'npx -y %s'",
+                   name, pkg);
     json_object_set_new(srv, "command", json_string("npx"));
     json_object_set_new(srv, "args", json_pack("[ss]", "-y", pkg));
     return true;
@@ -549,14 +421,15 @@ static void holodeck_tool(struct imp *im, json_t *e, size_t i)
     json_t *srv;
 
     if (type == NULL || strcmp(type, "mcp") != 0) {
-        warn(im, "tool '%s' (type %s) was not imported: only type: mcp tools are MCP servers",
-             name ? name : "?", type ? type : "missing");
+        gw_import_warn(im,
+                       "tool '%s' (type %s) was not imported: only type: mcp tools are MCP servers",
+                       name ? name : "?", type ? type : "missing");
         return;
     }
     if (name == NULL)
         name = json_string_value(json_object_get(e, "server"));
     if (name == NULL) {
-        warn(im, "tools[%zu] was not imported: it has no name", i);
+        gw_import_warn(im, "tools[%zu] was not imported: it has no name", i);
         return;
     }
     legacy = !json_object_get(e, "transport") && !json_object_get(e, "command") &&
@@ -593,7 +466,7 @@ static void import_holodeck(struct imp *im, json_t *tools)
         if (json_is_object(e))
             holodeck_tool(im, e, i);
         else
-            warn(im, "tools[%zu] was not imported: it is not a map", i);
+            gw_import_warn(im, "tools[%zu] was not imported: it is not a map", i);
     }
     /* HoloDeck accepts only these commands; keep that policy. */
     json_object_set_new(im->gateway, "allowed_commands",
@@ -614,8 +487,9 @@ static json_t *tool_config(struct imp *im, json_t *in, const char *where, bool k
         if (strcmp(k, "max_instances") == 0 || strcmp(k, "timeout") == 0)
             json_object_set(out, k, v);
         else if (strcmp(k, "name") != 0 || !keep_name)
-            warn(im, "%s.%s was not imported: a tool config has only max_instances and timeout",
-                 where, k);
+            gw_import_warn(
+                im, "%s.%s was not imported: a tool config has only max_instances and timeout",
+                where, k);
     }
     return out;
 }
@@ -626,7 +500,7 @@ static const char *chatagent_transport(struct imp *im, const char *name, const c
         strcmp(t, "streamable-http") == 0)
         return "streamable_http";
     if (strcmp(t, "sse") != 0)
-        warn(im, "mcp '%s' has transport '%s', which mcp.yaml does not know", name, t);
+        gw_import_warn(im, "mcp '%s' has transport '%s', which mcp.yaml does not know", name, t);
     return t;
 }
 
@@ -639,13 +513,14 @@ static void chatagent_prompts(struct imp *im, json_t *srv, const char *name, jso
     size_t i;
 
     if (prompts != NULL && !json_is_null(prompts) && !json_is_array(prompts))
-        warn(im, "prompts of mcp '%s' were not imported: not a list; no prompt is served", name);
+        gw_import_warn(im, "prompts of mcp '%s' were not imported: not a list; no prompt is served",
+                       name);
     json_array_foreach(prompts, i, p)
     {
         if (json_is_string(p))
             json_array_append(out, p);
         else
-            warn(im, "prompts[%zu] of mcp '%s' was not imported: not a string", i, name);
+            gw_import_warn(im, "prompts[%zu] of mcp '%s' was not imported: not a string", i, name);
     }
     json_object_set_new(srv, "prompts", out);
 }
@@ -658,7 +533,7 @@ static void chatagent_mcp(struct imp *im, json_t *e, size_t i)
     const char *id, *k;
 
     if (name == NULL) {
-        warn(im, "mcps[%zu] was not imported: it has no name", i);
+        gw_import_warn(im, "mcps[%zu] was not imported: it has no name", i);
         return;
     }
     srv = new_server(im, name, "mcp name", &id);
@@ -673,8 +548,9 @@ static void chatagent_mcp(struct imp *im, json_t *e, size_t i)
         copy_field(im, srv, id, &url, json_object_get(e, "url"));
     }
     if (mode == NULL)
-        warn(im, "mcp '%s' has no mode: imported as strict, chatagent's behaviour before modes",
-             name);
+        gw_import_warn(
+            im, "mcp '%s' has no mode: imported as strict, chatagent's behaviour before modes",
+            name);
     json_object_set_new(srv, "mode", json_string(mode ? mode : "strict"));
     if (json_is_object(dtc)) {
         char *w = gw_xasprintf("mcps[%zu].default_tool_config", i);
@@ -686,7 +562,8 @@ static void chatagent_mcp(struct imp *im, json_t *e, size_t i)
     {
         if (strcmp(k, "name") && strcmp(k, "url") && strcmp(k, "transport") && strcmp(k, "mode") &&
             strcmp(k, "default_tool_config") && strcmp(k, "prompts"))
-            warn(im, "'%s' of mcp '%s' was not imported: mcp.yaml has no such setting", k, name);
+            gw_import_warn(im, "'%s' of mcp '%s' was not imported: mcp.yaml has no such setting", k,
+                           name);
     }
 }
 
@@ -708,19 +585,21 @@ static void chatagent_tools(struct imp *im, json_t *tools)
         const char *name = json_string_value(json_object_get(e, "name"));
         char *w = gw_xasprintf("toolbox.tools[%zu]", i);
         if (name == NULL)
-            warn(im, "%s was not imported: it has no name", w);
+            gw_import_warn(im, "%s was not imported: it has no name", w);
         else
             json_object_set_new(byname, name, tool_config(im, e, w, true));
         free(w);
     }
     if (json_object_size(byname) > 0 && json_object_size(im->servers) == 0)
-        warn(im, "toolbox.tools were not imported: there is no MCP server to attach them to");
+        gw_import_warn(im,
+                       "toolbox.tools were not imported: there is no MCP server to attach them to");
     if (json_object_size(byname) > 0 && json_object_size(im->servers) > 1)
-        warn(im,
-             "toolbox.tools (%zu) name tools globally, mcp.yaml per server: each was copied "
-             "into the tool_config of all %zu servers; remove the ones a server does not list, "
-             "and local (non-MCP) tools, which mcpgw does not run",
-             json_object_size(byname), json_object_size(im->servers));
+        gw_import_warn(
+            im,
+            "toolbox.tools (%zu) name tools globally, mcp.yaml per server: each was copied "
+            "into the tool_config of all %zu servers; remove the ones a server does not list, "
+            "and local (non-MCP) tools, which mcpgw does not run",
+            json_object_size(byname), json_object_size(im->servers));
     json_object_foreach(im->servers, id, srv)
     {
         if (json_object_size(byname) > 0)
@@ -744,13 +623,13 @@ static void import_chatagent(struct imp *im, json_t *box)
         if (json_is_object(e))
             chatagent_mcp(im, e, i);
         else
-            warn(im, "mcps[%zu] was not imported: it is not a map", i);
+            gw_import_warn(im, "mcps[%zu] was not imported: it is not a map", i);
     }
     chatagent_tools(im, json_object_get(box, "tools"));
     json_object_foreach(box, k, v)
     {
         if (strcmp(k, "max_concurrent") && strcmp(k, "mcps") && strcmp(k, "tools"))
-            warn(im, "toolbox.%s was not imported: mcp.yaml has no such setting", k);
+            gw_import_warn(im, "toolbox.%s was not imported: mcp.yaml has no such setting", k);
     }
 }
 
@@ -795,7 +674,7 @@ static int import_tree(struct imp *im, json_t *root)
         return 1;
     }
     if (json_object_size(im->servers) == 0)
-        warn(im, "no MCP server was found: the output has none");
+        gw_import_warn(im, "no MCP server was found: the output has none");
     return 0;
 }
 
