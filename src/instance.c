@@ -1,5 +1,5 @@
-/* Glue between one transport and its MCP client, plus the in-flight count
- * that draining needs. Close order: the transport ends first (its on_closed
+/* Glue between one transport and its MCP client, plus the draining that
+ * waits for the client's calls in flight. Close order: the transport ends first (its on_closed
  * is the last event it gives), then the client is closed, then the owner
  * hears on_closed and the instance is freed. */
 #include "gw/instance.h"
@@ -9,9 +9,7 @@
 
 #include "gw/heap.h"
 #include "gw/log.h"
-#include "gw/upstream_http.h"
-#include "gw/upstream_stdio.h"
-#include "gw/upstream_ws.h"
+#include "gw/upstream.h"
 #include "gw/util.h"
 
 struct gw_instance {
@@ -22,27 +20,15 @@ struct gw_instance {
     struct gw_config *snap;
     const struct gw_server_config *cfg;
     struct gw_instance_cbs cbs;
-    struct gw_upstream_stdio *stdio; /* one of these three */
-    struct gw_upstream_http *http;
-    struct gw_upstream_ws *ws;
-    struct gw_transport *transport;
+    struct gw_transport *transport; /* NULL once closed */
     struct gw_mcp_client *client;
     enum gw_instance_state state;
     uint64_t seq;
-    int pid;
-    unsigned in_flight;
-    uint64_t calls;
+    int pid; /* kept for logs and /v1/dialogs after the process is gone */
     time_t since;
     json_t *last_stderr; /* kept from the transport when it closes */
     bool failed_reported;
     uv_timer_t drain; /* bounds a drain; closed last, it frees the instance */
-};
-
-/* A call in flight: wraps the caller's callback to keep the count. */
-struct call {
-    struct gw_instance *inst;
-    gw_mcp_reply_cb cb;
-    void *data;
 };
 
 static const char *const state_names[] = {"starting", "ready", "failed", "draining", "stopping"};
@@ -115,6 +101,15 @@ static void client_notification(void *data, const char *method, json_t *msg)
         inst->cbs.on_notification(inst, method, json_object_get(msg, "params"), inst->cbs.data);
 }
 
+/* Draining ends with the last call. */
+static void client_idle(void *data)
+{
+    struct gw_instance *inst = data;
+
+    if (inst->state == GW_INSTANCE_DRAINING)
+        stop_transport(inst);
+}
+
 /* A server request while draining still belongs to a call in flight. */
 static int client_request(void *data, const char *method, json_t *id, json_t *params)
 {
@@ -138,8 +133,8 @@ static void transport_down(void *data, int code, const char *why)
     struct gw_instance *inst = data;
     (void)code;
 
-    if (inst->stdio != NULL)
-        inst->last_stderr = gw_upstream_stdio_stderr_lines(inst->stdio);
+    if (inst->last_stderr == NULL)
+        inst->last_stderr = gw_transport_stderr_tail(inst->transport);
     gw_mcp_client_transport_down(inst->client, why);
     report_failed(inst, why);
 }
@@ -168,9 +163,6 @@ static void transport_closed(void *data)
 {
     struct gw_instance *inst = data;
 
-    inst->stdio = NULL;
-    inst->http = NULL;
-    inst->ws = NULL;
     inst->transport = NULL;
     gw_mcp_client_close(inst->client);
     uv_close((uv_handle_t *)&inst->drain, on_drain_closed);
@@ -189,6 +181,7 @@ static int make_client(struct gw_instance *inst, const struct gw_gateway_config 
         .on_tools_changed = client_tools_changed,
         .on_notification = client_notification,
         .on_request = client_request,
+        .on_idle = client_idle,
         .data = inst,
         .server_id = inst->cfg->id,
         .config = inst->cfg->init_config,
@@ -197,43 +190,6 @@ static int make_client(struct gw_instance *inst, const struct gw_gateway_config 
         .redact = redact,
     };
     return gw_mcp_client_new(inst->loop, &o, &inst->client);
-}
-
-static int start_transport(struct gw_instance *inst, struct gw_curl_uv *multi,
-                           const struct gw_gateway_config *gw, const struct gw_transport_cbs *tcbs,
-                           char *buf, size_t cap)
-{
-    int rc;
-
-    if (inst->cfg->transport == GW_TRANSPORT_STDIO) {
-        struct gw_upstream_stdio_options so;
-        gw_upstream_stdio_options_init(&so);
-        so.inherit_env = gw->inherit_env;
-        so.ninherit_env = gw->ninherit_env;
-        so.secrets = (const char *const *)&gw->auth_token;
-        so.nsecrets = gw->auth_token != NULL;
-        rc = gw_upstream_stdio_start(inst->loop, inst->cfg, &so, tcbs, &inst->stdio, buf, cap);
-        if (rc == 0) {
-            inst->transport = gw_upstream_stdio_transport(inst->stdio);
-            inst->pid = gw_upstream_stdio_pid(inst->stdio);
-        }
-        return rc;
-    }
-    if (inst->cfg->transport == GW_TRANSPORT_WEBSOCKET) {
-        rc = gw_upstream_ws_start(inst->loop, inst->cfg, tcbs, &inst->ws, buf, cap);
-        if (rc == 0)
-            inst->transport = gw_upstream_ws_transport(inst->ws);
-        return rc;
-    }
-    if (multi == NULL) {
-        snprintf(buf, cap, "transport '%s' needs the HTTP client, which is not available",
-                 gw_transport_name(inst->cfg->transport));
-        return UV_ENOTSUP;
-    }
-    rc = gw_upstream_http_start(inst->loop, multi, inst->cfg, NULL, tcbs, &inst->http, buf, cap);
-    if (rc == 0)
-        inst->transport = gw_upstream_http_transport(inst->http);
-    return rc;
 }
 
 int gw_instance_start(uv_loop_t *loop, struct gw_curl_uv *multi, struct gw_config *snap,
@@ -257,13 +213,14 @@ int gw_instance_start(uv_loop_t *loop, struct gw_curl_uv *multi, struct gw_confi
         free(inst);
         return UV_EINVAL;
     }
-    rc = start_transport(inst, multi, gw, &tcbs, buf, sizeof buf);
+    rc = gw_upstream_start(loop, multi, gw, cfg, &tcbs, &inst->transport, buf, sizeof buf);
     if (rc != 0) {
         *why = gw_xstrdup(buf[0] ? buf : uv_strerror(rc));
         gw_mcp_client_close(inst->client);
         free(inst);
         return rc;
     }
+    inst->pid = gw_transport_pid(inst->transport);
     uv_timer_init(loop, &inst->drain);
     inst->drain.data = inst;
     inst->snap = gw_config_ref(snap);
@@ -286,7 +243,7 @@ void gw_instance_stop(struct gw_instance *inst, uint64_t grace_ms)
     if (inst->state == GW_INSTANCE_STOPPING || inst->state == GW_INSTANCE_DRAINING)
         return;
     inst->state = GW_INSTANCE_DRAINING;
-    if (inst->in_flight == 0)
+    if (gw_mcp_client_calls_in_flight(inst->client) == 0)
         stop_transport(inst);
     else if (grace_ms > 0)
         uv_timer_start(&inst->drain, on_drain_deadline, grace_ms, 0);
@@ -295,72 +252,26 @@ void gw_instance_stop(struct gw_instance *inst, uint64_t grace_ms)
 void gw_instance_kill(struct gw_instance *inst)
 {
     inst->state = GW_INSTANCE_STOPPING;
-    if (inst->stdio != NULL)
-        gw_upstream_stdio_kill(inst->stdio);
-    else if (inst->http != NULL)
-        gw_upstream_http_kill(inst->http);
-    else if (inst->ws != NULL)
-        gw_upstream_ws_kill(inst->ws);
-}
-
-static void call_done(void *data, const struct gw_mcp_reply *reply)
-{
-    struct call *c = data;
-    struct gw_instance *inst = c->inst;
-
-    inst->in_flight--;
-    c->cb(c->data, reply);
-    free(c);
-    if (inst->state == GW_INSTANCE_DRAINING && inst->in_flight == 0)
-        stop_transport(inst);
-}
-
-/* Counts a request in flight; `send` makes it. */
-static int counted(struct gw_instance *inst, gw_mcp_reply_cb cb, void *data, struct call **out)
-{
-    if (inst->state != GW_INSTANCE_READY)
-        return GW_MCP_E_NOT_READY;
-    *out = gw_xmalloc(sizeof **out);
-    **out = (struct call){inst, cb, data};
-    inst->in_flight++;
-    return 0;
-}
-
-static int uncount(struct gw_instance *inst, struct call *c, int rc)
-{
-    if (rc != 0) {
-        inst->in_flight--;
-        free(c);
-    }
-    return rc;
+    if (inst->transport != NULL)
+        gw_transport_kill(inst->transport);
 }
 
 int gw_instance_call(struct gw_instance *inst, const char *name, json_t *arguments,
                      json_t *progress_token, uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data,
                      gw_mcp_handle *handle)
 {
-    struct call *c;
-    int rc = counted(inst, cb, data, &c);
-
-    if (rc != 0)
-        return rc;
-    rc = gw_mcp_client_call_tool(inst->client, name, arguments, progress_token, timeout_ms,
-                                 call_done, c, handle);
-    if (rc == 0)
-        inst->calls++;
-    return uncount(inst, c, rc);
+    if (inst->state != GW_INSTANCE_READY)
+        return GW_MCP_E_NOT_READY;
+    return gw_mcp_client_call_tool(inst->client, name, arguments, progress_token, timeout_ms, cb,
+                                   data, handle);
 }
 
 int gw_instance_request(struct gw_instance *inst, const char *method, json_t *params,
                         uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data, gw_mcp_handle *handle)
 {
-    struct call *c;
-    int rc = counted(inst, cb, data, &c);
-
-    if (rc != 0)
-        return rc;
-    rc = gw_mcp_client_request(inst->client, method, params, timeout_ms, call_done, c, handle);
-    return uncount(inst, c, rc);
+    if (inst->state != GW_INSTANCE_READY)
+        return GW_MCP_E_NOT_READY;
+    return gw_mcp_client_request(inst->client, method, params, timeout_ms, cb, data, handle);
 }
 
 int gw_instance_respond(struct gw_instance *inst, json_t *id, json_t *result, json_t *error)
@@ -407,24 +318,23 @@ int gw_instance_pid(const struct gw_instance *inst)
 
 unsigned gw_instance_in_flight(const struct gw_instance *inst)
 {
-    return inst->in_flight;
-}
-
-uint64_t gw_instance_calls(const struct gw_instance *inst)
-{
-    return inst->calls;
+    return gw_mcp_client_calls_in_flight(inst->client);
 }
 
 const char *gw_instance_session(const struct gw_instance *inst)
 {
-    return inst->http != NULL ? gw_upstream_http_session_id(inst->http) : NULL;
+    return inst->transport != NULL ? gw_transport_session_id(inst->transport) : NULL;
 }
 
 json_t *gw_instance_stderr_tail(const struct gw_instance *inst)
 {
-    if (inst->stdio != NULL && inst->last_stderr == NULL)
-        return gw_upstream_stdio_stderr_lines(inst->stdio);
-    return inst->last_stderr ? json_incref(inst->last_stderr) : json_array();
+    json_t *tail = NULL;
+
+    if (inst->last_stderr != NULL)
+        return json_incref(inst->last_stderr);
+    if (inst->transport != NULL)
+        tail = gw_transport_stderr_tail(inst->transport);
+    return tail != NULL ? tail : json_array();
 }
 
 json_t *gw_instance_to_json(const struct gw_instance *inst)
@@ -433,34 +343,20 @@ json_t *gw_instance_to_json(const struct gw_instance *inst)
     const char *version = gw_mcp_client_version(inst->client);
     json_t *info = gw_mcp_client_server_info(inst->client);
     char since[32];
-
     json_t *o;
 
     gw_format_time(inst->since, since, sizeof since);
     gw_mcp_client_stats(inst->client, &st);
-    o = json_pack("{s:I, s:s, s:i, s:s, s:i, s:I, s:s?, s:O?, s:o, s:{s:I,s:I,s:I,s:I,s:I}}", "id",
-                  (json_int_t)inst->seq, "state", state_names[inst->state], "pid", inst->pid,
-                  "since", since, "inFlight", (int)inst->in_flight, "calls",
-                  (json_int_t)inst->calls, "protocolVersion", version, "serverInfo", info,
-                  "stderrTail", gw_instance_stderr_tail(inst), "counters", "nonJson",
-                  (json_int_t)st.non_json, "badShape", (json_int_t)st.bad_shape, "unknownIds",
-                  (json_int_t)st.unknown_ids, "late", (json_int_t)st.late, "notifications",
-                  (json_int_t)st.notifications);
-    if (inst->http != NULL) {
-        const char *session = gw_upstream_http_session_id(inst->http);
-        const char *err = gw_upstream_http_last_error(inst->http);
-        json_object_del(o, "pid");
-        json_object_set_new(o, "session", session ? json_string(session) : json_null());
-        json_object_set_new(o, "url", json_string(gw_upstream_http_url(inst->http)));
-        if (err != NULL)
-            json_object_set_new(o, "lastError", json_string(err));
-    }
-    if (inst->ws != NULL) {
-        const char *err = gw_upstream_ws_last_error(inst->ws);
-        json_object_del(o, "pid");
-        json_object_set_new(o, "url", json_string(gw_upstream_ws_url(inst->ws)));
-        if (err != NULL)
-            json_object_set_new(o, "lastError", json_string(err));
-    }
+    o = json_pack("{s:I, s:s, s:s, s:i, s:I, s:s?, s:O?, s:o, s:{s:I,s:I,s:I,s:I,s:I}}", "id",
+                  (json_int_t)inst->seq, "state", state_names[inst->state], "since", since,
+                  "inFlight", (int)st.calls_in_flight, "calls", (json_int_t)st.tool_calls,
+                  "protocolVersion", version, "serverInfo", info, "stderrTail",
+                  gw_instance_stderr_tail(inst), "counters", "nonJson", (json_int_t)st.non_json,
+                  "badShape", (json_int_t)st.bad_shape, "unknownIds", (json_int_t)st.unknown_ids,
+                  "late", (json_int_t)st.late, "notifications", (json_int_t)st.notifications);
+    if (inst->transport != NULL)
+        gw_transport_describe(inst->transport, o);
+    else if (inst->pid != 0)
+        json_object_set_new(o, "pid", json_integer(inst->pid));
     return o;
 }

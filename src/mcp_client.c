@@ -148,6 +148,7 @@ static void insert(struct gw_mcp_client *c, struct pending *p)
         c->head->prev = p;
     c->head = p;
     c->n_pending++;
+    c->n_calls += p->call;
 }
 
 static void detach(struct gw_mcp_client *c, struct pending *p)
@@ -164,6 +165,7 @@ static void detach(struct gw_mcp_client *c, struct pending *p)
     if (p->next)
         p->next->prev = p->prev;
     c->n_pending--;
+    c->n_calls -= p->call;
 }
 
 static void maybe_free_client(struct gw_mcp_client *c)
@@ -213,15 +215,20 @@ static void release(struct pending *p)
 }
 
 /* Completes a request: out of the table first, so the callback may do
- * anything (send, cancel, close) without seeing it again. */
+ * anything (send, cancel, close) without seeing it again. The owner hears
+ * that the last call ended after that call's own callback. */
 static void finish(struct pending *p, const struct gw_mcp_reply *r)
 {
+    struct gw_mcp_client *c = p->c;
     gw_mcp_reply_cb cb = p->cb;
     void *data = p->data;
+    bool call = p->call;
 
-    detach(p->c, p);
+    detach(c, p);
     release(p);
     cb(data, r);
+    if (call && c->n_calls == 0 && c->state != GW_MCP_CLOSING && c->cb.on_idle != NULL)
+        c->cb.on_idle(c->cb.data);
 }
 
 static void finish_error(struct pending *p, int code, const char *message, json_t *error)
@@ -381,7 +388,7 @@ static int request_begin(struct gw_mcp_client *c, struct gw_jbuf *b, const char 
  * owner that answers synchronously still finds it. */
 static int send_request_text(struct gw_mcp_client *c, uint64_t id, const char *method,
                              struct gw_jbuf *b, uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data,
-                             gw_mcp_handle op, gw_mcp_handle *handle)
+                             gw_mcp_handle op, bool call, gw_mcp_handle *handle)
 {
     struct pending *p;
     size_t len;
@@ -390,7 +397,8 @@ static int send_request_text(struct gw_mcp_client *c, uint64_t id, const char *m
 
     c->next_id = id;
     p = gw_xcalloc(1, sizeof *p);
-    *p = (struct pending){.c = c, .id = id, .op = op ? op : id, .cb = cb, .data = data};
+    *p = (struct pending){
+        .c = c, .id = id, .op = op ? op : id, .cb = cb, .data = data, .call = call};
     p->method = gw_xstrdup(method);
     p->timeout_ms = timeout_ms;
     insert(c, p);
@@ -409,9 +417,9 @@ static int send_request_text(struct gw_mcp_client *c, uint64_t id, const char *m
     return 0;
 }
 
-int gw_mcp__send_request(struct gw_mcp_client *c, const char *method, json_t *params,
-                         uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data, gw_mcp_handle op,
-                         gw_mcp_handle *handle)
+static int send_request(struct gw_mcp_client *c, const char *method, json_t *params,
+                        uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data, gw_mcp_handle op,
+                        bool call, gw_mcp_handle *handle)
 {
     struct gw_jbuf b = {0};
     uint64_t id;
@@ -427,7 +435,14 @@ int gw_mcp__send_request(struct gw_mcp_client *c, const char *method, json_t *pa
         return rc;
     }
     gw_jbuf_lit(&b, "}");
-    return send_request_text(c, id, method, &b, timeout_ms, cb, data, op, handle);
+    return send_request_text(c, id, method, &b, timeout_ms, cb, data, op, call, handle);
+}
+
+int gw_mcp__send_request(struct gw_mcp_client *c, const char *method, json_t *params,
+                         uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data, gw_mcp_handle op,
+                         gw_mcp_handle *handle)
+{
+    return send_request(c, method, params, timeout_ms, cb, data, op, false, handle);
 }
 
 int gw_mcp__check_ready(const struct gw_mcp_client *c)
@@ -655,7 +670,7 @@ int gw_mcp_client_request(struct gw_mcp_client *c, const char *method, json_t *p
         return rc;
     if (method == NULL || cb == NULL || (params && !json_is_object(params)))
         return UV_EINVAL;
-    return gw_mcp__send_request(c, method, params, timeout_ms, cb, data, 0, handle);
+    return send_request(c, method, params, timeout_ms, cb, data, 0, true, handle);
 }
 
 int gw_mcp_client_notify(struct gw_mcp_client *c, const char *method, json_t *params)
@@ -717,7 +732,10 @@ int gw_mcp_client_call_tool(struct gw_mcp_client *c, const char *name, json_t *a
         return rc;
     }
     gw_jbuf_lit(&b, "}}");
-    return send_request_text(c, id, "tools/call", &b, timeout_ms, cb, data, 0, handle);
+    rc = send_request_text(c, id, "tools/call", &b, timeout_ms, cb, data, 0, true, handle);
+    if (rc == 0)
+        c->stats.tool_calls++;
+    return rc;
 }
 
 int gw_mcp_client_cancel(struct gw_mcp_client *c, gw_mcp_handle handle, const char *reason)
@@ -766,4 +784,10 @@ void gw_mcp_client_stats(const struct gw_mcp_client *c, struct gw_mcp_client_sta
 {
     *out = c->stats;
     out->in_flight = c->n_pending;
+    out->calls_in_flight = c->n_calls;
+}
+
+unsigned gw_mcp_client_calls_in_flight(const struct gw_mcp_client *c)
+{
+    return c->n_calls;
 }

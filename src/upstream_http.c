@@ -291,7 +291,49 @@ static void http_stop_op(struct gw_transport *t)
     gw_upstream_http_stop((struct gw_upstream_http *)t);
 }
 
-static const struct gw_transport_ops http_ops = {.send = http_send, .stop = http_stop_op};
+static void http_kill_op(struct gw_transport *t)
+{
+    gw_upstream_http_kill((struct gw_upstream_http *)t);
+}
+
+static json_t *http_stderr_op(const struct gw_transport *t)
+{
+    (void)t;
+    return NULL;
+}
+
+static void http_describe_op(const struct gw_transport *t, json_t *o)
+{
+    const struct gw_upstream_http *h = (const struct gw_upstream_http *)t;
+    const char *session = gw_upstream_http_session_id(h);
+    const char *err = gw_upstream_http_last_error(h);
+
+    json_object_set_new(o, "session", session ? json_string(session) : json_null());
+    json_object_set_new(o, "url", json_string(gw_upstream_http_url(h)));
+    if (err != NULL)
+        json_object_set_new(o, "lastError", json_string(err));
+}
+
+static const char *http_session_op(const struct gw_transport *t)
+{
+    return gw_upstream_http_session_id((const struct gw_upstream_http *)t);
+}
+
+static int http_pid_op(const struct gw_transport *t)
+{
+    (void)t;
+    return 0;
+}
+
+static const struct gw_transport_ops http_ops = {
+    .send = http_send,
+    .stop = http_stop_op,
+    .kill = http_kill_op,
+    .stderr_tail = http_stderr_op,
+    .describe = http_describe_op,
+    .session_id = http_session_op,
+    .pid = http_pid_op,
+};
 
 struct gw_transport *gw_upstream_http_transport(struct gw_upstream_http *h)
 {

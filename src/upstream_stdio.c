@@ -516,7 +516,42 @@ static void stdio_stop(struct gw_transport *t)
     gw_upstream_stdio_stop((struct gw_upstream_stdio *)t);
 }
 
-static const struct gw_transport_ops stdio_ops = {.send = stdio_send, .stop = stdio_stop};
+static void stdio_kill(struct gw_transport *t)
+{
+    gw_upstream_stdio_kill((struct gw_upstream_stdio *)t);
+}
+
+static json_t *stdio_stderr(const struct gw_transport *t)
+{
+    return gw_upstream_stdio_stderr_lines((const struct gw_upstream_stdio *)t);
+}
+
+static void stdio_describe(const struct gw_transport *t, json_t *o)
+{
+    json_object_set_new(o, "pid",
+                        json_integer(gw_upstream_stdio_pid((const struct gw_upstream_stdio *)t)));
+}
+
+static const char *stdio_session(const struct gw_transport *t)
+{
+    (void)t;
+    return NULL;
+}
+
+static int stdio_pid(const struct gw_transport *t)
+{
+    return gw_upstream_stdio_pid((const struct gw_upstream_stdio *)t);
+}
+
+static const struct gw_transport_ops stdio_ops = {
+    .send = stdio_send,
+    .stop = stdio_stop,
+    .kill = stdio_kill,
+    .stderr_tail = stdio_stderr,
+    .describe = stdio_describe,
+    .session_id = stdio_session,
+    .pid = stdio_pid,
+};
 
 /* ---- start ---- */
 

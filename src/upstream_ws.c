@@ -784,7 +784,48 @@ static void ws_stop(struct gw_transport *t)
     gw_upstream_ws_stop((struct gw_upstream_ws *)t);
 }
 
-static const struct gw_transport_ops ws_ops = {ws_send, ws_stop};
+static void ws_kill(struct gw_transport *t)
+{
+    gw_upstream_ws_kill((struct gw_upstream_ws *)t);
+}
+
+static json_t *ws_stderr(const struct gw_transport *t)
+{
+    (void)t;
+    return NULL;
+}
+
+static void ws_describe(const struct gw_transport *t, json_t *o)
+{
+    const struct gw_upstream_ws *w = (const struct gw_upstream_ws *)t;
+    const char *err = gw_upstream_ws_last_error(w);
+
+    json_object_set_new(o, "url", json_string(gw_upstream_ws_url(w)));
+    if (err != NULL)
+        json_object_set_new(o, "lastError", json_string(err));
+}
+
+static const char *ws_session(const struct gw_transport *t)
+{
+    (void)t;
+    return NULL;
+}
+
+static int ws_pid(const struct gw_transport *t)
+{
+    (void)t;
+    return 0;
+}
+
+static const struct gw_transport_ops ws_ops = {
+    .send = ws_send,
+    .stop = ws_stop,
+    .kill = ws_kill,
+    .stderr_tail = ws_stderr,
+    .describe = ws_describe,
+    .session_id = ws_session,
+    .pid = ws_pid,
+};
 
 int gw_upstream_ws_start(uv_loop_t *loop, const struct gw_server_config *cfg,
                          const struct gw_transport_cbs *cbs, struct gw_upstream_ws **out, char *why,

@@ -1,6 +1,6 @@
-/* An instance: one running upstream (today a stdio process) with the MCP
- * client above it. It owns its transport and its client and counts the
- * calls in flight so that a stop can wait for them (seed 000's draining).
+/* An instance: one running upstream (any transport: upstream.h) with the MCP
+ * client above it. It owns its transport and its client, and a stop waits
+ * for the client's calls in flight (seed 000's draining).
  *
  * Lifetime: gw_instance_start() gives the caller an instance it owns until
  * on_closed; the instance is freed right after on_closed returns. on_ready
@@ -102,7 +102,6 @@ int gw_instance_pid(const struct gw_instance *inst); /* 0 for HTTP */
 /* The upstream Mcp-Session-Id of an HTTP instance, else NULL. */
 const char *gw_instance_session(const struct gw_instance *inst);
 unsigned gw_instance_in_flight(const struct gw_instance *inst);
-uint64_t gw_instance_calls(const struct gw_instance *inst); /* tools/call sent */
 
 /* {"id","state","pid","since","inFlight","calls","protocolVersion",
  *  "serverInfo","stderrTail":[…],"counters":{…}}. New reference. */

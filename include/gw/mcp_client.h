@@ -110,6 +110,10 @@ struct gw_mcp_client_opts {
      * 0 to answer later with gw_mcp_client_respond(), non-zero to have it
      * answered -32601 now. May be NULL (everything -32601). */
     int (*on_request)(void *data, const char *method, json_t *id, json_t *params);
+    /* The last call in flight (gw_mcp_client_request, _call_tool) ended;
+     * runs after that call's callback. Lists and the handshake do not
+     * count. May be NULL. */
+    void (*on_idle)(void *data);
     void *data;
     const char *server_id;      /* for logs; copied */
     json_t *config;             /* sent as initialize params.config when non-NULL; borrowed */
@@ -133,6 +137,8 @@ struct gw_mcp_client_stats {
     uint64_t server_requests;       /* server → client requests (all answered) */
     uint64_t log_suppressed;        /* warnings not logged by the rate limit */
     uint64_t in_flight;             /* requests currently awaiting an answer */
+    uint64_t calls_in_flight;       /* of those, the owner's calls (on_idle) */
+    uint64_t tool_calls;            /* tools/call sent */
 };
 
 struct gw_mcp_client;
@@ -228,5 +234,8 @@ json_t *gw_mcp_client_server_info(const struct gw_mcp_client *c);
 json_t *gw_mcp_client_capabilities(const struct gw_mcp_client *c);
 
 void gw_mcp_client_stats(const struct gw_mcp_client *c, struct gw_mcp_client_stats *out);
+
+/* The owner's calls awaiting an answer (stats' calls_in_flight). */
+unsigned gw_mcp_client_calls_in_flight(const struct gw_mcp_client *c);
 
 #endif

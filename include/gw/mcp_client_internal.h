@@ -23,6 +23,7 @@ struct pending {
     char *method; /* owned */
     uint64_t timeout_ms;
     uint64_t deadline; /* loop ms; 0 when the request has no timeout */
+    bool call;         /* the owner's request or tools/call, not a list page or the handshake */
     struct pending *dprev, *dnext;
 };
 
@@ -45,6 +46,7 @@ struct gw_mcp_client {
     size_t nbuckets;
     struct pending *head;
     size_t n_pending;
+    unsigned n_calls;    /* entries with `call` set */
     uint64_t *cancelled; /* CANCELLED_RING ids, allocated at the first cancel */
     unsigned cancelled_pos;
     char *version;

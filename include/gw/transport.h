@@ -30,9 +30,24 @@ struct gw_transport_cbs {
     void *data;
 };
 
+/* What each transport implements; the instance above knows no other
+ * entry points. */
 struct gw_transport_ops {
     int (*send)(struct gw_transport *t, const char *msg, size_t len);
     void (*stop)(struct gw_transport *t);
+    /* Now, for a hard shutdown: on_down (if not yet fired) may fire during
+     * the call, on_closed follows on a later loop turn. Idempotent. */
+    void (*kill)(struct gw_transport *t);
+    /* The last lines the upstream wrote for people (a process's stderr),
+     * oldest first, as a new JSON array; NULL when it has no such stream. */
+    json_t *(*stderr_tail)(const struct gw_transport *t);
+    /* Adds the transport's own fields to an instance's /v1/servers object
+     * `o`: "pid", or "url", "session" and "lastError". */
+    void (*describe)(const struct gw_transport *t, json_t *o);
+    /* The upstream's session id (HTTP's Mcp-Session-Id), or NULL. */
+    const char *(*session_id)(const struct gw_transport *t);
+    /* The process id, or 0 when the upstream is not a child process. */
+    int (*pid)(const struct gw_transport *t);
 };
 
 struct gw_transport {
@@ -49,6 +64,31 @@ static inline int gw_transport_send(struct gw_transport *t, const char *msg, siz
 static inline void gw_transport_stop(struct gw_transport *t)
 {
     t->ops->stop(t);
+}
+
+static inline void gw_transport_kill(struct gw_transport *t)
+{
+    t->ops->kill(t);
+}
+
+static inline json_t *gw_transport_stderr_tail(const struct gw_transport *t)
+{
+    return t->ops->stderr_tail(t);
+}
+
+static inline void gw_transport_describe(const struct gw_transport *t, json_t *o)
+{
+    t->ops->describe(t, o);
+}
+
+static inline const char *gw_transport_session_id(const struct gw_transport *t)
+{
+    return t->ops->session_id(t);
+}
+
+static inline int gw_transport_pid(const struct gw_transport *t)
+{
+    return t->ops->pid(t);
 }
 
 #endif

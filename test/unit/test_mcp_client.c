@@ -23,6 +23,7 @@ struct fake {
     int notes;
     char last_note[128];
     int close_on_ready;
+    int idle;
     struct gw_mcp_client *c;
 };
 
@@ -71,6 +72,13 @@ static void on_failed(void *data, int code, const char *why)
     snprintf(f->why, sizeof f->why, "%s", why);
 }
 
+static void on_idle(void *data)
+{
+    struct fake *f = data;
+
+    f->idle++;
+}
+
 static void on_tools_changed(void *data)
 {
     ((struct fake *)data)->tools_changed++;
@@ -116,6 +124,7 @@ static struct gw_mcp_client *make(uv_loop_t *loop, struct fake *f, json_t *confi
         .on_failed = on_failed,
         .on_tools_changed = on_tools_changed,
         .on_notification = on_notification,
+        .on_idle = on_idle,
         .data = f,
         .server_id = "fake",
         .config = config,
@@ -597,6 +606,57 @@ START_TEST(concurrent_out_of_order)
         for (int j = i + 1; j < NCALLS; j++)
             ck_assert(id_of(sent_nth(&f, "tools/call", i)) != id_of(sent_nth(&f, "tools/call", j)));
     ck_assert_uint_eq(stats_of(c).in_flight, 0);
+    finish_loop(&loop, &f, c);
+}
+END_TEST
+
+/* Draining waits for the owner's calls only: a list or the handshake in
+ * flight does not hold it, and the owner hears of the last call's end
+ * after that call's own callback. */
+START_TEST(idle_after_last_call)
+{
+    uv_loop_t loop;
+    struct fake f = {0};
+    struct got call = {0}, req = {0}, list = {0}, cancelled = {0};
+    struct gw_mcp_client *c;
+    gw_mcp_handle h;
+
+    uv_loop_init(&loop);
+    c = ready_client(&loop, &f);
+    ck_assert_int_eq(f.idle, 0);
+    ck_assert_int_eq(gw_mcp_client_list_tools(c, 5000, got_cb, &list, NULL), 0);
+    ck_assert_int_eq(gw_mcp_client_call_tool(c, "echo", NULL, NULL, 5000, got_cb, &call, NULL), 0);
+    ck_assert_int_eq(gw_mcp_client_request(c, "prompts/get", NULL, 5000, got_cb, &req, NULL), 0);
+    ck_assert_uint_eq(gw_mcp_client_calls_in_flight(c), 2);
+    ck_assert_uint_eq(stats_of(c).in_flight, 3);
+    ck_assert_uint_eq(stats_of(c).tool_calls, 1);
+    answer(c, id_of(sent_nth(&f, "prompts/get", 0)), "{\"messages\":[]}");
+    ck_assert_int_eq(req.n, 1);
+    ck_assert_int_eq(f.idle, 0);
+    answer(c, id_of(sent_nth(&f, "tools/call", 0)), "{\"content\":[]}");
+    ck_assert_int_eq(call.n, 1);
+    ck_assert_int_eq(f.idle, 1);
+    ck_assert_uint_eq(gw_mcp_client_calls_in_flight(c), 0);
+    answer(c, id_of(sent_nth(&f, "tools/list", 0)), "{\"tools\":[]}");
+    ck_assert_int_eq(list.n, 1);
+    ck_assert_int_eq(f.idle, 1);
+    /* A call that could not be sent was never in flight. */
+    f.fail_send = 1;
+    ck_assert_int_eq(gw_mcp_client_call_tool(c, "echo", NULL, NULL, 5000, got_cb, &call, NULL),
+                     UV_EPIPE);
+    f.fail_send = 0;
+    ck_assert_uint_eq(gw_mcp_client_calls_in_flight(c), 0);
+    ck_assert_uint_eq(stats_of(c).tool_calls, 1);
+    ck_assert_int_eq(f.idle, 1);
+    ck_assert_int_eq(gw_mcp_client_call_tool(c, "echo", NULL, NULL, 5000, got_cb, &cancelled, &h),
+                     0);
+    ck_assert_int_eq(gw_mcp_client_cancel(c, h, NULL), 0);
+    ck_assert_int_eq(cancelled.code, GW_MCP_E_CANCELLED);
+    ck_assert_int_eq(f.idle, 2);
+    got_clear(&call);
+    got_clear(&req);
+    got_clear(&list);
+    got_clear(&cancelled);
     finish_loop(&loop, &f, c);
 }
 END_TEST
@@ -1116,6 +1176,7 @@ static Suite *suite(void)
     tcase_add_test(tc, transport_down_fails_all);
     tcase_add_test(tc, close_inside_callback);
     tcase_add_test(tc, many_in_flight);
+    tcase_add_test(tc, idle_after_last_call);
     suite_add_tcase(s, tc);
     return s;
 }

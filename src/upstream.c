@@ -1,0 +1,73 @@
+#include "gw/upstream.h"
+
+#include <stdio.h>
+
+#include "gw/upstream_http.h"
+#include "gw/upstream_stdio.h"
+#include "gw/upstream_ws.h"
+
+static int start_stdio(uv_loop_t *loop, const struct gw_gateway_config *gw,
+                       const struct gw_server_config *cfg, const struct gw_transport_cbs *cbs,
+                       struct gw_transport **out, char *why, size_t whylen)
+{
+    struct gw_upstream_stdio_options so;
+    struct gw_upstream_stdio *s;
+    int rc;
+
+    gw_upstream_stdio_options_init(&so);
+    so.inherit_env = gw->inherit_env;
+    so.ninherit_env = gw->ninherit_env;
+    so.secrets = (const char *const *)&gw->auth_token;
+    so.nsecrets = gw->auth_token != NULL;
+    rc = gw_upstream_stdio_start(loop, cfg, &so, cbs, &s, why, whylen);
+    if (rc == 0)
+        *out = gw_upstream_stdio_transport(s);
+    return rc;
+}
+
+static int start_ws(uv_loop_t *loop, const struct gw_server_config *cfg,
+                    const struct gw_transport_cbs *cbs, struct gw_transport **out, char *why,
+                    size_t whylen)
+{
+    struct gw_upstream_ws *w;
+    int rc = gw_upstream_ws_start(loop, cfg, cbs, &w, why, whylen);
+
+    if (rc == 0)
+        *out = gw_upstream_ws_transport(w);
+    return rc;
+}
+
+static int start_http(uv_loop_t *loop, struct gw_curl_uv *multi, const struct gw_server_config *cfg,
+                      const struct gw_transport_cbs *cbs, struct gw_transport **out, char *why,
+                      size_t whylen)
+{
+    struct gw_upstream_http *h;
+    int rc;
+
+    if (multi == NULL) {
+        snprintf(why, whylen, "transport '%s' needs the HTTP client, which is not available",
+                 gw_transport_name(cfg->transport));
+        return UV_ENOTSUP;
+    }
+    rc = gw_upstream_http_start(loop, multi, cfg, NULL, cbs, &h, why, whylen);
+    if (rc == 0)
+        *out = gw_upstream_http_transport(h);
+    return rc;
+}
+
+int gw_upstream_start(uv_loop_t *loop, struct gw_curl_uv *multi, const struct gw_gateway_config *gw,
+                      const struct gw_server_config *cfg, const struct gw_transport_cbs *cbs,
+                      struct gw_transport **out, char *why, size_t whylen)
+{
+    switch (cfg->transport) {
+    case GW_TRANSPORT_STDIO:
+        return start_stdio(loop, gw, cfg, cbs, out, why, whylen);
+    case GW_TRANSPORT_WEBSOCKET:
+        return start_ws(loop, cfg, cbs, out, why, whylen);
+    case GW_TRANSPORT_STREAMABLE_HTTP:
+    case GW_TRANSPORT_SSE:
+        return start_http(loop, multi, cfg, cbs, out, why, whylen);
+    }
+    snprintf(why, whylen, "unknown transport");
+    return UV_EINVAL;
+}
