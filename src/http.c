@@ -130,6 +130,7 @@ static void on_conn_closed(uv_handle_t *h)
         srv->nconns--;
     finish_unlink(c);
     gw_http__req_free(c->req);
+    gw_http__parser_free(&c->parser);
     in_release(c);
     free(c);
     srv_maybe_done(srv);
@@ -291,10 +292,55 @@ void gw_http__arm_timer(struct conn *c)
 static void conn_reset_request(struct conn *c)
 {
     c->lim = c->srv->lim;
-    c->head_bytes = c->body_bytes = c->meta_bytes = c->meta_free = 0;
-    c->headers_done = c->msg_done = c->in_trailers = c->chunked = 0;
-    c->scan = (struct scan){0};
-    c->fail_status = 0;
+    gw_http__parser_reset(&c->parser);
+}
+
+static void send_continue(struct conn *c)
+{
+    static const char line[] = "HTTP/1.1 100 Continue\r\n\r\n";
+    uv_buf_t b = uv_buf_init((char *)line, sizeof line - 1);
+
+    gw_http__send(c, &b, 1, 0);
+}
+
+static void conn_dispatch(struct conn *c)
+{
+    struct req *r = gw_http__parser_take(&c->parser);
+
+    c->req = r;
+    r->conn = c;
+    c->keep_alive = c->parser.keep_alive;
+    r->pub.received_ms = uv_hrtime() / 1000000u;
+    r->state = RQ_HANDLER;
+    c->state = CS_BUSY;
+    gw_http__arm_timer(c);
+    c->srv->handler(&r->pub, c->srv->data);
+}
+
+/* Parses buffered input [in_off, in_len) while the connection is reading a
+ * request, and acts on what the parser reports. */
+static void conn_parse(struct conn *c)
+{
+    while (c->in_off < c->in_len && (c->state == CS_HEADERS || c->state == CS_BODY)) {
+        struct gw_http_parse_result res;
+
+        gw_http__parse(&c->parser, c->in + c->in_off, c->in_len - c->in_off, &res);
+        c->in_off += res.used;
+        if (res.body_started) {
+            c->state = CS_BODY;
+            gw_http__arm_timer(c);
+            if (res.send_continue)
+                send_continue(c);
+        }
+        if (res.event == GW_HTTP_PARSE_READY) {
+            conn_dispatch(c);
+            return;
+        }
+        if (res.event == GW_HTTP_PARSE_ERROR) {
+            gw_http__final_error(c, res.status, res.code, res.message);
+            return;
+        }
+    }
 }
 
 static void conn_next_request(struct conn *c)
@@ -304,7 +350,7 @@ static void conn_next_request(struct conn *c)
     if (c->in_off < c->in_len) {
         c->state = CS_HEADERS;
         gw_http__arm_timer(c);
-        gw_http__parse(c);
+        conn_parse(c);
         return;
     }
     c->state = CS_IDLE;
@@ -532,7 +578,7 @@ static void read_bytes(struct conn *c, ssize_t nread)
         gw_http__arm_timer(c);
     }
     if (c->state == CS_HEADERS || c->state == CS_BODY) {
-        gw_http__parse(c);
+        conn_parse(c);
     } else if (c->state == CS_BUSY || c->state == CS_SENDING) {
         if (c->in_len - c->in_off >= HOLD_MAX)
             conn_read_stop(c);
@@ -593,7 +639,7 @@ static struct conn *conn_new(struct gw_http_server *srv)
     if (srv->conns)
         srv->conns->prev = c;
     srv->conns = c;
-    gw_http__parser_init(c);
+    gw_http__parser_init(&c->parser, c->peer, srv->is_unix, &c->lim);
     return c;
 }
 

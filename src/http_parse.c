@@ -5,9 +5,9 @@
  * line + headers (431), header count (431), body by Content-Length before
  * reading it and by count while reading chunks (413), and what a chunked
  * body carries besides data (chunk extensions, trailers) together with the
- * request line and headers (413). A complete request pauses the parser and
- * goes to the handler; the connection side (http.c) resumes parsing once
- * the answer is written. */
+ * request line and headers (413). The parser only reports: a complete
+ * request, a refusal with its status, or that it needs more bytes; the
+ * connection (http.c) writes, arms timers and calls the handler. */
 #include "gw/http_internal.h"
 
 #include <ctype.h>
@@ -43,15 +43,14 @@ static const llhttp_settings_t settings = {
     .on_message_complete = on_message_complete,
 };
 
-static struct req *req_new(struct conn *c)
+static struct req *req_new(const struct gw_http_parser *ps)
 {
     struct req *r = gw_xrealloc(NULL, sizeof *r);
     memset(r, 0, sizeof *r);
-    r->conn = c;
     r->state = RQ_PARSING;
-    gw_strlcpy(r->peer, c->peer, sizeof r->peer);
+    gw_strlcpy(r->peer, ps->peer, sizeof r->peer);
     r->pub.peer = r->peer;
-    r->pub.is_unix = c->srv->is_unix;
+    r->pub.is_unix = ps->is_unix;
     return r;
 }
 
@@ -70,10 +69,37 @@ void gw_http__req_free(struct req *r)
     req_free(r);
 }
 
-void gw_http__parser_init(struct conn *c)
+void gw_http__parser_init(struct gw_http_parser *ps, const char *peer, int is_unix,
+                          const struct gw_http_limits *lim)
 {
-    llhttp_init(&c->parser, HTTP_REQUEST, &settings);
-    c->parser.data = c;
+    memset(ps, 0, sizeof *ps);
+    llhttp_init(&ps->llhttp, HTTP_REQUEST, &settings);
+    ps->llhttp.data = ps;
+    ps->peer = peer;
+    ps->is_unix = is_unix;
+    ps->lim = lim;
+}
+
+void gw_http__parser_reset(struct gw_http_parser *ps)
+{
+    ps->head_bytes = ps->body_bytes = ps->meta_bytes = ps->meta_free = 0;
+    ps->headers_done = ps->msg_done = ps->in_trailers = ps->chunked = 0;
+    ps->scan = (struct scan){0};
+    ps->fail_status = 0;
+}
+
+struct req *gw_http__parser_take(struct gw_http_parser *ps)
+{
+    struct req *r = ps->req;
+
+    ps->req = NULL;
+    return r;
+}
+
+void gw_http__parser_free(struct gw_http_parser *ps)
+{
+    req_free(ps->req);
+    ps->req = NULL;
 }
 
 /* Turns the arena "target\0name\0value\0…" into the public fields. Path
@@ -111,11 +137,12 @@ static void req_finish_head(struct req *r, const llhttp_t *p)
     r->pub.headers = r->headers;
     r->pub.nheaders = r->nheaders;
     r->head = p->method == HTTP_HEAD;
+    r->http_minor = p->http_minor;
 }
 
 /* ---- parser callbacks ---- */
 
-static int refuse(struct conn *c, int status, const char *code, const char *msg)
+static int refuse(struct gw_http_parser *c, int status, const char *code, const char *msg)
 {
     c->fail_status = status;
     c->fail_code = code;
@@ -125,7 +152,7 @@ static int refuse(struct conn *c, int status, const char *code, const char *msg)
 
 static int on_message_begin(llhttp_t *p)
 {
-    struct conn *c = p->data;
+    struct gw_http_parser *c = p->data;
     req_free(c->req);
     c->req = req_new(c);
     return 0;
@@ -133,7 +160,7 @@ static int on_message_begin(llhttp_t *p)
 
 static int on_url(llhttp_t *p, const char *at, size_t len)
 {
-    struct conn *c = p->data;
+    struct gw_http_parser *c = p->data;
     gw_http__buf_append(&c->req->arena, at, len);
     return 0;
 }
@@ -147,7 +174,7 @@ static int end_string(struct req *r)
 
 static int on_url_complete(llhttp_t *p)
 {
-    struct conn *c = p->data;
+    struct gw_http_parser *c = p->data;
     return end_string(c->req);
 }
 
@@ -155,7 +182,7 @@ static int on_url_complete(llhttp_t *p)
  * the chunk framing (count_meta). */
 static int on_header_field(llhttp_t *p, const char *at, size_t len)
 {
-    struct conn *c = p->data;
+    struct gw_http_parser *c = p->data;
     if (c->headers_done)
         return 0;
     gw_http__buf_append(&c->req->arena, at, len);
@@ -164,11 +191,11 @@ static int on_header_field(llhttp_t *p, const char *at, size_t len)
 
 static int on_header_field_complete(llhttp_t *p)
 {
-    struct conn *c = p->data;
+    struct gw_http_parser *c = p->data;
     struct req *r = c->req;
     if (c->headers_done)
         return 0;
-    if (++r->nheaders > c->lim.max_headers)
+    if (++r->nheaders > c->lim->max_headers)
         return refuse(c, 431, "headers_too_large", "The request has too many header fields.");
     /* ": x" is accepted by llhttp 8.1; a field name must be a token. */
     if (r->arena.data[r->mark] == '\0')
@@ -182,7 +209,7 @@ static int on_header_field_complete(llhttp_t *p)
 
 static int on_header_value(llhttp_t *p, const char *at, size_t len)
 {
-    struct conn *c = p->data;
+    struct gw_http_parser *c = p->data;
     if (c->headers_done)
         return 0;
     gw_http__buf_append(&c->req->arena, at, len);
@@ -193,7 +220,7 @@ static int on_header_value(llhttp_t *p, const char *at, size_t len)
  * include it (RFC 9110 5.5). */
 static int on_header_value_complete(llhttp_t *p)
 {
-    struct conn *c = p->data;
+    struct gw_http_parser *c = p->data;
     struct req *r = c->req;
     if (c->headers_done)
         return 0;
@@ -203,19 +230,15 @@ static int on_header_value_complete(llhttp_t *p)
     return end_string(r);
 }
 
-static void send_continue(struct conn *c, const llhttp_t *p)
+static int wants_continue(const struct gw_http_parser *c, const llhttp_t *p)
 {
     const char *expect = gw_http_header(&c->req->pub, "expect");
-    static const char line[] = "HTTP/1.1 100 Continue\r\n\r\n";
-    if (expect == NULL || strcasecmp(expect, "100-continue") != 0 || p->http_minor == 0)
-        return;
-    uv_buf_t b = uv_buf_init((char *)line, sizeof line - 1);
-    gw_http__send(c, &b, 1, 0);
+    return expect != NULL && strcasecmp(expect, "100-continue") == 0 && p->http_minor > 0;
 }
 
 static int on_headers_complete(llhttp_t *p)
 {
-    struct conn *c = p->data;
+    struct gw_http_parser *c = p->data;
     c->headers_done = 1;
     req_finish_head(c->req, p);
     if (p->http_major != 1)
@@ -224,12 +247,11 @@ static int on_headers_complete(llhttp_t *p)
      * whoever reads it (RFC 9112 3.2: 400). */
     if (c->req->nhost > 1)
         return refuse(c, 400, "bad_request", "The request has more than one Host header field.");
-    if ((p->flags & F_CONTENT_LENGTH) && p->content_length > c->lim.max_body)
+    if ((p->flags & F_CONTENT_LENGTH) && p->content_length > c->lim->max_body)
         return refuse(c, 413, "payload_too_large", "The request body is too large.");
     if ((p->flags & F_CHUNKED) || p->content_length > 0) {
-        c->state = CS_BODY;
-        gw_http__arm_timer(c);
-        send_continue(c, p);
+        c->body_started = 1;
+        c->send_continue = wants_continue(c, p);
     }
     if (!(p->flags & F_CHUNKED))
         return 0;
@@ -241,10 +263,10 @@ static int on_headers_complete(llhttp_t *p)
 
 static int on_body(llhttp_t *p, const char *at, size_t len)
 {
-    struct conn *c = p->data;
+    struct gw_http_parser *c = p->data;
     c->body_bytes += len;
     c->slice_body += len;
-    if (c->body_bytes > c->lim.max_body)
+    if (c->body_bytes > c->lim->max_body)
         return refuse(c, 413, "payload_too_large", "The request body is too large.");
     gw_http__buf_append(&c->req->body, at, len);
     return 0;
@@ -266,7 +288,7 @@ static unsigned hex_digits(uint64_t n)
  * makes the scan start at its exact first byte. */
 static int on_chunk_header(llhttp_t *p)
 {
-    struct conn *c = p->data;
+    struct gw_http_parser *c = p->data;
     c->meta_free += 4 + hex_digits(p->content_length);
     if (p->content_length != 0)
         return 0;
@@ -278,7 +300,7 @@ static int on_chunk_header(llhttp_t *p)
 /* One request at a time: pausing leaves pipelined bytes unparsed. */
 static int on_message_complete(llhttp_t *p)
 {
-    struct conn *c = p->data;
+    struct gw_http_parser *c = p->data;
     c->msg_done = 1;
     c->keep_alive = llhttp_should_keep_alive(p) && !p->upgrade;
     return HPE_PAUSED;
@@ -333,100 +355,106 @@ static void scan_update(struct scan *s, const char *p, size_t n)
  * None of it is kept, but a client must not make us parse it without end:
  * it counts toward max_header_bytes with the request line and headers.
  * Counted per parsed slice, so it may pass the limit by one read before it
- * is refused. Returns -1 after the error answer was started. */
-static int count_meta(struct conn *c, size_t n)
+ * is refused. */
+static int count_meta(struct gw_http_parser *c, size_t n)
 {
     c->meta_bytes += n;
     if (c->meta_bytes <= c->meta_free ||
-        c->meta_bytes - c->meta_free <= c->lim.max_header_bytes - c->head_bytes)
+        c->meta_bytes - c->meta_free <= c->lim->max_header_bytes - c->head_bytes)
         return 0;
-    gw_http__final_error(c, 413, "payload_too_large",
-                         "The request's chunk extensions and trailer fields are too large.");
-    return -1;
+    return refuse(c, 413, "payload_too_large",
+                  "The request's chunk extensions and trailer fields are too large.");
 }
 
-static void parse_failed(struct conn *c, llhttp_errno_t e)
+static void parse_failed(struct gw_http_parser *c, llhttp_errno_t e)
 {
-    char msg[160];
-    if (c->fail_status) {
-        gw_http__final_error(c, c->fail_status, c->fail_code, c->fail_msg);
+    if (c->fail_status)
         return;
-    }
-    const char *why = llhttp_get_error_reason(&c->parser);
+    const char *why = llhttp_get_error_reason(&c->llhttp);
+    char msg[160];
     snprintf(msg, sizeof msg, "The request is not valid HTTP/1.1: %s.",
              why ? why : llhttp_errno_name(e));
-    gw_http__final_error(c, 400, "bad_request", msg);
-}
-
-static void conn_dispatch(struct conn *c)
-{
-    struct req *r = c->req;
-    if (r->body.data == NULL)
-        gw_http__buf_append(&r->body, "", 0);
-    r->pub.body = r->body.data;
-    r->pub.body_len = r->body.len;
-    r->pub.received_ms = uv_hrtime() / 1000000u;
-    r->state = RQ_HANDLER;
-    c->state = CS_BUSY;
-    gw_http__arm_timer(c);
-    c->srv->handler(&r->pub, c->srv->data);
+    refuse(c, 400, "bad_request", msg);
 }
 
 /* Feeds one slice to llhttp. Header bytes are fed at most up to one past
  * max_header_bytes, and only up to the first byte the scan refuses, so
- * both limits hit exactly. Returns bytes consumed, or -1 after an error
- * answer was started. */
-static long parse_slice(struct conn *c, const char *p, size_t n)
+ * both limits hit exactly. Returns bytes consumed, or -1 once refused. */
+static long parse_slice(struct gw_http_parser *c, const char *p, size_t n)
 {
     int scanning = !c->headers_done || c->in_trailers;
     int chunk_body = c->headers_done && c->chunked;
-    uint64_t room = c->lim.max_header_bytes - c->head_bytes;
+    uint64_t room = c->lim->max_header_bytes - c->head_bytes;
     if (!c->headers_done && n > room)
         n = (size_t)room + 1;
     if (scanning) {
         const char *why = NULL;
         n = scan_find(&c->scan, p, n, &why);
         if (n == 0) {
-            gw_http__final_error(c, 400, "bad_request", why);
+            refuse(c, 400, "bad_request", why);
             return -1;
         }
     }
     c->slice_body = 0;
-    llhttp_errno_t e = llhttp_execute(&c->parser, p, n);
+    llhttp_errno_t e = llhttp_execute(&c->llhttp, p, n);
     size_t used = n;
     if (e == HPE_PAUSED) {
-        used = (size_t)(llhttp_get_error_pos(&c->parser) - p);
-        llhttp_resume(&c->parser);
+        used = (size_t)(llhttp_get_error_pos(&c->llhttp) - p);
+        llhttp_resume(&c->llhttp);
     } else if (e != HPE_OK) {
         parse_failed(c, e);
         return -1;
     }
     if (scanning)
         scan_update(&c->scan, p, used);
-    if (chunk_body && count_meta(c, used - c->slice_body) < 0)
+    if (chunk_body && count_meta(c, used - c->slice_body) != 0)
         return -1;
     return (long)used;
 }
 
-void gw_http__parse(struct conn *c)
+static void finish_request(struct req *r)
 {
-    while (c->in_off < c->in_len && (c->state == CS_HEADERS || c->state == CS_BODY)) {
+    if (r->body.data == NULL)
+        gw_http__buf_append(&r->body, "", 0);
+    r->pub.body = r->body.data;
+    r->pub.body_len = r->body.len;
+}
+
+static void refused(const struct gw_http_parser *c, struct gw_http_parse_result *out)
+{
+    out->event = GW_HTTP_PARSE_ERROR;
+    out->status = c->fail_status;
+    out->code = c->fail_code;
+    out->message = c->fail_msg;
+}
+
+void gw_http__parse(struct gw_http_parser *c, const char *data, size_t n,
+                    struct gw_http_parse_result *out)
+{
+    *out = (struct gw_http_parse_result){.event = GW_HTTP_PARSE_MORE};
+    while (out->used < n) {
         int was_head = !c->headers_done;
-        long used = parse_slice(c, c->in + c->in_off, c->in_len - c->in_off);
-        if (used < 0)
+        c->body_started = c->send_continue = 0;
+        long used = parse_slice(c, data + out->used, n - out->used);
+        out->body_started |= c->body_started;
+        out->send_continue |= c->send_continue;
+        if (used < 0) {
+            refused(c, out);
             return;
-        c->in_off += (size_t)used;
+        }
+        out->used += (size_t)used;
         /* a chunked request's head ended the slice (on_headers_complete) */
         if (was_head && (!c->headers_done || c->chunked)) {
             c->head_bytes += (uint64_t)used;
-            if (c->head_bytes > c->lim.max_header_bytes) {
-                gw_http__final_error(c, 431, "headers_too_large",
-                                     "The request line and headers are too large.");
+            if (c->head_bytes > c->lim->max_header_bytes) {
+                refuse(c, 431, "headers_too_large", "The request line and headers are too large.");
+                refused(c, out);
                 return;
             }
         }
         if (c->msg_done) {
-            conn_dispatch(c);
+            finish_request(c->req);
+            out->event = GW_HTTP_PARSE_READY;
             return;
         }
     }

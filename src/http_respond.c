@@ -179,7 +179,7 @@ void gw_http_stream_begin(struct gw_http_request *req, int status, const char *c
     if (c->state == CS_DEAD)
         return;
     /* An HTTP/1.0 client cannot read chunks: the body ends at close. */
-    r->chunked = c->parser.http_minor >= 1;
+    r->chunked = r->http_minor >= 1;
     if (!r->chunked)
         c->keep_alive = 0;
     size_t hlen;

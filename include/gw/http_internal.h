@@ -1,6 +1,7 @@
 /* Internals shared by the HTTP server's files: src/http.c (listener,
  * connections), src/http_parse.c (requests from bytes, limits) and
- * src/http_respond.c (answers and streams). Nothing else includes this. */
+ * src/http_respond.c (answers and streams), and by the fuzz targets that
+ * drive them. */
 #ifndef GW_HTTP_INTERNAL_H
 #define GW_HTTP_INTERNAL_H
 
@@ -29,8 +30,9 @@ struct req {
     struct gw_http_request pub; /* first: the handler's pointer is ours */
     struct conn *conn;          /* NULL once orphaned */
     enum req_state state;
-    int head;    /* HEAD: answers carry headers only */
-    int chunked; /* a stream uses chunked encoding (HTTP/1.1 client) */
+    int head;       /* HEAD: answers carry headers only */
+    int http_minor; /* 0: an HTTP/1.0 client, which cannot read chunks */
+    int chunked;    /* a stream uses chunked encoding (HTTP/1.1 client) */
     gw_http_abort_cb abort_cb;
     void *abort_data;
     struct buf arena; /* target, header names and values, path, query */
@@ -62,6 +64,44 @@ struct scan {
     unsigned char prev_cr, line_start, lines;
 };
 
+/* Requests from bytes (http_parse.c). It never writes, arms no timer and
+ * calls no handler: gw_http__parse reports, the connection acts. */
+struct gw_http_parser {
+    llhttp_t llhttp;
+    const struct gw_http_limits *lim; /* borrowed; read as bytes arrive */
+    const char *peer;                 /* borrowed; copied into each request */
+    int is_unix;
+    struct req *req; /* the request being received; owned until taken */
+    struct scan scan;
+    uint64_t head_bytes; /* request line + headers so far */
+    uint64_t body_bytes; /* body data so far */
+    uint64_t meta_bytes; /* bytes of a chunked body that are not data */
+    uint64_t meta_free;  /* of those, the framing every chunk needs */
+    size_t slice_body;   /* body data in the slice llhttp is parsing */
+    int headers_done, msg_done, in_trailers, chunked;
+    int keep_alive;                  /* of the complete request */
+    int body_started, send_continue; /* set by the slice being parsed */
+    int fail_status;                 /* set by a callback that refuses the request */
+    const char *fail_code;
+    char fail_msg[160];
+};
+
+enum gw_http_parse_event {
+    GW_HTTP_PARSE_MORE,  /* every byte was consumed; the request is not complete */
+    GW_HTTP_PARSE_READY, /* a request is complete: gw_http__parser_take() */
+    GW_HTTP_PARSE_ERROR, /* refuse the request (status, code, message) and close */
+};
+
+struct gw_http_parse_result {
+    enum gw_http_parse_event event;
+    size_t used;       /* bytes consumed; after READY the rest belongs to the next request */
+    int body_started;  /* the head is complete and a body follows: its clock starts */
+    int send_continue; /* ... and the client waits for 100 Continue before sending it */
+    int status;        /* ERROR: the answer's status, code and sentence */
+    const char *code;
+    const char *message; /* valid until the parser is used again */
+};
+
 struct conn {
     union {
         uv_handle_t handle;
@@ -75,25 +115,16 @@ struct conn {
     struct conn *prev, *next;
     struct gw_http_limits lim; /* snapshot taken as each request starts */
     enum conn_state state;
-    llhttp_t parser;
-    struct req *req; /* the request being received or answered */
+    struct gw_http_parser parser;
+    struct req *req; /* the request being answered */
     char *in;        /* received bytes; [in_off, in_len) not parsed yet */
     size_t in_off, in_len, in_cap;
-    struct scan scan;
-    uint64_t head_bytes; /* request line + headers so far */
-    uint64_t body_bytes; /* body data so far */
-    uint64_t meta_bytes; /* bytes of a chunked body that are not data */
-    uint64_t meta_free;  /* of those, the framing every chunk needs */
-    size_t slice_body;   /* body data in the slice llhttp is parsing */
-    int headers_done, msg_done, in_trailers, keep_alive, chunked;
+    int keep_alive;
     int rejected, closing, reading, eof, open_handles;
     int sent_all;               /* the last write of an answer completed at once */
     struct conn *fprev, *fnext; /* in the server's finish list while sent_all */
     uint64_t due;               /* loop ms when the current state times out; 0: never */
     uint64_t timer_due;         /* loop ms the timer is armed for; 0: not armed */
-    int fail_status;            /* set by a parser callback that refuses the request */
-    const char *fail_code;
-    char fail_msg[160];
     char peer[64];
 };
 
@@ -134,13 +165,25 @@ void gw_http__buf_append(struct buf *b, const char *p, size_t n);
 
 void gw_http__req_free(struct req *r);
 
-/* Sets up the connection's llhttp parser (strict: no lenient flags). */
-void gw_http__parser_init(struct conn *c);
+/* Sets up a parser (llhttp strict: no lenient flags) for requests from
+ * `peer` under the limits `*lim`; all three are borrowed. */
+void gw_http__parser_init(struct gw_http_parser *ps, const char *peer, int is_unix,
+                          const struct gw_http_limits *lim);
 
-/* Parses buffered input [in_off, in_len) while the connection is reading a
- * request: stops when it needs more bytes, after handing a complete request
- * to the handler, or after starting an error answer. */
-void gw_http__parse(struct conn *c);
+/* Before each request. */
+void gw_http__parser_reset(struct gw_http_parser *ps);
+
+/* Parses `n` bytes of one request; stops at its end (READY: the bytes
+ * after it are the next request's), at a refusal (ERROR: nothing more may
+ * be parsed), or when every byte is consumed (MORE). */
+void gw_http__parse(struct gw_http_parser *ps, const char *data, size_t n,
+                    struct gw_http_parse_result *out);
+
+/* The complete request (state RQ_PARSING, no connection); the caller owns it. */
+struct req *gw_http__parser_take(struct gw_http_parser *ps);
+
+/* Frees a request still being received. */
+void gw_http__parser_free(struct gw_http_parser *ps);
 
 /* Writes `n` buffers as one write (copied). `last` marks the end of an
  * answer: its completion finishes the response. Returns 0 or a libuv error,

@@ -20,17 +20,23 @@ LLHTTP_DEFS ?= -DLLHTTP_STRICT_MODE=1
 
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= fuzz_http fuzz_jsonrpc fuzz_config fuzz_sse fuzz_artifact_path
+FUZZ_TARGETS ?= fuzz_http fuzz_http_parse fuzz_jsonrpc fuzz_config fuzz_sse fuzz_artifact_path
 FUZZ_OUT     := $(BUILD)/fuzz
 
 # Longest input per target: enough to pass every limit the target can
 # configure (fuzz_http's tight limits are 512 bytes; the SSE bound in
 # fuzz_sse is at most 304) while keeping executions fast.
 FUZZ_MAXLEN_fuzz_http          := 8192
+FUZZ_MAXLEN_fuzz_http_parse    := 8192
 FUZZ_MAXLEN_fuzz_jsonrpc       := 16384
 FUZZ_MAXLEN_fuzz_config        := 8192
 FUZZ_MAXLEN_fuzz_sse           := 4096
 FUZZ_MAXLEN_fuzz_artifact_path := 512
+
+# A target's corpus and dictionary are its own, but the parser alone reads
+# the connection target's inputs.
+FUZZ_SEEDS = $(or $(FUZZ_SEEDS_$(1)),$(1))
+FUZZ_SEEDS_fuzz_http_parse := fuzz_http
 
 FUZZ_SAN    := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
                -fno-omit-frame-pointer
@@ -82,16 +88,17 @@ define fuzz_run
 	@mkdir -p $(FUZZ_OUT)/scratch/$(1) $(FUZZ_OUT)/crashes
 	@echo "== $(1): $(2) s"
 	$(FUZZ_ENV) $(FUZZ_OUT)/$(1) $(FUZZ_RUN_OPTS) -max_total_time=$(2) \
-		-max_len=$(FUZZ_MAXLEN_$(1)) -dict=test/fuzz/$(1).dict \
+		-max_len=$(FUZZ_MAXLEN_$(1)) -dict=test/fuzz/$(call FUZZ_SEEDS,$(1)).dict \
 		-artifact_prefix=$(FUZZ_OUT)/crashes/$(1)- \
-		$(FUZZ_OUT)/scratch/$(1) test/fuzz/corpus/$(1) </dev/null
+		$(FUZZ_OUT)/scratch/$(1) test/fuzz/corpus/$(call FUZZ_SEEDS,$(1)) </dev/null
 
 endef
 
 # Every checked-in input once, by name: crash regressions fail here.
 define fuzz_replay
 	@echo "== $(1): checked-in corpus"
-	$(FUZZ_ENV) $(FUZZ_OUT)/$(1) -close_fd_mask=2 -timeout=20 test/fuzz/corpus/$(1)/* \
+	$(FUZZ_ENV) $(FUZZ_OUT)/$(1) -close_fd_mask=2 -timeout=20 \
+		test/fuzz/corpus/$(call FUZZ_SEEDS,$(1))/* \
 		</dev/null >$(FUZZ_OUT)/$(1).replay.log 2>&1 || \
 		{ tail -n 60 $(FUZZ_OUT)/$(1).replay.log; exit 1; }
 
