@@ -21,7 +21,7 @@
 
 /* ---- delivery ---- */
 
-int http_enqueue(struct gw_upstream_http *h, const char *data, size_t len)
+int gw_upstream_http__enqueue(struct gw_upstream_http *h, const char *data, size_t len)
 {
     if (h->q_bytes + len > HTTP_QUEUE_MAX)
         return UV_ENOBUFS;
@@ -36,7 +36,7 @@ int http_enqueue(struct gw_upstream_http *h, const char *data, size_t len)
         h->q_head = m;
     h->q_tail = m;
     h->q_bytes += len;
-    http_kick(h);
+    gw_upstream_http__kick(h);
     return 0;
 }
 
@@ -52,7 +52,7 @@ static void free_msgs(struct msg **head, struct msg **tail)
 
 /* Delivers queued messages in order; stops once the instance is down (the
  * owner may have stopped it from on_message). */
-void http_flush(struct gw_upstream_http *h)
+void gw_upstream_http__flush(struct gw_upstream_http *h)
 {
     if (h->flushing)
         return;
@@ -80,7 +80,7 @@ void http_flush(struct gw_upstream_http *h)
 static void on_tick(uv_timer_t *t);
 
 /* Asks for a tick on the next loop turn; safe inside libcurl callbacks. */
-void http_kick(struct gw_upstream_http *h)
+void gw_upstream_http__kick(struct gw_upstream_http *h)
 {
     if (h->closing || h->kicked)
         return;
@@ -94,16 +94,16 @@ static uint64_t next_deadline(struct gw_upstream_http *h)
     for (struct xfer *x = h->xfers; x; x = x->next) {
         if (x->due_ms && x->due_ms < next)
             next = x->due_ms;
-        if (x->cx.added && h->read_ms && x->kind != XK_DELETE &&
-            x->last_byte_ms + h->read_ms < next)
-            next = x->last_byte_ms + h->read_ms;
+        if (x->t.cx.added && h->read_ms && x->kind != XK_DELETE &&
+            x->t.last_byte_ms + h->read_ms < next)
+            next = x->t.last_byte_ms + h->read_ms;
     }
     if (h->get_state == GET_WAIT && h->get_due < next)
         next = h->get_due;
     return next;
 }
 
-void http_reschedule(struct gw_upstream_http *h)
+void gw_upstream_http__reschedule(struct gw_upstream_http *h)
 {
     if (h->closing)
         return;
@@ -124,13 +124,13 @@ static int tick_one(struct gw_upstream_http *h, uint64_t now)
 {
     for (struct xfer *x = h->xfers; x; x = x->next) {
         if (x->due_ms && now >= x->due_ms) {
-            if (http_xfer_begin(x) < 0)
-                http_xfer_timeout(x);
+            if (gw_upstream_http__xfer_begin(x) < 0)
+                gw_upstream_http__xfer_timeout(x);
             return 1;
         }
-        if (x->cx.added && h->read_ms && x->kind != XK_DELETE &&
-            now >= x->last_byte_ms + h->read_ms) {
-            http_xfer_timeout(x);
+        if (x->t.cx.added && h->read_ms && x->kind != XK_DELETE &&
+            now >= x->t.last_byte_ms + h->read_ms) {
+            gw_upstream_http__xfer_timeout(x);
             return 1;
         }
     }
@@ -145,7 +145,7 @@ static void post_pending(struct gw_upstream_http *h)
         if (!h->p_head)
             h->p_tail = NULL;
         h->p_bytes -= m->len;
-        if (http_post(h, m->data, m->len) < 0)
+        if (gw_upstream_http__post(h, m->data, m->len) < 0)
             gw_log(GW_LOG_WARN, "upstream message dropped", "server", h->id, NULL);
         free(m);
     }
@@ -155,22 +155,22 @@ static void on_tick(uv_timer_t *t)
 {
     struct gw_upstream_http *h = t->data;
     h->kicked = 0;
-    http_flush(h);
+    gw_upstream_http__flush(h);
     post_pending(h);
     uint64_t now = gw_now_ms();
     int guard = 0;
     while (!h->stopping && guard++ < 1000 && tick_one(h, now))
-        http_flush(h);
+        gw_upstream_http__flush(h);
     if (!h->stopping && h->get_state == GET_WAIT && now >= h->get_due && !h->stream)
-        http_open_stream(h);
-    http_flush(h);
-    http_maybe_finish(h);
-    http_reschedule(h);
+        gw_upstream_http__open_stream(h);
+    gw_upstream_http__flush(h);
+    gw_upstream_http__maybe_finish(h);
+    gw_upstream_http__reschedule(h);
 }
 
 /* ---- going down and closing ---- */
 
-void http_set_error(struct gw_upstream_http *h, const char *why)
+void gw_upstream_http__set_error(struct gw_upstream_http *h, const char *why)
 {
     snprintf(h->last_error, sizeof(h->last_error), "%s", why);
 }
@@ -179,8 +179,8 @@ static void cancel_all(struct gw_upstream_http *h)
 {
     while (h->xfers) {
         struct xfer *x = h->xfers;
-        gw_curl_uv_remove(h->multi, &x->cx);
-        http_xfer_free(x);
+        gw_curl_uv_remove(h->multi, &x->t.cx);
+        gw_upstream_http__xfer_free(x);
     }
     h->stream = NULL;
     free_msgs(&h->q_head, &h->q_tail);
@@ -211,7 +211,7 @@ static void on_tick_closed(uv_handle_t *handle)
     free_instance(h);
 }
 
-void http_maybe_finish(struct gw_upstream_http *h)
+void gw_upstream_http__maybe_finish(struct gw_upstream_http *h)
 {
     if (!h->stopping || h->xfers || h->closing)
         return;
@@ -226,17 +226,17 @@ static void begin_close(struct gw_upstream_http *h, int del)
     h->stopping = 1;
     cancel_all(h);
     if (del)
-        http_delete_session(h);
-    http_maybe_finish(h);
+        gw_upstream_http__delete_session(h);
+    gw_upstream_http__maybe_finish(h);
 }
 
-void http_go_down(struct gw_upstream_http *h, int code, const char *why)
+void gw_upstream_http__go_down(struct gw_upstream_http *h, int code, const char *why)
 {
     if (h->down)
         return;
     h->down = 1;
     if (code != UV_ECANCELED) {
-        http_set_error(h, why);
+        gw_upstream_http__set_error(h, why);
         gw_log(GW_LOG_WARN, "upstream down", "server", h->id, "url", h->shown, "error", why, NULL);
     }
     if (h->cbs.on_down)
@@ -247,7 +247,7 @@ void http_go_down(struct gw_upstream_http *h, int code, const char *why)
 
 void gw_upstream_http_stop(struct gw_upstream_http *h)
 {
-    http_go_down(h, UV_ECANCELED, "the upstream HTTP transport was stopped");
+    gw_upstream_http__go_down(h, UV_ECANCELED, "the upstream HTTP transport was stopped");
 }
 
 void gw_upstream_http_kill(struct gw_upstream_http *h)
@@ -255,9 +255,9 @@ void gw_upstream_http_kill(struct gw_upstream_http *h)
     if (h->killed)
         return;
     h->killed = 1;
-    http_go_down(h, UV_ECANCELED, "the upstream HTTP transport was killed");
+    gw_upstream_http__go_down(h, UV_ECANCELED, "the upstream HTTP transport was killed");
     cancel_all(h); /* a DELETE still running, if stop came first */
-    http_maybe_finish(h);
+    gw_upstream_http__maybe_finish(h);
 }
 
 /* ---- the transport interface ---- */
@@ -270,7 +270,7 @@ static int http_send(struct gw_transport *t, const char *msg, size_t len)
     if (len > GW_HTTP_MAX_BODY)
         return UV_ENOBUFS;
     if (!h->legacy || h->post_url)
-        return http_post(h, msg, len);
+        return gw_upstream_http__post(h, msg, len);
     if (h->p_bytes + len > GW_HTTP_MAX_PENDING)
         return UV_ENOBUFS;
     struct msg *m = gw_xmalloc(sizeof(*m) + len);
@@ -490,7 +490,7 @@ int gw_upstream_http_start(uv_loop_t *loop, struct gw_curl_uv *multi,
     if (h->legacy) { /* connect from the loop: a failure then goes through on_down */
         h->get_state = GET_WAIT;
         h->get_due = gw_now_ms();
-        http_reschedule(h);
+        gw_upstream_http__reschedule(h);
     }
     gw_log(GW_LOG_INFO, "upstream HTTP transport started", "server", h->id, "url", h->shown,
            "transport", gw_transport_name(cfg->transport), NULL);
@@ -510,7 +510,7 @@ const char *gw_upstream_http_protocol_version(const struct gw_upstream_http *h)
     return h->version[0] ? h->version : NULL;
 }
 
-void http_set_version(struct gw_upstream_http *h, const char *v, size_t n)
+void gw_upstream_http__set_version(struct gw_upstream_http *h, const char *v, size_t n)
 {
     if (n == 0 || n >= sizeof(h->version))
         return;
@@ -525,7 +525,7 @@ void http_set_version(struct gw_upstream_http *h, const char *v, size_t n)
 int gw_upstream_http_set_protocol_version(struct gw_upstream_http *h, const char *version)
 {
     size_t n = strlen(version);
-    http_set_version(h, version, n);
+    gw_upstream_http__set_version(h, version, n);
     return h->version[0] && strcmp(h->version, version) == 0 ? 0 : UV_EINVAL;
 }
 

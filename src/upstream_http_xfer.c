@@ -1,10 +1,10 @@
 /* Transfers of the HTTP upstream: the POST of each message (with the retry
  * policy of design §9), the GET stream of streamable HTTP, the legacy SSE
- * stream and the DELETE of the session.
+ * stream and the DELETE of the session, each a gw_http_xfer.
  *
- * libcurl callbacks (header, write, SSE events) only record: they parse,
- * queue messages and set x->fail. Every decision is taken in xfer_done(),
- * which runs from the loop once libcurl is done with the transfer. */
+ * The transfer's callbacks (on_start, on_event) only record: they adopt
+ * the session, queue messages and set x->fail. Every decision is taken in
+ * xfer_done(), which runs from the loop once libcurl is done. */
 #include "gw/upstream_http_internal.h"
 
 #include <stdio.h>
@@ -18,10 +18,9 @@
 #include "gw/version.h"
 
 #define ENDPOINT_MAX     8192 /* bytes of a legacy endpoint URI */
-#define SESSION_ID_MAX   256
 #define MIN_RECONNECT_MS 100
 
-static void xfer_done(struct gw_curl_uv_xfer *cx, CURLcode rc);
+static const struct gw_http_xfer_ops xfer_ops;
 
 /* ---- the transfer object ---- */
 
@@ -52,37 +51,19 @@ static void unlink_xfer(struct xfer *x)
 static struct xfer *xfer_new(struct gw_upstream_http *h, enum xkind kind)
 {
     struct xfer *x = gw_xcalloc(1, sizeof(*x));
+    x->t.ops = &xfer_ops;
+    x->t.bytes_in = &h->st.bytes_in;
     x->h = h;
     x->kind = kind;
     link_xfer(x);
     return x;
 }
 
-static void reset_response(struct xfer *x)
-{
-    x->status = 0;
-    x->started = x->sse = x->answered = x->events = 0;
-    gw_sse_free(x->parser);
-    x->parser = NULL;
-    free(x->rbody);
-    x->rbody = NULL;
-    x->rlen = x->rcap = 0;
-    free(x->sid);
-    x->sid = NULL;
-    x->ctype[0] = '\0';
-    x->retry_after_ms = 0;
-    x->fail = XF_NONE;
-    x->why[0] = x->errbuf[0] = '\0';
-}
-
 /* The caller has removed it from the multi (or it was never added). */
-void http_xfer_free(struct xfer *x)
+void gw_upstream_http__xfer_free(struct xfer *x)
 {
     unlink_xfer(x);
-    reset_response(x);
-    if (x->cx.easy)
-        curl_easy_cleanup(x->cx.easy);
-    curl_slist_free_all(x->hdrs);
+    gw_http_xfer_cleanup(&x->t);
     json_decref(x->rpc_id);
     free(x->body);
     free(x);
@@ -90,109 +71,63 @@ void http_xfer_free(struct xfer *x)
 
 /* ---- request headers and options ---- */
 
-static struct curl_slist *hdr_add(struct curl_slist *l, const char *line)
-{
-    struct curl_slist *n = curl_slist_append(l, line);
-    if (!n) {
-        fputs("mcpgw: out of memory\n", stderr);
-        abort();
-    }
-    return n;
-}
-
-static struct curl_slist *hdr_addf(struct curl_slist *l, const char *name, const char *value)
-{
-    char *line = gw_xasprintf("%s: %s", name, value);
-    l = hdr_add(l, line);
-    free(line);
-    return l;
-}
-
-/* Visible ASCII only: what may go into a header we build from server data. */
-static int header_safe(const char *s, size_t n, size_t max)
-{
-    if (n == 0 || n > max)
-        return 0;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] < 0x21 || s[i] > 0x7e)
-            return 0;
-    }
-    return 1;
-}
-
 static struct curl_slist *build_headers(struct xfer *x)
 {
     struct gw_upstream_http *h = x->h;
     struct curl_slist *l = NULL;
     if (x->kind == XK_POST) {
-        l = hdr_add(l, "Content-Type: application/json");
-        l = hdr_add(l, "Accept: application/json, text/event-stream");
-        l = hdr_add(l, "Expect:"); /* no 100-continue round trip */
+        l = gw_http_xfer_line(l, "Content-Type: application/json");
+        l = gw_http_xfer_line(l, "Accept: application/json, text/event-stream");
+        l = gw_http_xfer_line(l, "Expect:"); /* no 100-continue round trip */
     } else if (x->kind != XK_DELETE) {
-        l = hdr_add(l, "Accept: text/event-stream");
-        l = hdr_add(l, "Cache-Control: no-cache");
+        l = gw_http_xfer_line(l, "Accept: text/event-stream");
+        l = gw_http_xfer_line(l, "Cache-Control: no-cache");
     }
     x->sent_session = h->legacy && x->kind == XK_POST; /* its URL names the session */
     if (!h->legacy && h->session) {
-        l = hdr_addf(l, "Mcp-Session-Id", h->session);
+        l = gw_http_xfer_header(l, "Mcp-Session-Id", h->session);
         x->sent_session = 1;
     }
     if (!h->legacy && h->version[0])
-        l = hdr_addf(l, "MCP-Protocol-Version", h->version);
+        l = gw_http_xfer_header(l, "MCP-Protocol-Version", h->version);
     if (x->kind == XK_GET && h->last_event_id)
-        l = hdr_addf(l, "Last-Event-ID", h->last_event_id);
+        l = gw_http_xfer_header(l, "Last-Event-ID", h->last_event_id);
     for (size_t i = 0; i < h->nhdr; i++)
-        l = hdr_add(l, h->hdr_lines[i]);
+        l = gw_http_xfer_line(l, h->hdr_lines[i]);
     return l;
 }
 
-static size_t on_header(char *buf, size_t size, size_t n, void *ud);
-static size_t on_write(char *buf, size_t size, size_t n, void *ud);
-
-static void setup_easy(struct xfer *x)
-{
-    struct gw_upstream_http *h = x->h;
-    CURL *e = x->cx.easy;
-    int legacy_post = h->legacy && x->kind == XK_POST;
-    curl_easy_setopt(e, CURLOPT_URL, legacy_post ? h->post_url : h->url);
-    curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->hdrs);
-    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
-    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf);
-    curl_easy_setopt(e, CURLOPT_USERAGENT, "mcpgw/" GW_VERSION);
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)h->connect_ms);
-    curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
-    if (x->kind == XK_POST) {
-        curl_easy_setopt(e, CURLOPT_POSTFIELDS, x->body);
-        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)x->body_len);
-    } else if (x->kind == XK_DELETE) {
-        curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "DELETE");
-        curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)h->o.delete_timeout_ms);
-    } else {
-        curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
-    }
-}
-
 /* Starts (or restarts, for a retry) a linked transfer. */
-int http_xfer_begin(struct xfer *x)
+int gw_upstream_http__xfer_begin(struct xfer *x)
 {
     struct gw_upstream_http *h = x->h;
-    reset_response(x);
+    int legacy_post = h->legacy && x->kind == XK_POST;
+    static const enum gw_http_xfer_method methods[] = {
+        [XK_POST] = GW_HTTP_XFER_POST,
+        [XK_GET] = GW_HTTP_XFER_GET,
+        [XK_LEGACY] = GW_HTTP_XFER_GET,
+        [XK_DELETE] = GW_HTTP_XFER_DELETE,
+    };
+    struct gw_http_xfer_request req = {
+        .method = methods[x->kind],
+        .url = legacy_post ? h->post_url : h->url,
+        .hdrs = build_headers(x),
+        .body = x->body,
+        .body_len = x->body_len,
+        .connect_ms = h->connect_ms,
+        .timeout_ms = x->kind == XK_DELETE ? h->o.delete_timeout_ms : 0,
+        .body_max = x->kind == XK_POST && !h->legacy ? GW_HTTP_MAX_BODY : 0,
+        .event_max = GW_HTTP_MAX_BODY,
+        .loopback_only = h->loopback_only,
+        .user_agent = "mcpgw/" GW_VERSION,
+    };
+
+    x->answered = 0;
+    x->fail = XF_NONE;
+    x->why[0] = '\0';
     x->tries++;
     x->due_ms = 0;
-    if (!x->cx.easy)
-        x->cx.easy = curl_easy_init();
-    if (!x->cx.easy)
-        return UV_ENOMEM;
-    curl_slist_free_all(x->hdrs);
-    x->hdrs = build_headers(x);
-    setup_easy(x);
-    x->cx.done = xfer_done;
-    x->cx.loopback_only = h->loopback_only;
-    x->last_byte_ms = gw_now_ms();
-    int rc = gw_curl_uv_add(h->multi, &x->cx);
+    int rc = gw_http_xfer_begin(&x->t, h->multi, &req);
     if (rc < 0)
         return rc;
     if (x->tries > 1)
@@ -206,87 +141,30 @@ int http_xfer_begin(struct xfer *x)
     return 0;
 }
 
-/* ---- libcurl callbacks: record only ---- */
+/* ---- the transfer's callbacks: record only ---- */
 
-static int header_is(const char *name, size_t n, const char *want)
+static int on_start(struct gw_http_xfer *t)
 {
-    return strlen(want) == n && strncasecmp(name, want, n) == 0;
-}
-
-static void response_start(struct xfer *x);
-
-static size_t on_header(char *buf, size_t size, size_t n, void *ud)
-{
-    struct xfer *x = ud;
-    size_t len = size * n;
-    x->last_byte_ms = gw_now_ms();
-    if ((len == 2 && buf[0] == '\r') || (len == 1 && buf[0] == '\n')) {
-        /* The end of a head: a stream counts as open before its first event. */
-        long status = 0;
-        curl_easy_getinfo(x->cx.easy, CURLINFO_RESPONSE_CODE, &status);
-        if (status >= 200 && !x->started)
-            response_start(x);
-        return len;
-    }
-    if (len >= 5 && memcmp(buf, "HTTP/", 5) == 0) { /* a new response (after a 1xx) */
-        x->ctype[0] = '\0';
-        free(x->sid);
-        x->sid = NULL;
-        x->retry_after_ms = 0;
-        return len;
-    }
-    const char *colon = memchr(buf, ':', len);
-    if (!colon)
-        return len;
-    size_t nlen = (size_t)(colon - buf);
-    const char *v = colon + 1;
-    size_t vlen = (size_t)(buf + len - v);
-    while (vlen > 0 && (v[0] == ' ' || v[0] == '\t'))
-        v++, vlen--;
-    while (vlen > 0 && strchr(" \t\r\n", v[vlen - 1]))
-        vlen--;
-    if (header_is(buf, nlen, "content-type")) {
-        size_t k = vlen < sizeof(x->ctype) - 1 ? vlen : sizeof(x->ctype) - 1;
-        memcpy(x->ctype, v, k);
-        x->ctype[k] = '\0';
-    } else if (header_is(buf, nlen, "mcp-session-id") && header_safe(v, vlen, SESSION_ID_MAX)) {
-        free(x->sid);
-        x->sid = gw_xstrndup(v, vlen);
-    } else if (header_is(buf, nlen, "retry-after") && vlen > 0 && vlen <= 6 &&
-               strspn(v, "0123456789") >= vlen) {
-        x->retry_after_ms = strtoull(v, NULL, 10) * 1000;
-    }
-    return len;
-}
-
-static int is_2xx(long s)
-{
-    return s >= 200 && s < 300;
-}
-
-static void response_start(struct xfer *x)
-{
+    struct xfer *x = (struct xfer *)t;
     struct gw_upstream_http *h = x->h;
-    x->started = 1;
-    curl_easy_getinfo(x->cx.easy, CURLINFO_RESPONSE_CODE, &x->status);
-    h->st.last_status = x->status;
-    if (!is_2xx(x->status))
-        return;
-    x->sse = strncasecmp(x->ctype, "text/event-stream", 17) == 0;
-    if (x->sse)
-        x->parser = gw_sse_new(GW_HTTP_MAX_BODY);
-    if (x->sid && !h->legacy && !h->session) {
-        h->session = x->sid;
-        x->sid = NULL;
+
+    h->st.last_status = t->status;
+    if (!gw_http_xfer_ok(t))
+        return 0;
+    if (t->sid && !h->legacy && !h->session) {
+        h->session = t->sid;
+        t->sid = NULL;
         gw_log(GW_LOG_DEBUG, "upstream session established", "server", h->id, "session", h->session,
                NULL);
     }
     if (x->kind == XK_GET || x->kind == XK_LEGACY) {
-        if (!x->sse)
+        if (!t->sse) {
             x->fail = XF_NOT_SSE;
-        else
-            h->st.get_stream_open = 1;
+            return 1;
+        }
+        h->st.get_stream_open = 1;
     }
+    return 0;
 }
 
 /* Marks x answered when `data` is the response to its request, and learns
@@ -302,7 +180,7 @@ static void note_answer(struct xfer *x, const char *data, size_t len)
         x->answered = 1;
         const char *v = json_string_value(json_object_get(result, "protocolVersion"));
         if (x->is_init && v && !x->h->version[0])
-            http_set_version(x->h, v, strlen(v));
+            gw_upstream_http__set_version(x->h, v, strlen(v));
     }
     json_decref(m);
 }
@@ -358,21 +236,21 @@ static int endpoint_event(struct xfer *x, const struct gw_sse_event *ev)
     }
     h->post_url = gw_xstrdup(url);
     curl_free(url);
-    http_kick(h); /* posts what waited, from the loop */
+    gw_upstream_http__kick(h); /* posts what waited, from the loop */
     return 0;
 }
 
-static int on_event(void *ud, const struct gw_sse_event *ev)
+static int on_event(struct gw_http_xfer *t, const struct gw_sse_event *ev)
 {
-    struct xfer *x = ud;
-    x->events++;
+    struct xfer *x = (struct xfer *)t;
+
     if (x->kind == XK_LEGACY && strcmp(ev->type, "endpoint") == 0)
         return endpoint_event(x, ev);
     /* Priming events (2025-11-25) carry an id and empty data: no message. */
     if (strcmp(ev->type, "message") != 0 || ev->data_len == 0)
         return 0;
     note_answer(x, ev->data, ev->data_len);
-    if (http_enqueue(x->h, ev->data, ev->data_len) < 0) {
+    if (gw_upstream_http__enqueue(x->h, ev->data, ev->data_len) < 0) {
         x->fail = XF_EVENT_TOO_BIG;
         snprintf(x->why, sizeof(x->why),
                  "the upstream sent more than %u MiB of messages before they could be delivered",
@@ -382,133 +260,67 @@ static int on_event(void *ud, const struct gw_sse_event *ev)
     return 0;
 }
 
-static size_t feed_sse(struct xfer *x, const char *buf, size_t len)
-{
-    struct gw_upstream_http *h = x->h;
-    int rc = gw_sse_feed(x->parser, buf, len, on_event, x);
-    if (rc == GW_SSE_E_TOO_BIG) {
-        x->fail = XF_EVENT_TOO_BIG;
-        snprintf(x->why, sizeof(x->why),
-                 "an SSE event from %s exceeded the %u MiB cap (security.md S2)", h->shown,
-                 GW_HTTP_MAX_BODY >> 20);
-    }
-    if (rc != 0)
-        return 0;
-    if (x->kind == XK_GET) {
-        const char *id = gw_sse_last_event_id(x->parser);
-        if (header_safe(id, strlen(id), SESSION_ID_MAX) &&
-            (!h->last_event_id || strcmp(id, h->last_event_id) != 0)) {
-            free(h->last_event_id);
-            h->last_event_id = gw_xstrdup(id);
-        }
-        if (gw_sse_retry_ms(x->parser) >= 0)
-            h->retry_hint = gw_sse_retry_ms(x->parser);
-    }
-    return len;
-}
-
-static void keep_body(struct xfer *x, const char *buf, size_t len, size_t max)
-{
-    if (x->rlen + len > max)
-        len = max - x->rlen;
-    if (x->rlen + len + 1 > x->rcap) {
-        size_t cap = x->rcap ? x->rcap : 4096;
-        while (cap < x->rlen + len + 1)
-            cap *= 2;
-        x->rbody = gw_xrealloc(x->rbody, cap);
-        x->rcap = cap;
-    }
-    memcpy(x->rbody + x->rlen, buf, len);
-    x->rlen += len;
-    x->rbody[x->rlen] = '\0';
-}
-
-static size_t on_write(char *buf, size_t size, size_t n, void *ud)
-{
-    struct xfer *x = ud;
-    size_t len = size * n;
-    x->last_byte_ms = gw_now_ms();
-    x->h->st.bytes_in += len;
-    if (!x->started)
-        response_start(x);
-    if (x->fail)
-        return 0;
-    if (x->sse)
-        return feed_sse(x, buf, len);
-    if (!is_2xx(x->status)) {
-        keep_body(x, buf, len, HTTP_EXCERPT_MAX); /* for the error sentence */
-        return len;
-    }
-    if (x->kind != XK_POST || x->h->legacy)
-        return len; /* a 202 body ("Accepted"), a DELETE's answer */
-    if (x->rlen + len > GW_HTTP_MAX_BODY) {
-        x->fail = XF_BODY_TOO_BIG;
-        return 0;
-    }
-    keep_body(x, buf, len, GW_HTTP_MAX_BODY);
-    return len;
-}
-
 /* ---- outcomes ---- */
 
 /* The start of an answer's body, for an error sentence: the server's own
  * bytes, so its configured secrets are masked (security.md P6). */
 static void excerpt(const struct xfer *x, char *buf, size_t cap)
 {
-    size_t n = x->rlen < 200 ? x->rlen : 200;
+    size_t n = x->t.rlen < 200 ? x->t.rlen : 200;
     if (n >= cap)
         n = cap - 1;
     for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)x->rbody[i];
+        unsigned char c = (unsigned char)x->t.rbody[i];
         buf[i] = c < 0x20 || c == 0x7f ? ' ' : (char)c;
     }
-    n = gw_redact_line(x->h->redact, buf, n, n < x->rlen);
+    n = gw_redact_line(x->h->redact, buf, n, n < x->t.rlen);
     buf[n] = '\0';
 }
 
 static int mentions_session(const struct xfer *x)
 {
-    return x->rbody && strcasestr(x->rbody, "session") != NULL;
+    return x->t.rbody && strcasestr(x->t.rbody, "session") != NULL;
 }
 
 static int session_lost(const struct xfer *x)
 {
-    return x->sent_session && (x->status == 404 || (x->status == 400 && mentions_session(x)));
+    return x->sent_session && (x->t.status == 404 || (x->t.status == 400 && mentions_session(x)));
 }
 
 static void status_sentence(const struct xfer *x, char *buf, size_t cap)
 {
     char ex[208];
     excerpt(x, ex, sizeof(ex));
-    if (x->status >= 300 && x->status < 400)
+    if (x->t.status >= 300 && x->t.status < 400)
         snprintf(buf, cap,
                  "the upstream answered HTTP %ld (a redirect); redirects are not followed",
-                 x->status);
+                 x->t.status);
     else
-        snprintf(buf, cap, "the upstream answered HTTP %ld%s%s", x->status, ex[0] ? ": " : "", ex);
+        snprintf(buf, cap, "the upstream answered HTTP %ld%s%s", x->t.status, ex[0] ? ": " : "",
+                 ex);
 }
 
 static void conn_sentence(const struct xfer *x, CURLcode rc, char *buf, size_t cap)
 {
     const struct gw_upstream_http *h = x->h;
-    if (x->cx.refused[0])
+    if (x->t.cx.refused[0])
         snprintf(buf, cap,
                  "refusing plain http to %s (address %s): without TLS only loopback addresses "
                  "may be reached",
-                 h->shown, x->cx.refused);
+                 h->shown, x->t.cx.refused);
     else if (x->fail == XF_READ_TIMEOUT)
         snprintf(buf, cap, "no byte from %s for %llu ms (sse_read_timeout)", h->shown,
                  (unsigned long long)h->read_ms);
     else
         snprintf(buf, cap, "cannot reach %s: %s", h->shown,
-                 x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc));
+                 x->t.errbuf[0] ? x->t.errbuf : curl_easy_strerror(rc));
 }
 
 /* True when the request provably never left: no connection was made. */
 static int never_sent(const struct xfer *x, CURLcode rc)
 {
     curl_off_t t = 0;
-    if (x->cx.refused[0])
+    if (x->t.cx.refused[0])
         return 1;
     switch (rc) {
     case CURLE_COULDNT_RESOLVE_PROXY:
@@ -518,8 +330,8 @@ static int never_sent(const struct xfer *x, CURLcode rc)
     case CURLE_PEER_FAILED_VERIFICATION:
         return 1;
     case CURLE_OPERATION_TIMEDOUT:
-        curl_easy_getinfo(x->cx.easy, CURLINFO_CONNECT_TIME_T, &t);
-        return t == 0 && !x->started;
+        curl_easy_getinfo(x->t.cx.easy, CURLINFO_CONNECT_TIME_T, &t);
+        return t == 0 && !x->t.started;
     default:
         return 0;
     }
@@ -537,12 +349,12 @@ static void session_gone(struct xfer *x)
     snprintf(why, sizeof(why),
              "the upstream %s no longer knows MCP session %s (HTTP %ld); a new session must be "
              "initialized",
-             h->shown, h->session ? h->session : "(legacy)", x->status);
+             h->shown, h->session ? h->session : "(legacy)", x->t.status);
     h->session_lost = 1;
     if (x->rpc_id && h->cbs.on_not_run)
         h->cbs.on_not_run(h->cbs.data, x->rpc_id, why);
-    http_xfer_free(x);
-    http_go_down(h, GW_HTTP_E_SESSION_GONE, why);
+    gw_upstream_http__xfer_free(x);
+    gw_upstream_http__go_down(h, GW_HTTP_E_SESSION_GONE, why);
 }
 
 /* Answers x's request with a JSON-RPC error (design: the client fails just
@@ -556,7 +368,7 @@ static void request_failed(struct xfer *x, long status, int reached, const char 
     else
         snprintf(full, sizeof(full), "%s", why);
     h->st.http_errors++;
-    http_set_error(h, full);
+    gw_upstream_http__set_error(h, full);
     gw_log(GW_LOG_WARN, "upstream request failed", "server", h->id, "method", x->method, "error",
            full, NULL);
     if (x->rpc_id) {
@@ -568,11 +380,11 @@ static void request_failed(struct xfer *x, long status, int reached, const char 
                                 json_integer(status));
         char *s = m ? json_dumps(m, JSON_COMPACT) : NULL;
         if (s)
-            http_enqueue(h, s, strlen(s));
+            gw_upstream_http__enqueue(h, s, strlen(s));
         free(s);
         json_decref(m);
     }
-    http_xfer_free(x);
+    gw_upstream_http__xfer_free(x);
 }
 
 /* Schedules another attempt; 0 when the tries are used up. */
@@ -625,7 +437,7 @@ static void classify(struct xfer *x)
     json_decref(m);
 }
 
-int http_post(struct gw_upstream_http *h, const char *msg, size_t len)
+int gw_upstream_http__post(struct gw_upstream_http *h, const char *msg, size_t len)
 {
     struct xfer *x = xfer_new(h, XK_POST);
     x->body = gw_xmalloc(len + 1);
@@ -633,14 +445,14 @@ int http_post(struct gw_upstream_http *h, const char *msg, size_t len)
     x->body[len] = '\0';
     x->body_len = len;
     classify(x);
-    int rc = http_xfer_begin(x);
+    int rc = gw_upstream_http__xfer_begin(x);
     if (rc < 0) {
-        http_xfer_free(x);
+        gw_upstream_http__xfer_free(x);
         return rc;
     }
     h->st.messages_out++;
     h->st.bytes_out += len;
-    http_reschedule(h);
+    gw_upstream_http__reschedule(h);
     return 0;
 }
 
@@ -656,22 +468,22 @@ static void post_ok(struct xfer *x)
 {
     struct gw_upstream_http *h = x->h;
     char why[128];
-    if (!h->legacy && !x->sse && x->rlen > 0) {
-        note_answer(x, x->rbody, x->rlen);
-        http_enqueue(h, x->rbody, x->rlen);
+    if (!h->legacy && !x->t.sse && x->t.rlen > 0) {
+        note_answer(x, x->t.rbody, x->t.rlen);
+        gw_upstream_http__enqueue(h, x->t.rbody, x->t.rlen);
     }
     if (!h->legacy && x->rpc_id && !x->answered) {
-        if (x->sse)
+        if (x->t.sse)
             snprintf(why, sizeof(why), "the upstream's event stream ended before the response");
         else
             snprintf(why, sizeof(why), "the upstream answered HTTP %ld without a response",
-                     x->status);
-        request_failed(x, x->status, 1, why);
+                     x->t.status);
+        request_failed(x, x->t.status, 1, why);
         return;
     }
     if (x->is_initialized_note)
         want_get(h);
-    http_xfer_free(x);
+    gw_upstream_http__xfer_free(x);
 }
 
 static void post_failed(struct xfer *x, CURLcode rc)
@@ -680,18 +492,18 @@ static void post_failed(struct xfer *x, CURLcode rc)
     char why[400];
     if (x->fail == XF_EVENT_TOO_BIG) {
         snprintf(why, sizeof(why), "%s", x->why);
-        http_xfer_free(x);
-        http_go_down(h, GW_HTTP_E_TOO_BIG, why);
+        gw_upstream_http__xfer_free(x);
+        gw_upstream_http__go_down(h, GW_HTTP_E_TOO_BIG, why);
         return;
     }
     if (x->fail == XF_BODY_TOO_BIG) {
         snprintf(why, sizeof(why), "the response of %s exceeded the %u MiB cap (security.md S3)",
                  h->shown, GW_HTTP_MAX_BODY >> 20);
-        request_failed(x, x->status, 1, why);
+        request_failed(x, x->t.status, 1, why);
         return;
     }
     int never = never_sent(x, rc);
-    if (!x->cx.refused[0] && (never || x->safe) && retry(x, 0))
+    if (!x->t.cx.refused[0] && (never || x->safe) && retry(x, 0))
         return;
     conn_sentence(x, rc, why, sizeof(why));
     request_failed(x, 0, !never, why);
@@ -704,7 +516,7 @@ static void post_done(struct xfer *x, CURLcode rc)
         post_failed(x, rc);
         return;
     }
-    if (is_2xx(x->status)) {
+    if (gw_http_xfer_ok(&x->t)) {
         post_ok(x);
         return;
     }
@@ -712,23 +524,23 @@ static void post_done(struct xfer *x, CURLcode rc)
         session_gone(x);
         return;
     }
-    if ((x->status == 429 || x->status >= 500) && x->safe && retry(x, x->retry_after_ms))
+    if ((x->t.status == 429 || x->t.status >= 500) && x->safe && retry(x, x->t.retry_after))
         return;
     status_sentence(x, why, sizeof(why));
-    request_failed(x, x->status, 1, why);
+    request_failed(x, x->t.status, 1, why);
 }
 
 /* ---- streams ---- */
 
-int http_open_stream(struct gw_upstream_http *h)
+int gw_upstream_http__open_stream(struct gw_upstream_http *h)
 {
     struct xfer *x = xfer_new(h, h->legacy ? XK_LEGACY : XK_GET);
-    int rc = http_xfer_begin(x);
+    int rc = gw_upstream_http__xfer_begin(x);
     if (rc < 0) {
-        http_xfer_free(x);
+        gw_upstream_http__xfer_free(x);
         h->get_state = GET_NONE;
         if (h->legacy)
-            http_go_down(h, GW_HTTP_E_STREAM, "the SSE stream could not be started");
+            gw_upstream_http__go_down(h, GW_HTTP_E_STREAM, "the SSE stream could not be started");
         return rc;
     }
     h->stream = x;
@@ -739,12 +551,12 @@ int http_open_stream(struct gw_upstream_http *h)
 static void get_done(struct xfer *x, CURLcode rc)
 {
     struct gw_upstream_http *h = x->h;
-    long s = x->started ? x->status : 0;
+    long s = x->t.started ? x->t.status : 0;
     if (x->fail == XF_EVENT_TOO_BIG) {
         char why[256];
         snprintf(why, sizeof(why), "%s", x->why);
-        http_xfer_free(x);
-        http_go_down(h, GW_HTTP_E_TOO_BIG, why);
+        gw_upstream_http__xfer_free(x);
+        gw_upstream_http__go_down(h, GW_HTTP_E_TOO_BIG, why);
         return;
     }
     if (session_lost(x)) {
@@ -754,10 +566,10 @@ static void get_done(struct xfer *x, CURLcode rc)
     if (s == 405 || s == 409 || x->fail == XF_NOT_SSE) {
         gw_log(GW_LOG_DEBUG, "upstream offers no GET stream", "server", h->id, NULL);
         h->get_state = GET_NONE;
-        http_xfer_free(x);
+        gw_upstream_http__xfer_free(x);
         return;
     }
-    if (x->events > 0)
+    if (x->t.events > 0)
         h->get_backoff = 1000;
     uint64_t d = h->retry_hint >= 0 ? (uint64_t)h->retry_hint : h->get_backoff;
     if (h->retry_hint < 0 && h->get_backoff < h->o.reconnect_max_ms)
@@ -768,7 +580,7 @@ static void get_done(struct xfer *x, CURLcode rc)
         d = MIN_RECONNECT_MS;
     h->get_state = GET_WAIT;
     h->get_due = gw_now_ms() + d;
-    http_xfer_free(x);
+    gw_upstream_http__xfer_free(x);
 }
 
 static void legacy_sentence(const struct xfer *x, CURLcode rc, char *buf, size_t cap)
@@ -780,17 +592,17 @@ static void legacy_sentence(const struct xfer *x, CURLcode rc, char *buf, size_t
         snprintf(buf, cap,
                  "the SSE endpoint %s answered with Content-Type \"%s\", not "
                  "text/event-stream",
-                 h->shown, x->ctype);
+                 h->shown, x->t.ctype);
     else if (x->fail == XF_READ_TIMEOUT)
         snprintf(buf, cap, "the SSE stream of %s stayed silent for %llu ms (sse_read_timeout)",
                  h->shown, (unsigned long long)h->read_ms);
-    else if (x->cx.refused[0] || (rc != CURLE_OK && !x->started))
+    else if (x->t.cx.refused[0] || (rc != CURLE_OK && !x->t.started))
         conn_sentence(x, rc, buf, cap);
-    else if (!is_2xx(x->status))
+    else if (!gw_http_xfer_ok(&x->t))
         status_sentence(x, buf, cap);
     else if (rc != CURLE_OK)
         snprintf(buf, cap, "the SSE stream of %s failed: %s", h->shown,
-                 x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc));
+                 x->t.errbuf[0] ? x->t.errbuf : curl_easy_strerror(rc));
     else
         snprintf(buf, cap, "the SSE stream of %s ended", h->shown);
 }
@@ -801,44 +613,77 @@ static void legacy_done(struct xfer *x, CURLcode rc)
     char why[400];
     legacy_sentence(x, rc, why, sizeof(why));
     int code = x->fail == XF_EVENT_TOO_BIG ? GW_HTTP_E_TOO_BIG : GW_HTTP_E_STREAM;
-    http_xfer_free(x);
-    http_go_down(h, code, why);
+    gw_upstream_http__xfer_free(x);
+    gw_upstream_http__go_down(h, code, why);
 }
 
 /* ---- DELETE ---- */
 
-void http_delete_session(struct gw_upstream_http *h)
+void gw_upstream_http__delete_session(struct gw_upstream_http *h)
 {
     struct xfer *x = xfer_new(h, XK_DELETE);
-    if (http_xfer_begin(x) < 0)
-        http_xfer_free(x);
+    if (gw_upstream_http__xfer_begin(x) < 0)
+        gw_upstream_http__xfer_free(x);
 }
 
 static void delete_done(struct xfer *x, CURLcode rc)
 {
     char status[16];
-    snprintf(status, sizeof(status), "%ld", x->started ? x->status : 0L);
+    snprintf(status, sizeof(status), "%ld", x->t.started ? x->t.status : 0L);
     gw_log(GW_LOG_DEBUG, "upstream session deleted", "server", x->h->id, "status", status, "error",
            rc == CURLE_OK ? NULL : curl_easy_strerror(rc), NULL);
-    http_xfer_free(x);
+    gw_upstream_http__xfer_free(x);
 }
 
 /* ---- completion ---- */
 
-static void xfer_done(struct gw_curl_uv_xfer *cx, CURLcode rc)
+/* The transfer's own failures, in the terms of this instance. */
+static void fold_fail(struct xfer *x)
 {
-    struct xfer *x = (struct xfer *)cx;
+    if (x->fail != XF_NONE)
+        return;
+    if (x->t.fail == GW_HTTP_XFER_BODY_TOO_BIG) {
+        x->fail = XF_BODY_TOO_BIG;
+    } else if (x->t.fail == GW_HTTP_XFER_EVENT_TOO_BIG) {
+        x->fail = XF_EVENT_TOO_BIG;
+        snprintf(x->why, sizeof(x->why),
+                 "an SSE event from %s exceeded the %u MiB cap (security.md S2)", x->h->shown,
+                 GW_HTTP_MAX_BODY >> 20);
+    }
+}
+
+/* What the next GET must say (Last-Event-ID) and when it may come. */
+static void keep_stream_position(struct xfer *x)
+{
+    struct gw_upstream_http *h = x->h;
+    const char *id;
+
+    if (x->kind != XK_GET || x->t.parser == NULL)
+        return;
+    id = gw_sse_last_event_id(x->t.parser);
+    if (gw_http_xfer_header_safe(id, strlen(id), GW_HTTP_XFER_SESSION_MAX) &&
+        (!h->last_event_id || strcmp(id, h->last_event_id) != 0)) {
+        free(h->last_event_id);
+        h->last_event_id = gw_xstrdup(id);
+    }
+    if (gw_sse_retry_ms(x->t.parser) >= 0)
+        h->retry_hint = gw_sse_retry_ms(x->t.parser);
+}
+
+static void xfer_done(struct gw_http_xfer *t, CURLcode rc)
+{
+    struct xfer *x = (struct xfer *)t;
     struct gw_upstream_http *h = x->h;
     unlink_xfer(x);
     if (h->stream == x)
         h->stream = NULL;
     if (x->kind == XK_GET || x->kind == XK_LEGACY)
         h->st.get_stream_open = 0;
-    if (!x->started && rc == CURLE_OK)
-        response_start(x);
-    http_flush(h); /* what the stream carried comes before the outcome */
+    fold_fail(x);
+    keep_stream_position(x);
+    gw_upstream_http__flush(h); /* what the stream carried comes before the outcome */
     if (h->down && x->kind != XK_DELETE)
-        http_xfer_free(x);
+        gw_upstream_http__xfer_free(x);
     else if (x->kind == XK_POST)
         post_done(x, rc);
     else if (x->kind == XK_GET)
@@ -847,18 +692,21 @@ static void xfer_done(struct gw_curl_uv_xfer *cx, CURLcode rc)
         legacy_done(x, rc);
     else
         delete_done(x, rc);
-    http_flush(h);
-    http_maybe_finish(h);
-    http_reschedule(h);
+    gw_upstream_http__flush(h);
+    gw_upstream_http__maybe_finish(h);
+    gw_upstream_http__reschedule(h);
 }
 
+static const struct gw_http_xfer_ops xfer_ops = {
+    .on_start = on_start,
+    .on_event = on_event,
+    .on_done = xfer_done,
+};
+
 /* The timer found x silent for sse_read_timeout (or unable to restart). */
-void http_xfer_timeout(struct xfer *x)
+void gw_upstream_http__xfer_timeout(struct xfer *x)
 {
-    if (x->cx.added) {
-        gw_curl_uv_remove(x->h->multi, &x->cx);
-        if (!x->fail)
-            x->fail = XF_READ_TIMEOUT;
-    }
-    xfer_done(&x->cx, CURLE_OPERATION_TIMEDOUT);
+    if (x->t.cx.added && x->fail == XF_NONE && x->t.fail == GW_HTTP_XFER_OK)
+        x->fail = XF_READ_TIMEOUT;
+    gw_http_xfer_end(&x->t, x->h->multi, CURLE_OPERATION_TIMEDOUT);
 }

@@ -7,12 +7,11 @@
 
 #include <jansson.h>
 
+#include "gw/http_xfer.h"
 #include "gw/redact.h"
-#include "gw/sse.h"
 #include "gw/upstream_http.h"
 
-#define HTTP_EXCERPT_MAX 1024        /* bytes of an error body kept for the sentence */
-#define HTTP_QUEUE_MAX   (64u << 20) /* messages parsed, not yet delivered */
+#define HTTP_QUEUE_MAX (64u << 20) /* messages parsed, not yet delivered */
 
 enum xkind { XK_POST, XK_GET, XK_LEGACY, XK_DELETE };
 
@@ -37,12 +36,11 @@ struct msg {
 /* One HTTP exchange, owned by its instance (in h->xfers) or, while its
  * done handler runs, by that handler. */
 struct xfer {
-    struct gw_curl_uv_xfer cx; /* first: the done callback gets this */
+    struct gw_http_xfer t; /* first: the transfer's callbacks get this */
     struct gw_upstream_http *h;
     struct xfer *next, *prev;
     int linked; /* in h->xfers */
     enum xkind kind;
-    struct curl_slist *hdrs;
     char *body; /* the message POSTed, owned */
     size_t body_len;
     json_t *rpc_id;  /* the id of the request it carries, or NULL */
@@ -52,22 +50,9 @@ struct xfer {
     int tries;
     uint64_t due_ms; /* waiting for a retry until then; 0 when running */
     int sent_session;
-    /* the response */
-    long status;
-    int started; /* response_start() ran */
-    int sse;
-    struct gw_sse *parser;
-    char *rbody;
-    size_t rlen, rcap;
     int answered; /* the response to rpc_id was seen */
-    int events;   /* SSE events received */
-    char *sid;    /* its Mcp-Session-Id header */
-    char ctype[64];
-    uint64_t retry_after_ms;
-    uint64_t last_byte_ms;
     enum xfail fail;
     char why[256];
-    char errbuf[CURL_ERROR_SIZE];
 };
 
 struct gw_upstream_http {
@@ -112,21 +97,21 @@ struct gw_upstream_http {
 };
 
 /* upstream_http.c */
-void http_kick(struct gw_upstream_http *h);
-void http_reschedule(struct gw_upstream_http *h);
-int http_enqueue(struct gw_upstream_http *h, const char *data, size_t len);
-void http_flush(struct gw_upstream_http *h);
-void http_go_down(struct gw_upstream_http *h, int code, const char *why);
-void http_maybe_finish(struct gw_upstream_http *h);
-void http_set_error(struct gw_upstream_http *h, const char *why);
-void http_set_version(struct gw_upstream_http *h, const char *v, size_t n);
+void gw_upstream_http__kick(struct gw_upstream_http *h);
+void gw_upstream_http__reschedule(struct gw_upstream_http *h);
+int gw_upstream_http__enqueue(struct gw_upstream_http *h, const char *data, size_t len);
+void gw_upstream_http__flush(struct gw_upstream_http *h);
+void gw_upstream_http__go_down(struct gw_upstream_http *h, int code, const char *why);
+void gw_upstream_http__maybe_finish(struct gw_upstream_http *h);
+void gw_upstream_http__set_error(struct gw_upstream_http *h, const char *why);
+void gw_upstream_http__set_version(struct gw_upstream_http *h, const char *v, size_t n);
 
 /* upstream_http_xfer.c */
-int http_post(struct gw_upstream_http *h, const char *msg, size_t len);
-int http_open_stream(struct gw_upstream_http *h);
-void http_delete_session(struct gw_upstream_http *h);
-void http_xfer_free(struct xfer *x);
-int http_xfer_begin(struct xfer *x);
-void http_xfer_timeout(struct xfer *x);
+int gw_upstream_http__post(struct gw_upstream_http *h, const char *msg, size_t len);
+int gw_upstream_http__open_stream(struct gw_upstream_http *h);
+void gw_upstream_http__delete_session(struct gw_upstream_http *h);
+void gw_upstream_http__xfer_free(struct xfer *x);
+int gw_upstream_http__xfer_begin(struct xfer *x);
+void gw_upstream_http__xfer_timeout(struct xfer *x);
 
 #endif
