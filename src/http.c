@@ -1,7 +1,7 @@
-/* HTTP/1.1 server: listener, connections, timers, writes and keep-alive.
- * Turning bytes into requests (llhttp, limits, strictness) is in
- * http_parse.c, answers and streams in http_respond.c; the structures they
- * share are in gw/http_internal.h.
+/* HTTP/1.1 server: connections, timers, writes and keep-alive. The
+ * listener and accepting are in http_listen.c, turning bytes into requests
+ * (llhttp, limits, strictness) in http_parse.c, answers and streams in
+ * http_respond.c; the structures they share are in gw/http_internal.h.
  *
  * Ownership: the server owns its connections; a connection owns the
  * request it is receiving or answering. A request handed to the handler is
@@ -14,15 +14,9 @@
 
 #include "gw/log.h"
 
-#include <arpa/inet.h>
-#include <ctype.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/un.h>
-#include <unistd.h>
 
 #define READ_CHUNK (16 * 1024)
 #define RBUF_SIZE  (64 * 1024) /* the server's shared read buffer */
@@ -32,9 +26,6 @@
 /* Time a closing connection drains what the client still sends, so our
  * last answer is not destroyed by a reset. */
 #define LINGER_MS 1000
-/* Connections being told 503 at once; beyond, they are closed silently. */
-#define REJECT_MAX 64
-#define BACKLOG    511
 
 /* Makes room for `n` more bytes and the NUL kept after the data. */
 void gw_http__buf_reserve(struct buf *b, size_t n)
@@ -60,7 +51,7 @@ void gw_http__buf_append(struct buf *b, const char *p, size_t n)
     b->data[b->len] = '\0';
 }
 
-static void debug(const struct conn *c, const char *msg, const char *err)
+void gw_http__debug(const struct conn *c, const char *msg, const char *err)
 {
     gw_log(GW_LOG_DEBUG, msg, "peer", c->peer, "error", err, NULL);
 }
@@ -88,10 +79,9 @@ static void req_detach(struct conn *c)
 static void on_conn_closed(uv_handle_t *h);
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
-static void srv_maybe_done(struct gw_http_server *srv);
 static void finish_unlink(struct conn *c);
 
-static void conn_close(struct conn *c)
+void gw_http__conn_close(struct conn *c)
 {
     if (c->closing)
         return;
@@ -133,16 +123,16 @@ static void on_conn_closed(uv_handle_t *h)
     gw_http__parser_free(&c->parser);
     in_release(c);
     free(c);
-    srv_maybe_done(srv);
+    gw_http__srv_maybe_done(srv);
 }
 
-static void conn_read_start(struct conn *c)
+void gw_http__conn_read_start(struct conn *c)
 {
     if (c->reading || c->eof || c->closing)
         return;
     int rc = uv_read_start(&c->h.stream, on_alloc, on_read);
     if (rc < 0) {
-        debug(c, "http read failed", uv_strerror(rc));
+        gw_http__debug(c, "http read failed", uv_strerror(rc));
         c->state = CS_DEAD;
         gw_http__arm_timer(c);
         return;
@@ -237,7 +227,7 @@ static void on_timer(uv_timer_t *t)
         break;
     default:
         /* idle keep-alive, a client that stopped reading, linger over */
-        conn_close(c);
+        gw_http__conn_close(c);
         break;
     }
 }
@@ -289,7 +279,7 @@ void gw_http__arm_timer(struct conn *c)
     }
 }
 
-static void conn_reset_request(struct conn *c)
+void gw_http__conn_reset_request(struct conn *c)
 {
     c->lim = c->srv->lim;
     gw_http__parser_reset(&c->parser);
@@ -345,8 +335,8 @@ static void conn_parse(struct conn *c)
 
 static void conn_next_request(struct conn *c)
 {
-    conn_reset_request(c);
-    conn_read_start(c);
+    gw_http__conn_reset_request(c);
+    gw_http__conn_read_start(c);
     if (c->in_off < c->in_len) {
         c->state = CS_HEADERS;
         gw_http__arm_timer(c);
@@ -364,12 +354,12 @@ static void on_shutdown(uv_shutdown_t *req, int status)
     if (c->closing)
         return;
     if (status < 0 || c->eof || c->srv->closing) {
-        conn_close(c);
+        gw_http__conn_close(c);
         return;
     }
     c->state = CS_LINGER;
     gw_http__arm_timer(c);
-    conn_read_start(c);
+    gw_http__conn_read_start(c);
 }
 
 static void conn_shutdown(struct conn *c)
@@ -378,7 +368,7 @@ static void conn_shutdown(struct conn *c)
     gw_http__arm_timer(c);
     int rc = uv_shutdown(&c->shutdown, &c->h.stream, on_shutdown);
     if (rc < 0)
-        conn_close(c);
+        gw_http__conn_close(c);
 }
 
 /* The last write of an answer completed. */
@@ -413,8 +403,8 @@ static void on_write(uv_write_t *w, int status)
     if (c->closing)
         return;
     if (status < 0) {
-        debug(c, "http write failed", uv_strerror(status));
-        conn_close(c);
+        gw_http__debug(c, "http write failed", uv_strerror(status));
+        gw_http__conn_close(c);
         return;
     }
     if (c->state == CS_SENDING || c->state == CS_FINAL)
@@ -473,7 +463,7 @@ int gw_http__send(struct conn *c, const uv_buf_t *bufs, unsigned n, int last)
         /* Closing now could fire the abort callback inside the handler's
          * own call; the 0 ms timer closes from the loop instead. */
         free(wr);
-        debug(c, "http write failed", uv_strerror(rc));
+        gw_http__debug(c, "http write failed", uv_strerror(rc));
         c->state = CS_DEAD;
         gw_http__arm_timer(c);
     }
@@ -554,12 +544,12 @@ static void on_read_end(struct conn *c, int err)
     conn_read_stop(c);
     c->eof = 1;
     if (err != UV_EOF)
-        debug(c, "http read failed", uv_strerror(err));
+        gw_http__debug(c, "http read failed", uv_strerror(err));
     if (err == UV_EOF && (c->state == CS_SENDING || c->state == CS_FINAL)) {
         c->keep_alive = 0;
         return;
     }
-    conn_close(c);
+    gw_http__conn_close(c);
 }
 
 static void read_bytes(struct conn *c, ssize_t nread)
@@ -592,318 +582,4 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     struct conn *c = s->data;
     read_bytes(c, nread);
     in_keep_unparsed(c);
-}
-
-static void format_addr(const struct sockaddr_storage *ss, char *out, size_t n)
-{
-    char ip[INET6_ADDRSTRLEN] = "?";
-    if (ss->ss_family == AF_INET6) {
-        const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)ss;
-        uv_ip6_name(a, ip, sizeof ip);
-        snprintf(out, n, "[%s]:%u", ip, (unsigned)ntohs(a->sin6_port));
-    } else {
-        const struct sockaddr_in *a = (const struct sockaddr_in *)ss;
-        uv_ip4_name(a, ip, sizeof ip);
-        snprintf(out, n, "%s:%u", ip, (unsigned)ntohs(a->sin_port));
-    }
-}
-
-static void set_peer(struct conn *c)
-{
-    struct sockaddr_storage ss;
-    int len = sizeof ss;
-    if (c->srv->is_unix)
-        snprintf(c->peer, sizeof c->peer, "unix");
-    else if (uv_tcp_getpeername(&c->h.tcp, (struct sockaddr *)&ss, &len) == 0)
-        format_addr(&ss, c->peer, sizeof c->peer);
-    else
-        snprintf(c->peer, sizeof c->peer, "unknown");
-}
-
-static struct conn *conn_new(struct gw_http_server *srv)
-{
-    struct conn *c = gw_xrealloc(NULL, sizeof *c);
-    memset(c, 0, sizeof *c);
-    int rc =
-        srv->is_unix ? uv_pipe_init(srv->loop, &c->h.pipe, 0) : uv_tcp_init(srv->loop, &c->h.tcp);
-    if (rc < 0) {
-        free(c);
-        return NULL;
-    }
-    uv_timer_init(srv->loop, &c->timer);
-    c->h.handle.data = c;
-    c->timer.data = c;
-    c->open_handles = 2;
-    c->srv = srv;
-    c->next = srv->conns;
-    if (srv->conns)
-        srv->conns->prev = c;
-    srv->conns = c;
-    gw_http__parser_init(&c->parser, c->peer, srv->is_unix, &c->lim);
-    return c;
-}
-
-/* Over max_connections: told 503 and closed, but not counted, so the
- * listener keeps accepting and the queue never starves. */
-static void conn_reject(struct conn *c)
-{
-    c->rejected = 1;
-    c->srv->nrejected++;
-    c->lim = c->srv->lim;
-    if (c->srv->nrejected > REJECT_MAX) {
-        conn_close(c);
-        return;
-    }
-    conn_read_start(c);
-    gw_http__final_error(c, 503, "too_many_connections",
-                         "The gateway has too many open connections; try again later.");
-}
-
-static void on_connection(uv_stream_t *lis, int status)
-{
-    struct gw_http_server *srv = lis->data;
-    if (status < 0) {
-        gw_log(GW_LOG_DEBUG, "http accept failed", "error", uv_strerror(status), NULL);
-        return;
-    }
-    struct conn *c = conn_new(srv);
-    if (c == NULL)
-        return;
-    srv->nconns++;
-    int rc = uv_accept(lis, &c->h.stream);
-    if (rc == 0)
-        set_peer(c);
-    /* Every write is a whole answer or event: Nagle would hold an event
-     * behind an unacknowledged one until the peer's delayed ACK. */
-    if (rc == 0 && !srv->is_unix)
-        uv_tcp_nodelay(&c->h.tcp, 1);
-    if (rc < 0) {
-        debug(c, "http accept failed", uv_strerror(rc));
-        conn_close(c);
-        return;
-    }
-    if (srv->lim.max_connections && srv->nconns > srv->lim.max_connections) {
-        srv->nconns--;
-        conn_reject(c);
-        return;
-    }
-    conn_reset_request(c);
-    c->state = CS_HEADERS; /* the header clock starts at accept */
-    gw_http__arm_timer(c);
-    conn_read_start(c);
-}
-
-/* ---- the listener ---- */
-
-static void on_finisher_closed(uv_handle_t *h)
-{
-    struct gw_http_server *srv = h->data;
-    srv->finisher_closed = 1;
-    srv_maybe_done(srv);
-}
-
-static void srv_maybe_done(struct gw_http_server *srv)
-{
-    if (!srv->closing || !srv->lis_closed || srv->conns)
-        return;
-    if (srv->has_finisher && !srv->finisher_closed) {
-        if (!uv_is_closing((uv_handle_t *)&srv->finisher))
-            uv_close((uv_handle_t *)&srv->finisher, on_finisher_closed);
-        return;
-    }
-    if (srv->unix_path)
-        unlink(srv->unix_path);
-    void (*cb)(void *) = srv->close_cb;
-    void *data = srv->close_data;
-    free(srv->unix_path);
-    free(srv->rbuf);
-    free(srv);
-    if (cb)
-        cb(data);
-}
-
-static void on_listener_closed(uv_handle_t *h)
-{
-    struct gw_http_server *srv = h->data;
-    srv->lis_closed = 1;
-    srv_maybe_done(srv);
-}
-
-/* "host:port" or "[v6]:port" into *ss. */
-static int parse_inet(const char *listen, struct sockaddr_storage *ss)
-{
-    char host[64];
-    const char *colon = strrchr(listen, ':');
-    if (colon == NULL || colon == listen || colon[1] == '\0')
-        return UV_EINVAL;
-    char *end;
-    errno = 0;
-    unsigned long port = strtoul(colon + 1, &end, 10);
-    if (*end || errno || port > 65535 || !isdigit((unsigned char)colon[1]))
-        return UV_EINVAL;
-    size_t hlen = (size_t)(colon - listen);
-    if (listen[0] == '[') {
-        if (hlen < 3 || listen[hlen - 1] != ']' || hlen - 2 >= sizeof host)
-            return UV_EINVAL;
-        memcpy(host, listen + 1, hlen - 2);
-        host[hlen - 2] = '\0';
-        return uv_ip6_addr(host, (int)port, (struct sockaddr_in6 *)ss);
-    }
-    if (hlen >= sizeof host)
-        return UV_EINVAL;
-    memcpy(host, listen, hlen);
-    host[hlen] = '\0';
-    if (strcmp(host, "localhost") == 0)
-        snprintf(host, sizeof host, "127.0.0.1");
-    return uv_ip4_addr(host, (int)port, (struct sockaddr_in *)ss);
-}
-
-static int listen_tcp(struct gw_http_server *srv, const struct sockaddr_storage *ss)
-{
-    int rc = uv_tcp_bind(&srv->lis.tcp, (const struct sockaddr *)ss,
-                         ss->ss_family == AF_INET6 ? UV_TCP_IPV6ONLY : 0);
-    if (rc == 0)
-        rc = uv_listen(&srv->lis.stream, BACKLOG, on_connection);
-    if (rc < 0)
-        return rc;
-    struct sockaddr_storage bound;
-    int len = sizeof bound;
-    rc = uv_tcp_getsockname(&srv->lis.tcp, (struct sockaddr *)&bound, &len);
-    if (rc == 0)
-        format_addr(&bound, srv->address, sizeof srv->address);
-    return rc;
-}
-
-/* A stale socket from a previous run is removed; anything else in the way
- * is an error. Mode 0660 is set between bind and listen, when nobody can
- * connect yet. */
-static int listen_unix(struct gw_http_server *srv, const char *path, const char **why)
-{
-    struct stat st;
-    if (strlen(path) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
-        *why = "the socket path is too long";
-        return UV_ENAMETOOLONG;
-    }
-    if (lstat(path, &st) == 0) {
-        if (!S_ISSOCK(st.st_mode)) {
-            *why = "a file that is not a socket is in the way";
-            return UV_EEXIST;
-        }
-        unlink(path);
-    }
-    int rc = uv_pipe_bind(&srv->lis.pipe, path);
-    if (rc < 0)
-        return rc;
-    srv->unix_path = strdup(path);
-    if (srv->unix_path == NULL)
-        gw_xrealloc(NULL, SIZE_MAX); /* reports and aborts */
-    if (chmod(path, 0660) < 0)
-        return -errno;
-    snprintf(srv->address, sizeof srv->address, "unix:%s", path);
-    return uv_listen(&srv->lis.stream, BACKLOG, on_connection);
-}
-
-static int start_listening(struct gw_http_server *srv, const char *listen, const char **why)
-{
-    struct sockaddr_storage ss;
-    int rc;
-    if (strncmp(listen, "unix:", 5) == 0) {
-        srv->is_unix = 1;
-        if (listen[5] == '\0') {
-            *why = "the socket path is empty";
-            return UV_EINVAL;
-        }
-        rc = uv_pipe_init(srv->loop, &srv->lis.pipe, 0);
-        if (rc < 0)
-            return rc;
-        srv->lis.handle.data = srv; /* also marks the handle as needing uv_close */
-        return listen_unix(srv, listen + 5, why);
-    }
-    memset(&ss, 0, sizeof ss);
-    if (parse_inet(listen, &ss) < 0) {
-        *why = "expected IPv4:port, [IPv6]:port or unix:/path";
-        return UV_EINVAL;
-    }
-    rc = uv_tcp_init(srv->loop, &srv->lis.tcp);
-    if (rc < 0)
-        return rc;
-    srv->lis.handle.data = srv;
-    return listen_tcp(srv, &ss);
-}
-
-int gw_http_server_start(uv_loop_t *loop, const char *listen, const struct gw_http_limits *limits,
-                         gw_http_handler handler, void *data, struct gw_http_server **out,
-                         char **err)
-{
-    struct gw_http_server *srv = gw_xrealloc(NULL, sizeof *srv);
-    memset(srv, 0, sizeof *srv);
-    srv->loop = loop;
-    srv->lim = *limits;
-    srv->handler = handler;
-    srv->data = data;
-    const char *why = NULL;
-    int rc = start_listening(srv, listen, &why);
-    if (rc == 0) {
-        uv_idle_init(loop, &srv->finisher);
-        srv->finisher.data = srv;
-        srv->has_finisher = 1;
-        *out = srv;
-        return 0;
-    }
-    if (err && asprintf(err, "cannot listen on %s: %s", listen, why ? why : uv_strerror(rc)) < 0)
-        *err = NULL;
-    srv->closing = 1;
-    if (srv->lis.handle.data) {
-        uv_close(&srv->lis.handle, on_listener_closed); /* frees srv */
-    } else {
-        free(srv);
-    }
-    return rc;
-}
-
-void gw_http_server_set_limits(struct gw_http_server *srv, const struct gw_http_limits *limits)
-{
-    srv->lim = *limits;
-}
-
-/* Idle and half-received connections close now; those whose request is
- * with the handler, or whose answer is being written, close after it. */
-void gw_http_server_close(struct gw_http_server *srv, void (*cb)(void *data), void *data)
-{
-    if (srv->closing)
-        return;
-    srv->closing = 1;
-    srv->close_cb = cb;
-    srv->close_data = data;
-    uv_close(&srv->lis.handle, on_listener_closed);
-    for (struct conn *c = srv->conns, *next; c; c = next) {
-        next = c->next;
-        if (c->state != CS_BUSY && c->state != CS_SENDING)
-            conn_close(c);
-    }
-}
-
-void gw_http_server_abort_all(struct gw_http_server *srv)
-{
-    for (struct conn *c = srv->conns, *next; c; c = next) {
-        next = c->next;
-        conn_close(c);
-    }
-}
-
-void gw_http_server_set_response_hook(struct gw_http_server *srv, gw_http_response_hook hook,
-                                      void *data)
-{
-    srv->hook = hook;
-    srv->hook_data = data;
-}
-
-const char *gw_http_server_address(const struct gw_http_server *srv)
-{
-    return srv->address;
-}
-
-size_t gw_http_server_connections(const struct gw_http_server *srv)
-{
-    return srv->nconns;
 }

@@ -1,5 +1,6 @@
-/* Internals shared by the HTTP server's files: src/http.c (listener,
- * connections), src/http_parse.c (requests from bytes, limits) and
+/* Internals shared by the HTTP server's files: src/http.c (connections),
+ * src/http_listen.c (listener, accepting), src/http_parse.c (requests
+ * from bytes, limits) and
  * src/http_respond.c (answers and streams), and by the fuzz targets that
  * drive them. */
 #ifndef GW_HTTP_INTERNAL_H
@@ -189,6 +190,16 @@ void gw_http__parser_free(struct gw_http_parser *ps);
  * answer: its completion finishes the response. Returns 0 or a libuv error,
  * after which the connection closes on the next loop turn. */
 int gw_http__send(struct conn *c, const uv_buf_t *bufs, unsigned n, int last);
+
+/* http.c */
+void gw_http__conn_close(struct conn *c);
+void gw_http__conn_read_start(struct conn *c);
+/* Takes the server's limits for the next request and resets the parser. */
+void gw_http__conn_reset_request(struct conn *c);
+void gw_http__debug(const struct conn *c, const char *msg, const char *err);
+
+/* http_listen.c: frees the server once it is closing and nothing is left. */
+void gw_http__srv_maybe_done(struct gw_http_server *srv);
 
 /* (Re)starts the connection's timer for its current state. */
 void gw_http__arm_timer(struct conn *c);
