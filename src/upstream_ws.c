@@ -5,16 +5,9 @@
  * calls back into this file from inside its own service; nothing here
  * destroys lws objects from there: that work is deferred to an idle handle.
  *
- * Every instance's connection lives in one lws context per process (its
- * client TLS context holds the system CA store, about 700 KiB: one copy,
- * not one per instance). The context is created by the first start and
- * destroyed once no instance uses it. With a foreign loop that takes two
- * lws_context_destroy() calls: the first starts closing lws's connections;
- * their uv handles close over the next loop turns, and the last one makes
- * lws close its own idle and timer handles, embedded in the
- * context. Once none of those is left in the loop, the second call frees
- * the context. An instance that needs a connection meanwhile waits and is
- * connected on the next context.
+ * Every instance's connection lives in one lws context per process
+ * (upstream_ws_context.c); an instance that needs a connection while the
+ * last context is being destroyed waits for the next one.
  *
  * An instance closes on its own schedule: it detaches from its connection
  * (lws then finds no instance behind it), asks lws to kill it, and frees
@@ -23,7 +16,6 @@
 
 #include <arpa/inet.h>
 #include <libwebsockets.h>
-#include <malloc.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -33,14 +25,10 @@
 #include <sys/socket.h>
 
 #include "gw/log.h"
+#include "gw/upstream_ws_internal.h"
 #include "gw/util.h"
-#include "gw/ws_lib.h"
 
-/* Loop turns the context's destruction waits for lws's handles before it
- * gives up (and leaks the context rather than free it under them). */
-#define MAX_CLOSE_TURNS 10000
-#define PING_SECS       30
-#define HEADER_BUF      (16u << 10) /* lws's buffer for the upgrade request */
+#define PING_SECS 30
 
 enum phase { RESOLVING, CONNECTING, OPEN, CLOSING, DONE };
 
@@ -65,8 +53,8 @@ struct gw_upstream_ws {
     uint64_t timeout_ms;
     lws_retry_bo_t idle_policy;
     struct lws *wsi;
-    char address[64];            /* resolved, numeric */
-    struct gw_upstream_ws *next; /* in the list waiting for a context */
+    char address[64];           /* resolved, numeric */
+    struct gw_ws_waiter waiter; /* waiting for the next context */
     uv_getaddrinfo_t resolve;
     uv_timer_t deadline; /* connect + upgrade; then the close handshake */
     uv_idle_t later;     /* work deferred out of lws callbacks: the close */
@@ -75,7 +63,7 @@ struct gw_upstream_ws {
     int resolve_rc; /* uv_getaddrinfo() refused to start: reported by `deadline` */
     int down;       /* on_down has fired */
     int graceful;   /* stop: send a close frame first */
-    int user;       /* counted in shared.users */
+    int user;       /* counted as a user of the context */
     unsigned handles_open;
     struct msg *q_head, *q_tail;
     size_t q_bytes;
@@ -86,171 +74,11 @@ struct gw_upstream_ws {
     struct gw_upstream_ws_stats st;
 };
 
-/* The process's lws context (see the top of the file). */
-static struct {
-    uv_loop_t *loop;
-    struct lws_context *ctx;
-    unsigned users;  /* instances started and not yet closed */
-    int destroying;  /* the first lws_context_destroy() ran */
-    unsigned turns;  /* loop turns spent waiting for lws's handles */
-    uv_idle_t *idle; /* drives the destruction; freed in its close callback */
-    struct gw_upstream_ws *waiting, **waiting_tail; /* resolved, no context yet */
-} shared = {.waiting_tail = &shared.waiting};
-
 static void schedule(struct gw_upstream_ws *w);
 static void connect_to(struct gw_upstream_ws *w);
 static void fail(struct gw_upstream_ws *w, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static const struct lws_protocols protocols[];
-
-/* ---- logging ---- */
-
-static void log_emit(int level, const char *line)
-{
-    size_t n = strlen(line);
-    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
-        n--;
-    char *copy = gw_xstrndup(line, n);
-    gw_log(GW_LOG_DEBUG, "libwebsockets", "says", copy, NULL);
-    free(copy);
-}
-
-/* ---- the shared context ---- */
-
-static int shared_create(char *why, size_t whylen)
-{
-    struct lws_context_creation_info info;
-    void *loops[1] = {shared.loop};
-
-    if (gw_ws_lib_load(why, whylen) != 0)
-        return UV_ENOTSUP;
-    /* lws logs to stderr in its own format by default; ours is logfmt. */
-    lws_set_log_level(LLL_ERR | LLL_WARN, log_emit);
-    memset(&info, 0, sizeof info);
-    info.port = CONTEXT_PORT_NO_LISTEN;
-    info.protocols = protocols;
-    info.options = LWS_SERVER_OPTION_LIBUV | LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
-    info.foreign_loops = loops;
-    info.gid = -1;
-    info.uid = -1;
-    info.pt_serv_buf_size = HEADER_BUF;
-    /* Our own timers bound connecting and upgrading (cfg->timeout_ms). */
-    info.timeout_secs = 3600;
-    info.connect_timeout_secs = 3600;
-    shared.ctx = lws_create_context(&info);
-    if (shared.ctx == NULL) {
-        gw_say(why, whylen,
-               "libwebsockets cannot start on the event loop (is libwebsockets-evlib-uv "
-               "installed?)");
-        return UV_ENOTSUP;
-    }
-    return 0;
-}
-
-static void on_shared_idle_closed(uv_handle_t *h)
-{
-    free(h);
-}
-
-struct ctx_probe {
-    const char *lo, *hi;
-    int found;
-};
-
-static void probe_handle(uv_handle_t *h, void *arg)
-{
-    struct ctx_probe *p = arg;
-    if ((const char *)h >= p->lo && (const char *)h < p->hi)
-        p->found = 1;
-}
-
-/* lws's own handles of the context (idle, timer) are embedded in the
- * context's allocation and stay in the loop until their close callbacks
- * ran. Found by address: other modules' handles may leave `data` unset. */
-static int handles_left(void)
-{
-    const char *lo = (const char *)shared.ctx;
-    struct ctx_probe p = {lo, lo + malloc_usable_size(shared.ctx), 0};
-    uv_walk(shared.loop, probe_handle, &p);
-    return p.found;
-}
-
-/* Connects the instances that waited for a context, or fails them. */
-static void serve_waiting(void)
-{
-    char why[200];
-    struct gw_upstream_ws *w = shared.waiting;
-    shared.waiting = NULL;
-    shared.waiting_tail = &shared.waiting;
-    if (w == NULL)
-        return;
-    int rc = shared_create(why, sizeof why);
-    while (w != NULL) {
-        struct gw_upstream_ws *next = w->next;
-        w->next = NULL;
-        if (rc == 0)
-            connect_to(w);
-        else
-            fail(w, GW_WS_E_CLOSED, "%s", why);
-        w = next;
-    }
-}
-
-/* An idle handle, not a 0 ms timer: a timer restarted from its own
- * callback runs again before the loop reaches its close callbacks, which
- * are what the destruction waits for. */
-static void on_shared_idle(uv_idle_t *h)
-{
-    if (!shared.destroying && shared.users > 0) {
-        uv_idle_stop(h); /* used again before the destruction began */
-        return;
-    }
-    if (!shared.destroying) {
-        shared.destroying = 1;
-        shared.turns = 0;
-        lws_context_destroy(shared.ctx);
-        return;
-    }
-    if (handles_left() && ++shared.turns < MAX_CLOSE_TURNS)
-        return;
-    if (shared.turns >= MAX_CLOSE_TURNS)
-        gw_log(GW_LOG_ERROR, "libwebsockets did not close its handles; leaking its context", NULL);
-    else
-        lws_context_destroy(shared.ctx); /* the second call frees it */
-    shared.ctx = NULL;
-    shared.destroying = 0;
-    uv_idle_stop(h);
-    if (shared.users > 0) {
-        serve_waiting();
-        return;
-    }
-    uv_close((uv_handle_t *)h, on_shared_idle_closed);
-    shared.idle = NULL;
-}
-
-static int shared_acquire(uv_loop_t *loop, char *why, size_t whylen)
-{
-    if (shared.users > 0 && shared.loop != loop) {
-        gw_say(why, whylen, "websocket upstreams run on one event loop only");
-        return UV_EINVAL;
-    }
-    shared.loop = loop;
-    if (shared.ctx == NULL && shared_create(why, whylen) != 0)
-        return UV_ENOTSUP;
-    if (shared.idle == NULL) {
-        shared.idle = gw_xmalloc(sizeof *shared.idle);
-        uv_idle_init(loop, shared.idle);
-    }
-    shared.users++;
-    return 0;
-}
-
-static void shared_release(void)
-{
-    if (--shared.users > 0 || shared.destroying)
-        return;
-    uv_idle_start(shared.idle, on_shared_idle);
-}
 
 /* ---- addresses ---- */
 
@@ -359,19 +187,6 @@ static void on_handle_closed(uv_handle_t *h)
     free_instance(w);
 }
 
-static void unwait(struct gw_upstream_ws *w)
-{
-    struct gw_upstream_ws **p = &shared.waiting;
-    while (*p != NULL && *p != w)
-        p = &(*p)->next;
-    if (*p == NULL)
-        return;
-    *p = w->next;
-    if (shared.waiting_tail == &w->next)
-        shared.waiting_tail = p;
-    w->next = NULL;
-}
-
 /* One step of the close; runs from `later`, never inside lws. */
 static void close_step(struct gw_upstream_ws *w)
 {
@@ -384,10 +199,10 @@ static void close_step(struct gw_upstream_ws *w)
         lws_set_timeout(w->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
         w->wsi = NULL;
     }
-    unwait(w);
+    gw_ws__ctx_unwait(&w->waiter);
     if (w->user) {
         w->user = 0;
-        shared_release();
+        gw_ws__ctx_release();
     }
     w->phase = DONE;
     uv_timer_stop(&w->deadline);
@@ -396,7 +211,7 @@ static void close_step(struct gw_upstream_ws *w)
     uv_close((uv_handle_t *)&w->later, on_handle_closed);
 }
 
-/* An idle handle: see on_shared_idle. */
+/* An idle handle: see upstream_ws_context.c. */
 static void on_later(uv_idle_t *h)
 {
     struct gw_upstream_ws *w = h->data;
@@ -469,7 +284,7 @@ static int add_headers(struct gw_upstream_ws *w, unsigned char **p, unsigned cha
                                         (const unsigned char *)v, (int)strlen(v), p, end) != 0) {
             fail(w, GW_WS_E_CLOSED,
                  "the headers of %s do not fit in the upgrade request (at most %u bytes)", w->shown,
-                 HEADER_BUF);
+                 GW_WS_HEADER_BUF);
             return -1;
         }
     }
@@ -615,18 +430,18 @@ static void on_deadline(uv_timer_t *t)
 static void connect_to(struct gw_upstream_ws *w)
 {
     struct lws_client_connect_info ci;
+    struct lws_context *ctx;
     char why[200];
-    if (shared.ctx == NULL && !shared.destroying && shared_create(why, sizeof why) != 0) {
+    int rc = gw_ws__ctx_get(&w->waiter, &ctx, why, sizeof why);
+
+    if (rc < 0) {
         fail(w, GW_WS_E_CLOSED, "%s", why);
         return;
     }
-    if (shared.destroying) {
-        *shared.waiting_tail = w; /* the next context connects it */
-        shared.waiting_tail = &w->next;
-        return;
-    }
+    if (rc > 0)
+        return; /* the next context connects it */
     memset(&ci, 0, sizeof ci);
-    ci.context = shared.ctx;
+    ci.context = ctx;
     ci.address = w->address;
     ci.port = w->port;
     ci.ssl_connection = w->tls ? LCCSCF_USE_SSL : 0;
@@ -644,6 +459,18 @@ static void connect_to(struct gw_upstream_ws *w)
         fail(w, GW_WS_E_CLOSED, "cannot open a WebSocket to %s", w->shown);
     else if (!w->down)
         w->wsi = wsi;
+}
+
+/* The context this instance waited for is there, or could not be made. */
+static void waited(struct gw_ws_waiter *wt, const char *why)
+{
+    struct gw_upstream_ws *w =
+        (struct gw_upstream_ws *)((char *)wt - offsetof(struct gw_upstream_ws, waiter));
+
+    if (why == NULL)
+        connect_to(w);
+    else
+        fail(w, GW_WS_E_CLOSED, "%s", why);
 }
 
 static void on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
@@ -840,13 +667,14 @@ int gw_upstream_ws_start(uv_loop_t *loop, const struct gw_server_config *cfg,
     }
     struct gw_upstream_ws *w = gw_xcalloc(1, sizeof *w);
     w->base.ops = &ws_ops;
+    w->waiter.ready = waited;
     w->loop = loop;
     w->cbs = *cbs;
     w->id = gw_xstrdup(cfg->id);
     w->timeout_ms = cfg->timeout_ms ? cfg->timeout_ms : 10000;
     rc = parse_url(w, cfg->url, why, whylen);
     if (rc == 0)
-        rc = shared_acquire(loop, why, whylen);
+        rc = gw_ws__ctx_acquire(loop, protocols, why, whylen);
     if (rc != 0) {
         free_instance(w);
         return rc;
