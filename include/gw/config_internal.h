@@ -43,6 +43,12 @@ struct gw_cfg_directive {
     const char *type_doc; /* type as the docs name it (custom rows) */
 };
 
+/* The rows, in the order docs/config.md lists them: config.c's, then
+ * config_server.c's. */
+extern const struct gw_cfg_directive gw_cfg_top_directives[];
+extern const size_t gw_cfg_ntop_directives;
+extern const struct gw_cfg_directive gw_cfg_gateway_directives[];
+extern const size_t gw_cfg_ngateway_directives;
 extern const struct gw_cfg_directive gw_cfg_server_directives[];
 extern const size_t gw_cfg_nserver_directives;
 
@@ -125,6 +131,9 @@ int gw_cfg_parse_env_file(struct gw_cfg_ld *ld, const char *file, const char *te
 void gw_cfg_kv_set(struct gw_kv **kv, size_t *nkv, char *name, char *value);
 
 /* Reports every duplicate key in the subtree of `n` (scope per ld->srv). */
+/* Index of the first pair of map `m` before i with the same key, or i. */
+size_t gw_cfg_first_same_key(const struct gw_yaml_node *m, size_t i);
+
 void gw_cfg_check_dups(struct gw_cfg_ld *ld, const struct gw_yaml_node *n, const char *shown,
                        int depth);
 
