@@ -66,7 +66,7 @@ NODE_STAMP := test/node_modules/.mcpgw-installed
 # that the MCP SDK's HTTP server transport needs; on newer Nodes it is a no-op.
 TEST_NODE_OPTIONS := NODE_OPTIONS="--require=$(CURDIR)/test/webcrypto.cjs $$NODE_OPTIONS"
 
-.PHONY: all deps run test unit integration valgrind soak format install uninstall clean fixtures asan
+.PHONY: all deps run test structure unit integration valgrind soak format install uninstall clean fixtures asan
 
 all: $(BUILD)/mcpgw
 
@@ -140,6 +140,10 @@ $(NODE_STAMP): test/package.json test/package-lock.json
 run: deps all
 	$(BUILD)/mcpgw -c conf/mcp.yaml
 
+# The shape of src/: no file over 800 lines, no include cycle between modules.
+structure:
+	node test/structure/modules.mjs
+
 unit: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; \
 		$(TEST_NODE_OPTIONS) ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
@@ -150,6 +154,7 @@ integration: all asan fixtures $(NODE_STAMP)
 	MCPGW_BIN=$${MCPGW_BIN:-$(CURDIR)/$(BUILD)/asan/mcpgw} node --test test/integration/*.test.mjs
 
 test: deps all
+	@$(MAKE) --no-print-directory structure
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory integration
 	@$(MAKE) --no-print-directory conformance

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <uv.h>
 
-#include "gw/catalog_firsts.h"
+#include "gw/catalog_internal.h"
 #include "gw/util.h"
 
 enum tool_state { ST_REGISTERED, ST_SKIPPED, ST_WITHDRAWN };

@@ -10,7 +10,6 @@
 #include <string.h>
 #include <uv.h>
 
-#include "gw/catalog_extra.h"
 #include "gw/util.h"
 
 /* How much of an invalid, untrusted name a message quotes. */
@@ -389,7 +388,7 @@ static void namespace_ui_links(const struct gw_server_config *s, json_t *meta)
         char *ns;
         if (uri == NULL)
             continue;
-        ns = gw_extras_ns_uri(s->id, uri);
+        ns = gw_catalog_ns_uri(s->id, uri);
         json_object_set_new(holders[i], keys[i], json_string(ns));
         free(ns);
     }

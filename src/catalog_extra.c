@@ -155,12 +155,12 @@ static int derive_item(struct gw_cat_diags *d, const struct gw_server_config *cf
         json_object_set_new(it->json, "name", json_string(it->key));
         return 0;
     }
-    if (strncmp(key, GW_EXTRA_NS_SCHEME, strlen(GW_EXTRA_NS_SCHEME)) == 0 &&
+    if (strncmp(key, GW_CATALOG_NS_SCHEME, strlen(GW_CATALOG_NS_SCHEME)) == 0 &&
         !cfg->resource_namespace) {
         char *tagged = gw_xasprintf("%s:%.200s", kind_words[kind], key);
         gw_cat_diags_add(d, GW_SEV_WARNING, GW_CAT_BAD_ENTRY, cfg->id, tagged,
                          "MCP server '%s' listed the %s '%.200s', which is not served: the "
-                         "scheme " GW_EXTRA_NS_SCHEME " is the gateway's own "
+                         "scheme " GW_CATALOG_NS_SCHEME " is the gateway's own "
                          "(resource_namespace)",
                          cfg->id, kind_words[kind], key);
         free(tagged);
@@ -173,7 +173,7 @@ static int derive_item(struct gw_cat_diags *d, const struct gw_server_config *cf
         return 0;
     }
     it->original = gw_xstrdup(key);
-    it->key = gw_extras_ns_uri(cfg->id, key);
+    it->key = gw_catalog_ns_uri(cfg->id, key);
     json_object_set_new(it->json, key_fields[kind], json_string(it->key));
     return 0;
 }
@@ -443,38 +443,6 @@ const char *gw_extras_server_at(const struct gw_extras *e, size_t i)
     return se ? se->id : NULL;
 }
 
-/* ---- namespaced URIs ---- */
-
-static bool has_prefix(const char *s, const char *prefix)
-{
-    return strncmp(s, prefix, strlen(prefix)) == 0;
-}
-
-char *gw_extras_ns_uri(const char *server, const char *uri)
-{
-    if (has_prefix(uri, GW_EXTRA_UI_SCHEME))
-        return gw_xasprintf(GW_EXTRA_UI_SCHEME "%s/%s", server, uri + strlen(GW_EXTRA_UI_SCHEME));
-    return gw_xasprintf(GW_EXTRA_NS_SCHEME "%s/%s", server, uri);
-}
-
-int gw_extras_ns_split(const char *uri, char *server, char **original)
-{
-    bool ui = uri != NULL && has_prefix(uri, GW_EXTRA_UI_SCHEME);
-    size_t skip, n;
-
-    if (uri == NULL || (!ui && !has_prefix(uri, GW_EXTRA_NS_SCHEME)))
-        return UV_EINVAL;
-    skip = strlen(ui ? GW_EXTRA_UI_SCHEME : GW_EXTRA_NS_SCHEME);
-    n = strcspn(uri + skip, "/");
-    if (n == 0 || n > GW_EXTRA_NS_ID_MAX || uri[skip + n] != '/')
-        return UV_EINVAL;
-    memcpy(server, uri + skip, n);
-    server[n] = '\0';
-    *original = ui ? gw_xasprintf(GW_EXTRA_UI_SCHEME "%s", uri + skip + n + 1)
-                   : gw_xstrdup(uri + skip + n + 1);
-    return 0;
-}
-
 /* ---- URI templates ---- */
 
 /* Matches `uri` from `u` against the template from `t`. An expression
@@ -508,7 +476,7 @@ static bool match_from(const char *t, const char *u, int depth)
 bool gw_extras_template_match(const char *tmpl, const char *uri)
 {
     /* A namespaced template is longer than its server's by its prefix. */
-    size_t most = GW_EXTRA_URI_MAX + strlen(GW_EXTRA_NS_SCHEME) + GW_EXTRA_NS_ID_MAX + 1;
+    size_t most = GW_EXTRA_URI_MAX + strlen(GW_CATALOG_NS_SCHEME) + GW_CATALOG_NS_ID_MAX + 1;
 
     if (tmpl == NULL || uri == NULL || strlen(tmpl) > most || strlen(uri) > 4 * most)
         return false;

@@ -1,6 +1,6 @@
 /* First definitions of a server's tools and their withdrawals (see
  * catalog_firsts.h). */
-#include "gw/catalog_firsts.h"
+#include "gw/catalog_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "gw/log.h"
+#include "gw/dispatch_internal.h"
 #include "gw/servers.h"
-#include "gw/servers_internal.h"
 #include "gw/util.h"
 
 /* Calls waiting for a concurrency slot, in all; beyond, 429 at once. */
@@ -430,12 +430,20 @@ static void abandon(struct gw_servers *s, struct lease *l, struct slot *slot, in
     }
 }
 
-static const struct gw_slot_hooks slot_hooks = {on_lease_ready, on_shared_ready, abandon,
-                                                abandon_shared};
+static const struct gw_slot_hooks slot_hooks = {
+    .lease_ready = on_lease_ready,
+    .shared_ready = on_shared_ready,
+    .abandon = abandon,
+    .abandon_shared = abandon_shared,
+    .server_request = gw_relay_request,
+    .slot_gone = gw_subs_slot_gone,
+};
 
 void gw_dispatch_attach(struct gw_servers *s)
 {
     s->hooks = &slot_hooks;
+    gw_relay_routes(s);
+    gw_subs_routes(s);
 }
 
 /* ---- entry ---- */

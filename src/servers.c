@@ -237,7 +237,7 @@ void gw_slot_retire(struct slot *sl)
         return;
     sl->role = ROLE_RETIRED;
     sl->ready = false;
-    gw_subs_slot_gone(sl);
+    sl->srv->owner->hooks->slot_gone(sl);
     gw_instance_stop(sl->inst, sl->srv->snap->gateway.shutdown_grace_ms);
 }
 
@@ -424,7 +424,9 @@ static void inst_notification(struct gw_instance *inst, const char *method, json
 static int inst_request(struct gw_instance *inst, const char *method, json_t *id, json_t *params,
                         void *data)
 {
-    return gw_relay_request(data, method, id, params);
+    struct slot *slot = data;
+
+    return slot->srv->owner->hooks->server_request(slot, method, id, params);
 }
 
 static void inst_closed(struct gw_instance *inst, void *data)
@@ -485,9 +487,23 @@ static void no_abandon(struct gw_servers *s, struct lease *l, struct slot *slot,
 
 static void no_abandon_shared(struct server *srv, int code, const char *why) {}
 
+/* Refused: the instance's client answers it -32601. */
+static int no_server_request(struct slot *slot, const char *method, json_t *id, json_t *params)
+{
+    return -1;
+}
+
+static void no_slot_gone(struct slot *slot) {}
+
 /* Before dispatch is attached no call exists, so nothing waits. */
-static const struct gw_slot_hooks no_hooks = {no_lease_ready, no_shared_ready, no_abandon,
-                                              no_abandon_shared};
+static const struct gw_slot_hooks no_hooks = {
+    .lease_ready = no_lease_ready,
+    .shared_ready = no_shared_ready,
+    .abandon = no_abandon,
+    .abandon_shared = no_abandon_shared,
+    .server_request = no_server_request,
+    .slot_gone = no_slot_gone,
+};
 
 struct gw_servers *gw_servers_new(uv_loop_t *loop, struct gw_curl_uv *multi,
                                   struct gw_problems *problems, const struct gw_servers_cbs *cbs)
@@ -501,8 +517,6 @@ struct gw_servers *gw_servers_new(uv_loop_t *loop, struct gw_curl_uv *multi,
     s->catalog = gw_catalog_new();
     s->cbs = *cbs;
     s->extras = gw_extras_new();
-    gw_relay_routes(s);
-    gw_subs_routes(s);
     gw_extra_routes(s);
     uv_timer_init(loop, &s->grace);
     s->grace.data = s;

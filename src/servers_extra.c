@@ -210,10 +210,10 @@ static struct server *route_prompt(struct gw_servers *s, json_t *holder, const c
  * server listed it. Returns the URI to send (owned by `holder`). */
 static const char *to_upstream(const struct server *srv, json_t *holder, const char *uri)
 {
-    char id[GW_EXTRA_NS_ID_MAX + 1];
+    char id[GW_CATALOG_NS_ID_MAX + 1];
     char *original;
 
-    if (!srv->cfg->resource_namespace || gw_extras_ns_split(uri, id, &original) != 0)
+    if (!srv->cfg->resource_namespace || gw_catalog_ns_split(uri, id, &original) != 0)
         return uri;
     if (strcmp(id, srv->cfg->id) == 0)
         json_object_set_new(holder, "uri", json_string(original));
@@ -269,7 +269,7 @@ static json_t *ns_item(const char *server, json_t *item)
     if (uri == NULL)
         return json_incref(item);
     copy = json_copy(item);
-    ns = gw_extras_ns_uri(server, uri);
+    ns = gw_catalog_ns_uri(server, uri);
     json_object_set_new(copy, "uri", json_string(ns));
     free(ns);
     return copy;

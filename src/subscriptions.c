@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "gw/log.h"
-#include "gw/servers_internal.h"
+#include "gw/dispatch_internal.h"
 #include "gw/util.h"
 
 /* One URI subscribed on one instance. Owned by its slot; freed with its
@@ -239,7 +239,7 @@ static void on_updated(struct slot *sl, const char *method, json_t *params)
     json_t *shown = json_incref(params);
 
     if (uri != NULL && sl->srv->cfg->resource_namespace) {
-        char *ns = gw_extras_ns_uri(sl->srv->cfg->id, uri);
+        char *ns = gw_catalog_ns_uri(sl->srv->cfg->id, uri);
         json_decref(shown);
         shown = json_copy(params);
         json_object_set_new(shown, "uri", json_string(ns));
@@ -298,11 +298,11 @@ static bool names(const struct sub_entry *e, const char *uri, const char *ns, co
 
 int gw_subscriber_drop(struct gw_subscriber *sub, const char *uri)
 {
-    char ns[GW_EXTRA_NS_ID_MAX + 1] = "";
+    char ns[GW_CATALOG_NS_ID_MAX + 1] = "";
     char *rest = NULL;
     bool held = false;
 
-    (void)gw_extras_ns_split(uri, ns, &rest); /* not namespaced: ns stays "" */
+    (void)gw_catalog_ns_split(uri, ns, &rest); /* not namespaced: ns stays "" */
     for (struct sub_entry *e = sub->entries, *next; e != NULL; e = next) {
         next = e->snext;
         if (names(e, uri, ns, rest ? rest : uri)) {

@@ -271,4 +271,23 @@ char *gw_catalog_clean_text(const char *text, size_t n);
 /* The name after the server's transforms, in order. Caller frees. */
 char *gw_catalog_transform_name(const struct gw_server_config *s, const char *name);
 
+/* Namespaced URIs (resource_namespace, catalog_ns.c): a server's URI as
+ * the gateway serves it is "mcpgw:<server id>/<the server's URI>", and an
+ * MCP Apps "ui://<rest>" stays in its scheme as "ui://<id>/<rest>". */
+#define GW_CATALOG_NS_SCHEME "mcpgw:"
+#define GW_CATALOG_UI_SCHEME "ui://"
+#define GW_CATALOG_NS_ID_MAX 64 /* a server id's longest */
+
+/* A namespaced server's URI as served: "mcpgw:<server>/<uri>", except that
+ * an MCP Apps "ui://<rest>" stays in its scheme (hosts look for it) as
+ * "ui://<server>/<rest>". New string. */
+char *gw_catalog_ns_uri(const char *server, const char *uri);
+/* Undoes gw_catalog_ns_uri: 0 with `server` (GW_CATALOG_NS_ID_MAX + 1 bytes)
+ * and *original (a new string) set, or UV_EINVAL when `uri` is neither
+ * "mcpgw:<id>/<rest>" nor "ui://<id>/<rest>" with an id of 1 to
+ * GW_CATALOG_NS_ID_MAX characters. A "ui://" URI of a server without
+ * resource_namespace also splits: callers check that `server` is a
+ * namespaced one. */
+int gw_catalog_ns_split(const char *uri, char *server, char **original);
+
 #endif

@@ -35,11 +35,6 @@ enum gw_extra_kind { GW_EXTRA_PROMPTS, GW_EXTRA_RESOURCES, GW_EXTRA_TEMPLATES, G
 #define GW_EXTRA_ENTRY_MAX_BYTES (64u * 1024u)
 #define GW_EXTRA_URI_MAX         2048u
 
-/* The scheme of namespaced URIs: "mcpgw:<server id>/<the server's URI>". */
-#define GW_EXTRA_NS_SCHEME "mcpgw:"
-#define GW_EXTRA_UI_SCHEME "ui://" /* MCP Apps: namespaced as ui://<id>/<rest> */
-#define GW_EXTRA_NS_ID_MAX 64      /* a server id's longest */
-
 struct gw_extras;
 
 struct gw_extras *gw_extras_new(void);
@@ -81,18 +76,6 @@ const struct gw_cat_diags *gw_extras_diags(const struct gw_extras *e, const char
 
 /* Server ids known to the extras, i from 0 while non-NULL. */
 const char *gw_extras_server_at(const struct gw_extras *e, size_t i);
-
-/* A namespaced server's URI as served: "mcpgw:<server>/<uri>", except that
- * an MCP Apps "ui://<rest>" stays in its scheme (hosts look for it) as
- * "ui://<server>/<rest>". New string. */
-char *gw_extras_ns_uri(const char *server, const char *uri);
-/* Undoes gw_extras_ns_uri: 0 with `server` (GW_EXTRA_NS_ID_MAX + 1 bytes)
- * and *original (a new string) set, or UV_EINVAL when `uri` is neither
- * "mcpgw:<id>/<rest>" nor "ui://<id>/<rest>" with an id of 1 to
- * GW_EXTRA_NS_ID_MAX characters. A "ui://" URI of a server without
- * resource_namespace also splits: callers check that `server` is a
- * namespaced one. */
-int gw_extras_ns_split(const char *uri, char *server, char **original);
 
 /* Exposed for tests: does `uri` match the URI template `tmpl`? */
 bool gw_extras_template_match(const char *tmpl, const char *uri);

@@ -1,6 +1,9 @@
-/* Shared by servers.c (server runtimes, instances, the slot source of the
- * lease tables), dispatch.c (calls and limits), servers_extra.c,
- * servers_relay.c and subscriptions.c only. Nothing else includes it.
+/* The supervisor's insides: shared by its files (servers.c: server
+ * runtimes and instances; servers_discovery.c, servers_leases.c — the
+ * slot source of the lease tables —, servers_reload.c, servers_extra.c)
+ * and by the layer above, dispatch (dispatch_internal.h), which queues
+ * its calls on the supervisor's servers, leases and slots. The supervisor
+ * knows a call only as a pointer in those lists.
  *
  * Ownership:
  *   gw_servers ─┬─ servers (list, config order) ─┬─ slots (list): one per live instance
@@ -18,7 +21,6 @@
 #include <time.h>
 #include <uv.h>
 
-#include "gw/dispatch.h"
 #include "gw/instance.h"
 #include "gw/lease.h"
 #include "gw/servers.h"
@@ -137,60 +139,6 @@ struct gw_servers {
     uint64_t subs_round;
 };
 
-/* A relayed server request (servers_relay.c): hangs on the call that
- * caused it; freed when answered or when the call ends. */
-struct gw_server_request {
-    struct gw_server_request *next;
-    struct gw_call *call;
-    json_t *id; /* the upstream's request id */
-};
-
-enum call_state { CALL_WAIT_INSTANCE, CALL_QUEUED, CALL_SENT, CALL_DONE };
-
-struct gw_call {
-    struct gw_servers *s;
-    struct gw_call *next; /* in a lease's waiting list or the queue */
-    uv_timer_t timer;     /* wait deadline; the call is freed in its close callback */
-    enum call_state state;
-    struct slot *slot;
-    struct gw_call **waiting_on; /* the list it waits in (a lease's or a server's), or NULL */
-    bool retried;                /* sent again after its session was lost (design §9) */
-    char server[65];
-    char *tool;     /* final name */
-    char *original; /* ORIGINAL name */
-    char dialog[GW_DIALOG_MAX + 1];
-    json_t *arguments;
-    uint64_t timeout_ms;
-    uint64_t deadline_ms; /* gw_now_ms() at arrival + timeout_ms: waits count against it */
-    int max_instances;    /* per-tool cap, 0 = none */
-    json_t *lease_info;
-    gw_mcp_handle handle;
-    gw_call_cb cb;
-    void *data;
-    bool deferred; /* an outcome waits for the next loop turn */
-    int deferred_code;
-    char *deferred_message;
-    /* Routed requests (gw_dispatch_request): method and params to send;
-     * NULL method: tools/call. */
-    char *method;
-    json_t *params;
-    json_t *rpc_error; /* borrowed while the outcome is delivered */
-    /* Relays. */
-    json_t *progress_token; /* the caller's (a reference), or NULL */
-    json_t *upstream_token; /* the gateway's own, sent upstream, or NULL */
-    const struct gw_call_hooks *hooks;
-    void *hooks_data;
-    unsigned client_caps;
-    struct gw_call *sent_prev, *sent_next; /* the slot's sent list */
-    struct gw_server_request *requests;
-    /* resources/subscribe: its subscriber, until the outcome. */
-    struct gw_subscriber *sub;
-    /* resources/read of a resource_namespace server: contents' URIs are
-     * namespaced on the way back. */
-    bool ns_contents;
-    bool ns_links;
-};
-
 /* servers.c, for servers_discovery.c, servers_leases.c, servers_reload.c:
  * the supervisor's own steps. */
 void gw_server_emit(struct gw_servers *s, const struct gw_servers_event *ev);
@@ -236,10 +184,8 @@ void gw_servers_maybe_finish_close(struct gw_servers *s);
 /* Notifications of `method` from any instance go to `fn` (registered by
  * the modules that own them, at start); the others are dropped. */
 void gw_servers_route(struct gw_servers *s, const char *method, gw_notify_fn fn);
-/* The modules' registrations. */
-void gw_subs_routes(struct gw_servers *s);
+/* servers_extra.c's registrations; dispatch's are made when it attaches. */
 void gw_extra_routes(struct gw_servers *s);
-void gw_relay_routes(struct gw_servers *s);
 
 /* servers_discovery.c */
 void gw_server_list_tools(struct server *srv, struct slot *slot);
@@ -263,12 +209,6 @@ void gw_servers_on_sweep(uv_timer_t *t);
 /* servers.c, for dispatch.c */
 struct server *gw_servers_find(const struct gw_servers *s, const char *id);
 
-/* servers_relay.c, for dispatch.c and servers.c */
-/* A call was sent on its slot / is answered (ends its server requests). */
-void gw_relay_sent(struct gw_call *call);
-void gw_relay_done(struct gw_call *call);
-int gw_relay_request(struct slot *slot, const char *method, json_t *id, json_t *params);
-
 /* servers_extra.c, for servers.c and dispatch.c */
 /* Lists prompts/resources/templates on `slot` as the server declared and
  * configured (load_prompts, load_resources); kinds by mask. */
@@ -287,28 +227,13 @@ void gw_extra_forget(struct server *srv);
 struct server *gw_extra_route(struct gw_servers *s, const char *method, json_t *params,
                               json_t **out_params, const char **what);
 /* A resources/read result of a resource_namespace server as the client
- * sees it: each contents[].uri namespaced (gw_extras_ns_uri). `result` is
+ * sees it: each contents[].uri namespaced (gw_catalog_ns_uri). `result` is
  * borrowed; new reference. */
 json_t *gw_extra_contents(const char *server, json_t *result);
 /* A tools/call result of a resource_namespace server as the client sees it:
  * the URIs of its resource links and embedded resources namespaced, so
  * that they name what resources/list serves. Borrowed; new reference. */
 json_t *gw_extra_links(const char *server, json_t *result);
-
-/* subscriptions.c, for dispatch.c and servers.c */
-/* Is there room for one more subscription of `sub`? */
-bool gw_subs_room(const struct gw_subscriber *sub);
-/* The call is a resources/subscribe of `sub` (counted until it ends). */
-void gw_subs_begin(struct gw_call *call, struct gw_subscriber *sub);
-/* Did the call's instance declare resources.subscribe? */
-bool gw_subs_supported(const struct gw_call *call);
-/* The subscribe call ends with `code`: on success the subscription is
- * recorded on the call's slot. Returns `code`, or the error that kept it
- * from being recorded (the slot was retired, a limit). */
-int gw_subs_call_done(struct gw_call *call, int code);
-/* The slot is retired: its subscriptions end. */
-void gw_subs_slot_gone(struct slot *slot);
-/* notifications/resources/updated from the slot's instance. */
 
 /* What the supervisor tells the calls that wait on its instances: one
  * became ready, or what they wait on went away and they fail. Dispatch
@@ -325,6 +250,11 @@ struct gw_slot_hooks {
                     const char *why);
     /* Fails every call waiting for the server's shared instance. */
     void (*abandon_shared)(struct server *srv, int code, const char *why);
+    /* A request from the slot's instance (sampling, elicitation, roots)
+     * for the caller of a call in flight: gw_instance_cbs.on_request. */
+    int (*server_request)(struct slot *slot, const char *method, json_t *id, json_t *params);
+    /* The slot is retired: what hangs on it (subscriptions) ends. */
+    void (*slot_gone)(struct slot *slot);
 };
 
 #endif

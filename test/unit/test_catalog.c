@@ -3,7 +3,7 @@
  * (collisions, ownership, versions, re-offers, S8 definition changes) and
  * the projections. Server configs are built by hand, not loaded. */
 #include "gw/catalog.h"
-#include "gw/catalog_firsts.h"
+#include "gw/catalog_internal.h"
 
 #include <check.h>
 #include <stdarg.h>

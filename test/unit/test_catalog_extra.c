@@ -176,27 +176,27 @@ END_TEST
 
 START_TEST(namespaced_uri_split)
 {
-    char id[GW_EXTRA_NS_ID_MAX + 1];
+    char id[GW_CATALOG_NS_ID_MAX + 1];
     char *rest = NULL;
-    char *ns = gw_extras_ns_uri("fx", "fx://a/b");
-    char *ui = gw_extras_ns_uri("fx", "ui://app/view.html");
+    char *ns = gw_catalog_ns_uri("fx", "fx://a/b");
+    char *ui = gw_catalog_ns_uri("fx", "ui://app/view.html");
 
     ck_assert_str_eq(ns, "mcpgw:fx/fx://a/b");
-    ck_assert_int_eq(gw_extras_ns_split(ns, id, &rest), 0);
+    ck_assert_int_eq(gw_catalog_ns_split(ns, id, &rest), 0);
     ck_assert_str_eq(id, "fx");
     ck_assert_str_eq(rest, "fx://a/b");
     free(rest);
     /* MCP Apps URIs keep their scheme, which hosts look for. */
     ck_assert_str_eq(ui, "ui://fx/app/view.html");
-    ck_assert_int_eq(gw_extras_ns_split(ui, id, &rest), 0);
+    ck_assert_int_eq(gw_catalog_ns_split(ui, id, &rest), 0);
     ck_assert_str_eq(id, "fx");
     ck_assert_str_eq(rest, "ui://app/view.html");
     free(rest);
-    ck_assert_int_ne(gw_extras_ns_split("fx://a", id, &rest), 0);
-    ck_assert_int_ne(gw_extras_ns_split("mcpgw:/x", id, &rest), 0);
-    ck_assert_int_ne(gw_extras_ns_split("mcpgw:fx", id, &rest), 0);
-    ck_assert_int_ne(gw_extras_ns_split("ui://fx", id, &rest), 0);
-    ck_assert_int_ne(gw_extras_ns_split("ui:///x", id, &rest), 0);
+    ck_assert_int_ne(gw_catalog_ns_split("fx://a", id, &rest), 0);
+    ck_assert_int_ne(gw_catalog_ns_split("mcpgw:/x", id, &rest), 0);
+    ck_assert_int_ne(gw_catalog_ns_split("mcpgw:fx", id, &rest), 0);
+    ck_assert_int_ne(gw_catalog_ns_split("ui://fx", id, &rest), 0);
+    ck_assert_int_ne(gw_catalog_ns_split("ui:///x", id, &rest), 0);
     free(ns);
     free(ui);
 }

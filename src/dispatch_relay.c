@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "gw/log.h"
-#include "gw/servers_internal.h"
+#include "gw/dispatch_internal.h"
 #include "gw/util.h"
 
 /* Relayed requests waiting on one call; beyond, they are refused. */

@@ -1,5 +1,6 @@
-/* The first definition of every tool a server has listed (security.md S8),
- * kept by the catalog for each server toolset.
+/* The catalog's insides (catalog.c, catalog_firsts.c): the first
+ * definition of every tool a server has listed (security.md S8), kept by
+ * the catalog for each server toolset.
  *
  * A rug pull is a tool whose definition changes after the agent's operator
  * saw it. Comparing with the previous listing misses a tool removed and
@@ -19,8 +20,8 @@
  * Bounded: at most GW_CATALOG_MAX_FIRSTS names per server; names past it
  * are not remembered (a warning says so). Pure data; the catalog owns one
  * per server toolset. */
-#ifndef GW_CATALOG_FIRSTS_H
-#define GW_CATALOG_FIRSTS_H
+#ifndef GW_CATALOG_INTERNAL_H
+#define GW_CATALOG_INTERNAL_H
 
 #include <stdbool.h>
 #include <stddef.h>

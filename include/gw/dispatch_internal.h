@@ -1,0 +1,97 @@
+/* Dispatch's insides: the call object and what works on calls in flight,
+ * shared by dispatch.c (calls, limits, outcomes), dispatch_relay.c (the
+ * upstream's requests and notifications relayed to the call's caller) and
+ * subscriptions.c (resources/subscribe). Dispatch sits above the
+ * supervisor: it includes servers_internal.h, never the reverse. */
+#ifndef GW_DISPATCH_INTERNAL_H
+#define GW_DISPATCH_INTERNAL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "gw/dispatch.h"
+#include "gw/servers_internal.h"
+
+/* A relayed server request (dispatch_relay.c): hangs on the call that
+ * caused it; freed when answered or when the call ends. */
+struct gw_server_request {
+    struct gw_server_request *next;
+    struct gw_call *call;
+    json_t *id; /* the upstream's request id */
+};
+
+enum call_state { CALL_WAIT_INSTANCE, CALL_QUEUED, CALL_SENT, CALL_DONE };
+
+struct gw_call {
+    struct gw_servers *s;
+    struct gw_call *next; /* in a lease's waiting list or the queue */
+    uv_timer_t timer;     /* wait deadline; the call is freed in its close callback */
+    enum call_state state;
+    struct slot *slot;
+    struct gw_call **waiting_on; /* the list it waits in (a lease's or a server's), or NULL */
+    bool retried;                /* sent again after its session was lost (design §9) */
+    char server[65];
+    char *tool;     /* final name */
+    char *original; /* ORIGINAL name */
+    char dialog[GW_DIALOG_MAX + 1];
+    json_t *arguments;
+    uint64_t timeout_ms;
+    uint64_t deadline_ms; /* gw_now_ms() at arrival + timeout_ms: waits count against it */
+    int max_instances;    /* per-tool cap, 0 = none */
+    json_t *lease_info;
+    gw_mcp_handle handle;
+    gw_call_cb cb;
+    void *data;
+    bool deferred; /* an outcome waits for the next loop turn */
+    int deferred_code;
+    char *deferred_message;
+    /* Routed requests (gw_dispatch_request): method and params to send;
+     * NULL method: tools/call. */
+    char *method;
+    json_t *params;
+    json_t *rpc_error; /* borrowed while the outcome is delivered */
+    /* Relays. */
+    json_t *progress_token; /* the caller's (a reference), or NULL */
+    json_t *upstream_token; /* the gateway's own, sent upstream, or NULL */
+    const struct gw_call_hooks *hooks;
+    void *hooks_data;
+    unsigned client_caps;
+    struct gw_call *sent_prev, *sent_next; /* the slot's sent list */
+    struct gw_server_request *requests;
+    /* resources/subscribe: its subscriber, until the outcome. */
+    struct gw_subscriber *sub;
+    /* resources/read of a resource_namespace server: contents' URIs are
+     * namespaced on the way back. */
+    bool ns_contents;
+    bool ns_links;
+};
+
+/* dispatch_relay.c */
+/* A call was sent on its slot / is answered (ends its server requests). */
+void gw_relay_sent(struct gw_call *call);
+void gw_relay_done(struct gw_call *call);
+/* A request from the slot's instance for the caller of a call in flight
+ * (gw_slot_hooks.server_request). */
+int gw_relay_request(struct slot *slot, const char *method, json_t *id, json_t *params);
+/* Registers the notifications the relay carries (progress, logging). */
+void gw_relay_routes(struct gw_servers *s);
+
+/* subscriptions.c */
+/* Is there room for one more subscription of `sub`? */
+bool gw_subs_room(const struct gw_subscriber *sub);
+/* The call is a resources/subscribe of `sub` (counted until it ends). */
+void gw_subs_begin(struct gw_call *call, struct gw_subscriber *sub);
+/* Did the call's instance declare resources.subscribe? */
+bool gw_subs_supported(const struct gw_call *call);
+/* The subscribe call ends with `code`: on success the subscription is
+ * recorded on the call's slot. Returns `code`, or the error that kept it
+ * from being recorded (the slot was retired, a limit). */
+int gw_subs_call_done(struct gw_call *call, int code);
+/* The slot is retired: its subscriptions end (gw_slot_hooks.slot_gone). */
+void gw_subs_slot_gone(struct slot *slot);
+/* Registers notifications/resources/updated. */
+void gw_subs_routes(struct gw_servers *s);
+
+#endif
