@@ -126,12 +126,25 @@ static void need(void)
  * curl_easy_setopt and curl_multi_setopt); curl_easy_getinfo always takes a
  * pointer. */
 
-#define FORWARD_OPTION(call, opt, ap)                                                              \
-    ((opt) < CURLOPTTYPE_OBJECTPOINT     ? call(va_arg(ap, long))                                  \
-     : (opt) < CURLOPTTYPE_FUNCTIONPOINT ? call(va_arg(ap, void *))                                \
-     : (opt) < CURLOPTTYPE_OFF_T         ? call(va_arg(ap, void (*)(void)))                        \
-     : (opt) < CURLOPTTYPE_BLOB          ? call(va_arg(ap, curl_off_t))                            \
-                                         : call(va_arg(ap, void *)))
+/* The body of a variadic setter: `rc` = f(h, o, the argument read with
+ * the type option `o` says). */
+#define FORWARD_SETOPT(rc, f, h, o)                                                                \
+    do {                                                                                           \
+        va_list ap;                                                                                \
+        need();                                                                                    \
+        va_start(ap, o);                                                                           \
+        if ((o) < CURLOPTTYPE_OBJECTPOINT)                                                         \
+            rc = f(h, o, va_arg(ap, long));                                                        \
+        else if ((o) < CURLOPTTYPE_FUNCTIONPOINT)                                                  \
+            rc = f(h, o, va_arg(ap, void *));                                                      \
+        else if ((o) < CURLOPTTYPE_OFF_T)                                                          \
+            rc = f(h, o, va_arg(ap, void (*)(void)));                                              \
+        else if ((o) < CURLOPTTYPE_BLOB)                                                           \
+            rc = f(h, o, va_arg(ap, curl_off_t));                                                  \
+        else                                                                                       \
+            rc = f(h, o, va_arg(ap, void *));                                                      \
+        va_end(ap);                                                                                \
+    } while (0)
 
 CURL *curl_easy_init(void)
 {
@@ -147,14 +160,9 @@ void curl_easy_cleanup(CURL *curl)
 
 CURLcode curl_easy_setopt(CURL *curl, CURLoption option, ...)
 {
-    va_list ap;
     CURLcode rc;
-    need();
-    va_start(ap, option);
-#define CALL(arg) fn.easy_setopt(curl, option, arg)
-    rc = FORWARD_OPTION(CALL, option, ap);
-#undef CALL
-    va_end(ap);
+
+    FORWARD_SETOPT(rc, fn.easy_setopt, curl, option);
     return rc;
 }
 
@@ -189,14 +197,9 @@ CURLMcode curl_multi_cleanup(CURLM *multi)
 
 CURLMcode curl_multi_setopt(CURLM *multi, CURLMoption option, ...)
 {
-    va_list ap;
     CURLMcode rc;
-    need();
-    va_start(ap, option);
-#define CALL(arg) fn.multi_setopt(multi, option, arg)
-    rc = FORWARD_OPTION(CALL, option, ap);
-#undef CALL
-    va_end(ap);
+
+    FORWARD_SETOPT(rc, fn.multi_setopt, multi, option);
     return rc;
 }
 

@@ -16,15 +16,20 @@
 
 #include "gw/util.h"
 
+void gw_import_vwarn(FILE *err, const char *file, const char *fmt, va_list ap)
+{
+    fprintf(err, "%s: warning: ", file);
+    vfprintf(err, fmt, ap);
+    fputc('\n', err);
+}
+
 void gw_import_warn(struct imp *im, const char *fmt, ...)
 {
     va_list ap;
 
-    fprintf(im->err, "%s: warning: ", im->file);
     va_start(ap, fmt);
-    vfprintf(im->err, fmt, ap);
+    gw_import_vwarn(im->err, im->file, fmt, ap);
     va_end(ap);
-    fputc('\n', im->err);
 }
 
 /* ---- the output model ---- */

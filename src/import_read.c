@@ -26,11 +26,24 @@ static void warn(struct rd *im, const char *fmt, ...)
 {
     va_list ap;
 
-    fprintf(im->err, "%s: warning: ", im->file);
     va_start(ap, fmt);
-    vfprintf(im->err, fmt, ap);
+    gw_import_vwarn(im->err, im->file, fmt, ap);
     va_end(ap);
-    fputc('\n', im->err);
+}
+
+/* Steps through string literals: true when s[*i] belongs to one (an
+ * escape takes two bytes, *i moves past the first). */
+static bool in_string(const char *s, size_t n, size_t *i, bool *str)
+{
+    if (*str) {
+        if (s[*i] == '\\' && *i + 1 < n)
+            (*i)++;
+        else if (s[*i] == '"')
+            *str = false;
+        return true;
+    }
+    *str = s[*i] == '"';
+    return *str;
 }
 
 /* Blanks out // and slash-star comments outside strings, keeping newlines
@@ -40,14 +53,9 @@ static void strip_comments(char *s, size_t n)
     bool str = false;
 
     for (size_t i = 0; i < n; i++) {
-        if (str) {
-            if (s[i] == '\\' && i + 1 < n)
-                i++;
-            else if (s[i] == '"')
-                str = false;
-        } else if (s[i] == '"') {
-            str = true;
-        } else if (s[i] == '/' && i + 1 < n && s[i + 1] == '/') {
+        if (in_string(s, n, &i, &str))
+            continue;
+        if (s[i] == '/' && i + 1 < n && s[i + 1] == '/') {
             for (; i < n && s[i] != '\n'; i++)
                 s[i] = ' ';
         } else if (s[i] == '/' && i + 1 < n && s[i + 1] == '*') {
@@ -68,14 +76,9 @@ static void strip_trailing_commas(char *s, size_t n)
     bool str = false;
 
     for (size_t i = 0; i < n; i++) {
-        if (str) {
-            if (s[i] == '\\' && i + 1 < n)
-                i++;
-            else if (s[i] == '"')
-                str = false;
-        } else if (s[i] == '"') {
-            str = true;
-        } else if (s[i] == ',') {
+        if (in_string(s, n, &i, &str))
+            continue;
+        if (s[i] == ',') {
             size_t j = i + 1;
             while (j < n && isspace((unsigned char)s[j]))
                 j++;

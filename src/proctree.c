@@ -44,15 +44,9 @@ static char *pending[PENDING_MAX];
 
 /* ---- /proc ---- */
 
-struct pinfo {
-    int pid, ppid, sid;
-    char state;
-    unsigned long long start;
-};
-
 /* The command name may hold spaces and parentheses: fields are read after
  * the last ')'. */
-static int read_pinfo(int pid, struct pinfo *out)
+int gw_proc_stat(int pid, struct gw_proc_stat *out)
 {
     char path[64], buf[PROC_LINE_SZ];
     snprintf(path, sizeof(path), "/proc/%d/stat", pid);
@@ -80,10 +74,10 @@ static int is_dead(char state)
 }
 
 /* Every process of the machine that is not dead. New array in *out. */
-static size_t scan_proc(struct pinfo **out)
+static size_t scan_proc(struct gw_proc_stat **out)
 {
     size_t n = 0, cap = 256;
-    struct pinfo *a = gw_xmalloc(cap * sizeof(*a));
+    struct gw_proc_stat *a = gw_xmalloc(cap * sizeof(*a));
     DIR *d = opendir("/proc");
     struct dirent *e;
     while (d && (e = readdir(d)) != NULL) {
@@ -93,7 +87,7 @@ static size_t scan_proc(struct pinfo **out)
             cap *= 2;
             a = gw_xrealloc(a, cap * sizeof(*a));
         }
-        if (read_pinfo(atoi(e->d_name), &a[n]) == 0 && !is_dead(a[n].state))
+        if (gw_proc_stat(atoi(e->d_name), &a[n]) == 0 && !is_dead(a[n].state))
             n++;
     }
     if (d)
@@ -104,13 +98,13 @@ static size_t scan_proc(struct pinfo **out)
 
 static int by_pid(const void *a, const void *b)
 {
-    const struct pinfo *x = a, *y = b;
+    const struct gw_proc_stat *x = a, *y = b;
     return (x->pid > y->pid) - (x->pid < y->pid);
 }
 
 /* Marks in `in` the processes of `a` (sorted by pid) that descend from one
  * already marked, until nothing changes; returns how many are marked. */
-static size_t close_over_children(const struct pinfo *a, size_t n, char *in)
+static size_t close_over_children(const struct gw_proc_stat *a, size_t n, char *in)
 {
     size_t count = 0;
     for (size_t i = 0; i < n; i++)
@@ -118,8 +112,9 @@ static size_t close_over_children(const struct pinfo *a, size_t n, char *in)
     for (int changed = 1; changed;) {
         changed = 0;
         for (size_t i = 0; i < n; i++) {
-            struct pinfo key = {.pid = a[i].ppid};
-            const struct pinfo *parent = in[i] ? NULL : bsearch(&key, a, n, sizeof(*a), by_pid);
+            struct gw_proc_stat key = {.pid = a[i].ppid};
+            const struct gw_proc_stat *parent =
+                in[i] ? NULL : bsearch(&key, a, n, sizeof(*a), by_pid);
             if (parent && in[parent - a]) {
                 in[i] = 1;
                 changed = 1;
@@ -130,7 +125,7 @@ static size_t close_over_children(const struct pinfo *a, size_t n, char *in)
     return count;
 }
 
-static int known(const struct gw_proctree *t, const struct pinfo *p)
+static int known(const struct gw_proctree *t, const struct gw_proc_stat *p)
 {
     for (size_t i = 0; i < t->n; i++) {
         if (t->m[i].pid == p->pid && t->m[i].start == p->start)
@@ -143,7 +138,7 @@ static int known(const struct gw_proctree *t, const struct pinfo *p)
  * many of them were not members before. */
 static size_t refresh(struct gw_proctree *t)
 {
-    struct pinfo *a;
+    struct gw_proc_stat *a;
     size_t n = scan_proc(&a), added = 0;
     qsort(a, n, sizeof(*a), by_pid);
     char *in = gw_xcalloc(n ? n : 1, 1);
@@ -153,7 +148,7 @@ static size_t refresh(struct gw_proctree *t)
     /* The session outlives its leader while members remain; once the
      * leader's pid names another process, the id may be someone else's. */
     for (size_t i = 0; i < n; i++) {
-        const struct pinfo *p = &a[i];
+        const struct gw_proc_stat *p = &a[i];
         if (known(t, p) || (p->pid == t->leader && p->start == t->leader_start) ||
             (!reused && p->sid == t->leader && p->start >= t->leader_start))
             in[i] = 1;
@@ -181,8 +176,8 @@ static size_t refresh(struct gw_proctree *t)
  * when it did. */
 static int signal_member(const struct member *m, int sig)
 {
-    struct pinfo p;
-    return read_pinfo(m->pid, &p) == 0 && p.start == m->start && !is_dead(p.state) &&
+    struct gw_proc_stat p;
+    return gw_proc_stat(m->pid, &p) == 0 && p.start == m->start && !is_dead(p.state) &&
            kill(m->pid, sig) == 0;
 }
 
@@ -399,9 +394,9 @@ void gw_proctree_spawn_end(struct gw_proctree *t, int pid)
         t->cg = NULL;
         mode = -1;
     }
-    struct pinfo p;
+    struct gw_proc_stat p;
     t->leader = pid;
-    if (pid > 0 && read_pinfo(pid, &p) == 0)
+    if (pid > 0 && gw_proc_stat(pid, &p) == 0)
         t->leader_start = p.start;
 }
 
@@ -446,8 +441,8 @@ bool gw_proctree_alive(struct gw_proctree *t)
     if (t->cg)
         return cg_populated(t->cg);
     for (size_t i = 0; i < t->n; i++) {
-        struct pinfo p;
-        if (read_pinfo(t->m[i].pid, &p) == 0 && p.start == t->m[i].start && !is_dead(p.state))
+        struct gw_proc_stat p;
+        if (gw_proc_stat(t->m[i].pid, &p) == 0 && p.start == t->m[i].start && !is_dead(p.state))
             return true;
     }
     return false;
@@ -476,9 +471,9 @@ static void sleep_ms(long ms)
 int gw_proctree_kill_all(uint64_t wait_ms)
 {
     struct gw_proctree all = {.leader = (int)getpid()};
-    struct pinfo self;
+    struct gw_proc_stat self;
     int killed = 0;
-    if (read_pinfo(all.leader, &self) == 0)
+    if (gw_proc_stat(all.leader, &self) == 0)
         all.leader_start = self.start;
     /* Every descendant, whatever its session: the daemon itself is the
      * root, so refresh() finds its children and theirs. */

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "gw/log.h"
+#include "gw/proctree.h"
 #include "gw/util.h"
 
 /* The timer catches a SIGCHLD that arrived while another scan ran and
@@ -64,26 +65,6 @@ static int is_live(const struct live_pids *lp, int pid)
     return 0;
 }
 
-/* Reads /proc/<pid>/stat: "pid (comm) S ppid …". The command name may
- * hold spaces and parentheses, so parsing starts after the last ')'. */
-static int read_stat(int pid, int *ppid, char *state)
-{
-    char path[64], buf[512];
-    snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0)
-        return -1;
-    buf[n] = '\0';
-    const char *p = strrchr(buf, ')');
-    if (!p || sscanf(p + 1, " %c %d", state, ppid) != 2)
-        return -1;
-    return 0;
-}
-
 /* Calls fn(pid, arg) for each zombie child of this process. */
 static int for_each_zombie_child(void (*fn)(int pid, void *arg), void *arg)
 {
@@ -95,9 +76,9 @@ static int for_each_zombie_child(void (*fn)(int pid, void *arg), void *arg)
     while ((e = readdir(d)) != NULL) {
         if (e->d_name[0] < '1' || e->d_name[0] > '9')
             continue;
-        int pid = atoi(e->d_name), ppid;
-        char state;
-        if (read_stat(pid, &ppid, &state) == 0 && ppid == self && state == 'Z') {
+        int pid = atoi(e->d_name);
+        struct gw_proc_stat st;
+        if (gw_proc_stat(pid, &st) == 0 && st.ppid == self && st.state == 'Z') {
             count++;
             if (fn)
                 fn(pid, arg);

@@ -5,6 +5,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdarg.h>
 #include <stdio.h>
 
 #include "gw/import.h"
@@ -32,6 +33,8 @@ struct imp {
 
 /* "FILE: warning: …" on the importer's error stream. */
 void gw_import_warn(struct imp *im, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void gw_import_vwarn(FILE *err, const char *file, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
 
 /* import_refs.c: other tools' ${…} references in mcp.yaml's forms. */
 /* `s` with each ${…} reference rewritten as mcp.yaml's ${NAME}. New

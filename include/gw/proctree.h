@@ -32,6 +32,16 @@
 
 struct gw_proctree;
 
+/* What the gateway reads of /proc/<pid>/stat. */
+struct gw_proc_stat {
+    int pid, ppid, sid;
+    char state;               /* R, S, D, Z, … */
+    unsigned long long start; /* in clock ticks since boot: with pid, a process's identity */
+};
+
+/* Fills *out for `pid`: 0, or -1 when it cannot be read (gone). */
+int gw_proc_stat(int pid, struct gw_proc_stat *out);
+
 /* True when instances get a cgroup (decided on first use). */
 bool gw_proctree_cgroups(void);
 
