@@ -14,7 +14,6 @@
 #include "gw/json_in.h"
 #include "gw/lease.h"
 #include "gw/log.h"
-#include "gw/mcp_server.h"
 #include "gw/result.h"
 #include "gw/util.h"
 
@@ -234,6 +233,9 @@ struct pending_call {
     struct gw_http_request *req;
     struct gw_call *call;
     char *tool;
+    /* the dialog's parts, as parsed from the request: artifacts are kept
+     * under them; "anonymous" without a dialog */
+    char root[GW_DIALOG_PART_MAX + 1], self[GW_DIALOG_PART_MAX + 1];
     uint64_t started_ms;
     bool aborted;
 };
@@ -290,13 +292,11 @@ static struct gw_artifacts *artifacts_of(struct gw_api_ctx *ctx)
 static void respond_result(struct pending_call *pc, const struct gw_call_outcome *o)
 {
     const struct gw_gateway_config *g = &pc->ctx->config->gateway;
-    char root[GW_DIALOG_PART_MAX + 1] = "anonymous", self[GW_DIALOG_PART_MAX + 1] = "anonymous";
-    char canon[GW_DIALOG_MAX + 1];
     struct gw_result_ctx rctx = {
         .artifacts = artifacts_of(pc->ctx),
         .caps = {g->artifacts_max_bytes_per_dialog, g->artifacts_max_bytes},
-        .root = root,
-        .self = self,
+        .root = pc->root,
+        .self = pc->self,
         .server = o->server,
         .tool = o->tool,
     };
@@ -306,8 +306,6 @@ static void respond_result(struct pending_call *pc, const struct gw_call_outcome
     char *text;
     int rc;
 
-    if (o->dialog != NULL)
-        gw_dialog_parse(o->dialog, root, self, canon);
     rc = gw_result_write(&b, o->result, &rctx, o->lease, &is_error);
     if (rc != 0) {
         free(b.p);
@@ -357,6 +355,7 @@ struct call_body {
     json_t *arguments; /* borrowed from json */
     uint64_t timeout_ms;
     char dialog[GW_DIALOG_MAX + 1];
+    char root[GW_DIALOG_PART_MAX + 1], self[GW_DIALOG_PART_MAX + 1];
     bool has_dialog;
 };
 
@@ -368,11 +367,10 @@ static int bad_request(struct gw_http_request *req, const char *code, const char
 
 static int parse_dialog(struct gw_http_request *req, json_t *d, struct call_body *b)
 {
-    char root[GW_DIALOG_PART_MAX + 1], self[GW_DIALOG_PART_MAX + 1];
-
     if (d == NULL)
         return 0;
-    if (!json_is_string(d) || gw_dialog_parse(json_string_value(d), root, self, b->dialog) != 0)
+    if (!json_is_string(d) ||
+        gw_dialog_parse(json_string_value(d), b->root, b->self, b->dialog) != 0)
         return bad_request(req, "bad_dialog",
                            "dialog must be \"root\" or \"root/self\", each 1-64 characters of "
                            "A-Z a-z 0-9 _ . -");
@@ -396,6 +394,8 @@ static int dialog_header(struct gw_http_request *req, struct call_body *b)
         return bad_request(req, "bad_dialog",
                            "the body's dialog and X-Mcpgw-Dialog name different dialogs");
     memcpy(b->dialog, canon, sizeof b->dialog);
+    memcpy(b->root, root, sizeof b->root);
+    memcpy(b->self, self, sizeof b->self);
     b->has_dialog = true;
     return 0;
 }
@@ -512,6 +512,8 @@ static void route_call(struct gw_api_ctx *ctx, struct gw_http_request *req, stru
     pc->ctx = ctx;
     pc->req = req;
     pc->tool = gw_xstrdup(m->arg[0]);
+    gw_strlcpy(pc->root, b.has_dialog ? b.root : "anonymous", sizeof pc->root);
+    gw_strlcpy(pc->self, b.has_dialog ? b.self : "anonymous", sizeof pc->self);
     pc->started_ms = gw_now_ms();
     rc = gw_dispatch_call(ctx->servers, &r, on_call_outcome, pc, &pc->call);
     json_decref(b.json);
@@ -598,7 +600,7 @@ static void route_release(struct gw_api_ctx *ctx, struct gw_http_request *req, s
     /* An /mcp session's own dialog may be released here (an operator
      * freeing its instances); it is never accepted where a call names a
      * dialog (gw_dialog_parse refuses it). */
-    if (gw_mcp_session_dialog(given)) {
+    if (gw_dialog_is_session(given)) {
         snprintf(canon, sizeof canon, "%s", given);
     } else if (gw_dialog_parse(given, root, self, canon) != 0) {
         free(given);

@@ -53,6 +53,15 @@ int gw_dialog_parse(const char *s, char *root, char *self, char *canon)
     return 0;
 }
 
+bool gw_dialog_is_session(const char *s)
+{
+    size_t n = sizeof GW_DIALOG_SESSION_PREFIX - 1;
+
+    if (strncmp(s, GW_DIALOG_SESSION_PREFIX, n) != 0 || strlen(s + n) != GW_DIALOG_SESSION_HEX)
+        return false;
+    return strspn(s + n, "0123456789abcdef") == GW_DIALOG_SESSION_HEX;
+}
+
 /* ---- the restarted ring ---- */
 
 static void restarted_add(struct gw_leases *t, const char *dialog)

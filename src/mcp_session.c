@@ -40,26 +40,16 @@ static int random_hex(uv_loop_t *loop, char *out, size_t n)
     return 0;
 }
 
-bool gw_mcp_session_dialog(const char *s)
-{
-    size_t n = sizeof GW_MCP_SESSION_DIALOG_PREFIX - 1;
-
-    if (strncmp(s, GW_MCP_SESSION_DIALOG_PREFIX, n) != 0 ||
-        strlen(s + n) != GW_MCP_SESSION_DIALOG_HEX)
-        return false;
-    return strspn(s + n, "0123456789abcdef") == GW_MCP_SESSION_DIALOG_HEX;
-}
-
 /* A session's own dialog is not its id: the id is a bearer secret, and a
  * dialog is shown in /v1/dialogs, lease events and the log (security.md
  * C6). Sessions of one process do not share a name: 64 random bits among at
  * most 10,000 live sessions collide with odds below 1e-11. */
 static int own_dialog(uv_loop_t *loop, char *out)
 {
-    size_t n = sizeof GW_MCP_SESSION_DIALOG_PREFIX - 1;
+    size_t n = sizeof GW_DIALOG_SESSION_PREFIX - 1;
 
-    memcpy(out, GW_MCP_SESSION_DIALOG_PREFIX, n);
-    return random_hex(loop, out + n, GW_MCP_SESSION_DIALOG_HEX / 2);
+    memcpy(out, GW_DIALOG_SESSION_PREFIX, n);
+    return random_hex(loop, out + n, GW_DIALOG_SESSION_HEX / 2);
 }
 
 struct gw_mcp_session *gw_mcp__session_find(struct gw_mcp_server *ms, const char *id)
@@ -109,7 +99,7 @@ static void unlink_session(struct gw_mcp_server *ms, struct gw_mcp_session *s)
 int gw_mcp__session_new(struct gw_mcp_server *ms, const char *dialog, struct gw_mcp_session **out)
 {
     struct gw_mcp_session *s;
-    char id[MCP_SESSION_ID_LEN + 1], own[GW_MCP_SESSION_DIALOG_LEN + 1];
+    char id[MCP_SESSION_ID_LEN + 1], own[GW_DIALOG_SESSION_LEN + 1];
     int rc;
 
     if (ms->nsessions >= ms->lim.max_sessions)

@@ -35,6 +35,18 @@
  * equals root) to `canon` (GW_DIALOG_MAX + 1 bytes). Returns 0 or UV_EINVAL. */
 int gw_dialog_parse(const char *s, char *root, char *self, char *canon);
 
+/* The dialog of a session without X-Mcpgw-Dialog: this prefix and
+ * GW_DIALOG_SESSION_HEX random lowercase hex characters. It is not the
+ * session id (a bearer secret, never shown) and ':' is outside the dialog
+ * syntax of REST bodies and X-Mcpgw-Dialog (gw_dialog_parse), so only the
+ * session itself can call through its leases. */
+#define GW_DIALOG_SESSION_PREFIX "mcp-session:"
+#define GW_DIALOG_SESSION_HEX    16
+#define GW_DIALOG_SESSION_LEN    (sizeof GW_DIALOG_SESSION_PREFIX - 1 + GW_DIALOG_SESSION_HEX)
+
+/* Whether `s` has the form of a session's own dialog (any string). */
+bool gw_dialog_is_session(const char *s);
+
 struct server;
 struct slot;
 struct gw_call;

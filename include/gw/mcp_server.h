@@ -44,20 +44,7 @@ struct gw_mcp_server_limits {
     size_t page_size;    /* 0: GW_MCP_SERVER_PAGE_SIZE */
 };
 
-/* The dialog of a session without X-Mcpgw-Dialog: this prefix and
- * GW_MCP_SESSION_DIALOG_HEX random lowercase hex characters. It is not the
- * session id (a bearer secret, never shown) and ':' is outside the dialog
- * syntax of REST bodies and X-Mcpgw-Dialog (gw_dialog_parse), so only the
- * session itself can call through its leases. */
-#define GW_MCP_SESSION_DIALOG_PREFIX "mcp-session:"
-#define GW_MCP_SESSION_DIALOG_HEX    16
-#define GW_MCP_SESSION_DIALOG_LEN                                                                  \
-    (sizeof GW_MCP_SESSION_DIALOG_PREFIX - 1 + GW_MCP_SESSION_DIALOG_HEX)
-
 struct gw_mcp_server;
-
-/* Whether `s` has the form of a session's own dialog (any string). */
-bool gw_mcp_session_dialog(const char *s);
 
 /* A server with no sessions; `servers` and `metrics` (may be NULL: calls
  * are not counted) are borrowed and must outlive it. Starts an

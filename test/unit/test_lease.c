@@ -123,6 +123,13 @@ START_TEST(dialog_ids)
         ck_assert_msg(gw_dialog_parse(bad[i], root, self, canon) == UV_EINVAL, "%s", bad[i]);
     long_part[GW_DIALOG_PART_MAX] = '\0'; /* 64 characters: the longest part */
     ck_assert_int_eq(gw_dialog_parse(long_part, root, self, canon), 0);
+    /* An /mcp session's own dialog: outside the REST syntax, known by shape. */
+    ck_assert(gw_dialog_is_session("mcp-session:0123456789abcdef"));
+    ck_assert_int_eq(gw_dialog_parse("mcp-session:0123456789abcdef", root, self, canon), UV_EINVAL);
+    const char *not_session[] = {"mcp-session:0123456789abcde", "mcp-session:0123456789abcdef0",
+                                 "mcp-session:0123456789ABCDEF", "mcp-session", "chat-1"};
+    for (size_t i = 0; i < sizeof not_session / sizeof not_session[0]; i++)
+        ck_assert_msg(!gw_dialog_is_session(not_session[i]), "%s", not_session[i]);
 }
 END_TEST
 
