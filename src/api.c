@@ -449,42 +449,6 @@ static void start_call_error(struct gw_http_request *req, int rc)
     gw_http_respond_error(req, e.http_status, e.rest_code, e.sentence, e.retry ? retry : NULL);
 }
 
-static json_t *text_result(bool is_error, char *text)
-{
-    json_t *r = json_pack("{s:b, s:[{s:s, s:s}]}", "isError", is_error, "contentItems", "type",
-                          "input_text", "text", text);
-    free(text);
-    return r;
-}
-
-/* The built-in mcp_release({"serverId"}) (seed 000). Input problems are
- * tool errors (isError), as MCP 2025-11-25 asks. */
-static void call_release_tool(struct gw_api_ctx *ctx, struct gw_http_request *req,
-                              struct call_body *b)
-{
-    const char *id = json_string_value(json_object_get(b->arguments, "serverId"));
-    json_t *released = json_array();
-    json_t *r;
-
-    if (!b->has_dialog) {
-        json_decref(released);
-        gw_http_respond_error(req, 400, "dialog_required",
-                              "mcp_release releases the calling dialog's lease: give \"dialog\"",
-                              NULL);
-        return;
-    }
-    if (id == NULL)
-        r = text_result(true, gw_xstrdup("mcp_release needs {\"serverId\": \"<server id>\"}"));
-    else if (gw_servers_release(ctx->servers, b->dialog, id, released) != 0)
-        r = text_result(true, gw_xasprintf("no server is named '%s'", id));
-    else if (json_array_size(released) == 0)
-        r = text_result(false, gw_xasprintf("this dialog held no lease on '%s'", id));
-    else
-        r = text_result(false, gw_xasprintf("released the lease on '%s'", id));
-    json_decref(released);
-    gw_http_respond_json(req, 200, r, NULL);
-}
-
 static void route_call(struct gw_api_ctx *ctx, struct gw_http_request *req, struct match *m)
 {
     struct call_body b = {0};
@@ -493,11 +457,6 @@ static void route_call(struct gw_api_ctx *ctx, struct gw_http_request *req, stru
     int rc;
 
     if (parse_call_body(req, &b) != 0) {
-        json_decref(b.json);
-        return;
-    }
-    if (strcmp(m->arg[0], GW_CATALOG_RELEASE_TOOL) == 0) {
-        call_release_tool(ctx, req, &b);
         json_decref(b.json);
         return;
     }

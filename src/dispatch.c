@@ -151,6 +151,7 @@ static void call_free(uv_handle_t *h)
     free(c->tool);
     free(c->original);
     free(c->deferred_message);
+    json_decref(c->deferred_result);
     free(c->method);
     json_decref(c->params);
     json_decref(c->progress_token);
@@ -166,8 +167,12 @@ static void on_deferred(uv_timer_t *t)
 {
     struct gw_call *c = t->data;
 
+    json_t *result = c->deferred_result;
+
     c->deferred = false;
-    deliver(c, c->deferred_code, NULL, c->deferred_message);
+    c->deferred_result = NULL;
+    deliver(c, c->deferred_code, result, c->deferred_message);
+    json_decref(result);
 }
 
 /* An outcome reached while gw_dispatch_call is still on the stack is
@@ -456,22 +461,32 @@ static uint64_t call_timeout(const struct server *srv, const struct gw_cat_tool 
                                srv->snap->gateway.request_timeout_ms);
 }
 
-static struct gw_call *call_new(struct gw_servers *s, struct server *srv,
-                                const struct gw_cat_tool *t, const struct gw_call_request *r)
+/* The one constructor: every call has a server (its id; "" for the
+ * gateway's own tool), a dialog or none, and a timeout. */
+static struct gw_call *call_alloc(struct gw_servers *s, const char *server, const char *dialog,
+                                  uint64_t timeout_ms)
 {
     struct gw_call *c = gw_xcalloc(1, sizeof *c);
 
     c->s = s;
     uv_timer_init(s->loop, &c->timer);
     c->timer.data = c;
-    gw_strlcpy(c->server, srv->cfg->id, sizeof c->server);
+    gw_strlcpy(c->server, server, sizeof c->server);
+    if (dialog != NULL)
+        gw_strlcpy(c->dialog, dialog, sizeof c->dialog);
+    c->timeout_ms = timeout_ms;
+    c->deadline_ms = gw_now_ms() + timeout_ms;
+    return c;
+}
+
+static struct gw_call *call_new(struct gw_servers *s, struct server *srv,
+                                const struct gw_cat_tool *t, const struct gw_call_request *r)
+{
+    struct gw_call *c = call_alloc(s, srv->cfg->id, r->dialog, call_timeout(srv, t, r->timeout_ms));
+
     c->tool = gw_xstrdup(t->name);
     c->original = gw_xstrdup(t->original_name);
-    if (r->dialog != NULL)
-        gw_strlcpy(c->dialog, r->dialog, sizeof c->dialog);
     c->arguments = json_incref(r->arguments);
-    c->timeout_ms = call_timeout(srv, t, r->timeout_ms);
-    c->deadline_ms = gw_now_ms() + c->timeout_ms;
     c->max_instances = t->has_policy ? t->policy.max_instances : 0;
     c->ns_links = srv->cfg->resource_namespace;
     c->hooks = r->hooks;
@@ -565,12 +580,66 @@ static int route(struct gw_servers *s, struct server *srv, struct gw_call *c, gw
     return 0;
 }
 
+static json_t *text_result(bool is_error, char *text)
+{
+    json_t *r = json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text", "text", text,
+                          "isError", is_error);
+
+    free(text);
+    return r;
+}
+
+/* The built-in mcp_release({"serverId"}) (seed 000) for the call's dialog,
+ * whichever front end asks. Input problems are tool errors (isError), as
+ * MCP 2025-11-25 asks. */
+static json_t *release_result(struct gw_servers *s, const char *dialog, json_t *args)
+{
+    const char *id = json_string_value(json_object_get(args, "serverId"));
+    json_t *released, *r;
+
+    if (id == NULL)
+        return text_result(true, gw_xstrdup("mcp_release needs {\"serverId\": \"<server id>\"}"));
+    released = json_array();
+    if (gw_servers_release(s, dialog, id, released) != 0)
+        r = text_result(true, gw_xasprintf("no server is named '%s'", id));
+    else if (json_array_size(released) == 0)
+        r = text_result(false, gw_xasprintf("this dialog held no lease on '%s'", id));
+    else
+        r = text_result(false, gw_xasprintf("released the lease on '%s'", id));
+    json_decref(released);
+    return r;
+}
+
+/* Its outcome comes on the next loop turn, like any call's. */
+static int release_call(struct gw_servers *s, const struct gw_call_request *r, gw_call_cb cb,
+                        void *data, struct gw_call **out)
+{
+    struct gw_call *c;
+
+    if (r->dialog == NULL)
+        return GW_SERVERS_E_NEED_DIALOG;
+    c = call_alloc(s, "", r->dialog, 0);
+    c->tool = gw_xstrdup(GW_CATALOG_RELEASE_TOOL);
+    c->original = gw_xstrdup(GW_CATALOG_RELEASE_TOOL);
+    c->cb = cb;
+    c->data = data;
+    c->deferred = true;
+    c->deferred_result = release_result(s, r->dialog, r->arguments);
+    uv_timer_start(&c->timer, on_deferred, 0, 0);
+    if (out != NULL)
+        *out = c;
+    return 0;
+}
+
 int gw_dispatch_call(struct gw_servers *s, const struct gw_call_request *r, gw_call_cb cb,
                      void *data, struct gw_call **out)
 {
-    const struct gw_cat_tool *t = gw_catalog_lookup(s->catalog, r->tool);
+    const struct gw_cat_tool *t;
     struct server *srv;
 
+    if (strcmp(r->tool, GW_CATALOG_RELEASE_TOOL) == 0)
+        return release_call(s, r, cb, data, out);
+    t = gw_catalog_lookup(s->catalog, r->tool);
     if (t == NULL || t->server == NULL)
         return GW_SERVERS_E_NO_TOOL;
     srv = gw_servers_find(s, t->server);
@@ -607,21 +676,14 @@ int gw_dispatch_request(struct gw_servers *s, const struct gw_route_request *r, 
         return s->closing || srv->state != SRV_READY ? GW_SERVERS_E_NOT_READY
                                                      : GW_SERVERS_E_NEED_DIALOG;
     }
-    c = gw_xcalloc(1, sizeof *c);
-    c->s = s;
-    uv_timer_init(s->loop, &c->timer);
-    c->timer.data = c;
-    gw_strlcpy(c->server, srv->cfg->id, sizeof c->server);
+    c = call_alloc(s, srv->cfg->id, r->dialog,
+                   gw_dispatch_timeout(r->timeout_ms, 0, srv->cfg->request_timeout_ms,
+                                       srv->snap->gateway.request_timeout_ms));
     c->tool = gw_xstrdup(r->method); /* the in-flight key: never a tool name (no '/') */
     c->original = gw_xstrdup(what);
-    if (r->dialog != NULL)
-        gw_strlcpy(c->dialog, r->dialog, sizeof c->dialog);
     c->method = gw_xstrdup(r->method);
     c->ns_contents = srv->cfg->resource_namespace && strcmp(r->method, "resources/read") == 0;
     c->params = params;
-    c->timeout_ms = gw_dispatch_timeout(r->timeout_ms, 0, srv->cfg->request_timeout_ms,
-                                        srv->snap->gateway.request_timeout_ms);
-    c->deadline_ms = gw_now_ms() + c->timeout_ms;
     if (subscribe)
         gw_subs_begin(c, r->subscriber);
     return route(s, srv, c, cb, data, out);

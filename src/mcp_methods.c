@@ -385,33 +385,6 @@ static void relay_answer(struct gw_mcp_session *s, json_t *msg)
     }
 }
 
-/* The built-in mcp_release({"serverId"}) for the session's dialog. Input
- * problems are tool errors (isError), as MCP 2025-11-25 asks. */
-static json_t *release_tool(struct gw_mcp_session *s, json_t *id, json_t *args)
-{
-    const char *server = json_string_value(json_object_get(args, "serverId"));
-    json_t *released, *r;
-    char *text;
-    bool failed = false;
-
-    if (server == NULL)
-        return gw_mcp__result(id, text_result(true, "mcp_release needs {\"serverId\": \"<server "
-                                                    "id>\"}"));
-    released = json_array();
-    if (gw_servers_release(s->ms->servers, s->dialog, server, released) != 0) {
-        text = gw_xasprintf("no server is named '%s'", server);
-        failed = true;
-    } else if (json_array_size(released) == 0) {
-        text = gw_xasprintf("this session held no lease on '%s'", server);
-    } else {
-        text = gw_xasprintf("released the lease on '%s'", server);
-    }
-    r = text_result(failed, text);
-    free(text);
-    json_decref(released);
-    return gw_mcp__result(id, r);
-}
-
 static struct gw_mcp_call *call_new(struct gw_mcp_session *s, struct gw_mcp_exchange *x, json_t *id,
                                     const char *name)
 {
@@ -580,8 +553,6 @@ static json_t *tools_call(struct gw_mcp_session *s, struct gw_mcp_exchange *x, j
         return gw_mcp__error(id, RPC_INVALID_PARAMS, "tools/call needs params.name (a string)");
     if (args != NULL && !json_is_object(args) && !json_is_null(args))
         return gw_mcp__error(id, RPC_INVALID_PARAMS, "params.arguments must be an object");
-    if (strcmp(name, GW_CATALOG_RELEASE_TOOL) == 0)
-        return release_tool(s, id, args);
     empty = json_is_object(args) ? json_incref(args) : json_object();
     if (token != NULL && !json_is_string(token) && !json_is_integer(token))
         token = NULL;

@@ -47,6 +47,7 @@ struct gw_call {
     bool deferred; /* an outcome waits for the next loop turn */
     int deferred_code;
     char *deferred_message;
+    json_t *deferred_result; /* the gateway's own answer (mcp_release), or NULL */
     /* Routed requests (gw_dispatch_request): method and params to send;
      * NULL method: tools/call. */
     char *method;
