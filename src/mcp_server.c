@@ -29,11 +29,30 @@ json_t *gw_mcp__error(json_t *id, int code, const char *message)
                      "message", message);
 }
 
+/* The id of the request a POST body holds (a new reference), or NULL when
+ * it holds none: a refusal names the request it refuses whenever it can.
+ * The body is read again only on this error path. */
+static json_t *body_id(const struct gw_http_request *req)
+{
+    json_t *body, *id;
+
+    if (req->body_len == 0 || strcmp(req->method, "POST") != 0)
+        return NULL;
+    body = gw_json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, NULL);
+    id = json_object_get(body, "id");
+    id = json_is_string(id) || json_is_integer(id) ? json_incref(id) : NULL;
+    json_decref(body);
+    return id;
+}
+
 /* A transport-level refusal: HTTP `status` with a JSON-RPC error body. */
 static void refuse(struct gw_http_request *req, int status, int code, const char *message,
                    const char *const *headers)
 {
-    gw_http_respond_json(req, status, gw_mcp__error(NULL, code, message), headers);
+    json_t *id = body_id(req);
+
+    gw_http_respond_json(req, status, gw_mcp__error(id, code, message), headers);
+    json_decref(id);
 }
 
 /* ---- Accept and headers ---- */

@@ -291,6 +291,34 @@ test('transport rules: sessions, versions, notifications, bad bodies', async (t)
   assert.equal((await d.request('DELETE', '/mcp', { headers: h })).status, 404);
 });
 
+// JSON-RPC: an error answers the request it refuses, by id, whenever the
+// body held one; only a body that cannot be read gets id null.
+test('transport refusals carry the request id', async (t) => {
+  const d = await start(fx(), { waitReady: true });
+  t.after(() => stopClean(d));
+  const { h } = await session(d);
+  const cases = [
+    [{ jsonrpc: '2.0', id: 21, method: 'tools/list' }, {}, 400, 'no session id'],
+    [{ jsonrpc: '2.0', id: 'req-22', method: 'tools/list' }, { 'mcp-session-id': 'f'.repeat(32) }, 404, 'unknown session'],
+    [{ jsonrpc: '2.0', id: 23, method: 'tools/list' }, { ...h, 'mcp-protocol-version': '1999-01-01' }, 400, 'unsupported version'],
+    [{ jsonrpc: '2.0', id: 24, method: 'tools/list' }, { ...h, accept: 'text/html' }, 406, 'not acceptable'],
+    [{ jsonrpc: '2.0', id: 25, method: 'tools/list' }, { ...h, 'content-type': 'text/plain' }, 415, 'not JSON'],
+  ];
+  for (const [msg, headers, status, what] of cases) {
+    const r = await rpc(d, msg, headers);
+    assert.equal(r.status, status, what);
+    assert.equal(r.json.jsonrpc, '2.0', what);
+    assert.equal(r.json.id, msg.id, `${what}: ${r.body}`);
+    assert.equal(typeof r.json.error.message, 'string', what);
+  }
+  // Nothing to name: a body that is not JSON, or a request without an id.
+  let r = await rpc(d, '{"jsonrpc":"2.0", "id": 26, "method": ', h);
+  assert.equal(r.json.id, null);
+  r = await rpc(d, { jsonrpc: '2.0', id: { x: 1 }, method: 'tools/list' }, {});
+  assert.equal(r.status, 400);
+  assert.equal(r.json.id, null, 'an id that is not a string or number is not echoed');
+});
+
 test('a 2025-03-26 session may batch; others may not', async (t) => {
   const d = await start(fx(), { waitReady: true });
   t.after(() => stopClean(d));
