@@ -245,7 +245,7 @@ static void on_call_outcome(void *data, const struct gw_call_outcome *o)
     snprintf(ms, sizeof ms, "%llu", (unsigned long long)elapsed);
     gw_log(GW_LOG_INFO, "mcp tool call", "tool", c->tool, "server", o->server, "dialog", o->dialog,
            "status", status, "duration_ms", ms, NULL);
-    if (c->metrics != NULL && !c->routed)
+    if (!c->routed)
         gw_metrics_call(c->metrics, "mcp", o->server, c->tool, status, (double)elapsed / 1000.0);
     unlink_call(c);
     gw_mcp__exchange_add(c->x, call_reply(c, o));
@@ -433,7 +433,7 @@ static json_t *start_call(struct gw_mcp_session *s, struct gw_mcp_exchange *x, j
     r.hooks_data = c;
     rc = gw_dispatch_call(s->ms->servers, &r, on_call_outcome, c, &c->call);
     if (rc != 0) {
-        if (rc != GW_SERVERS_E_NO_TOOL && s->ms->metrics != NULL)
+        if (rc != GW_SERVERS_E_NO_TOOL)
             gw_metrics_call(s->ms->metrics, "mcp", NULL, name, gw_dispatch_error(rc).label, 0);
         call_drop(c);
         if (rc == GW_SERVERS_E_NO_TOOL) {

@@ -159,6 +159,8 @@ void gw_metrics_call(struct gw_metrics *m, const char *front, const char *server
     struct hist *h;
     size_t i = 0;
 
+    if (m == NULL)
+        return;
     bump(m->calls, join_key(buf, sizeof buf, &heap, parts, 4));
     free(heap);
     h = hist_for(m, join_key(buf, sizeof buf, &heap, parts, 2));

@@ -16,7 +16,7 @@ void gw_metrics_free(struct gw_metrics *m);
 
 void gw_metrics_http(struct gw_metrics *m, const char *route, int code);
 /* One tool call, counted once by the front end that took it (`front`:
- * "rest" or "mcp"). */
+ * "rest" or "mcp"). `m` may be NULL (a front end without metrics). */
 void gw_metrics_call(struct gw_metrics *m, const char *front, const char *server, const char *tool,
                      const char *status, double seconds);
 void gw_metrics_reload(struct gw_metrics *m, const char *result);
