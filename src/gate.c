@@ -127,9 +127,10 @@ void gw_gate_handle(struct gw_http_request *req, void *data)
 
     if (check_host_origin(g, req) != 0 || check_auth(g, req) != 0)
         return;
-    /* /mcp takes every method itself (POST, GET, DELETE; 405 with its own
-     * Allow header otherwise). */
-    if (strcmp(req->path, "/mcp") == 0) {
+    /* /mcp and /mcp/d/{dialog} take every method themselves (POST, GET,
+     * DELETE; 405 with their own Allow header otherwise). */
+    if (strcmp(req->path, "/mcp") == 0 ||
+        strncmp(req->path, GW_MCP_DIALOG_PATH, strlen(GW_MCP_DIALOG_PATH)) == 0) {
         req->user = (void *)"/mcp"; /* the route label of its metrics */
         if (g->mcp != NULL)
             gw_mcp_server_handle(g->mcp, req);

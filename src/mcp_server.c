@@ -89,13 +89,33 @@ static int check_version_header(struct gw_http_request *req)
     return -1;
 }
 
+/* The dialog the URL names (/mcp/d/{dialog}): 0 with `canon` set ("" for
+ * /mcp), or -1 after answering 400. */
+static int url_dialog(struct gw_http_request *req, char *canon)
+{
+    const char *given = req->path + strlen(GW_MCP_DIALOG_PATH);
+    char root[GW_DIALOG_PART_MAX + 1], self[GW_DIALOG_PART_MAX + 1];
+
+    canon[0] = '\0';
+    if (strncmp(req->path, GW_MCP_DIALOG_PATH, strlen(GW_MCP_DIALOG_PATH)) != 0 ||
+        gw_dialog_parse(given, root, self, canon) == 0)
+        return 0;
+    refuse(req, 400, RPC_BAD_REQUEST,
+           "Bad Request: the URL must be /mcp/d/root or /mcp/d/root/self, each part 1-64 "
+           "characters of A-Z a-z 0-9 _ . -",
+           NULL);
+    return -1;
+}
+
 /* Sets *out to the session the request names and returns 0, or returns -1
- * after answering 400 (no Mcp-Session-Id) or 404 (unknown or ended: the
- * client must initialize again). */
+ * after answering 400 (no Mcp-Session-Id, or a URL naming a dialog that is
+ * not the session's) or 404 (unknown or ended: the client must initialize
+ * again). */
 static int session_of(struct gw_mcp_server *ms, struct gw_http_request *req,
                       struct gw_mcp_session **out)
 {
     const char *id = gw_http_header(req, "mcp-session-id");
+    char in_url[GW_DIALOG_MAX + 1];
     struct gw_mcp_session *s;
 
     if (id == NULL) {
@@ -107,6 +127,13 @@ static int session_of(struct gw_mcp_server *ms, struct gw_http_request *req,
     if (s == NULL) {
         refuse(req, 404, RPC_SESSION_NOT_FOUND, "Session not found: initialize a new session",
                NULL);
+        return -1;
+    }
+    if (url_dialog(req, in_url) != 0)
+        return -1;
+    if (in_url[0] != '\0' && strcmp(in_url, s->dialog) != 0) {
+        refuse(req, 400, RPC_BAD_REQUEST,
+               "Bad Request: this session belongs to another dialog than the URL names", NULL);
         return -1;
     }
     s->last_used_ms = gw_now_ms();
@@ -236,21 +263,31 @@ static bool is_initialize(json_t *msg)
            json_object_get(msg, "id") != NULL;
 }
 
-/* The dialog named by X-Mcpgw-Dialog: 0 with `canon` set ("" if absent), or
- * -1 after answering 400. */
+/* The dialog named by X-Mcpgw-Dialog or the URL: 0 with `canon` set (""
+ * if neither), or -1 after answering 400 (malformed, or the two differ). */
 static int named_dialog(struct gw_http_request *req, char *canon)
 {
     const char *given = gw_http_header(req, "x-mcpgw-dialog");
-    char root[GW_DIALOG_PART_MAX + 1], self[GW_DIALOG_PART_MAX + 1];
+    char root[GW_DIALOG_PART_MAX + 1], self[GW_DIALOG_PART_MAX + 1], in_url[GW_DIALOG_MAX + 1];
 
+    if (url_dialog(req, in_url) != 0)
+        return -1;
     canon[0] = '\0';
-    if (given == NULL || gw_dialog_parse(given, root, self, canon) == 0)
-        return 0;
-    refuse(req, 400, RPC_BAD_REQUEST,
-           "Bad Request: X-Mcpgw-Dialog must be \"root\" or \"root/self\", each 1-64 characters "
-           "of A-Z a-z 0-9 _ . -",
-           NULL);
-    return -1;
+    if (given != NULL && gw_dialog_parse(given, root, self, canon) != 0) {
+        refuse(req, 400, RPC_BAD_REQUEST,
+               "Bad Request: X-Mcpgw-Dialog must be \"root\" or \"root/self\", each 1-64 "
+               "characters of A-Z a-z 0-9 _ . -",
+               NULL);
+        return -1;
+    }
+    if (given != NULL && in_url[0] != '\0' && strcmp(canon, in_url) != 0) {
+        refuse(req, 400, RPC_BAD_REQUEST,
+               "Bad Request: X-Mcpgw-Dialog and the URL name different dialogs", NULL);
+        return -1;
+    }
+    if (given == NULL)
+        memcpy(canon, in_url, sizeof in_url);
+    return 0;
 }
 
 static int create_session(struct gw_mcp_server *ms, struct gw_http_request *req, const char *dialog,

@@ -44,6 +44,11 @@ struct gw_mcp_server_limits {
     size_t page_size;    /* 0: GW_MCP_SERVER_PAGE_SIZE */
 };
 
+/* /mcp/d/{dialog}: the endpoint of one dialog ("root" or "root/self"), for
+ * clients that can be given a URL per conversation but no header. A
+ * session opened there belongs to that dialog, as with X-Mcpgw-Dialog. */
+#define GW_MCP_DIALOG_PATH "/mcp/d/"
+
 struct gw_mcp_server;
 
 /* A server with no sessions; `servers` and `metrics` (may be NULL: calls

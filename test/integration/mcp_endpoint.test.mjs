@@ -26,9 +26,9 @@ async function stopClean(d) {
   assert.equal(r.code, 0, d.stderr.slice(-2000));
 }
 
-async function connect(d, { dialog } = {}) {
+async function connect(d, { dialog, path = '/mcp' } = {}) {
   const opts = dialog ? { requestInit: { headers: { 'X-Mcpgw-Dialog': dialog } } } : {};
-  const transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${d.port}/mcp`), opts);
+  const transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${d.port}${path}`), opts);
   const client = new Client({ name: 'mcpgw-test', version: '1.0.0' });
   await client.connect(transport);
   return { client, transport };
@@ -203,6 +203,47 @@ test('X-Mcpgw-Dialog names the dialog, shared with REST calls', async (t) => {
   assert.equal((await leasesOf(d, 'agent7/worker'))[0].pid, l.pid, 'REST and MCP share the instance');
   const bad = await rpc(d, INIT(), { 'x-mcpgw-dialog': '../etc' });
   assert.equal(bad.status, 400);
+});
+
+// Clients that take a URL per conversation and no header: the URL names the
+// dialog, and every request of the session is checked against it.
+test('/mcp/d/{dialog} names the dialog, shared with REST and the header', async (t) => {
+  const d = await start(fx(), { waitReady: true });
+  t.after(() => stopClean(d));
+  const { client } = await connect(d, { path: '/mcp/d/team/alice' });
+  t.after(() => client.close());
+  await client.callTool({ name: 'echo', arguments: { text: 'x' } });
+  const [l] = await leasesOf(d, 'team/alice');
+  assert.ok(l, 'the lease is under the dialog the URL names');
+  const r = await d.post('/v1/tools/echo/call', { dialog: 'team/alice', arguments: { text: 'y' } });
+  assert.equal(r.status, 200);
+  assert.equal((await leasesOf(d, 'team/alice'))[0].pid, l.pid, 'REST and the URL share the instance');
+  const { client: viaHeader } = await connect(d, { dialog: 'team/alice' });
+  t.after(() => viaHeader.close());
+  await viaHeader.callTool({ name: 'echo', arguments: { text: 'z' } });
+  assert.equal((await leasesOf(d, 'team/alice')).length, 1, 'the header names the same dialog');
+  assert.equal((await leasesOf(d, 'team/alice'))[0].pid, l.pid);
+
+  const post = (p, body, headers = {}) => d.request('POST', p, { body: JSON.stringify(body), headers: { ...JSON_ACCEPT, ...headers } });
+  let bad = await post('/mcp/d/a/b/c', INIT(), {});
+  assert.equal(bad.status, 400, 'three parts');
+  assert.equal(bad.json.id, 1);
+  bad = await post('/mcp/d/', INIT(), {});
+  assert.equal(bad.status, 400, 'no dialog');
+  bad = await post('/mcp/d/x', INIT(), { 'x-mcpgw-dialog': 'y' });
+  assert.equal(bad.status, 400, 'the header and the URL disagree');
+  assert.match(bad.json.error.message, /different dialogs/);
+  const ok = await post('/mcp/d/x', INIT(), { 'x-mcpgw-dialog': 'x' });
+  assert.equal(ok.status, 200, 'the header and the URL agree');
+  const h = { 'mcp-session-id': ok.headers['mcp-session-id'], 'mcp-protocol-version': '2025-11-25' };
+  const list = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
+  assert.equal((await post('/mcp/d/x', list, h)).status, 200);
+  assert.equal((await post('/mcp', list, h)).status, 200, 'the session id alone still finds it');
+  bad = await post('/mcp/d/other', list, h);
+  assert.equal(bad.status, 400, 'a URL naming another dialog');
+  assert.equal(bad.json.id, 2);
+  assert.equal((await d.request('DELETE', '/mcp/d/x', { headers: h })).status, 204);
+  assert.equal((await d.get('/v1/dialogs')).status, 200);
 });
 
 test('a reload that changes the catalog sends tools/list_changed', async (t) => {
