@@ -493,18 +493,22 @@ static void route_metrics(struct gw_api_ctx *ctx, struct gw_http_request *req, s
 {
     size_t n = gw_servers_stats(ctx->servers, NULL, 0);
     struct gw_server_stats *servers = gw_xcalloc(n ? n : 1, sizeof *servers);
+    struct gw_relay_stats relay;
     struct gw_metrics_view v = {
         .servers = servers,
         .nservers = gw_servers_stats(ctx->servers, servers, n),
         .catalog_version = gw_catalog_version(gw_servers_catalog(ctx->servers)),
         .calls_in_flight = gw_servers_in_flight(ctx->servers),
+        .relay = &relay,
         .problems = {gw_problems_count(ctx->problems, GW_SEV_ERROR),
                      gw_problems_count(ctx->problems, GW_SEV_WARNING),
                      gw_problems_count(ctx->problems, GW_SEV_INFO)},
         .event_clients = gw_events_clients(ctx->events),
     };
-    char *text = gw_metrics_render(ctx->metrics, &v);
+    char *text;
 
+    gw_dispatch_relay_stats(ctx->servers, &relay);
+    text = gw_metrics_render(ctx->metrics, &v);
     gw_http_respond(req, 200, "text/plain; version=0.0.4; charset=utf-8", text, strlen(text), NULL);
     free(text);
     free(servers);

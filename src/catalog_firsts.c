@@ -1,5 +1,5 @@
 /* First definitions of a server's tools and their withdrawals (see
- * catalog_firsts.h). */
+ * catalog_internal.h). */
 #include "gw/catalog_internal.h"
 
 #include <stdio.h>

@@ -236,7 +236,7 @@ int gw_relay_request(struct slot *sl, const char *method, json_t *id, json_t *pa
     return 0;
 }
 
-void gw_servers_relay_stats(const struct gw_servers *s, struct gw_relay_stats *out)
+void gw_dispatch_relay_stats(const struct gw_servers *s, struct gw_relay_stats *out)
 {
     *out = s->relay;
 }

@@ -1,6 +1,7 @@
 #include "gw/metrics.h"
 
 #include <dirent.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gw/dispatch.h"
 #include "gw/instance.h"
 #include "gw/servers.h"
 #include "gw/util.h"
@@ -306,6 +308,21 @@ static void process(struct out *o, const struct gw_metrics *m)
     outf(o, "mcpgw_build_info{version=\"%s\"} 1\n", GW_VERSION);
 }
 
+/* What came back from upstreams for the caller of a call in flight. */
+static void relays(struct out *o, const struct gw_relay_stats *r)
+{
+    header(o, "mcpgw_progress_notifications_total", "counter",
+           "Upstream progress notifications, relayed to their caller or dropped.");
+    outf(o, "mcpgw_progress_notifications_total{outcome=\"relayed\"} %" PRIu64 "\n",
+         r->progress_relayed);
+    outf(o, "mcpgw_progress_notifications_total{outcome=\"dropped\"} %" PRIu64 "\n",
+         r->progress_dropped);
+    header(o, "mcpgw_server_requests_total", "counter",
+           "Upstream requests to the client (sampling, elicitation, roots), relayed or refused.");
+    outf(o, "mcpgw_server_requests_total{outcome=\"relayed\"} %" PRIu64 "\n", r->requests_relayed);
+    outf(o, "mcpgw_server_requests_total{outcome=\"refused\"} %" PRIu64 "\n", r->requests_refused);
+}
+
 char *gw_metrics_render(const struct gw_metrics *m, const struct gw_metrics_view *v)
 {
     static const char *const call_labels[] = {"front", "server", "tool", "status"};
@@ -320,6 +337,7 @@ char *gw_metrics_render(const struct gw_metrics *m, const struct gw_metrics_view
     histograms(&o, m);
     header(&o, "mcpgw_tool_calls_in_flight", "gauge", "Tool calls sent upstream, not answered.");
     outf(&o, "mcpgw_tool_calls_in_flight %u\n", v->calls_in_flight);
+    relays(&o, v->relay);
     server_gauges(&o, v);
     header(&o, "mcpgw_reloads_total", "counter", "Configuration reloads by result.");
     series(&o, "mcpgw_reloads_total", m->reloads, reload_labels, 1);

@@ -171,7 +171,7 @@ uint64_t gw_catalog_version(const struct gw_catalog *cat);
 /* Swaps `b` into the catalog as its server's toolset, replacing the previous
  * one. Takes `b` in every case. Definition changes (security.md S8) are
  * found by comparing each tool with the first definition the server listed
- * for it under its current configuration (catalog_firsts.h); they are
+ * for it under its current configuration (catalog_internal.h); they are
  * reported, and with `changes` = GW_TOOL_CHANGES_DISABLE the tool is
  * withdrawn until a commit of a build derived from another configuration
  * (b->config_hash). Diagnostics of the swap (collisions, definition changes,

@@ -139,4 +139,7 @@ struct gw_dispatch_error gw_dispatch_error(int code);
  * server's, else the gateway's (0 means not set). */
 uint64_t gw_dispatch_timeout(uint64_t asked, uint64_t policy, uint64_t server, uint64_t gateway);
 
+/* The relays' counters (struct gw_relay_stats, servers.h) since start. */
+void gw_dispatch_relay_stats(const struct gw_servers *s, struct gw_relay_stats *out);
+
 #endif

@@ -155,13 +155,14 @@ json_t *gw_servers_extensions(const struct gw_servers *s);
 /* +1 on every change of the served prompts or resources. */
 uint64_t gw_servers_extras_version(const struct gw_servers *s);
 
-/* Progress and log notifications dropped (no hooks, unknown token), and
- * server requests refused, since start. */
+/* Since start: upstream progress notifications relayed to their caller or
+ * dropped (no caller listens, unknown token), and upstream requests
+ * (sampling, elicitation, roots) relayed or refused. /metrics shows them
+ * (gw_dispatch_relay_stats). */
 struct gw_relay_stats {
     uint64_t progress_relayed, progress_dropped;
     uint64_t requests_relayed, requests_refused;
 };
-void gw_servers_relay_stats(const struct gw_servers *s, struct gw_relay_stats *out);
 
 /* Releases `dialog`'s lease on `server` (NULL: every lease of the dialog).
  * Appends the released server ids to `released` (a JSON array). Returns 0,

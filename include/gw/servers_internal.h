@@ -131,7 +131,7 @@ struct gw_servers {
     /* Prompts and resources (servers_extra.c). */
     struct gw_extras *extras;
     uint64_t extras_version;
-    /* Relays (servers_relay.c). */
+    /* Relays (dispatch_relay.c; counted by the supervisor for its /metrics). */
     uint64_t next_token;
     struct gw_relay_stats relay;
     /* Subscriptions (subscriptions.c): one number per updated

@@ -96,6 +96,8 @@ test('progress of a long call reaches the SDK client under its own token', async
   const rest = await d.post('/v1/tools/ev_trigger-long-running-operation/call',
     { dialog: 'rest1', arguments: { duration: 0.3, steps: 2 } });
   assert.equal(rest.status, 200, rest.body);
+  const m = (await d.get('/metrics')).body;
+  assert.match(m, /^mcpgw_progress_notifications_total\{outcome="relayed"\} 3$/m, 'the three the client saw');
 });
 
 test('sampling is relayed to a session that declared it, refused otherwise', async (t) => {
@@ -124,4 +126,7 @@ test('sampling is relayed to a session that declared it, refused otherwise', asy
   assert.equal(rest.status, 200, rest.body);
   const texts = rest.json.contentItems.map((c) => c.text).join('\n');
   assert.match(texts, /REST client/, texts);
+  const m = (await d.get('/metrics')).body;
+  assert.match(m, /^mcpgw_server_requests_total\{outcome="relayed"\} 1$/m, m);
+  assert.match(m, /^mcpgw_server_requests_total\{outcome="refused"\} 2$/m, 'the plain session and REST');
 });
