@@ -6,6 +6,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { start, waitFor, sleep, fixtures, tmpdir, request, slow } from './lib/harness.mjs';
 
 const FIXTURE = path.join(fixtures, 'mcp_fixture');
@@ -93,7 +95,7 @@ test('logs: an access line per request; journald priorities under JOURNAL_STREAM
   for (const line of d.stderr.trim().split('\n')) assert.match(line, /^<[3-7]>ts=/, line);
 });
 
-test('two gateways behind HAProxy: a dialog\'s calls stay on one gateway', async (t) => {
+test('two gateways behind HAProxy: a dialog\'s calls stay on one gateway, by header or URL', async (t) => {
   if (!have('haproxy')) {
     t.skip('haproxy not installed (make deps installs it)');
     return;
@@ -119,7 +121,9 @@ frontend gw
   bind 127.0.0.1:${port}
   default_backend gateways
 backend gateways
-  balance hdr(X-Mcpgw-Dialog)
+  http-request set-var(txn.dialog) req.hdr(X-Mcpgw-Dialog)
+  http-request set-var(txn.dialog) path,regsub(^/mcp/d/,) if !{ var(txn.dialog) -m found } { path_beg /mcp/d/ }
+  balance hash var(txn.dialog)
   hash-type consistent
   server g1 127.0.0.1:${g1.port}
   server g2 127.0.0.1:${g2.port}
@@ -143,8 +147,21 @@ backend gateways
       assert.equal(Boolean(r.json.lease.reminder), round === 0, 'the reminder comes only with the first lease');
     }
   }
-  const on1 = new Set((await g1.get('/v1/dialogs')).json.dialogs.map((x) => x.dialog));
-  const on2 = new Set((await g2.get('/v1/dialogs')).json.dialogs.map((x) => x.dialog));
-  for (const dialog of dialogs) assert.ok(on1.has(dialog) !== on2.has(dialog), `${dialog} lives on exactly one gateway`);
+  // MCP sessions opened on /mcp/d/{dialog} land where the dialog's REST
+  // calls did, and share their instance.
+  for (const dialog of dialogs.slice(0, 6)) {
+    const transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp/d/${dialog}`));
+    const client = new Client({ name: 'hp', version: '1' });
+    await client.connect(transport);
+    const r = await client.callTool({ name: 'echo', arguments: { text: `mcp ${dialog}` } });
+    assert.equal(r.content[0].text, `mcp ${dialog}`);
+    await client.close();
+  }
+  const d1 = (await g1.get('/v1/dialogs')).json.dialogs, d2 = (await g2.get('/v1/dialogs')).json.dialogs;
+  const on1 = new Set(d1.map((x) => x.dialog)), on2 = new Set(d2.map((x) => x.dialog));
+  for (const dialog of dialogs) {
+    assert.ok(on1.has(dialog) !== on2.has(dialog), `${dialog} lives on exactly one gateway`);
+    assert.equal([...d1, ...d2].find((x) => x.dialog === dialog).leases.length, 1, `${dialog}: one lease for REST and MCP`);
+  }
   assert.ok(on1.size > 0 && on2.size > 0, `both gateways serve dialogs (${on1.size}/${on2.size})`);
 });
