@@ -17,10 +17,42 @@
 #include <string.h>
 #include <strings.h>
 
+static int refuse_repeated(struct gw_http_parser *c, const char *field)
+{
+    c->fail_status = 400;
+    c->fail_code = "bad_request";
+    snprintf(c->fail_msg, sizeof c->fail_msg, "The request has more than one %s header field.",
+             field);
+    return HPE_USER;
+}
+
 static int on_message_begin(llhttp_t *p);
 static int on_url(llhttp_t *p, const char *at, size_t len);
 static int on_url_complete(llhttp_t *p);
 static int on_header_field(llhttp_t *p, const char *at, size_t len);
+/* Fields a request may carry once. Where a field decides who may do what
+ * (Host, Origin, the token, the session, the dialog, the MCP headers the
+ * body is checked against), two copies would let a proxy in front check
+ * one while the gateway reads the other (RFC 9110 5.3: only list-valued
+ * fields may repeat). */
+static const char *const single_fields[] = {
+    "host",           "origin",         "authorization",        "content-type",
+    "mcp-session-id", "x-mcpgw-dialog", "mcp-protocol-version", "mcp-method",
+    "mcp-name",       "last-event-id",
+};
+
+static void note_single(struct req *r, const char *name)
+{
+    for (unsigned i = 0; i < GW_ARRAY_SIZE(single_fields); i++) {
+        if (strcmp(name, single_fields[i]) != 0)
+            continue;
+        if (r->singles & (1u << i))
+            r->repeated = single_fields[i];
+        r->singles |= 1u << i;
+        return;
+    }
+}
+
 static int on_header_field_complete(llhttp_t *p);
 static int on_header_value(llhttp_t *p, const char *at, size_t len);
 static int on_header_value_complete(llhttp_t *p);
@@ -202,8 +234,7 @@ static int on_header_field_complete(llhttp_t *p)
         return refuse(c, 400, "bad_request", "The request has a header field with no name.");
     for (char *s = r->arena.data + r->mark; *s; s++)
         *s = (char)tolower((unsigned char)*s);
-    if (r->arena.len - r->mark == 4 && memcmp(r->arena.data + r->mark, "host", 4) == 0)
-        r->nhost++;
+    note_single(r, r->arena.data + r->mark);
     return end_string(r);
 }
 
@@ -243,10 +274,10 @@ static int on_headers_complete(llhttp_t *p)
     req_finish_head(c->req, p);
     if (p->http_major != 1)
         return refuse(c, 400, "bad_request", "Only HTTP/1.0 and HTTP/1.1 are served.");
-    /* llhttp 8.1 passes a second Host; which one counts would be up to
-     * whoever reads it (RFC 9112 3.2: 400). */
-    if (c->req->nhost > 1)
-        return refuse(c, 400, "bad_request", "The request has more than one Host header field.");
+    /* llhttp 8.1 passes a second Host (RFC 9112 3.2: 400) and any other
+     * repeated field. */
+    if (c->req->repeated != NULL)
+        return refuse_repeated(c, c->req->repeated);
     if ((p->flags & F_CONTENT_LENGTH) && p->content_length > c->lim->max_body)
         return refuse(c, 413, "payload_too_large", "The request body is too large.");
     if ((p->flags & F_CHUNKED) || p->content_length > 0) {

@@ -39,7 +39,8 @@ struct req {
     struct buf arena; /* target, header names and values, path, query */
     size_t mark;      /* start of the string being collected in arena */
     size_t nheaders;
-    unsigned nhost; /* Host field lines seen */
+    unsigned singles;     /* bit i: single_fields[i] of http_parse.c seen */
+    const char *repeated; /* the first of those seen twice, or NULL */
     struct gw_http_header *headers;
     struct buf body;
     char peer[64];

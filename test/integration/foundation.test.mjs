@@ -321,6 +321,23 @@ test('more than one Host: 400 and close, whichever comes first', async (t) => {
   }
 });
 
+test('a field that decides who may do what, sent twice: 400 naming it, and close', async (t) => {
+  const d = await start('version: 1\n');
+  t.after(() => d.stop());
+  const fields = [['Origin', 'http://127.0.0.1', 'http://evil.example'], ['Authorization', 'Bearer a', 'Bearer b'],
+    ['Mcp-Session-Id', 'a', 'b'], ['X-Mcpgw-Dialog', 'one', 'two'], ['MCP-Protocol-Version', '2025-11-25', '2025-11-25'],
+    ['Mcp-Method', 'tools/call', 'tools/list'], ['Mcp-Name', 'a', 'b'], ['Content-Type', 'application/json', 'text/plain']];
+  for (const [name, a, b] of fields) {
+    const { out, closed } = await exchangeOpen(d, `GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n${name}: ${a}\r\n${name}: ${b}\r\n\r\n`);
+    assert.match(out, /^HTTP\/1\.1 400 /, name);
+    assert.match(out, new RegExp(`more than one ${name.toLowerCase()} header`), name);
+    assert.ok(closed, `${name}: the connection is closed`);
+  }
+  // A list-valued field may repeat.
+  const { out } = await exchangeOpen(d, 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: a/b\r\nAccept: */*\r\n\r\n', 1000);
+  assert.match(out, /^HTTP\/1\.1 200 /);
+});
+
 test('chunk extensions and trailers count toward max_header_bytes (413, close)', async (t) => {
   const d = await start('version: 1\n');
   t.after(() => d.stop());
