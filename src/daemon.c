@@ -126,6 +126,9 @@ static json_t *swap_config(struct daemon *d, struct gw_config *next)
         http_limits(&next->gateway, &limits);
         gw_http_server_set_limits(d->http, &limits);
     }
+    if (d->watch != NULL)
+        gw_watch_set_timing(d->watch, next->gateway.reload_debounce_ms,
+                            next->gateway.reload_poll_interval_ms);
     return gw_servers_apply(d->servers, next);
 }
 

@@ -107,6 +107,13 @@ int gw_watch_start(uv_loop_t *loop, const char *path, uint64_t debounce_ms, uint
     return 0;
 }
 
+void gw_watch_set_timing(struct gw_watch *w, uint64_t debounce_ms, uint64_t poll_ms)
+{
+    w->debounce_ms = debounce_ms;
+    if (uv_timer_get_repeat(&w->poll) != poll_ms)
+        uv_timer_start(&w->poll, on_poll, poll_ms, poll_ms);
+}
+
 static void on_closed(uv_handle_t *h)
 {
     struct gw_watch *w = h->data;

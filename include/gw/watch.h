@@ -19,6 +19,11 @@ struct gw_watch;
 int gw_watch_start(uv_loop_t *loop, const char *path, uint64_t debounce_ms, uint64_t poll_ms,
                    void (*cb)(void *data), void *data, struct gw_watch **out);
 
+/* A reload changed gateway.reload: later changes are debounced by
+ * `debounce_ms`, and the poll runs every `poll_ms` from now on (a change
+ * already waiting out the old debounce keeps its deadline). */
+void gw_watch_set_timing(struct gw_watch *w, uint64_t debounce_ms, uint64_t poll_ms);
+
 /* Closes the handles; `cb` (may be NULL) runs once they are closed and the
  * watch is freed. */
 void gw_watch_close(struct gw_watch *w, void (*cb)(void *data), void *data);

@@ -1,7 +1,8 @@
 /* The config watch: a write in the watched directory is seen by the
  * directory watch; a write through a hard link in another directory is not
  * (inotify reports it to that directory), so only the stat poll sees it;
- * a burst of writes is debounced into one callback; closing frees it. */
+ * a burst of writes is debounced into one callback; a reload can retime
+ * the poll; closing frees it. */
 #include <check.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -113,6 +114,20 @@ START_TEST(test_poll_sees_write_through_link)
 }
 END_TEST
 
+/* A reload that shortens gateway.reload.poll_interval_ms takes effect on
+ * the running watch: a write only the poll can see is seen soon after. */
+START_TEST(test_retimed_poll)
+{
+    struct fx f;
+    fx_start(&f, 60000);
+    gw_watch_set_timing(f.w, 20, 50);
+    append(f.link, "z: 3\n");
+    run_until(&f, 1, 3000);
+    ck_assert_int_eq(f.fired, 1);
+    fx_done(&f);
+}
+END_TEST
+
 static Suite *watch_suite(void)
 {
     Suite *s = suite_create("watch");
@@ -120,6 +135,7 @@ static Suite *watch_suite(void)
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_directory_event);
     tcase_add_test(tc, test_poll_sees_write_through_link);
+    tcase_add_test(tc, test_retimed_poll);
     suite_add_tcase(s, tc);
     return s;
 }
