@@ -39,6 +39,8 @@ export const CLIENT_SCENARIOS = [
   'json-schema-2020-12-preservation',
 ];
 
+// How long one scenario may take here, below the suite's 30 s per scenario.
+const DEADLINE_MS = 25000;
 const say = (msg) => process.stderr.write(`client.mjs: ${msg}\n`);
 const short = (v) => { const s = typeof v === 'string' ? v : JSON.stringify(v); return s.length > 600 ? `${s.slice(0, 600)}…` : s; };
 
@@ -52,7 +54,7 @@ async function drive(scenario, context, port) {
   async function call(original, args = {}) {
     const t = byOriginal.get(original);
     if (!t) { say(`tool ${q(original)} not in mcpgw's catalog; not called`); return null; }
-    const r = await request(port, 'POST', `/v1/tools/${encodeURIComponent(t.name)}/call`, { arguments: args }, 20000)
+    const r = await request(port, 'POST', `/v1/tools/${encodeURIComponent(t.name)}/call`, { arguments: args }, 10000)
       .catch((e) => ({ status: 0, body: e.message }));
     say(`POST /v1/tools/${t.name}/call ${short(args)}: ${r.status} ${short(r.body)}`);
     return r;
@@ -137,6 +139,14 @@ servers:
 `);
   say(`scenario ${q(scenario)}, test server ${url}, mcpgw log ${logPath}`);
   let gw = null;
+  // The suite kills the shell it started this from after its own timeout
+  // (30 s by default), which would leave this process and mcpgw behind: give
+  // up first, and take mcpgw down by pid.
+  setTimeout(() => {
+    say(`no end within ${DEADLINE_MS / 1000} s; stopping`);
+    if (gw && !gw.exited) gw.proc.kill('SIGKILL');
+    process.exit(1);
+  }, DEADLINE_MS).unref();
   try {
     // /readyz is 200 once the server's first start attempt ended, whether
     // it connected or not: a server the gateway cannot connect to is a
