@@ -58,7 +58,7 @@ const WAV = 'UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=';
 const MAX_BODY_BYTES = 1024 * 1024;
 // At most this many 2025-11-25 HTTP sessions live at once; the oldest is
 // closed when a new one would exceed it (the suite opens one per scenario).
-const MAX_SESSIONS = 64;
+const MAX_SESSIONS = 256;
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const text = (t) => ({ type: 'text', text: t });

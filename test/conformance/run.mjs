@@ -209,6 +209,16 @@ async function clientRun(run, out, expectedFile) {
     text += r.out;
     if (r.status !== 0) status = r.status;
   }
+  // client.mjs reports an unclean mcpgw stop (a crash, a sanitizer report)
+  // on its stderr, which the suite saves but does not judge.
+  const results = path.join(out, 'results');
+  for (const d of fs.readdirSync(results)) {
+    const f = path.join(results, d, 'stderr.txt');
+    if (fs.existsSync(f) && fs.readFileSync(f, 'utf8').includes('mcpgw did not stop cleanly')) {
+      console.error(`run.mjs: ${d}: mcpgw did not stop cleanly (see ${rel(f)})`);
+      if (status === 0) status = 1;
+    }
+  }
   return { status, out: text };
 }
 
