@@ -284,7 +284,8 @@ static void hand_out(struct gw_round *r)
     }
     if (r->rr->closing) { /* no retry will come: end the call */
         r->state = R_LIVE;
-        r->rr->up->cancel(r->call, "the gateway is stopping");
+        if (r->call != NULL)
+            r->rr->up->cancel(r->call, "the gateway is stopping");
         return;
     }
     new_id(r);

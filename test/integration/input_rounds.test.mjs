@@ -8,9 +8,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { start, waitFor, fixtures } from './lib/harness.mjs';
+import { start, waitFor, fixtures, nodeModules } from './lib/harness.mjs';
 
 const FIXTURE = path.join(fixtures, 'mcp_fixture');
+const EVERYTHING = path.join(nodeModules, '.bin/mcp-server-everything');
 
 async function stopClean(d) {
   const r = await d.stop();
@@ -175,4 +176,35 @@ test('a retry without requestState is a new call; a parked round ends when the d
   // Two rounds parked: SIGTERM cancels them instead of draining for the
   // whole shutdown_grace, and nothing leaks.
   await stopClean(d);
+});
+
+test('a call that times out while parked gets its 504 on the retry', async (t) => {
+  const d = await start(config('elicitation/create'), { waitReady: true });
+  t.after(() => stopClean(d));
+  const body = { dialog: 'd6', arguments: { text: 'x' }, timeout_ms: 300 };
+  const r1 = await call(d, body);
+  assert.equal(r1.status, 409, r1.body);
+  // The call's own timeout passes while its round waits for the caller.
+  await new Promise((r) => setTimeout(r, 600));
+  const [key] = Object.keys(r1.json.inputRequests);
+  const r2 = await call(d, { ...body, requestState: r1.json.requestState, inputResponses: { [key]: accept('late') } });
+  assert.equal(r2.status, 504, r2.body);
+  assert.equal(r2.json.error.code, 'call_timeout');
+});
+
+test('server-everything (legacy, stdio) asks for elicitation during a REST call', async (t) => {
+  const d = await start(`version: 1\nservers:\n  ev:\n    command: ${EVERYTHING}\n    args: [stdio]\n`, { waitReady: true });
+  t.after(() => stopClean(d));
+  const tools = (await d.get('/v1/tools')).json.tools.map((x) => x.name);
+  assert.ok(tools.includes('trigger-elicitation-request'), 'listed because the gateway declares elicitation');
+  const body = { dialog: 'ev1', arguments: {} };
+  const r1 = await d.post('/v1/tools/trigger-elicitation-request/call', body);
+  assert.equal(r1.status, 409, r1.body);
+  const [key] = Object.keys(r1.json.inputRequests);
+  assert.equal(r1.json.inputRequests[key].method, 'elicitation/create');
+  assert.ok(r1.json.inputRequests[key].params.requestedSchema.properties.name);
+  const r2 = await d.post('/v1/tools/trigger-elicitation-request/call', { ...body, requestState: r1.json.requestState,
+    inputResponses: { [key]: { action: 'accept', content: { name: 'Ann Example', check: true } } } });
+  assert.equal(r2.status, 200, r2.body);
+  assert.match(textOf(r2), /Ann Example/, textOf(r2));
 });
