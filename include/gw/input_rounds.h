@@ -124,8 +124,9 @@ void gw_rounds_close(struct gw_rounds *rr);
 
 void gw_rounds_stats(const struct gw_rounds *rr, struct gw_rounds_stats *out);
 
-/* Starts a tools/call (`r`'s hooks, hooks_data and client_caps are the
- * module's: the caller's client_caps say what it can answer). Returns 0
+/* Starts a tools/call. `r->hooks` and `r->hooks_data` are ignored (the
+ * module's replace them); `r->client_caps` says which server requests the
+ * caller can answer (the others are refused upstream by dispatch). Returns 0
  * and the receiver's on_answer fires later, maybe several times (once per
  * round, each answered by the caller's gw_rounds_resume, which names the
  * receiver of the next), the last time with the outcome; or returns
