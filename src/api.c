@@ -1,6 +1,7 @@
 /* REST routes of design §7. Handlers that need an upstream answer later;
  * the others answer at once. */
 #include "gw/api.h"
+#include "gw/api_internal.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -225,155 +226,24 @@ static void route_resources(struct gw_api_ctx *ctx, struct gw_http_request *req,
                          NULL);
 }
 
-/* ---- tool calls ---- */
+/* ---- bodies ---- */
 
-/* A tool call waiting for its upstream. Freed by the outcome callback. */
-struct pending_call {
-    struct gw_api_ctx *ctx;
-    struct gw_http_request *req;
-    struct gw_call *call;
-    char *tool;
-    /* the dialog's parts, as parsed from the request: artifacts are kept
-     * under them; "anonymous" without a dialog */
-    char root[GW_DIALOG_PART_MAX + 1], self[GW_DIALOG_PART_MAX + 1];
-    uint64_t started_ms;
-    bool aborted;
-};
-
-static void log_call(const struct pending_call *pc, const struct gw_call_outcome *o,
-                     const char *status)
-{
-    char ms[24];
-
-    uint64_t elapsed = gw_now_ms() - pc->started_ms;
-
-    if (gw_log_enabled(GW_LOG_INFO)) {
-        snprintf(ms, sizeof ms, "%llu", (unsigned long long)elapsed);
-        gw_log(GW_LOG_INFO, "tool call", "tool", pc->tool, "server", o->server, "dialog", o->dialog,
-               "status", status, "duration_ms", ms, NULL);
-    }
-    gw_metrics_call(pc->ctx->metrics, "rest", o->server, pc->tool, status,
-                    (double)elapsed / 1000.0);
-}
-
-/* A failed call's answer: status and code from dispatch's table, the
- * table's sentence with the outcome's own reason. A timeout says only why
- * when that is not the call itself (its instance never became ready). */
-static void respond_outcome_error(struct gw_http_request *req, const struct gw_call_outcome *o)
-{
-    static const char *const retry[] = {"Retry-After: 1", NULL};
-    struct gw_dispatch_error e = gw_dispatch_error(o->code);
-    char *msg;
-
-    if (o->code == GW_MCP_E_TIMEOUT && o->message != NULL && strstr(o->message, "ready"))
-        msg = gw_xstrdup(o->message);
-    else if (o->message == NULL || o->message[0] == '\0' || o->code == GW_MCP_E_TIMEOUT ||
-             o->code == GW_MCP_E_CLOSED)
-        msg = gw_xstrdup(e.sentence);
-    else
-        msg = gw_xasprintf("%s (%s)", e.sentence, o->message);
-    gw_http_respond_error(req, e.http_status, e.rest_code, msg, e.retry ? retry : NULL);
-    free(msg);
-}
-
-/* The index of the current artifacts_dir: a reload that moves the
- * directory starts a new one. */
-static struct gw_artifacts *artifacts_of(struct gw_api_ctx *ctx)
-{
-    const char *dir = ctx->config->gateway.artifacts_dir;
-
-    if (ctx->artifacts == NULL || strcmp(gw_artifacts_dir(ctx->artifacts), dir) != 0) {
-        gw_artifacts_free(ctx->artifacts);
-        ctx->artifacts = gw_artifacts_new(dir);
-    }
-    return ctx->artifacts;
-}
-
-static void respond_result(struct pending_call *pc, const struct gw_call_outcome *o)
-{
-    const struct gw_gateway_config *g = &pc->ctx->config->gateway;
-    struct gw_result_ctx rctx = {
-        .artifacts = artifacts_of(pc->ctx),
-        .caps = {g->artifacts_max_bytes_per_dialog, g->artifacts_max_bytes},
-        .root = pc->root,
-        .self = pc->self,
-        .server = o->server,
-        .tool = o->tool,
-    };
-    struct gw_jbuf b = {0};
-    bool is_error = false;
-    size_t len;
-    char *text;
-    int rc;
-
-    rc = gw_result_write(&b, o->result, &rctx, o->lease, &is_error);
-    if (rc != 0) {
-        free(b.p);
-        log_call(pc, o, "bad_result");
-        if (rc == GW_RESULT_E_SHAPE)
-            gw_http_respond_error(pc->req, 502, "upstream_error",
-                                  "the server's answer is not a CallToolResult", NULL);
-        else
-            gw_http_respond_error(pc->req, 500, "internal_error",
-                                  "The response could not be encoded.", NULL);
-        return;
-    }
-    log_call(pc, o, is_error ? "tool_error" : "ok");
-    text = gw_jbuf_take(&b, &len);
-    gw_http_respond(pc->req, 200, "application/json; charset=utf-8", text, len, NULL);
-    free(text);
-}
-
-/* The status label of a failed call, for logs and metrics. */
-static void on_call_outcome(void *data, const struct gw_call_outcome *o)
-{
-    struct pending_call *pc = data;
-
-    if (pc->aborted) {
-        log_call(pc, o, "client_gone");
-    } else if (o->code != 0) {
-        log_call(pc, o, gw_dispatch_error(o->code).label);
-        respond_outcome_error(pc->req, o);
-    } else {
-        respond_result(pc, o);
-    }
-    free(pc->tool);
-    free(pc);
-}
-
-static void on_call_abort(struct gw_http_request *req, void *data)
-{
-    struct pending_call *pc = data;
-
-    pc->aborted = true;
-    gw_dispatch_cancel(pc->call, "the client disconnected");
-}
-
-/* The parsed body of a call: {"dialog"?, "arguments"?, "timeout_ms"?}. */
-struct call_body {
-    json_t *json;
-    json_t *arguments; /* borrowed from json */
-    uint64_t timeout_ms;
-    char dialog[GW_DIALOG_MAX + 1];
-    char root[GW_DIALOG_PART_MAX + 1], self[GW_DIALOG_PART_MAX + 1];
-    bool has_dialog;
-};
-
-static int bad_request(struct gw_http_request *req, const char *code, const char *msg)
+int gw_api__bad_request(struct gw_http_request *req, const char *code, const char *msg)
 {
     gw_http_respond_error(req, 400, code, msg, NULL);
     return -1;
 }
 
-static int parse_dialog(struct gw_http_request *req, json_t *d, struct call_body *b)
+static int parse_dialog(struct gw_http_request *req, json_t *d, struct gw_api_body *b)
 {
     if (d == NULL)
         return 0;
     if (!json_is_string(d) ||
         gw_dialog_parse(json_string_value(d), b->root, b->self, b->dialog) != 0)
-        return bad_request(req, "bad_dialog",
-                           "dialog must be \"root\" or \"root/self\", each 1-64 characters of "
-                           "A-Z a-z 0-9 _ . -");
+        return gw_api__bad_request(
+            req, "bad_dialog",
+            "dialog must be \"root\" or \"root/self\", each 1-64 characters of "
+            "A-Z a-z 0-9 _ . -");
     b->has_dialog = true;
     return 0;
 }
@@ -381,7 +251,7 @@ static int parse_dialog(struct gw_http_request *req, json_t *d, struct call_body
 /* X-Mcpgw-Dialog names the dialog outside the body, so that a proxy in
  * front (HAProxy hashing on the header) can keep a dialog on one gateway.
  * It must agree with the body's dialog when both are given. */
-static int dialog_header(struct gw_http_request *req, struct call_body *b)
+static int dialog_header(struct gw_http_request *req, struct gw_api_body *b)
 {
     const char *h = gw_http_header(req, "x-mcpgw-dialog");
     char root[GW_DIALOG_PART_MAX + 1], self[GW_DIALOG_PART_MAX + 1], canon[GW_DIALOG_MAX + 1];
@@ -389,10 +259,10 @@ static int dialog_header(struct gw_http_request *req, struct call_body *b)
     if (h == NULL)
         return 0;
     if (gw_dialog_parse(h, root, self, canon) != 0)
-        return bad_request(req, "bad_dialog", "X-Mcpgw-Dialog must be root or root/self");
+        return gw_api__bad_request(req, "bad_dialog", "X-Mcpgw-Dialog must be root or root/self");
     if (b->has_dialog && strcmp(canon, b->dialog) != 0)
-        return bad_request(req, "bad_dialog",
-                           "the body's dialog and X-Mcpgw-Dialog name different dialogs");
+        return gw_api__bad_request(req, "bad_dialog",
+                                   "the body's dialog and X-Mcpgw-Dialog name different dialogs");
     memcpy(b->dialog, canon, sizeof b->dialog);
     memcpy(b->root, root, sizeof b->root);
     memcpy(b->self, self, sizeof b->self);
@@ -401,7 +271,7 @@ static int dialog_header(struct gw_http_request *req, struct call_body *b)
 }
 
 /* Checks the body; returns 0, or -1 after answering the request. */
-static int parse_call_body(struct gw_http_request *req, struct call_body *b)
+int gw_api__parse_body(struct gw_http_request *req, struct gw_api_body *b)
 {
     const char *ctype = gw_http_header(req, "content-type");
     json_error_t err;
@@ -417,19 +287,19 @@ static int parse_call_body(struct gw_http_request *req, struct call_body *b)
     if (b->json == NULL) {
         char *msg =
             gw_xasprintf("invalid JSON at line %d column %d: %s", err.line, err.column, err.text);
-        bad_request(req, "bad_json", msg);
+        gw_api__bad_request(req, "bad_json", msg);
         free(msg);
         return -1;
     }
     if (!json_is_object(b->json))
-        return bad_request(req, "bad_json", "the body must be a JSON object");
+        return gw_api__bad_request(req, "bad_json", "the body must be a JSON object");
     b->arguments = json_object_get(b->json, "arguments");
     t = json_object_get(b->json, "timeout_ms");
     if (b->arguments != NULL && !json_is_object(b->arguments))
-        return bad_request(req, "bad_arguments", "arguments must be a JSON object");
+        return gw_api__bad_request(req, "bad_arguments", "arguments must be a JSON object");
     if (t != NULL && (!json_is_integer(t) || json_integer_value(t) <= 0))
-        return bad_request(req, "bad_arguments",
-                           "timeout_ms must be a positive integer (milliseconds)");
+        return gw_api__bad_request(req, "bad_arguments",
+                                   "timeout_ms must be a positive integer (milliseconds)");
     b->timeout_ms = t ? (uint64_t)json_integer_value(t) : 0;
     if (b->arguments == NULL) {
         b->arguments = json_object();
@@ -440,51 +310,9 @@ static int parse_call_body(struct gw_http_request *req, struct call_body *b)
     return dialog_header(req, b);
 }
 
-/* A call refused before it started: the table's answer. */
-static void start_call_error(struct gw_http_request *req, int rc)
-{
-    static const char *const retry[] = {"Retry-After: 1", NULL};
-    struct gw_dispatch_error e = gw_dispatch_error(rc);
-
-    gw_http_respond_error(req, e.http_status, e.rest_code, e.sentence, e.retry ? retry : NULL);
-}
-
 static void route_call(struct gw_api_ctx *ctx, struct gw_http_request *req, struct match *m)
 {
-    struct call_body b = {0};
-    struct gw_call_request r;
-    struct pending_call *pc;
-    int rc;
-
-    if (parse_call_body(req, &b) != 0) {
-        json_decref(b.json);
-        return;
-    }
-    /* REST callers take no progress and answer no server requests (no
-     * hooks): the servers module drops and counts the one, refuses the
-     * other at once (design §9). */
-    r = (struct gw_call_request){.tool = m->arg[0],
-                                 .dialog = b.has_dialog ? b.dialog : NULL,
-                                 .arguments = b.arguments,
-                                 .timeout_ms = b.timeout_ms};
-    pc = gw_xcalloc(1, sizeof *pc);
-    pc->ctx = ctx;
-    pc->req = req;
-    pc->tool = gw_xstrdup(m->arg[0]);
-    gw_strlcpy(pc->root, b.has_dialog ? b.root : "anonymous", sizeof pc->root);
-    gw_strlcpy(pc->self, b.has_dialog ? b.self : "anonymous", sizeof pc->self);
-    pc->started_ms = gw_now_ms();
-    rc = gw_dispatch_call(ctx->servers, &r, on_call_outcome, pc, &pc->call);
-    json_decref(b.json);
-    if (rc != 0) {
-        if (rc != GW_SERVERS_E_NO_TOOL)
-            gw_metrics_call(ctx->metrics, "rest", NULL, pc->tool, gw_dispatch_error(rc).label, 0);
-        free(pc->tool);
-        free(pc);
-        start_call_error(req, rc);
-        return;
-    }
-    gw_http_on_abort(req, on_call_abort, pc);
+    gw_api__route_call(ctx, req, m->arg[0]);
 }
 
 /* ---- metrics ---- */
@@ -494,12 +322,14 @@ static void route_metrics(struct gw_api_ctx *ctx, struct gw_http_request *req, s
     size_t n = gw_servers_stats(ctx->servers, NULL, 0);
     struct gw_server_stats *servers = gw_xcalloc(n ? n : 1, sizeof *servers);
     struct gw_relay_stats relay;
+    struct gw_rounds_stats rounds = {0};
     struct gw_metrics_view v = {
         .servers = servers,
         .nservers = gw_servers_stats(ctx->servers, servers, n),
         .catalog_version = gw_catalog_version(gw_servers_catalog(ctx->servers)),
         .calls_in_flight = gw_servers_in_flight(ctx->servers),
         .relay = &relay,
+        .rounds = ctx->rounds != NULL ? &rounds : NULL,
         .problems = {gw_problems_count(ctx->problems, GW_SEV_ERROR),
                      gw_problems_count(ctx->problems, GW_SEV_WARNING),
                      gw_problems_count(ctx->problems, GW_SEV_INFO)},
@@ -508,6 +338,8 @@ static void route_metrics(struct gw_api_ctx *ctx, struct gw_http_request *req, s
     char *text;
 
     gw_dispatch_relay_stats(ctx->servers, &relay);
+    if (ctx->rounds != NULL)
+        gw_rounds_stats(ctx->rounds, &rounds);
     text = gw_metrics_render(ctx->metrics, &v);
     gw_http_respond(req, 200, "text/plain; version=0.0.4; charset=utf-8", text, strlen(text), NULL);
     free(text);
@@ -556,7 +388,7 @@ static void route_release(struct gw_api_ctx *ctx, struct gw_http_request *req, s
     char root[GW_DIALOG_PART_MAX + 1], self[GW_DIALOG_PART_MAX + 1], canon[GW_DIALOG_MAX + 1];
     char *given =
         m->narg == 2 ? gw_xasprintf("%s/%s", m->arg[0], m->arg[1]) : gw_xstrdup(m->arg[0]);
-    struct call_body b = {0};
+    struct gw_api_body b = {0};
     const char *id;
     json_t *released;
 
@@ -571,14 +403,14 @@ static void route_release(struct gw_api_ctx *ctx, struct gw_http_request *req, s
         return;
     }
     free(given);
-    if (parse_call_body(req, &b) != 0) {
+    if (gw_api__parse_body(req, &b) != 0) {
         json_decref(b.json);
         return;
     }
     id = json_string_value(json_object_get(b.json, "serverId"));
     if (json_object_get(b.json, "serverId") != NULL && id == NULL) {
         json_decref(b.json);
-        bad_request(req, "bad_arguments", "serverId must be a string");
+        gw_api__bad_request(req, "bad_arguments", "serverId must be a string");
         return;
     }
     released = json_array();

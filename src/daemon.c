@@ -283,6 +283,10 @@ static void stop(struct daemon *d)
     d->mcp = NULL;
     if (d->http != NULL)
         gw_http_server_close(d->http, on_http_closed, d);
+    /* Before the servers close: parked rounds' calls are cancelled, not
+     * drained (nobody will answer them). */
+    gw_rounds_close(d->api.rounds);
+    d->api.rounds = NULL;
     gw_servers_close(d->servers, d->config ? d->config->gateway.shutdown_grace_ms : 0,
                      on_servers_closed, d);
     gw_sdnotify_watchdog_close(NULL, NULL);
@@ -294,6 +298,38 @@ static void stop(struct daemon *d)
     /* Closing the handle gave SIGHUP back its default action, which kills:
      * a reload asked while draining is simply not done. */
     signal(SIGHUP, SIG_IGN);
+}
+
+/* The input rounds' expiry: GW_ROUNDS_EXPIRY_MS, or
+ * MCPGW_INPUT_ROUND_EXPIRY_MS (docs/config.md), which tests shorten. */
+static uint64_t round_expiry_ms(void)
+{
+    const char *v = getenv("MCPGW_INPUT_ROUND_EXPIRY_MS");
+    char *end = NULL;
+    unsigned long long ms = v != NULL ? strtoull(v, &end, 10) : 0;
+
+    if (v != NULL && (end == v || *end != '\0' || ms == 0 || ms > 24ull * 3600 * 1000)) {
+        gw_log(GW_LOG_WARN,
+               "MCPGW_INPUT_ROUND_EXPIRY_MS is not a number of milliseconds "
+               "from 1 to a day; using the default",
+               "value", v, NULL);
+        ms = 0;
+    }
+    return ms;
+}
+
+/* The key that seals requestStates comes from the OS CSPRNG; without it
+ * the gateway could not tell its own states from forged ones. */
+static struct gw_rounds *make_rounds(uv_loop_t *loop)
+{
+    struct gw_rounds *rr;
+    int rc = gw_rounds_new(loop, round_expiry_ms(), NULL, &rr);
+
+    if (rc != 0) {
+        gw_log(GW_LOG_ERROR, "no random key for input rounds", "error", uv_strerror(rc), NULL);
+        abort();
+    }
+    return rr;
 }
 
 static void on_stop_timer(uv_timer_t *t)
@@ -443,6 +479,7 @@ static void init(struct daemon *d, const struct gw_daemon_options *opts)
                                  .servers = d->servers,
                                  .events = d->events,
                                  .metrics = d->metrics,
+                                 .rounds = make_rounds(d->loop),
                                  .reload = api_reload,
                                  .data = d};
     d->gate = (struct gw_gate){.api = &d->api, .mcp = d->mcp};

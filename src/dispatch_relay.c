@@ -1,6 +1,6 @@
 /* Relays from an upstream instance back to the caller of a call in flight
  * (design §9): progress notifications by token, log notifications, and
- * the server requests the gateway declared (sampling, elicitation).
+ * the server requests the gateway relays (sampling, elicitation, roots).
  *
  * Each slot lists the calls sent on its instance and not yet answered.
  * Progress finds its call by the gateway's own token (unique per daemon,
@@ -189,8 +189,21 @@ static struct gw_call *attribute(struct slot *sl, json_t *params, const char **w
 
 static unsigned cap_of(const char *method)
 {
-    return strcmp(method, "sampling/createMessage") == 0 ? GW_CLIENT_CAP_SAMPLING
-                                                         : GW_CLIENT_CAP_ELICITATION;
+    if (strcmp(method, "sampling/createMessage") == 0)
+        return GW_CLIENT_CAP_SAMPLING;
+    return strcmp(method, "roots/list") == 0 ? GW_CLIENT_CAP_ROOTS : GW_CLIENT_CAP_ELICITATION;
+}
+
+static const char *undeclared(unsigned cap)
+{
+    switch (cap) {
+    case GW_CLIENT_CAP_SAMPLING:
+        return "the MCP client that made the call did not declare the sampling capability";
+    case GW_CLIENT_CAP_ROOTS:
+        return "the MCP client that made the call did not declare the roots capability";
+    default:
+        return "the MCP client that made the call did not declare the elicitation capability";
+    }
 }
 
 static size_t count_requests(const struct gw_call *c)
@@ -210,12 +223,9 @@ int gw_relay_request(struct slot *sl, const char *method, json_t *id, json_t *pa
     struct gw_server_request *sr;
 
     if (c != NULL && c->hooks == NULL)
-        why = "the call that caused it came from a REST client, which cannot answer it";
+        why = "the call that caused it came from a client that cannot answer it";
     else if (c != NULL && !(c->client_caps & cap_of(method)))
-        why = cap_of(method) == GW_CLIENT_CAP_SAMPLING
-                  ? "the MCP client that made the call did not declare the sampling capability"
-                  : "the MCP client that made the call did not declare the elicitation "
-                    "capability";
+        why = undeclared(cap_of(method));
     else if (c != NULL && count_requests(c) >= REQUESTS_PER_CALL)
         why = "too many requests of this call are already waiting for the client";
     if (why == NULL) {

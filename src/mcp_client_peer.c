@@ -45,16 +45,17 @@ static void send_no_method(struct gw_mcp_client *c, json_t *id, const char *meth
                uv_err_name(rc), NULL);
 }
 
-/* The requests the gateway declared a capability for (sampling,
- * elicitation) go to the owner, who answers them with
- * gw_mcp_client_respond(); `ping` is answered {} here; anything else gets
- * -32601 at once (S9). */
+/* The requests the gateway relays (sampling and elicitation, which it
+ * declares, and roots/list, which a server may send to a client that did
+ * not declare roots: the caller may still answer it) go to the owner, who
+ * answers them with gw_mcp_client_respond(); `ping` is answered {} here;
+ * anything else gets -32601 at once (S9). */
 void gw_mcp__handle_server_request(struct gw_mcp_client *c, const char *method, json_t *id,
                                    json_t *m)
 {
     json_t *params = json_object_get(m, "params");
-    bool relayable =
-        strcmp(method, "sampling/createMessage") == 0 || strcmp(method, "elicitation/create") == 0;
+    bool relayable = strcmp(method, "sampling/createMessage") == 0 ||
+                     strcmp(method, "elicitation/create") == 0 || strcmp(method, "roots/list") == 0;
 
     if (!json_is_string(id) && !json_is_integer(id)) {
         gw_mcp__bad_shape(c, "request id is neither a string nor an integer");

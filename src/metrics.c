@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "gw/dispatch.h"
+#include "gw/input_rounds.h"
 #include "gw/instance.h"
 #include "gw/servers.h"
 #include "gw/util.h"
@@ -323,6 +324,26 @@ static void relays(struct out *o, const struct gw_relay_stats *r)
     outf(o, "mcpgw_server_requests_total{outcome=\"refused\"} %" PRIu64 "\n", r->requests_refused);
 }
 
+/* Input rounds: handed to callers, continued, refused, left to expire. */
+static void rounds(struct out *o, const struct gw_rounds_stats *r)
+{
+    const struct {
+        const char *outcome;
+        uint64_t n;
+    } rows[] = {{"asked", r->asked},
+                {"resumed", r->resumed},
+                {"rejected", r->rejected},
+                {"expired", r->expired},
+                {"refused", r->refused}};
+
+    header(o, "mcpgw_input_rounds_total", "counter",
+           "Input rounds by outcome: asked of a caller, resumed by its retry, a retry "
+           "rejected, expired unanswered, or refused for the bounds.");
+    for (size_t i = 0; i < GW_ARRAY_SIZE(rows); i++)
+        outf(o, "mcpgw_input_rounds_total{outcome=\"%s\"} %" PRIu64 "\n", rows[i].outcome,
+             rows[i].n);
+}
+
 char *gw_metrics_render(const struct gw_metrics *m, const struct gw_metrics_view *v)
 {
     static const char *const call_labels[] = {"front", "server", "tool", "status"};
@@ -338,6 +359,8 @@ char *gw_metrics_render(const struct gw_metrics *m, const struct gw_metrics_view
     header(&o, "mcpgw_tool_calls_in_flight", "gauge", "Tool calls sent upstream, not answered.");
     outf(&o, "mcpgw_tool_calls_in_flight %u\n", v->calls_in_flight);
     relays(&o, v->relay);
+    if (v->rounds != NULL)
+        rounds(&o, v->rounds);
     server_gauges(&o, v);
     header(&o, "mcpgw_reloads_total", "counter", "Configuration reloads by result.");
     series(&o, "mcpgw_reloads_total", m->reloads, reload_labels, 1);

@@ -92,3 +92,40 @@ void gw_sha256_final(struct gw_sha256 *c, unsigned char out[GW_SHA256_LEN])
         out[4 * i + 3] = (unsigned char)c->h[i];
     }
 }
+
+void gw_hmac_sha256_init(struct gw_hmac_sha256 *c, const void *key, size_t keylen)
+{
+    unsigned char block[64] = {0}, ikey[64];
+
+    if (keylen > sizeof block) {
+        struct gw_sha256 h;
+        gw_sha256_init(&h);
+        gw_sha256_update(&h, key, keylen);
+        gw_sha256_final(&h, block);
+    } else if (keylen > 0) {
+        memcpy(block, key, keylen);
+    }
+    for (size_t i = 0; i < sizeof block; i++) {
+        ikey[i] = block[i] ^ 0x36;
+        c->okey[i] = block[i] ^ 0x5c;
+    }
+    gw_sha256_init(&c->inner);
+    gw_sha256_update(&c->inner, ikey, sizeof ikey);
+}
+
+void gw_hmac_sha256_update(struct gw_hmac_sha256 *c, const void *data, size_t n)
+{
+    gw_sha256_update(&c->inner, data, n);
+}
+
+void gw_hmac_sha256_final(struct gw_hmac_sha256 *c, unsigned char out[GW_SHA256_LEN])
+{
+    unsigned char ih[GW_SHA256_LEN];
+    struct gw_sha256 outer;
+
+    gw_sha256_final(&c->inner, ih);
+    gw_sha256_init(&outer);
+    gw_sha256_update(&outer, c->okey, sizeof c->okey);
+    gw_sha256_update(&outer, ih, sizeof ih);
+    gw_sha256_final(&outer, out);
+}

@@ -14,6 +14,7 @@
 #include "gw/config.h"
 #include "gw/events.h"
 #include "gw/http.h"
+#include "gw/input_rounds.h"
 #include "gw/metrics.h"
 #include "gw/problems.h"
 #include "gw/servers.h"
@@ -26,6 +27,7 @@ struct gw_api_ctx {
     struct gw_servers *servers;
     struct gw_events *events;
     struct gw_metrics *metrics;
+    struct gw_rounds *rounds;        /* input rounds of REST calls (input_rounds.h) */
     struct tools_cache *tools_cache; /* the api's own; gw_api_ctx_release frees it */
     struct gw_artifacts *artifacts;  /* the api's own; gw_api_ctx_release frees it */
     /* POST /v1/reload: reloads now and returns the summary (new reference). */

@@ -21,13 +21,14 @@
 void gw_dispatch_attach(struct gw_servers *s);
 
 /* What the caller of a call can take from the upstream while it runs
- * (design §9). A call without hooks (REST) has progress and log
- * notifications dropped and counted, and server requests refused at once. */
+ * (design §9). A call without hooks has progress and log notifications
+ * dropped and counted, and server requests refused at once. */
 #define GW_CLIENT_CAP_SAMPLING    1u
 #define GW_CLIENT_CAP_ELICITATION 2u
+#define GW_CLIENT_CAP_ROOTS       4u
 
-/* A sampling/createMessage or elicitation/create from the upstream, relayed
- * to the caller. Owned by the servers module until gw_dispatch_answer() or
+/* A sampling/createMessage, elicitation/create or roots/list from the
+ * upstream, relayed to the caller. Owned by the servers module until gw_dispatch_answer() or
  * on_request_gone (the call ended, the instance died); never freed by the
  * caller. */
 struct gw_server_request;
@@ -40,7 +41,8 @@ struct gw_call_hooks {
      * flight. May be NULL. */
     void (*on_log)(void *data, json_t *params);
     /* A server request this call caused and whose capability the caller
-     * declared (client_caps). `params` is borrowed. Return 0 to answer later
+     * declared (client_caps). `params` is borrowed (NULL when the request
+     * had none). Return 0 to answer later
      * with gw_dispatch_answer(); non-zero refuses it (the upstream gets a
      * JSON-RPC error at once). */
     int (*on_request)(void *data, struct gw_server_request *sr, const char *method, json_t *params);

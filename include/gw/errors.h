@@ -15,6 +15,7 @@
 #define GW_E_WS_BASE      (-5400) /* upstream_ws.h: GW_WS_E_* */
 #define GW_E_SSE_BASE     (-5500) /* sse.h: GW_SSE_E_* */
 #define GW_E_RESULT_BASE  (-5600) /* result.h: GW_RESULT_E_* */
+#define GW_E_ROUNDS_BASE  (-5700) /* input_rounds.h: GW_ROUNDS_E_* */
 
 _Static_assert(GW_E_MCP_BASE < -4096, "the gateway's codes lie below libuv's");
 

@@ -40,7 +40,7 @@ struct gw_instance_cbs {
      * NULL. */
     void (*on_notification)(struct gw_instance *inst, const char *method, json_t *params,
                             void *data);
-    /* sampling/createMessage or elicitation/create (mcp_client's on_request
+    /* sampling/createMessage, elicitation/create or roots/list (mcp_client's on_request
      * contract): 0 = answered later with gw_instance_respond(). May be NULL. */
     int (*on_request)(struct gw_instance *inst, const char *method, json_t *id, json_t *params,
                       void *data);

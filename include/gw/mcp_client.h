@@ -11,9 +11,10 @@
  * reused, so a response can only reach the request this instance sent
  * (security.md S1). Hostile input (non-JSON, wrong shapes, unknown ids) is
  * counted and dropped, never fatal (S5). The client declares `sampling` and
- * `elicitation` (design §9): those server requests go to the owner's
- * on_request, which answers them later with gw_mcp_client_respond(); every
- * other server request (roots/list…) is answered -32601 at once (S9).
+ * `elicitation` (design §9): those server requests, and roots/list, go to
+ * the owner's on_request, which answers them later with
+ * gw_mcp_client_respond(); every other server request is answered -32601
+ * at once (S9).
  *
  * Ownership: the owner owns the client from gw_mcp_client_new() until it
  * calls gw_mcp_client_close(); the client frees itself later, when its
@@ -105,7 +106,8 @@ struct gw_mcp_client_opts {
     /* Any other notification (progress, logging, other list_changed…);
      * `msg` is the whole message, borrowed. May be NULL. */
     void (*on_notification)(void *data, const char *method, json_t *msg);
-    /* sampling/createMessage or elicitation/create from the server. `id`
+    /* sampling/createMessage, elicitation/create or roots/list from the
+     * server. `id`
      * (the server's) and `params` (an object or NULL) are borrowed. Return
      * 0 to answer later with gw_mcp_client_respond(), non-zero to have it
      * answered -32601 now. May be NULL (everything -32601). */

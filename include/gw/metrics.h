@@ -24,14 +24,16 @@ void gw_metrics_reload(struct gw_metrics *m, const char *result);
 /* What the scrape reads from the rest of the daemon. */
 struct gw_server_stats; /* servers.h */
 struct gw_relay_stats;  /* servers.h */
+struct gw_rounds_stats; /* input_rounds.h */
 
 struct gw_metrics_view {
     const struct gw_server_stats *servers; /* borrowed */
     size_t nservers;
     uint64_t catalog_version;
     unsigned calls_in_flight;
-    const struct gw_relay_stats *relay; /* borrowed */
-    size_t problems[3];                 /* by severity: error, warning, info */
+    const struct gw_relay_stats *relay;   /* borrowed */
+    const struct gw_rounds_stats *rounds; /* borrowed; NULL: not shown */
+    size_t problems[3];                   /* by severity: error, warning, info */
     size_t event_clients;
 };
 

@@ -22,4 +22,17 @@ void gw_sha256_update(struct gw_sha256 *c, const void *data, size_t n);
 /* Writes the digest; the context must be initialised again before reuse. */
 void gw_sha256_final(struct gw_sha256 *c, unsigned char out[GW_SHA256_LEN]);
 
+/* HMAC-SHA256 (RFC 2104), streaming: a message authentication code under a
+ * secret key, for tokens the gateway hands out and must recognise when
+ * they come back unchanged (input rounds' requestState). Keys longer than
+ * a block are hashed first, as the RFC says. */
+struct gw_hmac_sha256 {
+    struct gw_sha256 inner;
+    unsigned char okey[64]; /* the key XOR opad, for the outer hash */
+};
+
+void gw_hmac_sha256_init(struct gw_hmac_sha256 *c, const void *key, size_t keylen);
+void gw_hmac_sha256_update(struct gw_hmac_sha256 *c, const void *data, size_t n);
+void gw_hmac_sha256_final(struct gw_hmac_sha256 *c, unsigned char out[GW_SHA256_LEN]);
+
 #endif

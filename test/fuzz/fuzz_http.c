@@ -198,6 +198,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     ctx.servers = gw_servers_new(&loop, NULL, ctx.problems, &cbs);
     json_decref(gw_servers_apply(ctx.servers, cfg_open));
     ctx.events = gw_events_new(&loop);
+    if (gw_rounds_new(&loop, 0, NULL, &ctx.rounds) != 0)
+        abort();
     ctx.reload = reload;
     srv_tcp = listen_on("127.0.0.1:0");
     snprintf(sock_path, sizeof sock_path, "%s/gw.sock", base);

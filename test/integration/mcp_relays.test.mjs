@@ -122,11 +122,19 @@ test('sampling is relayed to a session that declared it, refused otherwise', asy
   const note2 = r2.content.map((c) => c.text).join('\n');
   assert.match(note2, /sampling answer:.*did not declare the sampling capability/s, note2);
 
-  const rest = await d.post('/v1/tools/echo/call', { dialog: 'rest2', arguments: { text: 'z' }, timeout_ms: 5000 });
-  assert.equal(rest.status, 200, rest.body);
-  const texts = rest.json.contentItems.map((c) => c.text).join('\n');
-  assert.match(texts, /REST client/, texts);
+  // A REST caller is asked in an input round (docs/api.md); its answer
+  // reaches the upstream's call.
+  const body = { dialog: 'rest2', arguments: { text: 'z' }, timeout_ms: 5000 };
+  const rest = await d.post('/v1/tools/echo/call', body);
+  assert.equal(rest.status, 409, rest.body);
+  const [key] = Object.keys(rest.json.inputRequests);
+  assert.equal(rest.json.inputRequests[key].method, 'sampling/createMessage');
+  const done = await d.post('/v1/tools/echo/call', { ...body, requestState: rest.json.requestState,
+    inputResponses: { [key]: { role: 'assistant', content: { type: 'text', text: 'hi from REST' }, model: 'm' } } });
+  assert.equal(done.status, 200, done.body);
+  const texts = done.json.contentItems.map((c) => c.text).join('\n');
+  assert.match(texts, /sampling answer:.*hi from REST/s, texts);
   const m = (await d.get('/metrics')).body;
-  assert.match(m, /^mcpgw_server_requests_total\{outcome="relayed"\} 1$/m, m);
-  assert.match(m, /^mcpgw_server_requests_total\{outcome="refused"\} 2$/m, 'the plain session and REST');
+  assert.match(m, /^mcpgw_server_requests_total\{outcome="relayed"\} 2$/m, m);
+  assert.match(m, /^mcpgw_server_requests_total\{outcome="refused"\} 1$/m, 'the plain session');
 });

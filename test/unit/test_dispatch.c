@@ -6,6 +6,7 @@
 
 #include "gw/dispatch.h"
 #include "gw/errors.h"
+#include "gw/input_rounds.h"
 #include "gw/mcp_client.h"
 #include "gw/result.h"
 #include "gw/sse.h"
@@ -45,6 +46,10 @@ static const struct named codes[] = {
     {GW_SSE_E_TOO_BIG, GW_E_SSE_BASE, false},
     {GW_RESULT_E_SHAPE, GW_E_RESULT_BASE, false},
     {GW_RESULT_E_ENCODE, GW_E_RESULT_BASE, false},
+    {GW_ROUNDS_E_STATE, GW_E_ROUNDS_BASE, false},
+    {GW_ROUNDS_E_EXPIRED, GW_E_ROUNDS_BASE, false},
+    {GW_ROUNDS_E_GONE, GW_E_ROUNDS_BASE, false},
+    {GW_ROUNDS_E_RESPONSES, GW_E_ROUNDS_BASE, false},
 };
 
 #define NCODES (sizeof codes / sizeof codes[0])

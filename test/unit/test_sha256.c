@@ -64,6 +64,40 @@ START_TEST(test_million_a)
 }
 END_TEST
 
+static void check_hmac(const void *key, size_t keylen, const char *msg, const char *want)
+{
+    struct gw_hmac_sha256 c;
+    unsigned char d[GW_SHA256_LEN];
+    char got[2 * GW_SHA256_LEN + 1];
+    size_t n = strlen(msg);
+
+    /* Whole, then in two pieces: the stream gives the same code. */
+    for (size_t split = 0; split <= n; split += n ? n / 2 + 1 : 1) {
+        gw_hmac_sha256_init(&c, key, keylen);
+        gw_hmac_sha256_update(&c, msg, split);
+        gw_hmac_sha256_update(&c, msg + split, n - split);
+        gw_hmac_sha256_final(&c, d);
+        hex(d, got);
+        ck_assert_str_eq(got, want);
+    }
+}
+
+/* RFC 4231 test cases 1, 2 and 6 (a key longer than a block). */
+START_TEST(test_hmac_vectors)
+{
+    unsigned char k1[20], k6[131];
+
+    memset(k1, 0x0b, sizeof k1);
+    memset(k6, 0xaa, sizeof k6);
+    check_hmac(k1, sizeof k1, "Hi There",
+               "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
+    check_hmac("Jefe", 4, "what do ya want for nothing?",
+               "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+    check_hmac(k6, sizeof k6, "Test Using Larger Than Block-Size Key - Hash Key First",
+               "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+}
+END_TEST
+
 static Suite *sha256_suite(void)
 {
     Suite *s = suite_create("sha256");
@@ -71,6 +105,7 @@ static Suite *sha256_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_vectors);
     tcase_add_test(tc, test_million_a);
+    tcase_add_test(tc, test_hmac_vectors);
     suite_add_tcase(s, tc);
     return s;
 }

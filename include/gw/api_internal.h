@@ -1,0 +1,34 @@
+/* The REST front's insides shared by its files: api.c (the routes) and
+ * api_call.c (POST /v1/tools/{name}/call, its input rounds included). */
+#ifndef GW_API_INTERNAL_H
+#define GW_API_INTERNAL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "gw/api.h"
+#include "gw/lease.h"
+
+/* The parsed body of a call or a release: {"dialog"?, "arguments"?,
+ * "timeout_ms"?, …} and X-Mcpgw-Dialog. */
+struct gw_api_body {
+    json_t *json;
+    json_t *arguments; /* borrowed from json */
+    uint64_t timeout_ms;
+    char dialog[GW_DIALOG_MAX + 1];
+    char root[GW_DIALOG_PART_MAX + 1], self[GW_DIALOG_PART_MAX + 1];
+    bool has_dialog;
+};
+
+/* Checks the body; returns 0, or -1 after answering the request. `b->json`
+ * is the caller's to decref either way. */
+int gw_api__parse_body(struct gw_http_request *req, struct gw_api_body *b);
+
+/* Answers 400 {code, msg}; returns -1. */
+int gw_api__bad_request(struct gw_http_request *req, const char *code, const char *msg);
+
+/* POST /v1/tools/{tool}/call. */
+void gw_api__route_call(struct gw_api_ctx *ctx, struct gw_http_request *req, const char *tool);
+
+#endif
