@@ -152,7 +152,12 @@ unit: $(UNIT_BIN)
 		$(TEST_NODE_OPTIONS) ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 		UBSAN_OPTIONS=print_stacktrace=1 $$t; done
 
-integration: all asan fixtures $(NODE_STAMP)
+# The official MCP conformance suite against /mcp (`make conformance`): see
+# docs/conformance.md.
+include test/conformance/conformance.mk
+
+# The SDK v2 client of mcp_modern.test.mjs runs from test/conformance.
+integration: all asan fixtures $(NODE_STAMP) $(CONFORMANCE_STAMP)
 	PATH="$(CURDIR)/$(BUILD)/tools/usr/bin:$$PATH" $(TEST_NODE_OPTIONS) \
 	MCPGW_BIN=$${MCPGW_BIN:-$(CURDIR)/$(BUILD)/asan/mcpgw} node --test test/integration/*.test.mjs
 
@@ -164,7 +169,7 @@ test: deps
 	@$(MAKE) --no-print-directory conformance
 	@$(MAKE) --no-print-directory fuzz-smoke
 
-valgrind: all fixtures $(NODE_STAMP)
+valgrind: all fixtures $(NODE_STAMP) $(CONFORMANCE_STAMP)
 	PATH="$(CURDIR)/$(BUILD)/tools/usr/bin:$$PATH" $(TEST_NODE_OPTIONS) \
 	MCPGW_BIN=$(CURDIR)/$(BUILD)/mcpgw MCPGW_WRAPPER=valgrind node --test test/integration/*.test.mjs
 
@@ -210,10 +215,6 @@ clean:
 # Fuzzing (`make fuzz FUZZ_SECONDS=N`; `make fuzz-smoke` replays the checked-in
 # corpora and fuzzes each target for 3 s): see test/fuzz/fuzz.mk.
 include test/fuzz/fuzz.mk
-
-# The official MCP conformance suite against /mcp (`make conformance`): see
-# docs/conformance.md.
-include test/conformance/conformance.mk
 
 # Benchmarks (`make bench`, `make bench BENCH_QUICK=1`): see test/bench/README.md.
 include test/bench/bench.mk

@@ -474,7 +474,6 @@ static void init(struct daemon *d, const struct gw_daemon_options *opts)
     d->multi = gw_curl_uv_new(d->loop);
     d->servers = gw_servers_new(d->loop, d->multi, d->problems, &cbs);
     gw_dispatch_attach(d->servers);
-    d->mcp = gw_mcp_server_new(d->loop, d->servers, d->metrics);
     d->api = (struct gw_api_ctx){.problems = d->problems,
                                  .servers = d->servers,
                                  .events = d->events,
@@ -482,6 +481,7 @@ static void init(struct daemon *d, const struct gw_daemon_options *opts)
                                  .rounds = make_rounds(d->loop),
                                  .reload = api_reload,
                                  .data = d};
+    d->mcp = gw_mcp_server_new(d->loop, d->servers, d->metrics, d->api.rounds);
     d->gate = (struct gw_gate){.api = &d->api, .mcp = d->mcp};
     watch_signal(d, &d->sigterm, SIGTERM);
     watch_signal(d, &d->sigint, SIGINT);

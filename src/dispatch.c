@@ -223,6 +223,7 @@ static void deliver(struct gw_call *c, int code, json_t *result, const char *mes
         .server = c->server,
         .tool = c->original,
         .dialog = c->dialog[0] ? c->dialog : NULL,
+        .missing_caps = c->missing_caps,
     };
     c->state = CALL_DONE;
     uv_timer_stop(&c->timer);

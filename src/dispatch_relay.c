@@ -224,9 +224,10 @@ int gw_relay_request(struct slot *sl, const char *method, json_t *id, json_t *pa
 
     if (c != NULL && c->hooks == NULL)
         why = "the call that caused it came from a client that cannot answer it";
-    else if (c != NULL && !(c->client_caps & cap_of(method)))
+    else if (c != NULL && !(c->client_caps & cap_of(method))) {
         why = undeclared(cap_of(method));
-    else if (c != NULL && count_requests(c) >= REQUESTS_PER_CALL)
+        c->missing_caps |= cap_of(method);
+    } else if (c != NULL && count_requests(c) >= REQUESTS_PER_CALL)
         why = "too many requests of this call are already waiting for the client";
     if (why == NULL) {
         sr = gw_xcalloc(1, sizeof *sr);

@@ -182,13 +182,35 @@ static json_t *routed_reply(const struct gw_mcp_call *c, const struct gw_call_ou
     return r;
 }
 
-/* The JSON-RPC answer to a finished call. */
-static json_t *call_reply(const struct gw_mcp_call *c, const struct gw_call_outcome *o)
+/* A 2026-07-28 call whose upstream asked for what the request did not
+ * declare: -32021 naming it, as a server of that revision answers (it
+ * never goes on without it), whatever the upstream made of the refusal. */
+static json_t *missing_caps_reply(const struct gw_mcp_call *c, unsigned caps)
+{
+    json_t *req = json_object();
+
+    if (caps & GW_CLIENT_CAP_SAMPLING)
+        json_object_set_new(req, "sampling", json_object());
+    if (caps & GW_CLIENT_CAP_ELICITATION)
+        json_object_set_new(req, "elicitation", json_object());
+    if (caps & GW_CLIENT_CAP_ROOTS)
+        json_object_set_new(req, "roots", json_object());
+    json_t *r = gw_mcp__error(c->id, RPC_MISSING_CAPABILITY,
+                              "Missing required client capability: the server behind this tool "
+                              "asks for what the request's clientCapabilities do not declare");
+    json_object_set_new(json_object_get(r, "error"), "data",
+                        json_pack("{s:o}", "requiredCapabilities", req));
+    return r;
+}
+
+json_t *gw_mcp__call_reply(const struct gw_mcp_call *c, const struct gw_call_outcome *o)
 {
     const char *failure = tool_failure(o->code);
     json_t *r;
     char *msg;
 
+    if (o->missing_caps != 0 && c->x->own != NULL)
+        return missing_caps_reply(c, o->missing_caps);
     if (c->routed)
         return routed_reply(c, o);
     if (o->code == 0 && json_is_object(o->result)) {
@@ -232,23 +254,26 @@ static void unlink_call(struct gw_mcp_call *c)
     }
 }
 
-static void on_call_outcome(void *data, const struct gw_call_outcome *o)
+const char *gw_mcp__call_status(const struct gw_call_outcome *o)
 {
-    struct gw_mcp_call *c = data;
+    if (o->code != 0)
+        return gw_dispatch_error(o->code).label;
+    return json_is_true(json_object_get(o->result, "isError")) ? "tool_error" : "ok";
+}
+
+void gw_mcp__call_end(struct gw_mcp_call *c, const char *server, const char *dialog,
+                      const char *status, json_t *reply)
+{
+    uint64_t elapsed = gw_now_ms() - c->started_ms;
     char ms[24];
 
-    uint64_t elapsed = gw_now_ms() - c->started_ms;
-    const char *status = o->code != 0 ? gw_dispatch_error(o->code).label
-                         : json_is_true(json_object_get(o->result, "isError")) ? "tool_error"
-                                                                               : "ok";
-
     snprintf(ms, sizeof ms, "%llu", (unsigned long long)elapsed);
-    gw_log(GW_LOG_INFO, "mcp tool call", "tool", c->tool, "server", o->server, "dialog", o->dialog,
+    gw_log(GW_LOG_INFO, "mcp tool call", "tool", c->tool, "server", server, "dialog", dialog,
            "status", status, "duration_ms", ms, NULL);
     if (!c->routed)
-        gw_metrics_call(c->metrics, "mcp", o->server, c->tool, status, (double)elapsed / 1000.0);
+        gw_metrics_call(c->metrics, "mcp", server, c->tool, status, (double)elapsed / 1000.0);
     unlink_call(c);
-    gw_mcp__exchange_add(c->x, call_reply(c, o));
+    gw_mcp__exchange_add(c->x, reply);
     gw_mcp__exchange_done(c->x);
     while (c->relays != NULL) { /* on_request_gone emptied it; kept safe */
         struct mcp_relay *r = c->relays;
@@ -259,6 +284,13 @@ static void on_call_outcome(void *data, const struct gw_call_outcome *o)
     json_decref(c->id);
     free(c->tool);
     free(c);
+}
+
+static void on_call_outcome(void *data, const struct gw_call_outcome *o)
+{
+    struct gw_mcp_call *c = data;
+
+    gw_mcp__call_end(c, o->server, o->dialog, gw_mcp__call_status(o), gw_mcp__call_reply(c, o));
 }
 
 /* ---- relays from the upstream (design §9) ---- */
@@ -276,7 +308,7 @@ static int to_client(struct gw_mcp_call *c, json_t *msg)
     return 0;
 }
 
-static void hook_progress(void *data, json_t *params)
+void gw_mcp__call_progress(void *data, json_t *params)
 {
     json_t *msg = json_pack("{s:s, s:s, s:O}", "jsonrpc", "2.0", "method", "notifications/progress",
                             "params", params);
@@ -294,12 +326,13 @@ static size_t level_of(const char *level)
     return 0;
 }
 
-static void hook_log(void *data, json_t *params)
+void gw_mcp__call_log(void *data, json_t *params)
 {
     struct gw_mcp_call *c = data;
     json_t *msg;
 
-    if (c->s == NULL ||
+    /* A 2026-07-28 request without a logLevel asked for no log messages. */
+    if (c->s == NULL || c->s->log_level[0] == '\0' ||
         level_of(json_string_value(json_object_get(params, "level"))) < level_of(c->s->log_level))
         return;
     msg = json_pack("{s:s, s:s, s:O}", "jsonrpc", "2.0", "method", "notifications/message",
@@ -353,8 +386,8 @@ static void hook_request_gone(void *data, struct gw_server_request *sr)
     }
 }
 
-static const struct gw_call_hooks call_hooks = {hook_progress, hook_log, hook_request,
-                                                hook_request_gone};
+static const struct gw_call_hooks call_hooks = {gw_mcp__call_progress, gw_mcp__call_log,
+                                                hook_request, hook_request_gone};
 
 /* The client answered a relayed request: upstream it goes. */
 static void relay_answer(struct gw_mcp_session *s, json_t *msg)
@@ -385,8 +418,8 @@ static void relay_answer(struct gw_mcp_session *s, json_t *msg)
     }
 }
 
-static struct gw_mcp_call *call_new(struct gw_mcp_session *s, struct gw_mcp_exchange *x, json_t *id,
-                                    const char *name)
+struct gw_mcp_call *gw_mcp__call_new(struct gw_mcp_session *s, struct gw_mcp_exchange *x,
+                                     json_t *id, const char *name)
 {
     struct gw_mcp_call *c = gw_xcalloc(1, sizeof *c);
 
@@ -399,7 +432,7 @@ static struct gw_mcp_call *call_new(struct gw_mcp_session *s, struct gw_mcp_exch
     return c;
 }
 
-static void call_track(struct gw_mcp_session *s, struct gw_mcp_exchange *x, struct gw_mcp_call *c)
+void gw_mcp__call_track(struct gw_mcp_session *s, struct gw_mcp_exchange *x, struct gw_mcp_call *c)
 {
     c->next = s->calls;
     s->calls = c;
@@ -407,7 +440,7 @@ static void call_track(struct gw_mcp_session *s, struct gw_mcp_exchange *x, stru
     x->waiting++;
 }
 
-static void call_drop(struct gw_mcp_call *c)
+void gw_mcp__call_drop(struct gw_mcp_call *c)
 {
     json_decref(c->id);
     free(c->tool);
@@ -418,7 +451,7 @@ static json_t *start_call(struct gw_mcp_session *s, struct gw_mcp_exchange *x, j
                           const char *name, json_t *args, json_t *token)
 {
     struct gw_call_request r = {.tool = name,
-                                .dialog = s->dialog,
+                                .dialog = s->dialog[0] ? s->dialog : NULL,
                                 .arguments = args,
                                 .progress_token = token,
                                 .hooks = &call_hooks,
@@ -429,23 +462,45 @@ static json_t *start_call(struct gw_mcp_session *s, struct gw_mcp_exchange *x, j
     if (s->ncalls >= MCP_MAX_CALLS)
         return gw_mcp__error(id, RPC_INTERNAL_ERROR,
                              "too many calls in flight on this session; wait for some to finish");
-    c = call_new(s, x, id, name);
+    c = gw_mcp__call_new(s, x, id, name);
     r.hooks_data = c;
     rc = gw_dispatch_call(s->ms->servers, &r, on_call_outcome, c, &c->call);
     if (rc != 0) {
-        if (rc != GW_SERVERS_E_NO_TOOL)
-            gw_metrics_call(s->ms->metrics, "mcp", NULL, name, gw_dispatch_error(rc).label, 0);
-        call_drop(c);
-        if (rc == GW_SERVERS_E_NO_TOOL) {
-            char *msg = gw_xasprintf("Unknown tool: %s", name);
-            json_t *e = gw_mcp__error(id, RPC_INVALID_PARAMS, msg);
-            free(msg);
-            return e;
-        }
-        return gw_mcp__result(id, text_result(true, gw_dispatch_error(rc).sentence));
+        gw_mcp__call_drop(c);
+        return gw_mcp__call_refused(s, id, name, rc);
     }
-    call_track(s, x, c);
+    gw_mcp__call_track(s, x, c);
     return NULL;
+}
+
+/* A 2026-07-28 request has no session to stand for its dialog. A tool
+ * call gets it as the tool's failure (the model sees why), a routed request
+ * as -32602. */
+#define NEED_DIALOG_SENTENCE                                                                       \
+    "this server leases an instance per dialog and the request names none: send the header "       \
+    "X-Mcpgw-Dialog: <root> or <root>/<self>, or use the URL /mcp/d/<root>[/<self>]"
+
+static json_t *need_dialog(json_t *id)
+{
+    return gw_mcp__error(id, RPC_INVALID_PARAMS, NEED_DIALOG_SENTENCE);
+}
+
+json_t *gw_mcp__call_refused(struct gw_mcp_session *s, json_t *id, const char *name, int rc)
+{
+    char *msg;
+    json_t *e;
+
+    if (rc != GW_SERVERS_E_NO_TOOL)
+        gw_metrics_call(s->ms->metrics, "mcp", NULL, name, gw_dispatch_error(rc).label, 0);
+    if (rc == GW_SERVERS_E_NO_TOOL) {
+        msg = gw_xasprintf("Unknown tool: %s", name);
+        e = gw_mcp__error(id, RPC_INVALID_PARAMS, msg);
+        free(msg);
+        return e;
+    }
+    if (rc == GW_SERVERS_E_NEED_DIALOG && s->modern)
+        return gw_mcp__result(id, text_result(true, NEED_DIALOG_SENTENCE));
+    return gw_mcp__result(id, text_result(true, gw_dispatch_error(rc).sentence));
 }
 
 /* ---- resource subscriptions ---- */
@@ -496,7 +551,7 @@ static json_t *start_routed(struct gw_mcp_session *s, struct gw_mcp_exchange *x,
                             const char *method, json_t *params)
 {
     bool subscribe = strcmp(method, "resources/subscribe") == 0;
-    struct gw_route_request r = {method, params, s->dialog, 0, NULL};
+    struct gw_route_request r = {method, params, s->dialog[0] ? s->dialog : NULL, 0, NULL};
     struct gw_mcp_call *c;
     int rc;
 
@@ -511,14 +566,26 @@ static json_t *start_routed(struct gw_mcp_session *s, struct gw_mcp_exchange *x,
                              "resources/subscribe needs params.uri (a string)");
     if (subscribe)
         r.subscriber = subscriber_of(s);
-    c = call_new(s, x, id, method);
+    if (s->modern)
+        r.params = gw_mcp__hop_params(params);
+    c = gw_mcp__call_new(s, x, id, method);
     c->routed = true;
     rc = gw_dispatch_request(s->ms->servers, &r, on_call_outcome, c, &c->call);
+    if (s->modern)
+        json_decref(r.params);
     if (rc == 0) {
-        call_track(s, x, c);
+        gw_mcp__call_track(s, x, c);
         return NULL;
     }
-    call_drop(c);
+    gw_mcp__call_drop(c);
+    if (rc == GW_SERVERS_E_NO_TOOL && s->modern && strcmp(method, "resources/read") == 0) {
+        json_t *e = gw_mcp__error(id, RPC_INVALID_PARAMS, "Resource not found");
+        json_object_set_new(json_object_get(e, "error"), "data",
+                            json_pack("{s:O}", "uri", json_object_get(params, "uri")));
+        return e;
+    }
+    if (rc == GW_SERVERS_E_NEED_DIALOG && s->modern)
+        return need_dialog(id);
     if (rc == GW_SERVERS_E_NO_TOOL && (subscribe || strcmp(method, "resources/read") == 0))
         return gw_mcp__error(id, RPC_RESOURCE_NOT_FOUND, "Resource not found");
     if (rc == GW_SERVERS_E_SUBS_FULL) {
@@ -561,13 +628,33 @@ static json_t *tools_call(struct gw_mcp_session *s, struct gw_mcp_exchange *x, j
     return r;
 }
 
+static void call_cancel(struct gw_mcp_call *c, const char *why)
+{
+    if (c->round != NULL)
+        gw_rounds_cancel(c->round, why);
+    else
+        gw_dispatch_cancel(c->call, why);
+}
+
 void gw_mcp__cancel(struct gw_mcp_session *s, json_t *request_id, const char *reason)
 {
     for (struct gw_mcp_call *c = s->calls; c != NULL; c = c->next) {
         if (json_equal(c->id, request_id)) {
-            gw_dispatch_cancel(c->call, reason ? reason : "cancelled by the client");
+            call_cancel(c, reason ? reason : "cancelled by the client");
             return;
         }
+    }
+}
+
+void gw_mcp__calls_cancel(struct gw_mcp_session *s, const char *why)
+{
+    while (s->calls != NULL) {
+        struct gw_mcp_call *c = s->calls;
+        s->calls = c->next;
+        c->next = NULL;
+        c->s = NULL;
+        s->ncalls--;
+        call_cancel(c, why);
     }
 }
 
@@ -596,6 +683,12 @@ static json_t *request(struct gw_mcp_session *s, struct gw_mcp_exchange *x, cons
 
     if (params != NULL && !json_is_object(params))
         return gw_mcp__error(id, RPC_INVALID_PARAMS, "params must be an object");
+    if (s->modern && (e = gw_mcp__modern_removed(id, method)) != NULL)
+        return e;
+    if (s->modern && strcmp(method, "server/discover") == 0)
+        return gw_mcp__result(id, gw_mcp__discover_result(s->ms));
+    if (s->modern && strcmp(method, "tools/call") == 0)
+        return gw_mcp__modern_call(s, x, id, params);
     if (strcmp(method, "ping") == 0)
         return gw_mcp__result(id, json_object());
     if (strcmp(method, "tools/list") == 0)
@@ -656,7 +749,8 @@ void gw_mcp__dispatch(struct gw_mcp_session *s, struct gw_mcp_exchange *x, json_
     }
     if (method == NULL && id != NULL &&
         (json_object_get(msg, "result") != NULL || json_object_get(msg, "error") != NULL)) {
-        relay_answer(s, msg); /* an answer to a relayed request; unknown ids are dropped */
+        if (!s->modern)
+            relay_answer(s, msg); /* an answer to a relayed request; unknown ids are dropped */
         return;
     }
     if (method == NULL || (id != NULL && !valid_id(id))) {

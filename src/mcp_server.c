@@ -147,13 +147,19 @@ static void on_exchange_abort(struct gw_http_request *req, void *data)
 {
     struct gw_mcp_exchange *x = data;
 
-    /* A dropped connection is not a cancellation (MCP): calls run on. An
-     * answer not yet begun as a stream gave the client no event id to
-     * resume from, so it is dropped. */
+    /* A dropped connection is not a cancellation in 2025-era sessions: calls
+     * run on, and an answer not yet begun as a stream gave the client no
+     * event id to resume from, so it is dropped. A 2026-07-28 client
+     * cancels a request by closing its stream. */
     x->req = NULL;
+    if (x->own == NULL)
+        return;
+    x->waiting++; /* the last outcome must not free x inside the loop */
+    gw_mcp__calls_cancel(x->own, "the client closed the request's stream");
+    gw_mcp__exchange_done(x);
 }
 
-static struct gw_mcp_exchange *exchange_new(struct gw_http_request *req, bool batch)
+struct gw_mcp_exchange *gw_mcp__exchange_new(struct gw_http_request *req, bool batch)
 {
     struct gw_mcp_exchange *x = gw_xcalloc(1, sizeof *x);
     const char *accept = gw_http_header(req, "accept");
@@ -165,6 +171,11 @@ static struct gw_mcp_exchange *exchange_new(struct gw_http_request *req, bool ba
     x->sse = !accepts(accept, "application/json");
     x->sse_ok = accepts(accept, "text/event-stream");
     return x;
+}
+
+void gw_mcp__exchange_watch(struct gw_mcp_exchange *x)
+{
+    gw_http_on_abort(x->req, on_exchange_abort, x);
 }
 
 void gw_mcp__exchange_add(struct gw_mcp_exchange *x, json_t *reply)
@@ -185,8 +196,38 @@ static void send_sse(struct gw_http_request *req, json_t *body, const char *cons
     json_decref(body);
 }
 
+/* One event of a 2026-07-28 answer: no id (no resumption in that
+ * revision). A client that does not keep up loses its stream; the call
+ * runs to its end unheard (cancelling it here would free the call whose
+ * progress is being written). */
+static void modern_event(struct gw_mcp_exchange *x, json_t *msg)
+{
+    static const char *const headers[] = {"Cache-Control: no-store", NULL};
+    char *data = gw_json_dump(msg, NULL);
+    char *text = gw_xasprintf("event: message\ndata: %s\n\n", data ? data : "null");
+
+    if (!x->streaming)
+        gw_http_stream_begin(x->req, 200, "text/event-stream", headers);
+    x->streaming = true;
+    if (gw_http_stream_write(x->req, text, strlen(text), MCP_MAX_QUEUED) == UV_ENOBUFS) {
+        gw_log(GW_LOG_WARN, "mcp stream client too slow; request ended", "peer", x->req->peer,
+               NULL);
+        gw_http_on_abort(x->req, NULL, NULL);
+        gw_http_stream_end(x->req);
+        x->req = NULL;
+    }
+    free(text);
+    free(data);
+}
+
 int gw_mcp__exchange_stream(struct gw_mcp_exchange *x, struct gw_mcp_session *s, json_t *msg)
 {
+    if (x->own != NULL) {
+        if (x->req == NULL || !x->sse_ok)
+            return -1;
+        modern_event(x, msg);
+        return 0;
+    }
     if (x->stream == NULL) {
         if (x->req == NULL || !x->sse_ok || x->session_header != NULL || s == NULL)
             return -1;
@@ -200,24 +241,51 @@ int gw_mcp__exchange_stream(struct gw_mcp_exchange *x, struct gw_mcp_session *s,
 static void exchange_answer(struct gw_mcp_exchange *x)
 {
     const char *headers[] = {x->session_header, NULL};
-    json_t *body;
+    json_t *body, *code;
+    int status = 200;
 
     if (json_array_size(x->replies) == 0) {
         gw_http_respond(x->req, 202, NULL, NULL, 0, headers);
         return;
     }
     body = x->batch ? json_incref(x->replies) : json_incref(json_array_get(x->replies, 0));
-    if (x->sse)
+    code = json_object_get(json_object_get(body, "error"), "code");
+    if (x->own != NULL && json_is_integer(code))
+        status = gw_mcp__modern_status((int)json_integer_value(code));
+    if (x->sse && status == 200)
         send_sse(x->req, body, headers);
     else
-        gw_http_respond_json(x->req, 200, body, headers);
+        gw_http_respond_json(x->req, status, body, headers);
+}
+
+/* 2026-07-28: the answer goes on the stream begun for progress or logs,
+ * or as the whole response. */
+static void modern_done(struct gw_mcp_exchange *x)
+{
+    for (size_t i = 0; i < json_array_size(x->replies); i++)
+        gw_mcp__modern_decorate(x->method,
+                                json_object_get(json_array_get(x->replies, i), "result"));
+    if (x->req != NULL && x->streaming) {
+        gw_http_on_abort(x->req, NULL, NULL);
+        for (size_t i = 0; i < json_array_size(x->replies); i++)
+            modern_event(x, json_array_get(x->replies, i));
+        if (x->req != NULL)
+            gw_http_stream_end(x->req);
+    } else if (x->req != NULL) {
+        gw_http_on_abort(x->req, NULL, NULL);
+        exchange_answer(x);
+    }
+    gw_mcp__modern_free(x->own);
+    free(x->method);
 }
 
 void gw_mcp__exchange_done(struct gw_mcp_exchange *x)
 {
     if (--x->waiting > 0)
         return;
-    if (x->stream != NULL) {
+    if (x->own != NULL) {
+        modern_done(x);
+    } else if (x->stream != NULL) {
         for (size_t i = 0; i < json_array_size(x->replies); i++)
             gw_mcp__stream_send(x->stream, json_array_get(x->replies, i));
         gw_mcp__stream_finish(x->stream);
@@ -263,9 +331,7 @@ static bool is_initialize(json_t *msg)
            json_object_get(msg, "id") != NULL;
 }
 
-/* The dialog named by X-Mcpgw-Dialog or the URL: 0 with `canon` set (""
- * if neither), or -1 after answering 400 (malformed, or the two differ). */
-static int named_dialog(struct gw_http_request *req, char *canon)
+int gw_mcp__named_dialog(struct gw_http_request *req, char *canon)
 {
     const char *given = gw_http_header(req, "x-mcpgw-dialog");
     char root[GW_DIALOG_PART_MAX + 1], self[GW_DIALOG_PART_MAX + 1], in_url[GW_DIALOG_MAX + 1];
@@ -321,7 +387,7 @@ static void post_initialize(struct gw_mcp_server *ms, struct gw_http_request *re
         gw_http_respond_json(req, 400, err, NULL);
         return;
     }
-    if (named_dialog(req, dialog) != 0 || create_session(ms, req, dialog, &s) != 0)
+    if (gw_mcp__named_dialog(req, dialog) != 0 || create_session(ms, req, dialog, &s) != 0)
         return;
     snprintf(s->version, sizeof s->version, "%s", version);
     json_decref(s->client_caps);
@@ -330,7 +396,7 @@ static void post_initialize(struct gw_mcp_server *ms, struct gw_http_request *re
     s->caps = gw_mcp__client_caps(s->client_caps);
     gw_log(GW_LOG_INFO, "mcp session started", "dialog", s->dialog, "version", s->version, "peer",
            req->peer, NULL);
-    x = exchange_new(req, false);
+    x = gw_mcp__exchange_new(req, false);
     x->session_header = gw_xasprintf("Mcp-Session-Id: %s", s->id);
     gw_mcp__exchange_add(x, gw_mcp__result(id, gw_mcp__initialize_result(ms, version)));
     gw_mcp__exchange_done(x);
@@ -354,29 +420,18 @@ static void post_messages(struct gw_mcp_session *s, struct gw_http_request *req,
                NULL);
         return;
     }
-    x = exchange_new(req, batch);
-    gw_http_on_abort(req, on_exchange_abort, x);
+    x = gw_mcp__exchange_new(req, batch);
+    gw_mcp__exchange_watch(x);
     for (size_t i = 0; i < (batch ? json_array_size(body) : 1); i++)
         gw_mcp__dispatch(s, x, batch ? json_array_get(body, i) : body);
     gw_mcp__exchange_done(x);
 }
 
-static void handle_post(struct gw_mcp_server *ms, struct gw_http_request *req)
+/* A POST of 2025-11-25 or earlier: initialize, or a session's messages. */
+static void post_legacy(struct gw_mcp_server *ms, struct gw_http_request *req, json_t *body)
 {
-    const char *accept = gw_http_header(req, "accept");
     struct gw_mcp_session *s;
-    json_t *body;
 
-    if (!accepts(accept, "application/json") && !accepts(accept, "text/event-stream")) {
-        refuse(req, 406, RPC_BAD_REQUEST,
-               "Not Acceptable: accept application/json or text/event-stream", NULL);
-        return;
-    }
-    if (check_version_header(req) != 0)
-        return;
-    body = parse_body(req);
-    if (body == NULL)
-        return;
     if (!json_is_object(body) && !json_is_array(body))
         refuse(req, 400, RPC_INVALID_REQUEST,
                "Invalid Request: the body must be a JSON-RPC message (an object)", NULL);
@@ -384,6 +439,25 @@ static void handle_post(struct gw_mcp_server *ms, struct gw_http_request *req)
         post_initialize(ms, req, body);
     else if (session_of(ms, req, &s) == 0)
         post_messages(s, req, body);
+}
+
+static void handle_post(struct gw_mcp_server *ms, struct gw_http_request *req)
+{
+    const char *accept = gw_http_header(req, "accept");
+    json_t *body;
+
+    if (!accepts(accept, "application/json") && !accepts(accept, "text/event-stream")) {
+        refuse(req, 406, RPC_BAD_REQUEST,
+               "Not Acceptable: accept application/json or text/event-stream", NULL);
+        return;
+    }
+    body = parse_body(req);
+    if (body == NULL)
+        return;
+    if (gw_mcp__is_modern(req, body))
+        gw_mcp__modern_post(ms, req, body);
+    else if (check_version_header(req) == 0)
+        post_legacy(ms, req, body);
     json_decref(body);
 }
 
@@ -424,9 +498,22 @@ static void handle_delete(struct gw_mcp_server *ms, struct gw_http_request *req)
     gw_http_respond(req, 204, NULL, NULL, 0, NULL);
 }
 
+/* A 2026-07-28 client has no session to stream from or end. */
+static bool modern_non_post(const struct gw_http_request *req)
+{
+    const char *v = gw_http_header(req, "mcp-protocol-version");
+
+    return strcmp(req->method, "POST") != 0 && v != NULL && strcmp(v, MCP_MODERN_VERSION) == 0;
+}
+
 void gw_mcp_server_handle(struct gw_mcp_server *ms, struct gw_http_request *req)
 {
-    if (ms->closing)
+    static const char *const allow_post[] = {"Allow: POST", NULL};
+
+    if (modern_non_post(req))
+        refuse(req, 405, RPC_BAD_REQUEST,
+               "Method Not Allowed: 2026-07-28 has no sessions; POST each request", allow_post);
+    else if (ms->closing)
         refuse(req, 503, RPC_BAD_REQUEST, "Service Unavailable: the gateway is stopping", NULL);
     else if (strcmp(req->method, "POST") == 0)
         handle_post(ms, req);
@@ -457,6 +544,7 @@ static void notify_all(struct gw_mcp_server *ms, const char *method)
             gw_mcp__session_send(s, msg);
     }
     json_decref(msg);
+    gw_mcp__listeners_notify(ms, method);
 }
 
 static void on_notify(uv_timer_t *t)
@@ -477,7 +565,7 @@ static void on_notify(uv_timer_t *t)
 }
 
 struct gw_mcp_server *gw_mcp_server_new(uv_loop_t *loop, struct gw_servers *servers,
-                                        struct gw_metrics *metrics)
+                                        struct gw_metrics *metrics, struct gw_rounds *rounds)
 {
     struct gw_mcp_server *ms = gw_xcalloc(1, sizeof *ms);
     static const struct gw_mcp_server_limits defaults = {0};
@@ -485,6 +573,7 @@ struct gw_mcp_server *gw_mcp_server_new(uv_loop_t *loop, struct gw_servers *serv
     ms->loop = loop;
     ms->servers = servers;
     ms->metrics = metrics;
+    ms->rounds = rounds;
     gw_mcp_server_set_limits(ms, &defaults);
     ms->notified_version = gw_catalog_version(gw_servers_catalog(servers));
     uv_timer_init(loop, &ms->sweep);
@@ -543,6 +632,8 @@ void gw_mcp_server_close(struct gw_mcp_server *ms, void (*cb)(void *data), void 
     ms->close_data = data;
     while (ms->head != NULL)
         gw_mcp__session_end(ms->head, false, "the gateway is stopping");
+    gw_mcp__modern_close_all(ms);
+    gw_mcp__listeners_end(ms);
     uv_close((uv_handle_t *)&ms->sweep, on_closed);
     uv_close((uv_handle_t *)&ms->notify, on_closed);
 }

@@ -230,26 +230,13 @@ void gw_mcp__session_attach(struct gw_mcp_session *s, struct gw_http_request *re
     free(priming);
 }
 
-/* Cancels the session's calls; their outcome callbacks answer their POSTs. */
-static void cancel_calls(struct gw_mcp_session *s, const char *why)
-{
-    while (s->calls != NULL) {
-        struct gw_mcp_call *c = s->calls;
-        s->calls = c->next;
-        c->next = NULL;
-        c->s = NULL;
-        gw_dispatch_cancel(c->call, why);
-    }
-    s->ncalls = 0;
-}
-
 void gw_mcp__session_end(struct gw_mcp_session *s, bool release, const char *why)
 {
     struct gw_mcp_server *ms = s->ms;
 
     unlink_session(ms, s);
     end_stream(s);
-    cancel_calls(s, why);
+    gw_mcp__calls_cancel(s, why);
     gw_mcp__streams_end(s);
     if (release) {
         json_t *released = json_array();

@@ -75,6 +75,10 @@ struct gw_call_outcome {
     const char *server;  /* server id */
     const char *tool;    /* ORIGINAL tool name */
     const char *dialog;  /* canonical dialog, or NULL */
+    /* GW_CLIENT_CAP_* of server requests the call caused that were refused
+     * because the caller had not declared them: the upstream needed them
+     * (a 2026-07-28 front answers -32021 naming them). */
+    unsigned missing_caps;
 };
 
 typedef void (*gw_call_cb)(void *data, const struct gw_call_outcome *o);

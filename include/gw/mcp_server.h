@@ -51,12 +51,14 @@ struct gw_mcp_server_limits {
 
 struct gw_mcp_server;
 
-/* A server with no sessions; `servers` and `metrics` (may be NULL: calls
- * are not counted) are borrowed and must outlive it. Starts an
- * unreferenced sweep timer (it never keeps the loop alive). */
+/* A server with no sessions; `servers`, `metrics` (may be NULL: calls
+ * are not counted) and `rounds` (may be NULL: a 2026-07-28 call whose
+ * server asks for input fails) are borrowed and must outlive it. Starts
+ * an unreferenced sweep timer (it never keeps the loop alive). */
 struct gw_metrics;
+struct gw_rounds;
 struct gw_mcp_server *gw_mcp_server_new(uv_loop_t *loop, struct gw_servers *servers,
-                                        struct gw_metrics *metrics);
+                                        struct gw_metrics *metrics, struct gw_rounds *rounds);
 
 /* Replaces the limits (tests, a future config key); applies to later
  * requests and the next sweep. */

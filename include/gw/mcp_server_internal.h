@@ -5,9 +5,13 @@
  *                  events kept for Last-Event-ID;
  *   mcp_stream.c   the SSE answers of POSTs: their events, kept so that a
  *                  broken connection can be resumed with GET + Last-Event-ID;
- *   mcp_methods.c  the JSON-RPC methods over the servers module.
+ *   mcp_methods.c  the JSON-RPC methods over the servers module;
+ *   mcp_modern.c   2026-07-28 requests: the envelope and header checks,
+ *                  server/discover, and the session made per request;
+ *   mcp_modern_call.c  their tools/call through the input rounds;
+ *   mcp_listen.c   subscriptions/listen streams.
  * The methods never look at HTTP and the sessions never parse JSON-RPC, so
- * the stateless 2026-07-28 revision (no initialize, no sessions) can reuse
+ * the stateless 2026-07-28 revision (no initialize, no sessions) reuses
  * mcp_methods.c with a session made per request. */
 #ifndef GW_MCP_SERVER_INTERNAL_H
 #define GW_MCP_SERVER_INTERNAL_H
@@ -17,6 +21,7 @@
 #include <stdint.h>
 
 #include "gw/dispatch.h"
+#include "gw/input_rounds.h"
 #include "gw/lease.h"
 #include "gw/mcp_server.h"
 #include "gw/subscriptions.h"
@@ -52,8 +57,25 @@ enum {
     RPC_INTERNAL_ERROR = -32603,
     RPC_BAD_REQUEST = -32000,
     RPC_SESSION_NOT_FOUND = -32001,
-    RPC_RESOURCE_NOT_FOUND = -32002, /* MCP resources/read */
+    RPC_RESOURCE_NOT_FOUND = -32002, /* MCP resources/read before 2026-07-28 */
+    RPC_HEADER_MISMATCH = -32020,    /* 2026-07-28: a header disagrees with the body */
+    RPC_MISSING_CAPABILITY = -32021, /* 2026-07-28: the request did not declare it */
+    RPC_UNSUPPORTED_VERSION = -32022,
 };
+
+/* The revision without sessions, served next to the ones above. */
+#define MCP_MODERN_VERSION "2026-07-28"
+#define MCP_META_VERSION   "io.modelcontextprotocol/protocolVersion"
+#define MCP_META_CAPS      "io.modelcontextprotocol/clientCapabilities"
+#define MCP_META_CLIENT    "io.modelcontextprotocol/clientInfo"
+#define MCP_META_LOG_LEVEL "io.modelcontextprotocol/logLevel"
+#define MCP_META_SERVER    "io.modelcontextprotocol/serverInfo"
+#define MCP_META_SUB_ID    "io.modelcontextprotocol/subscriptionId"
+/* Caching hints on 2026-07-28 results (docs/api.md): lists and discovery
+ * change only on a reload, which listen streams hear of; a read's content
+ * can change at any time and may be a leased instance's own. */
+#define MCP_LIST_TTL_MS 5000
+#define MCP_READ_TTL_MS 0
 
 struct gw_mcp_call;
 struct gw_mcp_exchange;
@@ -76,7 +98,9 @@ struct gw_mcp_session {
     bool named_dialog;              /* from X-Mcpgw-Dialog, else "mcp-session:<hex>" */
     char version[MCP_VERSION_MAX];  /* negotiated protocol version */
     json_t *client_caps;            /* owned; the client's capabilities */
-    char log_level[16];             /* logging/setLevel; "info" until set */
+    char log_level[16];             /* logging/setLevel; "info" until set; 2026-07-28: the
+                                       request's logLevel, "" for none (no log messages) */
+    bool modern;                    /* a 2026-07-28 request's own session (mcp_modern.c) */
     bool initialized;               /* notifications/initialized arrived */
     uint64_t last_used_ms;
     struct gw_http_request *get; /* the open GET stream, or NULL */
@@ -104,6 +128,12 @@ struct gw_mcp_exchange {
     struct mcp_stream *stream;   /* the SSE answer once begun (progress, relays); it owns
                                     the connection then, and req is NULL */
     char *session_header;        /* "Mcp-Session-Id: …" on an initialize answer */
+    /* 2026-07-28: the request's own session, freed with the exchange; its
+     * SSE answer is written straight to req (no ids, no resumption), and
+     * the client closing it cancels the calls. */
+    struct gw_mcp_session *own;
+    char *method; /* its request's method (results are decorated by it) */
+    bool streaming;
 };
 
 /* A server request relayed to the client and not answered yet. Owned by
@@ -120,6 +150,7 @@ struct gw_mcp_call {
     struct gw_mcp_session *s;  /* NULL once the session ended */
     struct gw_mcp_exchange *x; /* gets the answer */
     struct gw_call *call;
+    struct gw_round *round;     /* 2026-07-28 tools/call: through the input rounds */
     json_t *id;                 /* the client's request id */
     char *tool;                 /* tool name, or the method of a routed request */
     bool routed;                /* prompts/get, resources/read, completion/complete */
@@ -132,6 +163,7 @@ struct gw_mcp_server {
     uv_loop_t *loop;
     struct gw_servers *servers;
     struct gw_metrics *metrics; /* borrowed, may be NULL */
+    struct gw_rounds *rounds;   /* borrowed, may be NULL: 2026-07-28 calls cannot ask input */
     struct gw_mcp_server_limits lim;
     struct gw_mcp_session *buckets[MCP_SESSION_BUCKETS];
     struct gw_mcp_session *head, *tail;
@@ -139,9 +171,12 @@ struct gw_mcp_server {
     uv_timer_t sweep;  /* idle sessions */
     uv_timer_t notify; /* coalesced list_changed */
     unsigned open_handles;
-    uint64_t notified_version; /* the catalog version sessions were told about */
-    uint64_t extras_notified;  /* the extras version sessions were told about */
-    unsigned extras_pending;   /* kinds (1 prompts, 2 resources) to notify */
+    uint64_t notified_version;      /* the catalog version sessions were told about */
+    uint64_t extras_notified;       /* the extras version sessions were told about */
+    unsigned extras_pending;        /* kinds (1 prompts, 2 resources) to notify */
+    struct gw_mcp_session *modern;  /* 2026-07-28 requests' sessions with calls in flight */
+    struct mcp_listener *listeners; /* subscriptions/listen streams */
+    size_t nlisteners;
     void (*close_cb)(void *data);
     void *close_data;
     bool closing;
@@ -161,6 +196,14 @@ json_t *gw_mcp__error(json_t *id, int code, const char *message);
  * cannot begin a stream (its client went away or does not accept
  * text/event-stream, or `s` is NULL). */
 int gw_mcp__exchange_stream(struct gw_mcp_exchange *x, struct gw_mcp_session *s, json_t *msg);
+/* A new exchange for the POST `req` (one message unless `batch`). */
+struct gw_mcp_exchange *gw_mcp__exchange_new(struct gw_http_request *req, bool batch);
+/* Registers the exchange's abort callback: a 2025-era client hanging up
+ * lets its calls run on; a 2026-07-28 one cancels them. */
+void gw_mcp__exchange_watch(struct gw_mcp_exchange *x);
+/* The dialog named by X-Mcpgw-Dialog or the URL: 0 with `canon` set (""
+ * if neither), or -1 after answering 400 (malformed, or the two differ). */
+int gw_mcp__named_dialog(struct gw_http_request *req, char *canon);
 /* Appends a response (stolen) to the exchange. */
 void gw_mcp__exchange_add(struct gw_mcp_exchange *x, json_t *reply);
 /* One request of the exchange is answered; the last one sends the answer
@@ -244,5 +287,72 @@ unsigned gw_mcp__client_caps(json_t *caps);
 
 /* Cancels the session's call with this JSON-RPC id (notifications/cancelled). */
 void gw_mcp__cancel(struct gw_mcp_session *s, json_t *request_id, const char *reason);
+/* Cancels every call of the session; their outcomes answer their POSTs
+ * (maybe before this returns). The session stays. */
+void gw_mcp__calls_cancel(struct gw_mcp_session *s, const char *why);
+
+/* The parts of a tools/call that mcp_modern_call.c shares. */
+struct gw_mcp_call *gw_mcp__call_new(struct gw_mcp_session *s, struct gw_mcp_exchange *x,
+                                     json_t *id, const char *name);
+void gw_mcp__call_track(struct gw_mcp_session *s, struct gw_mcp_exchange *x, struct gw_mcp_call *c);
+void gw_mcp__call_drop(struct gw_mcp_call *c);
+/* The call ended (`reply` stolen: its answer; `status` for the log and
+ * metrics): unlinked, answered and freed. */
+void gw_mcp__call_end(struct gw_mcp_call *c, const char *server, const char *dialog,
+                      const char *status, json_t *reply);
+/* The answer to a finished call, and its status label. */
+json_t *gw_mcp__call_reply(const struct gw_mcp_call *c, const struct gw_call_outcome *o);
+const char *gw_mcp__call_status(const struct gw_call_outcome *o);
+/* A call refused before it started (dispatch's code `rc`), counted. */
+json_t *gw_mcp__call_refused(struct gw_mcp_session *s, json_t *id, const char *name, int rc);
+void gw_mcp__call_progress(void *data, json_t *params);
+void gw_mcp__call_log(void *data, json_t *params);
+
+/* ---- mcp_modern.c ---- */
+
+/* Is this POST a 2026-07-28 request (its MCP-Protocol-Version is not a
+ * 2025-era one, or its _meta names a version)? An initialize without a
+ * session never is. */
+bool gw_mcp__is_modern(const struct gw_http_request *req, json_t *body);
+/* Answers a 2026-07-28 POST (`body` borrowed). */
+void gw_mcp__modern_post(struct gw_mcp_server *ms, struct gw_http_request *req, json_t *body);
+/* The HTTP status of a 2026-07-28 error answer with this JSON-RPC code. */
+int gw_mcp__modern_status(int code);
+/* Adds resultType, the gateway's serverInfo and caching hints to a
+ * result of `method`, in place. */
+void gw_mcp__modern_decorate(const char *method, json_t *result);
+/* -32601 for a method 2026-07-28 removed, or NULL. New reference. */
+json_t *gw_mcp__modern_removed(json_t *id, const char *method);
+json_t *gw_mcp__discover_result(struct gw_mcp_server *ms);
+/* A request's params as the next hop gets them: a copy without the
+ * envelope's io.modelcontextprotocol/ keys, which describe this hop (the
+ * upstream has a revision and capabilities of its own). */
+json_t *gw_mcp__hop_params(json_t *params);
+/* Frees a request's session once its exchange is answered. */
+void gw_mcp__modern_free(struct gw_mcp_session *s);
+/* Shutdown: the requests' sessions leave the server and their calls are
+ * cancelled. */
+void gw_mcp__modern_close_all(struct gw_mcp_server *ms);
+
+/* ---- mcp_modern_call.c ---- */
+
+/* tools/call of a 2026-07-28 request, through the input rounds: the
+ * answer now (an error), or NULL when it comes later. */
+json_t *gw_mcp__modern_call(struct gw_mcp_session *s, struct gw_mcp_exchange *x, json_t *id,
+                            json_t *params);
+
+/* ---- mcp_listen.c ---- */
+
+#define MCP_MAX_LISTENERS 10000 /* subscriptions/listen streams open at once */
+
+/* subscriptions/listen: the request's stream stays open and carries the
+ * list changes it asked for. */
+void gw_mcp__listen(struct gw_mcp_server *ms, struct gw_http_request *req, json_t *id,
+                    json_t *params);
+/* Sends notifications/<kind>/list_changed to the listeners that asked for
+ * it (`method` is the notification's). */
+void gw_mcp__listeners_notify(struct gw_mcp_server *ms, const char *method);
+/* Shutdown: every listen stream gets its final result and ends. */
+void gw_mcp__listeners_end(struct gw_mcp_server *ms);
 
 #endif

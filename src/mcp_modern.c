@@ -1,0 +1,432 @@
+/* /mcp for 2026-07-28 clients: no initialize and no session. Every
+ * request carries its protocol version, the client's capabilities and log
+ * level in params._meta, and the HTTP headers repeat what the body says
+ * (MCP-Protocol-Version, Mcp-Method, Mcp-Name). This file checks that
+ * envelope, answers server/discover, and runs every other method through
+ * mcp_methods.c on a session made for the one request: its dialog comes
+ * from X-Mcpgw-Dialog or the URL (/mcp/d/{dialog}), so the request shares
+ * the leases of that dialog with REST calls and 2025-era sessions.
+ *
+ * Refusals follow the revision's transport rules: 400 with -32602 (the
+ * envelope), -32020 (a header that disagrees with the body), -32022 (an
+ * unsupported version, with data.supported), 404 with -32601 (a method
+ * this revision does not have); every error carries the request's id. */
+#include "gw/mcp_server_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "gw/artifacts.h"
+#include "gw/log.h"
+#include "gw/util.h"
+#include "gw/version.h"
+
+static const char *const log_levels[] = {"debug",    "info",  "notice",    "warning", "error",
+                                         "critical", "alert", "emergency", NULL};
+
+/* Methods earlier revisions had and 2026-07-28 removed: 404 -32601. */
+static const char *const removed[] = {
+    "initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe", NULL};
+
+static bool listed(const char *const *list, const char *s)
+{
+    for (size_t i = 0; s != NULL && list[i] != NULL; i++) {
+        if (strcmp(list[i], s) == 0)
+            return true;
+    }
+    return false;
+}
+
+static json_t *meta_of(json_t *body)
+{
+    return json_object_get(json_object_get(body, "params"), "_meta");
+}
+
+bool gw_mcp__is_modern(const struct gw_http_request *req, json_t *body)
+{
+    const char *v = gw_http_header(req, "mcp-protocol-version");
+    const char *method = json_string_value(json_object_get(body, "method"));
+
+    if (method != NULL && strcmp(method, "initialize") == 0 &&
+        gw_http_header(req, "mcp-session-id") == NULL &&
+        (v == NULL || gw_mcp__version_supported(v)))
+        return false; /* a 2025-era session begins, whatever its _meta holds */
+    if (v != NULL)
+        return !gw_mcp__version_supported(v);
+    return json_object_get(meta_of(body), MCP_META_VERSION) != NULL;
+}
+
+/* An error answer: `status` with a JSON-RPC error for `id` (borrowed, may
+ * be NULL); `data` is stolen (may be NULL). */
+static void respond_error(struct gw_http_request *req, int status, json_t *id, int code,
+                          const char *message, json_t *data)
+{
+    json_t *e = gw_mcp__error(id, code, message);
+
+    if (data != NULL)
+        json_object_set_new(json_object_get(e, "error"), "data", data);
+    gw_http_respond_json(req, status, e, NULL);
+}
+
+int gw_mcp__modern_status(int code)
+{
+    switch (code) {
+    case RPC_METHOD_NOT_FOUND:
+        return 404;
+    case RPC_PARSE_ERROR:
+    case RPC_INVALID_REQUEST:
+    case RPC_INVALID_PARAMS:
+    case RPC_HEADER_MISMATCH:
+    case RPC_MISSING_CAPABILITY:
+    case RPC_UNSUPPORTED_VERSION:
+        return 400;
+    default:
+        return 200;
+    }
+}
+
+/* ---- headers ---- */
+
+/* A header value as the revision defines it: surrounding whitespace is not
+ * part of it, and "=?base64?…?=" carries UTF-8 the plain form cannot.
+ * Returns a new string, or NULL when the encoded form does not decode. */
+static char *header_value(const char *raw)
+{
+    size_t len;
+    unsigned char *out;
+    long n;
+
+    while (*raw == ' ' || *raw == '\t')
+        raw++;
+    len = strlen(raw);
+    while (len > 0 && (raw[len - 1] == ' ' || raw[len - 1] == '\t'))
+        len--;
+    if (len < 12 || strncmp(raw, "=?base64?", 9) != 0 || strncmp(raw + len - 2, "?=", 2) != 0)
+        return gw_xstrndup(raw, len);
+    if ((len - 11) % 4 != 0) /* padding is not optional in this encoding */
+        return NULL;
+    out = gw_xmalloc(len);
+    n = gw_base64_decode(raw + 9, len - 11, out);
+    if (n < 0 || memchr(out, '\0', (size_t)n) != NULL) {
+        free(out);
+        return NULL;
+    }
+    out[n] = '\0';
+    return (char *)out;
+}
+
+/* Does header `name` say `want`? A missing header says nothing. */
+static bool header_says(const struct gw_http_request *req, const char *name, const char *want)
+{
+    const char *raw = gw_http_header(req, name);
+    char *v = raw != NULL ? header_value(raw) : NULL;
+    bool same = v != NULL && strcmp(v, want) == 0;
+
+    free(v);
+    return same;
+}
+
+/* The name a tools/call, prompts/get or resources/read names in its
+ * params, which Mcp-Name must repeat; NULL for other methods. */
+static const char *named(const char *method, json_t *params)
+{
+    if (strcmp(method, "tools/call") == 0 || strcmp(method, "prompts/get") == 0)
+        return json_string_value(json_object_get(params, "name"));
+    if (strcmp(method, "resources/read") == 0)
+        return json_string_value(json_object_get(params, "uri"));
+    return NULL;
+}
+
+/* The envelope and the headers; 0, or -1 after answering. */
+static int check_request(struct gw_http_request *req, json_t *id, const char *method,
+                         json_t *params)
+{
+    json_t *meta = json_object_get(params, "_meta");
+    const char *version = json_string_value(json_object_get(meta, MCP_META_VERSION));
+    json_t *caps = json_object_get(meta, MCP_META_CAPS);
+    json_t *level = json_object_get(meta, MCP_META_LOG_LEVEL);
+    const char *name;
+    char *msg;
+
+    if (!json_is_object(params) || !json_is_object(meta) || version == NULL ||
+        !json_is_object(caps)) {
+        respond_error(req, 400, id, RPC_INVALID_PARAMS,
+                      "Invalid params: 2026-07-28 requests carry params._meta with "
+                      "\"" MCP_META_VERSION "\" (a string) and \"" MCP_META_CAPS "\" (an object)",
+                      NULL);
+        return -1;
+    }
+    if (!header_says(req, "mcp-protocol-version", version)) {
+        respond_error(req, 400, id, RPC_HEADER_MISMATCH,
+                      "Header mismatch: MCP-Protocol-Version must be sent and equal "
+                      "params._meta[\"" MCP_META_VERSION "\"]",
+                      NULL);
+        return -1;
+    }
+    if (strcmp(version, MCP_MODERN_VERSION) != 0) {
+        msg = gw_xasprintf("Unsupported protocol version %s: this endpoint serves %s without a "
+                           "session, and 2025-11-25 and earlier through initialize",
+                           version, MCP_MODERN_VERSION);
+        respond_error(
+            req, 400, id, RPC_UNSUPPORTED_VERSION, msg,
+            json_pack("{s:[s], s:s}", "supported", MCP_MODERN_VERSION, "requested", version));
+        free(msg);
+        return -1;
+    }
+    if (!header_says(req, "mcp-method", method)) {
+        respond_error(req, 400, id, RPC_HEADER_MISMATCH,
+                      "Header mismatch: Mcp-Method must be sent and equal the method", NULL);
+        return -1;
+    }
+    name = named(method, params);
+    if (name != NULL && !header_says(req, "mcp-name", name)) {
+        respond_error(req, 400, id, RPC_HEADER_MISMATCH,
+                      "Header mismatch: Mcp-Name must be sent and equal params.name (params.uri "
+                      "for resources/read)",
+                      NULL);
+        return -1;
+    }
+    if (level != NULL && !listed(log_levels, json_string_value(level))) {
+        respond_error(req, 400, id, RPC_INVALID_PARAMS,
+                      "Invalid params: _meta[\"" MCP_META_LOG_LEVEL
+                      "\"] must be one of debug, info, notice, warning, error, critical, alert, "
+                      "emergency",
+                      NULL);
+        return -1;
+    }
+    return 0;
+}
+
+/* Mcp-Param-{Name} for each argument whose property in the tool's schema
+ * says "x-mcp-header": "Name": a value the body holds must be in the
+ * header too, so that what an HTTP hop routes on is what the tool gets.
+ * 0, or -1 after answering. */
+static int check_param_headers(struct gw_mcp_server *ms, struct gw_http_request *req, json_t *id,
+                               const char *method, json_t *params)
+{
+    const struct gw_cat_tool *t;
+    json_t *args = json_object_get(params, "arguments"), *prop, *v;
+    const char *key;
+
+    if (strcmp(method, "tools/call") != 0)
+        return 0;
+    t = gw_catalog_lookup(gw_servers_catalog(ms->servers),
+                          json_string_value(json_object_get(params, "name")));
+    if (t == NULL)
+        return 0;
+    json_object_foreach(json_object_get(t->input_schema, "properties"), key, prop)
+    {
+        const char *h = json_string_value(json_object_get(prop, "x-mcp-header"));
+        char want[32], *hname, *msg;
+        bool ok;
+
+        v = json_object_get(args, key);
+        if (h == NULL || v == NULL || json_is_null(v))
+            continue;
+        if (json_is_integer(v))
+            snprintf(want, sizeof want, "%lld", (long long)json_integer_value(v));
+        else if (json_is_boolean(v))
+            snprintf(want, sizeof want, "%s", json_is_true(v) ? "true" : "false");
+        else if (!json_is_string(v))
+            continue;
+        hname = gw_xasprintf("mcp-param-%s", h);
+        ok = header_says(req, hname, json_is_string(v) ? json_string_value(v) : want);
+        free(hname);
+        if (ok)
+            continue;
+        msg = gw_xasprintf("Header mismatch: Mcp-Param-%s must be sent and equal arguments.%s", h,
+                           key);
+        respond_error(req, 400, id, RPC_HEADER_MISMATCH, msg, NULL);
+        free(msg);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the request's session ---- */
+
+static struct gw_mcp_session *session_new(struct gw_mcp_server *ms, const char *dialog,
+                                          json_t *meta)
+{
+    struct gw_mcp_session *s = gw_xcalloc(1, sizeof *s);
+    json_t *caps = json_object_get(meta, MCP_META_CAPS);
+    const char *level = json_string_value(json_object_get(meta, MCP_META_LOG_LEVEL));
+
+    s->ms = ms;
+    s->modern = true;
+    snprintf(s->dialog, sizeof s->dialog, "%s", dialog);
+    s->named_dialog = dialog[0] != '\0';
+    snprintf(s->version, sizeof s->version, "%s", MCP_MODERN_VERSION);
+    snprintf(s->log_level, sizeof s->log_level, "%s", level ? level : "");
+    s->client_caps = json_incref(caps);
+    s->caps = gw_mcp__client_caps(caps) |
+              (json_is_object(json_object_get(caps, "roots")) ? GW_CLIENT_CAP_ROOTS : 0);
+    s->last_used_ms = gw_now_ms();
+    s->next = ms->modern;
+    if (ms->modern != NULL)
+        ms->modern->prev = s;
+    ms->modern = s;
+    return s;
+}
+
+void gw_mcp__modern_free(struct gw_mcp_session *s)
+{
+    struct gw_mcp_server *ms = s->ms;
+
+    if (s->prev != NULL)
+        s->prev->next = s->next;
+    else if (ms != NULL)
+        ms->modern = s->next;
+    if (s->next != NULL)
+        s->next->prev = s->prev;
+    json_decref(s->client_caps);
+    free(s);
+}
+
+void gw_mcp__modern_close_all(struct gw_mcp_server *ms)
+{
+    while (ms->modern != NULL) {
+        struct gw_mcp_session *s = ms->modern;
+        struct gw_mcp_exchange *x = s->calls != NULL ? s->calls->x : NULL;
+
+        ms->modern = s->next;
+        s->prev = s->next = NULL;
+        s->ms = NULL; /* the server goes first: the last outcome frees s without it */
+        if (x == NULL)
+            continue;
+        x->waiting++; /* every call of a request's session is its exchange's */
+        gw_mcp__calls_cancel(s, "the gateway is stopping");
+        gw_mcp__exchange_done(x);
+    }
+}
+
+/* ---- methods of this revision ---- */
+
+json_t *gw_mcp__discover_result(struct gw_mcp_server *ms)
+{
+    json_t *init = gw_mcp__initialize_result(ms, MCP_MODERN_VERSION);
+    json_t *r = json_pack(
+        "{s:s, s:[s], s:O, s:O, s:i, s:s, s:{s:O}}", "resultType", "complete", "supportedVersions",
+        MCP_MODERN_VERSION, "capabilities", json_object_get(init, "capabilities"), "instructions",
+        json_object_get(init, "instructions"), "ttlMs", MCP_LIST_TTL_MS, "cacheScope", "public",
+        "_meta", MCP_META_SERVER, json_object_get(init, "serverInfo"));
+
+    /* Resource updates reach 2026-07-28 clients through
+     * subscriptions/listen, which takes no resourceSubscriptions here. */
+    json_object_del(json_object_get(json_object_get(r, "capabilities"), "resources"), "subscribe");
+    json_decref(init);
+    return r;
+}
+
+/* The results of this revision say what they are, who answered, and how
+ * long they may be kept. `method` is the request's; `result` is changed in
+ * place (it belongs to the reply). */
+void gw_mcp__modern_decorate(const char *method, json_t *result)
+{
+    static const char *const lists[] = {"tools/list", "prompts/list", "resources/list",
+                                        "resources/templates/list", NULL};
+    json_t *meta = json_object_get(result, "_meta");
+
+    if (!json_is_object(result))
+        return;
+    if (json_object_get(result, "resultType") == NULL)
+        json_object_set_new(result, "resultType", json_string("complete"));
+    if (!json_is_object(meta)) {
+        meta = json_object();
+        json_object_set_new(result, "_meta", meta);
+    }
+    if (json_object_get(meta, MCP_META_SERVER) == NULL)
+        json_object_set_new(meta, MCP_META_SERVER,
+                            json_pack("{s:s, s:s}", "name", "mcpgw", "version", GW_VERSION));
+    if (strcmp(json_string_value(json_object_get(result, "resultType")), "complete") != 0)
+        return;
+    if (listed(lists, method)) {
+        json_object_set_new(result, "ttlMs", json_integer(MCP_LIST_TTL_MS));
+        json_object_set_new(result, "cacheScope", json_string("public"));
+    } else if (strcmp(method, "resources/read") == 0) {
+        json_object_set_new(result, "ttlMs", json_integer(MCP_READ_TTL_MS));
+        json_object_set_new(result, "cacheScope", json_string("private"));
+    }
+}
+
+json_t *gw_mcp__hop_params(json_t *params)
+{
+    json_t *out = json_copy(params), *meta = json_object_get(params, "_meta"), *kept, *v;
+    const char *key;
+
+    if (!json_is_object(meta))
+        return out;
+    kept = json_object();
+    json_object_foreach(meta, key, v)
+    {
+        if (strncmp(key, "io.modelcontextprotocol/", 24) != 0)
+            json_object_set(kept, key, v);
+    }
+    if (json_object_size(kept) > 0)
+        json_object_set_new(out, "_meta", kept);
+    else {
+        json_object_del(out, "_meta");
+        json_decref(kept);
+    }
+    return out;
+}
+
+json_t *gw_mcp__modern_removed(json_t *id, const char *method)
+{
+    char *msg;
+    json_t *e;
+
+    if (!listed(removed, method))
+        return NULL;
+    msg = gw_xasprintf("Method not found: %s is not part of %s (2025-11-25 sessions have it)",
+                       method, MCP_MODERN_VERSION);
+    e = gw_mcp__error(id, RPC_METHOD_NOT_FOUND, msg);
+    free(msg);
+    return e;
+}
+
+/* ---- POST ---- */
+
+void gw_mcp__modern_post(struct gw_mcp_server *ms, struct gw_http_request *req, json_t *body)
+{
+    json_t *id = json_object_get(body, "id");
+    json_t *params = json_object_get(body, "params");
+    const char *method = json_string_value(json_object_get(body, "method"));
+    const char *jsonrpc = json_string_value(json_object_get(body, "jsonrpc"));
+    char dialog[GW_DIALOG_MAX + 1];
+    struct gw_mcp_exchange *x;
+    struct gw_mcp_session *s;
+
+    if (!json_is_string(id) && !json_is_integer(id))
+        id = NULL;
+    if (!json_is_object(body) || jsonrpc == NULL || strcmp(jsonrpc, "2.0") != 0 || method == NULL) {
+        respond_error(req, 400, id, RPC_INVALID_REQUEST,
+                      "Invalid Request: one JSON-RPC 2.0 request or notification per POST", NULL);
+        return;
+    }
+    if (json_object_get(body, "id") == NULL) { /* a notification: nothing to do over HTTP */
+        gw_http_respond(req, 202, NULL, NULL, 0, NULL);
+        return;
+    }
+    if (id == NULL) {
+        respond_error(req, 400, NULL, RPC_INVALID_REQUEST,
+                      "Invalid Request: the id must be a string or an integer", NULL);
+        return;
+    }
+    if (check_request(req, id, method, params) != 0 ||
+        check_param_headers(ms, req, id, method, params) != 0 ||
+        gw_mcp__named_dialog(req, dialog) != 0)
+        return;
+    if (strcmp(method, "subscriptions/listen") == 0) {
+        gw_mcp__listen(ms, req, id, params);
+        return;
+    }
+    s = session_new(ms, dialog, json_object_get(params, "_meta"));
+    x = gw_mcp__exchange_new(req, false);
+    x->own = s;
+    x->method = gw_xstrdup(method);
+    gw_mcp__exchange_watch(x);
+    gw_mcp__dispatch(s, x, body);
+    gw_mcp__exchange_done(x);
+}

@@ -1,0 +1,108 @@
+/* tools/call of a 2026-07-28 request, through the input rounds: when the
+ * tool's server asks its caller for input (a 2025-era server's
+ * sampling/createMessage, elicitation/create or roots/list), the request
+ * is answered with an input_required result (inputRequests and a sealed
+ * requestState) while the upstream call stays open; the client's retry
+ * (a new id, the same name and arguments, inputResponses and the
+ * requestState) continues that same call to its result or the next round. */
+#include "gw/mcp_server_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "gw/util.h"
+
+static void on_answer(void *data, const struct gw_rounds_answer *a)
+{
+    struct gw_mcp_call *c = data;
+    json_t *result;
+
+    c->round = NULL;
+    if (a->outcome != NULL) {
+        gw_mcp__call_end(c, a->outcome->server, a->outcome->dialog, gw_mcp__call_status(a->outcome),
+                         gw_mcp__call_reply(c, a->outcome));
+        return;
+    }
+    result = json_pack("{s:s, s:O, s:s}", "resultType", "input_required", "inputRequests",
+                       a->input_requests, "requestState", a->request_state);
+    gw_mcp__call_end(c, NULL, c->s != NULL && c->s->dialog[0] ? c->s->dialog : NULL,
+                     "input_required", gw_mcp__result(c->id, result));
+}
+
+static const struct gw_rounds_receiver receiver = {
+    .on_answer = on_answer,
+    .on_progress = gw_mcp__call_progress,
+    .on_log = gw_mcp__call_log,
+};
+
+/* The retry's fields; 0, or an error answer (new reference). */
+static json_t *retry_of(json_t *id, json_t *params, const char **state, json_t **responses)
+{
+    json_t *st = json_object_get(params, "requestState");
+    json_t *in = json_object_get(params, "inputResponses");
+
+    if (st != NULL && !json_is_string(st))
+        return gw_mcp__error(id, RPC_INVALID_PARAMS,
+                             "params.requestState must be the string an input_required result "
+                             "gave");
+    if (in != NULL && !json_is_object(in))
+        return gw_mcp__error(id, RPC_INVALID_PARAMS,
+                             "params.inputResponses must be an object (key: the result of that "
+                             "input request)");
+    *state = json_string_value(st);
+    *responses = in;
+    return NULL;
+}
+
+static int start(struct gw_mcp_session *s, struct gw_mcp_call *c, json_t *args, json_t *token,
+                 const char *state, json_t *responses, const char **why)
+{
+    struct gw_rounds_receiver rcv = receiver;
+    const char *dialog = s->dialog[0] ? s->dialog : NULL;
+    struct gw_round_bind bind = {dialog, "tools/call", c->tool, args};
+    struct gw_call_request r = {.tool = c->tool,
+                                .dialog = dialog,
+                                .arguments = args,
+                                .progress_token = token,
+                                .client_caps = s->caps};
+
+    rcv.data = c;
+    if (state != NULL)
+        return gw_rounds_resume(s->ms->rounds, state, responses, &bind, &rcv, &c->round, why);
+    return gw_rounds_call(s->ms->rounds, s->ms->servers, &r, &rcv, &c->round);
+}
+
+json_t *gw_mcp__modern_call(struct gw_mcp_session *s, struct gw_mcp_exchange *x, json_t *id,
+                            json_t *params)
+{
+    const char *name = json_string_value(json_object_get(params, "name"));
+    json_t *args = json_object_get(params, "arguments");
+    json_t *token = json_object_get(json_object_get(params, "_meta"), "progressToken");
+    const char *state = NULL, *why = NULL;
+    json_t *responses = NULL, *err, *empty;
+    struct gw_mcp_call *c;
+    int rc;
+
+    if (name == NULL)
+        return gw_mcp__error(id, RPC_INVALID_PARAMS, "tools/call needs params.name (a string)");
+    if (args != NULL && !json_is_object(args) && !json_is_null(args))
+        return gw_mcp__error(id, RPC_INVALID_PARAMS, "params.arguments must be an object");
+    if ((err = retry_of(id, params, &state, &responses)) != NULL)
+        return err;
+    if (s->ms->rounds == NULL)
+        return gw_mcp__error(id, RPC_INTERNAL_ERROR, "the gateway is stopping");
+    if (token != NULL && !json_is_string(token) && !json_is_integer(token))
+        token = NULL;
+    empty = json_is_object(args) ? json_incref(args) : json_object();
+    c = gw_mcp__call_new(s, x, id, name);
+    rc = start(s, c, empty, token, state, responses, &why);
+    json_decref(empty);
+    if (rc != 0) {
+        gw_mcp__call_drop(c);
+        if (why != NULL)
+            return gw_mcp__error(id, RPC_INVALID_PARAMS, why);
+        return gw_mcp__call_refused(s, id, name, rc);
+    }
+    gw_mcp__call_track(s, x, c);
+    return NULL;
+}
