@@ -23,6 +23,7 @@ const OUT = path.join(ROOT, 'build/bench');
 const MCPGW = process.env.MCPGW_BIN || path.join(OUT, 'mcpgw');
 const CLIENT = path.join(OUT, 'bench_client');
 const ECHO_C = path.join(OUT, 'echo_server');
+const FLOOR = path.join(OUT, 'http_floor');
 const ECHO_NODE = path.join(HERE, 'echo_node.mjs');
 const NM = path.join(HERE, 'node_modules');
 const LOOPBACK = path.join(HERE, 'loopback.cjs');
@@ -230,6 +231,18 @@ const TARGETS = {
     },
     drive: (t, b, c) => run(CLIENT, ['stdio', '--conc', c, '--duration', DURATION, '--warmup', WARMUP, '--', b.cmd, ...b.args].map(String)),
   },
+  // The HTTP floor: a fixed-reply libuv server (http_floor.c) under the same
+  // wrk script, URL and body as mcpgw REST; the backend is not involved.
+  http_floor: {
+    label: 'HTTP floor: fixed-reply libuv server (wrk)',
+    async start() {
+      const p = await port();
+      const proc = startProc(`http-floor-${p}`, FLOOR, [String(p)]);
+      await waitUntil(async () => (await http('POST', `http://127.0.0.1:${p}/v1/tools/echo/call`, {})).status === 200, 5000, 'http_floor');
+      return { proc, port: p, startupMs: null };
+    },
+    drive: (t, b, c) => run('wrk', wrkArgs(`http://127.0.0.1:${t.port}/v1/tools/echo/call`, c), { env: { BENCH_BODY: CALL_BODY } }),
+  },
   mcpgw_rest: {
     label: 'mcpgw REST (wrk)', gateway: true,
     async start(b, { probe = ['rest', '/v1/tools'] } = {}) {
@@ -307,7 +320,7 @@ function xdg(dir) {
 // ---------------------------------------------------------------- scenario 1: calls
 
 async function scenarioCalls(results) {
-  const order = ['direct', 'mcpgw_rest', 'mcp_hub', 'mcpgw_rest_own', 'supergateway', 'mcpgw_mcp', 'mcp_proxy'];
+  const order = ['direct', 'http_floor', 'mcpgw_rest', 'mcp_hub', 'mcpgw_rest_own', 'supergateway', 'mcpgw_mcp', 'mcp_proxy'];
   for (let r = 0; r < ROUNDS; r++) {
     for (const bk of ['c', 'node']) {
       const b = BACKENDS[bk];
@@ -687,6 +700,12 @@ function callsTables(results) {
     ratio('mcpgw_rest', 'direct', 'direct');
     const addP50 = agg.mcpgw_rest.per?.(1, 'p50_us') - agg.direct.per?.(1, 'p50_us');
     out.push('', `Ratios: calls/s as mcpgw ÷ other (above 1 = mcpgw faster); latency as other ÷ mcpgw (above 1 = mcpgw lower). mcpgw REST adds ${fmt(addP50, 1)} µs to the direct p50 at c=1.\n`);
+    // What mcpgw adds over the two floors it cannot go below: an HTTP round
+    // trip (the fixed-reply server) and a pipe round trip to the backend.
+    if (!agg.http_floor.err && !agg.mcpgw_rest.err) {
+      const over = CONCS.map((c) => `c=${c}: ${fmt(agg.mcpgw_rest.per(c, 'p50_us') - agg.http_floor.per(c, 'p50_us') - agg.direct.per(c, 'p50_us'), 1)} µs`);
+      out.push(`Added over the floors (mcpgw REST p50 − HTTP floor p50 − direct p50): ${over.join(', ')}.\n`);
+    }
 
     out.push(`### Gateway resources, backend: ${BACKENDS[bk].label}\n`);
     const h2 = ['path', ...CONCS.map((c) => `CPU µs/call c=${c}`), 'RSS idle MB', 'anon idle MB', 'VmHWM peak MB', 'anon after load MB', 'start → tools/list ms'];
