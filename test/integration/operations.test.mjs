@@ -95,7 +95,7 @@ test('logs: an access line per request; journald priorities under JOURNAL_STREAM
   for (const line of d.stderr.trim().split('\n')) assert.match(line, /^<[3-7]>ts=/, line);
 });
 
-test('two gateways behind HAProxy: a dialog\'s calls stay on one gateway, by header or URL', async (t) => {
+test('two gateways behind HAProxy: a dialog\'s REST calls, 2025 sessions and 2026-07-28 requests stay on one gateway, by header or URL', async (t) => {
   if (!have('haproxy')) {
     t.skip('haproxy not installed (make deps installs it)');
     return;
@@ -156,6 +156,17 @@ backend gateways
     const r = await client.callTool({ name: 'echo', arguments: { text: `mcp ${dialog}` } });
     assert.equal(r.content[0].text, `mcp ${dialog}`);
     await client.close();
+  }
+  // 2026-07-28 requests carry the dialog the same ways (no session at all):
+  // the header for half of the rest, the URL for the others.
+  for (const [i, dialog] of dialogs.slice(6).entries()) {
+    const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+    const r = await request({ host: '127.0.0.1', port, method: 'POST', path: i % 2 ? `/mcp/d/${dialog}` : '/mcp',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'tools/call', 'mcp-name': 'echo', ...(i % 2 ? {} : { 'x-mcpgw-dialog': dialog }) },
+      body: JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'echo', arguments: { text: `modern ${dialog}` }, _meta: meta } }) });
+    assert.equal(r.status, 200, r.body);
+    assert.equal(r.json.result.content[0].text, `modern ${dialog}`);
   }
   const d1 = (await g1.get('/v1/dialogs')).json.dialogs, d2 = (await g2.get('/v1/dialogs')).json.dialogs;
   const on1 = new Set(d1.map((x) => x.dialog)), on2 = new Set(d2.map((x) => x.dialog));
