@@ -327,19 +327,21 @@ void gw_mcp__modern_decorate(const char *method, json_t *result)
     static const char *const lists[] = {"tools/list", "prompts/list", "resources/list",
                                         "resources/templates/list", NULL};
     json_t *meta = json_object_get(result, "_meta");
+    const char *type;
 
     if (!json_is_object(result))
         return;
     if (json_object_get(result, "resultType") == NULL)
         json_object_set_new(result, "resultType", json_string("complete"));
-    if (!json_is_object(meta)) {
-        meta = json_object();
-        json_object_set_new(result, "_meta", meta);
-    }
+    /* The result's members may be an upstream's objects, shared: _meta is
+     * replaced by a copy before it changes. */
+    meta = json_is_object(meta) ? json_copy(meta) : json_object();
+    json_object_set_new(result, "_meta", meta);
     if (json_object_get(meta, MCP_META_SERVER) == NULL)
         json_object_set_new(meta, MCP_META_SERVER,
                             json_pack("{s:s, s:s}", "name", "mcpgw", "version", GW_VERSION));
-    if (strcmp(json_string_value(json_object_get(result, "resultType")), "complete") != 0)
+    type = json_string_value(json_object_get(result, "resultType"));
+    if (type == NULL || strcmp(type, "complete") != 0) /* an upstream's own, passed on */
         return;
     if (listed(lists, method)) {
         json_object_set_new(result, "ttlMs", json_integer(MCP_LIST_TTL_MS));

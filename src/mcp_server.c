@@ -262,9 +262,16 @@ static void exchange_answer(struct gw_mcp_exchange *x)
  * or as the whole response. */
 static void modern_done(struct gw_mcp_exchange *x)
 {
-    for (size_t i = 0; i < json_array_size(x->replies); i++)
-        gw_mcp__modern_decorate(x->method,
-                                json_object_get(json_array_get(x->replies, i), "result"));
+    for (size_t i = 0; i < json_array_size(x->replies); i++) {
+        json_t *reply = json_array_get(x->replies, i);
+        json_t *result = json_object_get(reply, "result");
+
+        if (!json_is_object(result))
+            continue;
+        result = json_copy(result); /* it may be the upstream's own object */
+        json_object_set_new(reply, "result", result);
+        gw_mcp__modern_decorate(x->method, result);
+    }
     if (x->req != NULL && x->streaming) {
         gw_http_on_abort(x->req, NULL, NULL);
         for (size_t i = 0; i < json_array_size(x->replies); i++)

@@ -319,7 +319,8 @@ void gw_mcp__modern_post(struct gw_mcp_server *ms, struct gw_http_request *req, 
 /* The HTTP status of a 2026-07-28 error answer with this JSON-RPC code. */
 int gw_mcp__modern_status(int code);
 /* Adds resultType, the gateway's serverInfo and caching hints to a
- * result of `method`, in place. */
+ * result of `method`, in place (`result` must be the caller's own object;
+ * its _meta is replaced by a copy). */
 void gw_mcp__modern_decorate(const char *method, json_t *result);
 /* -32601 for a method 2026-07-28 removed, or NULL. New reference. */
 json_t *gw_mcp__modern_removed(json_t *id, const char *method);
