@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gw/json_out.h"
 #include "gw/log.h"
 #include "gw/util.h"
 
@@ -59,12 +58,10 @@ static void on_abort(struct gw_http_request *req, void *data)
 /* Writes one message; a client that does not keep up loses the stream. */
 static int send_msg(struct mcp_listener *l, json_t *msg)
 {
-    char *data = gw_json_dump(msg, NULL);
-    char *text = gw_xasprintf("event: message\ndata: %s\n\n", data ? data : "null");
+    char *text = gw_mcp__sse_event(msg);
     int rc = gw_http_stream_write(l->req, text, strlen(text), MCP_MAX_QUEUED);
 
     free(text);
-    free(data);
     if (rc != UV_ENOBUFS)
         return 0;
     gw_log(GW_LOG_WARN, "mcp listen stream too slow; ended", "peer", l->req->peer, NULL);

@@ -187,7 +187,7 @@ static json_t *routed_reply(const struct gw_mcp_call *c, const struct gw_call_ou
  * never goes on without it), whatever the upstream made of the refusal. */
 static json_t *missing_caps_reply(const struct gw_mcp_call *c, unsigned caps)
 {
-    json_t *req = json_object();
+    json_t *req = json_object(), *r;
 
     if (caps & GW_CLIENT_CAP_SAMPLING)
         json_object_set_new(req, "sampling", json_object());
@@ -195,9 +195,9 @@ static json_t *missing_caps_reply(const struct gw_mcp_call *c, unsigned caps)
         json_object_set_new(req, "elicitation", json_object());
     if (caps & GW_CLIENT_CAP_ROOTS)
         json_object_set_new(req, "roots", json_object());
-    json_t *r = gw_mcp__error(c->id, RPC_MISSING_CAPABILITY,
-                              "Missing required client capability: the server behind this tool "
-                              "asks for what the request's clientCapabilities do not declare");
+    r = gw_mcp__error(c->id, RPC_MISSING_CAPABILITY,
+                      "Missing required client capability: the server behind this tool asks for "
+                      "what the request's clientCapabilities do not declare");
     json_object_set_new(json_object_get(r, "error"), "data",
                         json_pack("{s:o}", "requiredCapabilities", req));
     return r;
@@ -623,7 +623,8 @@ static json_t *tools_call(struct gw_mcp_session *s, struct gw_mcp_exchange *x, j
     empty = json_is_object(args) ? json_incref(args) : json_object();
     if (token != NULL && !json_is_string(token) && !json_is_integer(token))
         token = NULL;
-    r = start_call(s, x, id, name, empty, token);
+    r = s->modern ? gw_mcp__modern_call(s, x, id, name, empty, token, params)
+                  : start_call(s, x, id, name, empty, token);
     json_decref(empty);
     return r;
 }
@@ -687,8 +688,6 @@ static json_t *request(struct gw_mcp_session *s, struct gw_mcp_exchange *x, cons
         return e;
     if (s->modern && strcmp(method, "server/discover") == 0)
         return gw_mcp__result(id, gw_mcp__discover_result(s->ms));
-    if (s->modern && strcmp(method, "tools/call") == 0)
-        return gw_mcp__modern_call(s, x, id, params);
     if (strcmp(method, "ping") == 0)
         return gw_mcp__result(id, json_object());
     if (strcmp(method, "tools/list") == 0)

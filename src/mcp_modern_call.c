@@ -73,30 +73,19 @@ static int start(struct gw_mcp_session *s, struct gw_mcp_call *c, json_t *args, 
 }
 
 json_t *gw_mcp__modern_call(struct gw_mcp_session *s, struct gw_mcp_exchange *x, json_t *id,
-                            json_t *params)
+                            const char *name, json_t *args, json_t *token, json_t *params)
 {
-    const char *name = json_string_value(json_object_get(params, "name"));
-    json_t *args = json_object_get(params, "arguments");
-    json_t *token = json_object_get(json_object_get(params, "_meta"), "progressToken");
     const char *state = NULL, *why = NULL;
-    json_t *responses = NULL, *err, *empty;
+    json_t *responses = NULL, *err;
     struct gw_mcp_call *c;
     int rc;
 
-    if (name == NULL)
-        return gw_mcp__error(id, RPC_INVALID_PARAMS, "tools/call needs params.name (a string)");
-    if (args != NULL && !json_is_object(args) && !json_is_null(args))
-        return gw_mcp__error(id, RPC_INVALID_PARAMS, "params.arguments must be an object");
     if ((err = retry_of(id, params, &state, &responses)) != NULL)
         return err;
     if (s->ms->rounds == NULL)
         return gw_mcp__error(id, RPC_INTERNAL_ERROR, "the gateway is stopping");
-    if (token != NULL && !json_is_string(token) && !json_is_integer(token))
-        token = NULL;
-    empty = json_is_object(args) ? json_incref(args) : json_object();
     c = gw_mcp__call_new(s, x, id, name);
-    rc = start(s, c, empty, token, state, responses, &why);
-    json_decref(empty);
+    rc = start(s, c, args, token, state, responses, &why);
     if (rc != 0) {
         gw_mcp__call_drop(c);
         if (why != NULL)

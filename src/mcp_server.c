@@ -183,16 +183,23 @@ void gw_mcp__exchange_add(struct gw_mcp_exchange *x, json_t *reply)
     json_array_append_new(x->replies, reply);
 }
 
+char *gw_mcp__sse_event(json_t *msg)
+{
+    char *data = gw_json_dump(msg, NULL);
+    char *text = gw_xasprintf("event: message\ndata: %s\n\n", data ? data : "null");
+
+    free(data);
+    return text;
+}
+
 static void send_sse(struct gw_http_request *req, json_t *body, const char *const *headers)
 {
-    char *data = gw_json_dump(body, NULL);
-    char *text = gw_xasprintf("event: message\ndata: %s\n\n", data ? data : "null");
+    char *text = gw_mcp__sse_event(body);
 
     gw_http_stream_begin(req, 200, "text/event-stream", headers);
     gw_http_stream_write(req, text, strlen(text), MCP_MAX_QUEUED);
     gw_http_stream_end(req);
     free(text);
-    free(data);
     json_decref(body);
 }
 
@@ -203,8 +210,7 @@ static void send_sse(struct gw_http_request *req, json_t *body, const char *cons
 static void modern_event(struct gw_mcp_exchange *x, json_t *msg)
 {
     static const char *const headers[] = {"Cache-Control: no-store", NULL};
-    char *data = gw_json_dump(msg, NULL);
-    char *text = gw_xasprintf("event: message\ndata: %s\n\n", data ? data : "null");
+    char *text = gw_mcp__sse_event(msg);
 
     if (!x->streaming)
         gw_http_stream_begin(x->req, 200, "text/event-stream", headers);
@@ -217,7 +223,6 @@ static void modern_event(struct gw_mcp_exchange *x, json_t *msg)
         x->req = NULL;
     }
     free(text);
-    free(data);
 }
 
 int gw_mcp__exchange_stream(struct gw_mcp_exchange *x, struct gw_mcp_session *s, json_t *msg)

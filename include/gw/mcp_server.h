@@ -1,7 +1,9 @@
 /* The gateway as one MCP server: POST, GET and DELETE /mcp over the merged
  * catalog, MCP streamable HTTP (2025-11-25 offered; 2025-06-18, 2025-03-26
- * and 2024-11-05 accepted). Errors and refusals are described in
- * mcp_server.c (transport) and mcp_methods.c (methods).
+ * and 2024-11-05 accepted), and the session-less 2026-07-28 next to them
+ * (a POST with its _meta envelope; mcp_modern.c). Errors and refusals are
+ * described in mcp_server.c (transport), mcp_modern.c (2026-07-28) and
+ * mcp_methods.c (methods).
  *
  * The api module runs its gate (Host, Origin, bearer token; security.md C1,
  * C8) and then hands every request for the path /mcp, whatever its method,

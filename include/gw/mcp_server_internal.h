@@ -67,7 +67,6 @@ enum {
 #define MCP_MODERN_VERSION "2026-07-28"
 #define MCP_META_VERSION   "io.modelcontextprotocol/protocolVersion"
 #define MCP_META_CAPS      "io.modelcontextprotocol/clientCapabilities"
-#define MCP_META_CLIENT    "io.modelcontextprotocol/clientInfo"
 #define MCP_META_LOG_LEVEL "io.modelcontextprotocol/logLevel"
 #define MCP_META_SERVER    "io.modelcontextprotocol/serverInfo"
 #define MCP_META_SUB_ID    "io.modelcontextprotocol/subscriptionId"
@@ -174,8 +173,10 @@ struct gw_mcp_server {
     uint64_t notified_version;      /* the catalog version sessions were told about */
     uint64_t extras_notified;       /* the extras version sessions were told about */
     unsigned extras_pending;        /* kinds (1 prompts, 2 resources) to notify */
-    struct gw_mcp_session *modern;  /* 2026-07-28 requests' sessions with calls in flight */
-    struct mcp_listener *listeners; /* subscriptions/listen streams */
+    struct gw_mcp_session *modern;  /* sessions of 2026-07-28 requests not answered yet: each
+                                       owned by its exchange, listed here for shutdown */
+    struct mcp_listener *listeners; /* open subscriptions/listen streams, owned here
+                                       (mcp_listen.c) until their client leaves or close */
     size_t nlisteners;
     void (*close_cb)(void *data);
     void *close_data;
@@ -196,6 +197,9 @@ json_t *gw_mcp__error(json_t *id, int code, const char *message);
  * cannot begin a stream (its client went away or does not accept
  * text/event-stream, or `s` is NULL). */
 int gw_mcp__exchange_stream(struct gw_mcp_exchange *x, struct gw_mcp_session *s, json_t *msg);
+/* `msg` (borrowed) as one SSE event without an id: "event: message" and
+ * its JSON. New string. */
+char *gw_mcp__sse_event(json_t *msg);
 /* A new exchange for the POST `req` (one message unless `batch`). */
 struct gw_mcp_exchange *gw_mcp__exchange_new(struct gw_http_request *req, bool batch);
 /* Registers the exchange's abort callback: a 2025-era client hanging up
@@ -337,10 +341,12 @@ void gw_mcp__modern_close_all(struct gw_mcp_server *ms);
 
 /* ---- mcp_modern_call.c ---- */
 
-/* tools/call of a 2026-07-28 request, through the input rounds: the
- * answer now (an error), or NULL when it comes later. */
+/* tools/call of a 2026-07-28 request (`name`, `args` and `token` as
+ * mcp_methods.c checked them; `params` for the retry's requestState and
+ * inputResponses), through the input rounds: the answer now (an error),
+ * or NULL when it comes later. */
 json_t *gw_mcp__modern_call(struct gw_mcp_session *s, struct gw_mcp_exchange *x, json_t *id,
-                            json_t *params);
+                            const char *name, json_t *args, json_t *token, json_t *params);
 
 /* ---- mcp_listen.c ---- */
 
