@@ -256,13 +256,11 @@ static struct gw_mcp_session *session_new(struct gw_mcp_server *ms, const char *
     s->ms = ms;
     s->modern = true;
     snprintf(s->dialog, sizeof s->dialog, "%s", dialog);
-    s->named_dialog = dialog[0] != '\0';
     snprintf(s->version, sizeof s->version, "%s", MCP_MODERN_VERSION);
     snprintf(s->log_level, sizeof s->log_level, "%s", level ? level : "");
     s->client_caps = json_incref(caps);
     s->caps = gw_mcp__client_caps(caps) |
               (json_is_object(json_object_get(caps, "roots")) ? GW_CLIENT_CAP_ROOTS : 0);
-    s->last_used_ms = gw_now_ms();
     s->next = ms->modern;
     if (ms->modern != NULL)
         ms->modern->prev = s;
