@@ -102,23 +102,35 @@ static int mkdirs(char *path)
     return 0;
 }
 
-static void new_name(char *buf, size_t cap, const char *ext)
+/* Names sort in the order the files were written: the oldest go first by
+ * name, and two files saved in one millisecond would otherwise order by
+ * their random part. `*last_ms` is the time of the previous name; a name
+ * never repeats or goes behind it (a burst runs a few ms ahead, a clock
+ * stepped back waits for the names to catch up). */
+static void new_name(char *buf, size_t cap, const char *ext, int64_t *last_ms)
 {
     unsigned char r[16];
     struct timeval tv;
     struct tm tm;
     char ts[32];
+    int64_t ms;
+    time_t sec;
 
     uv_random(NULL, NULL, r, sizeof r, 0, NULL);
     r[6] = (unsigned char)((r[6] & 0x0f) | 0x40);
     r[8] = (unsigned char)((r[8] & 0x3f) | 0x80);
     gettimeofday(&tv, NULL);
-    gmtime_r(&tv.tv_sec, &tm);
+    ms = (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
+    if (ms <= *last_ms)
+        ms = *last_ms + 1;
+    *last_ms = ms;
+    sec = (time_t)(ms / 1000);
+    gmtime_r(&sec, &tm);
     strftime(ts, sizeof ts, "%Y%m%dT%H%M%S", &tm);
     snprintf(buf, cap,
              "%s%03dZ-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x.%s", ts,
-             (int)(tv.tv_usec / 1000), r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9],
-             r[10], r[11], r[12], r[13], r[14], r[15], ext);
+             (int)(ms % 1000), r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10],
+             r[11], r[12], r[13], r[14], r[15], ext);
 }
 
 static int write_all(int fd, const unsigned char *data, size_t len)
@@ -162,6 +174,7 @@ struct art_file {
 struct gw_artifacts {
     char *dir;
     bool indexed;      /* the tree on disk was read (on the first save) */
+    int64_t last_ms;   /* the time in the newest file name */
     struct ring files; /* art_file.all, oldest first */
     uint64_t bytes;
     size_t nfiles;
@@ -440,16 +453,16 @@ static void index_tree(struct gw_artifacts *a, const struct gw_artifact_caps *ca
 
 /* Writes a new file under <dir>/<key>/artifacts/mcp/<server>/<tool>/;
  * on 0 *relpath (caller frees) is relative to <dir>/<key>. */
-static int write_new(const char *dir, const char *key, const char *server, const char *tool,
+static int write_new(struct gw_artifacts *a, const char *key, const char *server, const char *tool,
                      const char *mime, const unsigned char *data, size_t len, char **relpath)
 {
     char name[96];
     char *rel, *dirpath, *full;
     int fd, rc;
 
-    new_name(name, sizeof name, gw_mime_ext(mime));
+    new_name(name, sizeof name, gw_mime_ext(mime), &a->last_ms);
     rel = gw_xasprintf("artifacts/mcp/%s/%s", server, tool);
-    dirpath = gw_xasprintf("%s/%s/%s", dir, key, rel);
+    dirpath = gw_xasprintf("%s/%s/%s", a->dir, key, rel);
     rc = mkdirs(dirpath);
     full = gw_xasprintf("%s/%s", dirpath, name);
     fd = rc == 0 ? open(full, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640) : -1;
@@ -483,7 +496,7 @@ int gw_artifact_save(struct gw_artifacts *a, const struct gw_artifact_caps *caps
         index_tree(a, caps);
     key = gw_xasprintf("%s/%s", root, self);
     make_room(a, caps, key, len);
-    rc = write_new(a->dir, key, server, tool, mime, data, len, &rel);
+    rc = write_new(a, key, server, tool, mime, data, len, &rel);
     if (rc == 0) {
         index_add(a, key, rel, len);
         *relpath = rel;
