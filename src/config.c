@@ -197,6 +197,18 @@ const char *gw_transport_name(enum gw_transport_kind t)
     }
 }
 
+const char *gw_protocol_name(enum gw_protocol_mode p)
+{
+    switch (p) {
+    case GW_PROTOCOL_LEGACY:
+        return "legacy";
+    case GW_PROTOCOL_MODERN:
+        return "modern";
+    default:
+        return "auto";
+    }
+}
+
 static struct gw_config *new_config(const char *path)
 {
     struct gw_config *c = gw_xmalloc(sizeof(*c));

@@ -45,6 +45,29 @@ static int set_transport(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
     return 0;
 }
 
+static int set_protocol(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
+                        const struct gw_yaml_node *n, const char *key, void *base)
+{
+    struct gw_server_config *s = base;
+    const char *p = "";
+    if (n == NULL)
+        return 0;
+    if (gw_cfg_scalar_str(n, &p) != 0)
+        p = "";
+    if (strcmp(p, "auto") == 0)
+        s->protocol = GW_PROTOCOL_AUTO;
+    else if (strcmp(p, "legacy") == 0)
+        s->protocol = GW_PROTOCOL_LEGACY;
+    else if (strcmp(p, "modern") == 0)
+        s->protocol = GW_PROTOCOL_MODERN;
+    else {
+        gw_cfg_err(ld, n, key, "unknown protocol '%s'; accepted: auto, legacy, modern",
+                   n->kind == GW_YAML_SCALAR ? n->str : "");
+        return UV_EINVAL;
+    }
+    return 0;
+}
+
 static int set_cwd(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
                    const struct gw_yaml_node *n, const char *key, void *base)
 {
@@ -411,6 +434,8 @@ const struct gw_cfg_directive gw_cfg_server_directives[] = {
      "000", NULL},
     {"servers.<id>.transport", GW_CFG_CUSTOM, 0, 0, 0, "stdio", set_transport, "000, 002",
      "stdio | streamable_http (alias http) | sse | websocket"},
+    {"servers.<id>.protocol", GW_CFG_CUSTOM, 0, 0, 0, "auto", set_protocol, "design",
+     "auto | legacy (2025-11-25 and before) | modern (2026-07-28)"},
     {"servers.<id>.required", GW_CFG_BOOL, SRV_OFF(required), 0, 0, "false", NULL, "004", NULL},
     {"servers.<id>.command", GW_CFG_STRING, SRV_OFF(command), 0, 0, NULL, NULL, "000, 002", NULL},
     {"servers.<id>.args", GW_CFG_STRLIST, SRV_OFF(args), SRV_OFF(nargs), 0, "[]", NULL, "000",

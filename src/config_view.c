@@ -70,6 +70,7 @@ static void hash_spawn(struct fnv *f, const struct gw_server_config *s)
                     ? json_dumps(s->init_config, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY)
                     : NULL;
     fnv_str(f, "transport", gw_transport_name(s->transport));
+    fnv_str(f, "protocol", gw_protocol_name(s->protocol));
     fnv_str(f, "command", s->command);
     fnv_str(f, "command_path", s->command_path);
     fnv_strv(f, "args", s->args, s->nargs);
@@ -258,6 +259,7 @@ json_t *gw_server_config_to_json(const struct gw_server_config *s)
     json_object_set_new(o, "ok", json_boolean(s->ok));
     json_object_set_new(o, "error", s->error ? json_string(s->error) : json_null());
     json_object_set_new(o, "transport", json_string(gw_transport_name(s->transport)));
+    json_object_set_new(o, "protocol", json_string(gw_protocol_name(s->protocol)));
     json_object_set_new(o, "truely-stateless", json_boolean(s->truely_stateless));
     json_object_set_new(o, "required", json_boolean(s->required));
     if (s->transport == GW_TRANSPORT_STDIO)

@@ -24,6 +24,7 @@
 
 #include "gw/input_rounds.h"
 #include "gw/log.h"
+#include "gw/mcp_client.h"
 #include "gw/util.h"
 
 enum round_state { R_LIVE, R_SETTLING, R_PARKED, R_DELIVER };
@@ -385,6 +386,34 @@ static int enlist(struct gw_round *r)
     return 0;
 }
 
+/* A 2026-07-28 upstream named its request (mcp_client.h): the caller sees
+ * that key when it fits and is not taken in the round; else "rN". */
+static bool key_taken(const struct gw_round *r, const char *key)
+{
+    for (size_t i = 0; i + 1 < r->nreq; i++) {
+        if (strcmp(r->req[i].key, key) == 0)
+            return true;
+    }
+    return false;
+}
+
+static void name_request(struct gw_round *r, struct pending *p)
+{
+    json_t *meta = json_object_get(p->params, "_meta");
+    const char *key = json_string_value(json_object_get(meta, GW_MCP_META_INPUT_KEY));
+
+    if (key != NULL && key[0] != '\0' && strlen(key) < sizeof p->key && !key_taken(r, key)) {
+        snprintf(p->key, sizeof p->key, "%s", key);
+    } else {
+        do
+            snprintf(p->key, sizeof p->key, "r%u", ++r->next_key);
+        while (key_taken(r, p->key));
+    }
+    json_object_del(meta, GW_MCP_META_INPUT_KEY);
+    if (json_is_object(meta) && json_object_size(meta) == 0)
+        json_object_del(p->params, "_meta");
+}
+
 static int h_request(void *data, struct gw_server_request *sr, const char *method, json_t *params)
 {
     struct gw_round *r = data;
@@ -395,10 +424,10 @@ static int h_request(void *data, struct gw_server_request *sr, const char *metho
         return -1;
     }
     p = &r->req[r->nreq++];
-    snprintf(p->key, sizeof p->key, "r%u", ++r->next_key);
     p->sr = sr;
     p->method = gw_xstrdup(method);
     p->params = json_is_object(params) ? json_deep_copy(params) : NULL;
+    name_request(r, p);
     if (r->state == R_LIVE)
         arm(r, R_SETTLING, GW_ROUNDS_SETTLE_MS);
     return 0;

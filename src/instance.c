@@ -28,6 +28,8 @@ struct gw_instance {
     time_t since;
     json_t *last_stderr; /* kept from the transport when it closes */
     bool failed_reported;
+    bool respawn; /* the probe's process died: a new one, spoken to 2025-era */
+    struct gw_curl_uv *multi;
     uv_timer_t drain; /* bounds a drain; closed last, it frees the instance */
 };
 
@@ -55,7 +57,8 @@ static void stop_transport(struct gw_instance *inst)
         return;
     inst->state = GW_INSTANCE_STOPPING;
     uv_timer_stop(&inst->drain);
-    gw_transport_stop(inst->transport);
+    if (inst->transport != NULL) /* NULL: a respawn after the probe failed */
+        gw_transport_stop(inst->transport);
 }
 
 static int client_send(void *data, const char *msg, size_t len)
@@ -128,11 +131,33 @@ static void transport_message(void *data, const char *msg, size_t len)
     gw_mcp_client_receive(inst->client, msg, len);
 }
 
+static int make_client(struct gw_instance *inst, enum gw_mcp_era era);
+
+/* Servers on the Rust SDK exit on any request before initialize: a probe
+ * that kills its process means a 2025-era server. The client that probed
+ * goes; a new one waits for the new transport (transport_closed). */
+static bool respawn_after_probe(struct gw_instance *inst)
+{
+    if (inst->respawn || inst->state != GW_INSTANCE_STARTING ||
+        !gw_mcp_client_probing(inst->client) || inst->cfg->transport != GW_TRANSPORT_STDIO)
+        return false;
+    gw_log(GW_LOG_INFO, "upstream exited on server/discover; starting it again for initialize",
+           "server", inst->cfg->id, NULL);
+    gw_mcp_client_close(inst->client);
+    inst->client = NULL;
+    if (make_client(inst, GW_MCP_ERA_LEGACY) != 0)
+        return false;
+    inst->respawn = true;
+    return true;
+}
+
 static void transport_down(void *data, int code, const char *why)
 {
     struct gw_instance *inst = data;
     (void)code;
 
+    if (respawn_after_probe(inst))
+        return;
     if (inst->last_stderr == NULL)
         inst->last_stderr = gw_transport_stderr_tail(inst->transport);
     gw_mcp_client_transport_down(inst->client, why);
@@ -159,17 +184,34 @@ static void on_drain_closed(uv_handle_t *h)
     gw_heap_trim_soon();
 }
 
+static void transport_message(void *data, const char *msg, size_t len);
+static void transport_not_run(void *data, json_t *id, const char *why);
+
 static void transport_closed(void *data)
 {
     struct gw_instance *inst = data;
+    struct gw_transport_cbs tcbs = {transport_message, transport_down, transport_not_run,
+                                    transport_closed, inst};
+    char buf[256] = "";
 
     inst->transport = NULL;
+    if (inst->respawn && inst->state == GW_INSTANCE_STARTING) {
+        inst->respawn = false; /* once: a second death is the server's failure */
+        if (gw_upstream_start(inst->loop, inst->multi, &inst->snap->gateway, inst->cfg, &tcbs,
+                              &inst->transport, buf, sizeof buf) == 0) {
+            inst->pid = gw_transport_pid(inst->transport);
+            gw_mcp_client_start(inst->client);
+            return;
+        }
+        report_failed(inst, buf[0] ? buf : "the server could not be started again");
+    }
     gw_mcp_client_close(inst->client);
     uv_close((uv_handle_t *)&inst->drain, on_drain_closed);
 }
 
-static int make_client(struct gw_instance *inst, const struct gw_gateway_config *gw)
+static int make_client(struct gw_instance *inst, enum gw_mcp_era era)
 {
+    const struct gw_gateway_config *gw = &inst->snap->gateway;
     struct gw_redact *redact = gw_redact_new();
 
     gw_redact_add_server(redact, inst->cfg);
@@ -188,13 +230,15 @@ static int make_client(struct gw_instance *inst, const struct gw_gateway_config 
         .init_timeout_ms =
             inst->cfg->request_timeout_ms ? inst->cfg->request_timeout_ms : gw->request_timeout_ms,
         .redact = redact,
+        .era = era,
     };
     return gw_mcp_client_new(inst->loop, &o, &inst->client);
 }
 
 int gw_instance_start(uv_loop_t *loop, struct gw_curl_uv *multi, struct gw_config *snap,
-                      const struct gw_server_config *cfg, const struct gw_instance_cbs *cbs,
-                      uint64_t seq, struct gw_instance **out, char **why)
+                      const struct gw_server_config *cfg, enum gw_mcp_era era,
+                      const struct gw_instance_cbs *cbs, uint64_t seq, struct gw_instance **out,
+                      char **why)
 {
     const struct gw_gateway_config *gw = &snap->gateway;
     struct gw_instance *inst = gw_xcalloc(1, sizeof *inst);
@@ -204,11 +248,13 @@ int gw_instance_start(uv_loop_t *loop, struct gw_curl_uv *multi, struct gw_confi
     int rc;
 
     inst->loop = loop;
+    inst->multi = multi;
+    inst->snap = snap;
     inst->cfg = cfg;
     inst->cbs = *cbs;
     inst->seq = seq;
     inst->since = time(NULL);
-    if (make_client(inst, gw) != 0) {
+    if (make_client(inst, era) != 0) {
         *why = gw_xstrdup("cannot create the MCP client");
         free(inst);
         return UV_EINVAL;
@@ -304,6 +350,11 @@ int gw_instance_list_tools(struct gw_instance *inst, uint64_t timeout_ms, gw_mcp
 enum gw_instance_state gw_instance_state(const struct gw_instance *inst)
 {
     return inst->state;
+}
+
+enum gw_mcp_era gw_instance_era(const struct gw_instance *inst)
+{
+    return gw_mcp_client_era(inst->client);
 }
 
 uint64_t gw_instance_seq(const struct gw_instance *inst)

@@ -33,38 +33,6 @@
 #define WARN_PER_SECOND 10
 #define SAMPLE_BYTES    120
 
-const char *gw_mcp_strerror(int code)
-{
-    switch (code) {
-    case 0:
-        return "ok";
-    case GW_MCP_E_RPC:
-        return "upstream_error";
-    case GW_MCP_E_TIMEOUT:
-        return "timeout";
-    case GW_MCP_E_CANCELLED:
-        return "cancelled";
-    case GW_MCP_E_TRANSPORT:
-        return "transport_down";
-    case GW_MCP_E_CLOSED:
-        return "closed";
-    case GW_MCP_E_PROTOCOL:
-        return "protocol_error";
-    case GW_MCP_E_LIMIT:
-        return "limit_exceeded";
-    case GW_MCP_E_NOT_READY:
-        return "not_ready";
-    case GW_MCP_E_NOT_RUN:
-        return "not_run";
-    default:
-        /* uv_err_name() allocates (and leaks) a string for a code it does
-         * not know, such as another module's own: those get a fixed name. */
-        if (code > -4096)
-            return uv_err_name(code);
-        return "error";
-    }
-}
-
 /* Logging. Warnings about hostile input are rate-limited per client so a
  * flood of garbage costs counters, not log volume. */
 
@@ -124,7 +92,7 @@ static void grow(struct gw_mcp_client *c)
     }
 }
 
-static struct pending *lookup(struct gw_mcp_client *c, uint64_t id)
+struct pending *gw_mcp__lookup(struct gw_mcp_client *c, uint64_t id)
 {
     for (struct pending *p = *bucket(c, id); p; p = p->hnext) {
         if (p->id == id)
@@ -175,6 +143,7 @@ static void maybe_free_client(struct gw_mcp_client *c)
     json_decref(c->config);
     json_decref(c->server_info);
     json_decref(c->capabilities);
+    json_decref(c->envelope);
     free(c->buckets);
     free(c->cancelled);
     free(c->version);
@@ -210,6 +179,8 @@ static void release(struct pending *p)
         uv_timer_stop(&c->anchor);
         c->armed_due = 0;
     }
+    json_decref(p->params);
+    gw_mcp__round_free(p->round);
     free(p->method);
     free(p);
 }
@@ -217,7 +188,7 @@ static void release(struct pending *p)
 /* Completes a request: out of the table first, so the callback may do
  * anything (send, cancel, close) without seeing it again. The owner hears
  * that the last call ended after that call's own callback. */
-static void finish(struct pending *p, const struct gw_mcp_reply *r)
+void gw_mcp__finish(struct pending *p, const struct gw_mcp_reply *r)
 {
     struct gw_mcp_client *c = p->c;
     gw_mcp_reply_cb cb = p->cb;
@@ -231,17 +202,17 @@ static void finish(struct pending *p, const struct gw_mcp_reply *r)
         c->cb.on_idle(c->cb.data);
 }
 
-static void finish_error(struct pending *p, int code, const char *message, json_t *error)
+void gw_mcp__finish_error(struct pending *p, int code, const char *message, json_t *error)
 {
     struct gw_mcp_reply r = {.code = code, .message = message, .error = error};
 
-    finish(p, &r);
+    gw_mcp__finish(p, &r);
 }
 
 static void fail_all(struct gw_mcp_client *c, int code, const char *message)
 {
     while (c->head)
-        finish_error(c->head, code, message, NULL);
+        gw_mcp__finish_error(c->head, code, message, NULL);
 }
 
 /* Sending. */
@@ -314,7 +285,7 @@ static void time_out(struct pending *p)
     snprintf(msg, sizeof msg, "the server did not answer %s within %" PRIu64 " ms", p->method,
              p->timeout_ms);
     cancel_upstream(p->c, p, "timed out");
-    finish_error(p, GW_MCP_E_TIMEOUT, msg, NULL);
+    gw_mcp__finish_error(p, GW_MCP_E_TIMEOUT, msg, NULL);
 }
 
 static void on_deadline(uv_timer_t *t);
@@ -405,7 +376,7 @@ static int send_request_text(struct gw_mcp_client *c, uint64_t id, const char *m
     rc = c->cb.send(c->cb.data, text, len);
     free(text);
     if (rc < 0) {
-        if (lookup(c, id) != p)
+        if (gw_mcp__lookup(c, id) != p)
             return 0; /* the owner already failed it (transport down inline) */
         detach(c, p);
         release(p);
@@ -417,25 +388,67 @@ static int send_request_text(struct gw_mcp_client *c, uint64_t id, const char *m
     return 0;
 }
 
+/* A 2026-07-28 request carries the envelope, and one that may ask for
+ * input keeps its params for the retry. */
 static int send_request(struct gw_mcp_client *c, const char *method, json_t *params,
                         uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data, gw_mcp_handle op,
                         bool call, gw_mcp_handle *handle)
 {
+    bool modern = c->era == GW_MCP_ERA_MODERN;
+    json_t *sent = modern ? gw_mcp__enveloped(c, params) : json_incref(params);
     struct gw_jbuf b = {0};
+    struct pending *p;
     uint64_t id;
     int rc = request_begin(c, &b, method, &id);
 
-    if (rc == 0 && params != NULL) {
+    if (rc == 0 && sent != NULL) {
         gw_jbuf_lit(&b, ",\"params\":");
-        if (gw_jbuf_value(&b, params) != 0)
+        if (gw_jbuf_value(&b, sent) != 0)
             rc = UV_EINVAL;
     }
+    json_decref(sent);
     if (rc != 0) {
         free(b.p);
         return rc;
     }
     gw_jbuf_lit(&b, "}");
-    return send_request_text(c, id, method, &b, timeout_ms, cb, data, op, call, handle);
+    rc = send_request_text(c, id, method, &b, timeout_ms, cb, data, op, call, handle);
+    if (rc == 0 && modern && gw_mcp__may_ask(method) && (p = gw_mcp__lookup(c, id)) != NULL)
+        p->params = params ? json_deep_copy(params) : json_object();
+    return rc;
+}
+
+void gw_mcp__resend(struct gw_mcp_client *c, struct pending *p, json_t *params)
+{
+    json_t *sent = gw_mcp__enveloped(c, params);
+    struct gw_jbuf b = {0};
+    uint64_t id;
+    size_t len;
+    char *text;
+    int rc = request_begin(c, &b, p->method, &id);
+
+    if (rc == 0) {
+        gw_jbuf_lit(&b, ",\"params\":");
+        rc = gw_jbuf_value(&b, sent) == 0 ? 0 : UV_EINVAL;
+    }
+    json_decref(sent);
+    json_decref(p->params);
+    p->params = params;
+    if (rc != 0) {
+        free(b.p);
+        gw_mcp__finish_error(p, GW_MCP_E_PROTOCOL, "the retry after input could not be built",
+                             NULL);
+        return;
+    }
+    gw_jbuf_lit(&b, "}");
+    text = gw_jbuf_take(&b, &len);
+    detach(c, p); /* under its new id: the old one's late answer is unknown */
+    c->next_id = p->id = id;
+    insert(c, p);
+    rc = c->cb.send(c->cb.data, text, len);
+    free(text);
+    if (rc < 0 && gw_mcp__lookup(c, id) == p)
+        gw_mcp__finish_error(p, rc, "the retry after input could not be sent", NULL);
 }
 
 int gw_mcp__send_request(struct gw_mcp_client *c, const char *method, json_t *params,
@@ -486,14 +499,14 @@ static void error_response(struct pending *p, json_t *error)
 
     if (!json_is_integer(code) || !json_is_string(message)) {
         gw_mcp__bad_shape(p->c, "error object without an integer code and a string message");
-        finish_error(p, GW_MCP_E_PROTOCOL, "the server answered with a malformed error object",
-                     NULL);
+        gw_mcp__finish_error(p, GW_MCP_E_PROTOCOL,
+                             "the server answered with a malformed error object", NULL);
         return;
     }
     snprintf(msg, sizeof msg, "the server answered %s with error %" JSON_INTEGER_FORMAT ": %s",
              p->method, json_integer_value(code), json_string_value(message));
     gw_utf8_trim(msg);
-    finish_error(p, GW_MCP_E_RPC, msg, error);
+    gw_mcp__finish_error(p, GW_MCP_E_RPC, msg, error);
 }
 
 static void handle_response(struct gw_mcp_client *c, json_t *m, json_t *id)
@@ -511,15 +524,15 @@ static void handle_response(struct gw_mcp_client *c, json_t *m, json_t *id)
         gw_mcp__bad_shape(c, "response id is neither a string nor an integer");
         return;
     }
-    p = json_integer_value(id) > 0 ? lookup(c, (uint64_t)json_integer_value(id)) : NULL;
+    p = json_integer_value(id) > 0 ? gw_mcp__lookup(c, (uint64_t)json_integer_value(id)) : NULL;
     if (p == NULL) {
         stale_response(c, json_integer_value(id));
     } else if ((result == NULL) == (error == NULL)) {
         gw_mcp__bad_shape(c, "response needs exactly one of result and error");
-        finish_error(p, GW_MCP_E_PROTOCOL,
-                     "the server's response had both or neither of "
-                     "result and error",
-                     NULL);
+        gw_mcp__finish_error(p, GW_MCP_E_PROTOCOL,
+                             "the server's response had both or neither of "
+                             "result and error",
+                             NULL);
     } else if (error) {
         if (json_is_object(error))
             error_response(p, error);
@@ -527,10 +540,11 @@ static void handle_response(struct gw_mcp_client *c, json_t *m, json_t *id)
             error_response(p, NULL);
     } else if (!json_is_object(result)) {
         gw_mcp__bad_shape(c, "result is not an object");
-        finish_error(p, GW_MCP_E_PROTOCOL, "the server's result is not a JSON object", NULL);
-    } else {
+        gw_mcp__finish_error(p, GW_MCP_E_PROTOCOL, "the server's result is not a JSON object",
+                             NULL);
+    } else if (p->params == NULL || !gw_mcp__input_required(c, p, result)) {
         struct gw_mcp_reply r = {.code = 0, .result = result};
-        finish(p, &r);
+        gw_mcp__finish(p, &r);
     }
 }
 
@@ -608,6 +622,7 @@ int gw_mcp_client_new(uv_loop_t *loop, const struct gw_mcp_client_opts *opts,
     c->init_timeout_ms =
         opts->init_timeout_ms ? opts->init_timeout_ms : GW_MCP_DEFAULT_INIT_TIMEOUT_MS;
     c->state = GW_MCP_NEW;
+    c->want = opts->era;
     c->nbuckets = BUCKETS_MIN;
     c->buckets = gw_xcalloc(c->nbuckets, sizeof *c->buckets);
     uv_timer_init(loop, &c->anchor);
@@ -651,11 +666,11 @@ void gw_mcp_client_transport_down(struct gw_mcp_client *c, const char *why)
 void gw_mcp_client_not_run(struct gw_mcp_client *c, json_t *id, const char *why)
 {
     struct pending *p = json_is_integer(id) && json_integer_value(id) > 0
-                            ? lookup(c, (uint64_t)json_integer_value(id))
+                            ? gw_mcp__lookup(c, (uint64_t)json_integer_value(id))
                             : NULL;
 
     if (p != NULL)
-        finish_error(p, GW_MCP_E_NOT_RUN, why, NULL);
+        gw_mcp__finish_error(p, GW_MCP_E_NOT_RUN, why, NULL);
 }
 
 /* Requests. */
@@ -707,6 +722,19 @@ int gw_mcp_client_call_tool(struct gw_mcp_client *c, const char *name, json_t *a
         return rc;
     if (cb == NULL)
         return UV_EINVAL;
+    if (c->era == GW_MCP_ERA_MODERN) {
+        json_t *params = json_pack("{s:s, s:O}", "name", name, "arguments",
+                                   arguments ? arguments : json_object());
+        if (params == NULL)
+            return UV_EINVAL;
+        if (progress_token != NULL)
+            json_object_set_new(params, "_meta",
+                                json_pack("{s:O}", "progressToken", progress_token));
+        rc = send_request(c, "tools/call", params, timeout_ms, cb, data, 0, true, handle);
+        json_decref(params);
+        c->stats.tool_calls += rc == 0;
+        return rc;
+    }
     /* params {"name", "arguments", "_meta"?}, in the order a tree would give */
     rc = request_begin(c, &b, "tools/call", &id);
     if (rc == 0) {
@@ -740,7 +768,7 @@ int gw_mcp_client_call_tool(struct gw_mcp_client *c, const char *name, json_t *a
 
 int gw_mcp_client_cancel(struct gw_mcp_client *c, gw_mcp_handle handle, const char *reason)
 {
-    struct pending *p = lookup(c, handle);
+    struct pending *p = gw_mcp__lookup(c, handle);
     char msg[TEXT_BYTES];
 
     if (p == NULL || p->op != handle) {
@@ -754,40 +782,6 @@ int gw_mcp_client_cancel(struct gw_mcp_client *c, gw_mcp_handle handle, const ch
              reason ? reason : "");
     gw_utf8_trim(msg);
     cancel_upstream(c, p, reason);
-    finish_error(p, GW_MCP_E_CANCELLED, msg, NULL);
+    gw_mcp__finish_error(p, GW_MCP_E_CANCELLED, msg, NULL);
     return 0;
-}
-
-/* Accessors. */
-
-enum gw_mcp_state gw_mcp_client_state(const struct gw_mcp_client *c)
-{
-    return c->state;
-}
-
-const char *gw_mcp_client_version(const struct gw_mcp_client *c)
-{
-    return c->version;
-}
-
-json_t *gw_mcp_client_server_info(const struct gw_mcp_client *c)
-{
-    return c->server_info;
-}
-
-json_t *gw_mcp_client_capabilities(const struct gw_mcp_client *c)
-{
-    return c->capabilities;
-}
-
-void gw_mcp_client_stats(const struct gw_mcp_client *c, struct gw_mcp_client_stats *out)
-{
-    *out = c->stats;
-    out->in_flight = c->n_pending;
-    out->calls_in_flight = c->n_calls;
-}
-
-unsigned gw_mcp_client_calls_in_flight(const struct gw_mcp_client *c)
-{
-    return c->n_calls;
 }

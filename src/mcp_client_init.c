@@ -1,5 +1,7 @@
-/* The MCP client's handshake: initialize, its result checked, then
- * notifications/initialized. */
+/* The MCP client's 2025-era handshake (initialize, its result checked,
+ * then notifications/initialized), how the client starts either
+ * revision, and what the handshake left: the accessors and the names of
+ * the client's codes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +30,7 @@ static int accepted_version(const char *v)
 /* `reason` may quote the server (its initialize error): masked here, so
  * the log and everything on_failed feeds (Problems, /v1/servers) see the
  * masked text only. */
-static void handshake_failed(struct gw_mcp_client *c, int code, const char *reason)
+void gw_mcp__handshake_failed(struct gw_mcp_client *c, int code, const char *reason)
 {
     char *why = gw_xstrdup(reason);
 
@@ -36,6 +38,7 @@ static void handshake_failed(struct gw_mcp_client *c, int code, const char *reas
         why[gw_redact_line(c->redact, why, strlen(why), false)] = '\0';
     if (c->state == GW_MCP_INITIALIZING)
         c->state = GW_MCP_FAILED;
+    c->probing = false;
     gw_log(GW_LOG_WARN, "initialize failed", "server", c->server_id, "error", why, NULL);
     if (c->cb.on_failed)
         c->cb.on_failed(c->cb.data, code, why);
@@ -77,12 +80,12 @@ static void init_done(void *data, const struct gw_mcp_reply *r)
         return; /* no callbacks after close */
     if (r->code != 0) {
         snprintf(buf, sizeof buf, "initialize failed: %s", r->message);
-        handshake_failed(c, r->code, buf);
+        gw_mcp__handshake_failed(c, r->code, buf);
         return;
     }
     why = check_init_result(r->result, buf, sizeof buf);
     if (why) {
-        handshake_failed(c, GW_MCP_E_PROTOCOL, why);
+        gw_mcp__handshake_failed(c, GW_MCP_E_PROTOCOL, why);
         return;
     }
     caps = json_object_get(r->result, "capabilities");
@@ -92,9 +95,15 @@ static void init_done(void *data, const struct gw_mcp_reply *r)
     c->server_info = info ? json_incref(info) : json_object();
     rc = gw_mcp__send_notification(c, "notifications/initialized", NULL);
     if (rc < 0) {
-        handshake_failed(c, rc, "could not send notifications/initialized");
+        gw_mcp__handshake_failed(c, rc, "could not send notifications/initialized");
         return;
     }
+    c->era = GW_MCP_ERA_LEGACY;
+    gw_mcp__ready(c);
+}
+
+void gw_mcp__ready(struct gw_mcp_client *c)
+{
     c->state = GW_MCP_READY;
     gw_log(GW_LOG_DEBUG, "upstream initialized", "server", c->server_id, "version", c->version,
            NULL);
@@ -104,11 +113,17 @@ static void init_done(void *data, const struct gw_mcp_reply *r)
 
 int gw_mcp_client_start(struct gw_mcp_client *c)
 {
+    if (c->state != GW_MCP_NEW)
+        return UV_EINVAL;
+    c->state = GW_MCP_INITIALIZING;
+    return c->want == GW_MCP_ERA_LEGACY ? gw_mcp__initialize(c) : gw_mcp__discover(c);
+}
+
+int gw_mcp__initialize(struct gw_mcp_client *c)
+{
     json_t *params;
     int rc;
 
-    if (c->state != GW_MCP_NEW)
-        return UV_EINVAL;
     /* sampling and elicitation are relayed to the /mcp session whose call
      * caused them (design §9). MCP Apps is declared because the gateway
      * passes its `_meta` and ui:// resources on to hosts that render them:
@@ -119,7 +134,6 @@ int gw_mcp_client_start(struct gw_mcp_client *c)
                        "name", "mcpgw", "version", c->client_version);
     if (c->config)
         json_object_set(params, "config", c->config);
-    c->state = GW_MCP_INITIALIZING;
     rc = gw_mcp__send_request(c, "initialize", params, c->init_timeout_ms, init_done, c, 0, NULL);
     json_decref(params);
     if (rc < 0 && c->state == GW_MCP_INITIALIZING)
@@ -127,4 +141,78 @@ int gw_mcp_client_start(struct gw_mcp_client *c)
     return rc;
 }
 
-/* Lifetime. */
+const char *gw_mcp_strerror(int code)
+{
+    switch (code) {
+    case 0:
+        return "ok";
+    case GW_MCP_E_RPC:
+        return "upstream_error";
+    case GW_MCP_E_TIMEOUT:
+        return "timeout";
+    case GW_MCP_E_CANCELLED:
+        return "cancelled";
+    case GW_MCP_E_TRANSPORT:
+        return "transport_down";
+    case GW_MCP_E_CLOSED:
+        return "closed";
+    case GW_MCP_E_PROTOCOL:
+        return "protocol_error";
+    case GW_MCP_E_LIMIT:
+        return "limit_exceeded";
+    case GW_MCP_E_NOT_READY:
+        return "not_ready";
+    case GW_MCP_E_NOT_RUN:
+        return "not_run";
+    default:
+        /* uv_err_name() allocates (and leaks) a string for a code it does
+         * not know, such as another module's own: those get a fixed name. */
+        if (code > -4096)
+            return uv_err_name(code);
+        return "error";
+    }
+}
+
+/* Accessors. */
+
+enum gw_mcp_state gw_mcp_client_state(const struct gw_mcp_client *c)
+{
+    return c->state;
+}
+
+const char *gw_mcp_client_version(const struct gw_mcp_client *c)
+{
+    return c->version;
+}
+
+json_t *gw_mcp_client_server_info(const struct gw_mcp_client *c)
+{
+    return c->server_info;
+}
+
+json_t *gw_mcp_client_capabilities(const struct gw_mcp_client *c)
+{
+    return c->capabilities;
+}
+
+void gw_mcp_client_stats(const struct gw_mcp_client *c, struct gw_mcp_client_stats *out)
+{
+    *out = c->stats;
+    out->in_flight = c->n_pending;
+    out->calls_in_flight = c->n_calls;
+}
+
+unsigned gw_mcp_client_calls_in_flight(const struct gw_mcp_client *c)
+{
+    return c->n_calls;
+}
+
+enum gw_mcp_era gw_mcp_client_era(const struct gw_mcp_client *c)
+{
+    return c->era;
+}
+
+bool gw_mcp_client_probing(const struct gw_mcp_client *c)
+{
+    return c->probing;
+}

@@ -19,6 +19,7 @@ static const char *const known_notifications[] = {"notifications/cancelled",
                                                   "notifications/prompts/list_changed",
                                                   "notifications/tools/list_changed",
                                                   "notifications/tasks/status",
+                                                  "notifications/subscriptions/acknowledged",
                                                   "notifications/elicitation/complete"};
 
 /* Receiving: server requests and notifications. */
@@ -81,6 +82,8 @@ int gw_mcp_client_respond(struct gw_mcp_client *c, json_t *id, json_t *result, j
         return rc;
     if (id == NULL || (result == NULL) == (error == NULL))
         return UV_EINVAL;
+    if (gw_mcp__input_respond(c, id, result, error))
+        return 0;
     msg = json_pack("{s:s, s:O}", "jsonrpc", "2.0", "id", id);
     json_object_set(msg, result ? "result" : "error", result ? result : error);
     return gw_mcp__send_json(c, msg);

@@ -332,6 +332,11 @@ static void inst_ready(struct gw_instance *inst, void *data)
     if (slot->role == ROLE_RETIRED)
         return;
     slot->ready = true;
+    if (srv->era == GW_MCP_ERA_AUTO && gw_instance_era(inst) != GW_MCP_ERA_AUTO) {
+        srv->era = gw_instance_era(inst);
+        gw_log(GW_LOG_INFO, "upstream revision learnt", "server", srv->cfg->id, "protocol",
+               srv->era == GW_MCP_ERA_MODERN ? GW_MCP_MODERN_VERSION : "2025-era", NULL);
+    }
     switch (slot->role) {
     case ROLE_DISCOVERY:
     case ROLE_SHARED:
@@ -448,11 +453,15 @@ struct slot *gw_slot_spawn(struct server *srv, enum slot_role role)
     struct gw_instance_cbs cbs = {inst_ready,  inst_failed,       inst_tools_changed,
                                   inst_closed, inst_notification, inst_request,
                                   slot};
+    static const enum gw_mcp_era eras[] = {[GW_PROTOCOL_AUTO] = GW_MCP_ERA_AUTO,
+                                           [GW_PROTOCOL_LEGACY] = GW_MCP_ERA_LEGACY,
+                                           [GW_PROTOCOL_MODERN] = GW_MCP_ERA_MODERN};
+    enum gw_mcp_era era = srv->era != GW_MCP_ERA_AUTO ? srv->era : eras[srv->cfg->protocol];
     char *why = NULL;
 
     slot->srv = srv;
     slot->role = role;
-    if (gw_instance_start(srv->owner->loop, srv->owner->multi, srv->snap, srv->cfg, &cbs,
+    if (gw_instance_start(srv->owner->loop, srv->owner->multi, srv->snap, srv->cfg, era, &cbs,
                           ++srv->seq, &slot->inst, &why) != 0) {
         free(slot);
         if (srv->replaces != NULL) {
@@ -613,6 +622,15 @@ struct gw_catalog *gw_servers_catalog(struct gw_servers *s)
 
 static const char *const role_names[] = {"discovery", "spare", "shared", "leased", "retired"};
 
+/* Every dialog reaches the same server state: a truely-stateless server,
+ * or a 2026-07-28 one over HTTP, which has no session to keep dialogs
+ * apart on (its instances are connections, not copies of its state). */
+static bool server_shared_upstream(const struct server *srv)
+{
+    return srv->cfg->truely_stateless ||
+           (srv->era == GW_MCP_ERA_MODERN && srv->cfg->transport != GW_TRANSPORT_STDIO);
+}
+
 static json_t *server_json(const struct server *srv)
 {
     const struct gw_cat_toolset *ts = gw_catalog_toolset(srv->owner->catalog, srv->cfg->id);
@@ -627,10 +645,16 @@ static json_t *server_json(const struct server *srv)
         json_array_append_new(insts, o);
     }
     gw_format_time(srv->loaded_at, loaded, sizeof loaded);
-    return json_pack("{s:s, s:s, s:s, s:b, s:i, s:o, s:i, s:s?, s:s, s:s, s:s, s:i, s:O?, s:o}",
+    return json_pack("{s:s, s:s, s:s, s:s?, s:b, s:s, s:b, s:i, s:o, s:i, s:s?, s:s, s:s, s:s, "
+                     "s:i, s:O?, s:o}",
                      "id", srv->cfg->id, "transport", gw_transport_name(srv->cfg->transport),
-                     "state", server_state_names[srv->state], "leased", !srv->cfg->truely_stateless,
-                     "tools", ts ? (int)gw_cat_toolset_ntools(ts) : 0, "instances", insts, "leases",
+                     "protocol", gw_protocol_name(srv->cfg->protocol), "protocolVersion",
+                     srv->era == GW_MCP_ERA_MODERN   ? GW_MCP_MODERN_VERSION
+                     : srv->era == GW_MCP_ERA_LEGACY ? "2025-era"
+                                                     : NULL,
+                     "sharedUpstream", server_shared_upstream(srv), "state",
+                     server_state_names[srv->state], "leased", !srv->cfg->truely_stateless, "tools",
+                     ts ? (int)gw_cat_toolset_ntools(ts) : 0, "instances", insts, "leases",
                      (int)gw_server_count_slots(srv, ROLE_LEASED, false), "lastError",
                      srv->last_error, "configHash", srv->cfg->spawn_hash, "catalogHash",
                      srv->cfg->catalog_hash, "loadedAt", loaded, "restarts", (int)srv->restarts,

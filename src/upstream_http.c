@@ -200,6 +200,7 @@ static void free_instance(struct gw_upstream_http *h)
     free(h->post_url);
     free(h->session);
     free(h->last_event_id);
+    json_decref(h->param_marks);
     free(h);
 }
 
@@ -269,6 +270,8 @@ static int http_send(struct gw_transport *t, const char *msg, size_t len)
         return UV_EPIPE;
     if (len > GW_HTTP_MAX_BODY)
         return UV_ENOBUFS;
+    if (!h->legacy && gw_upstream_http__modern_cancel(h, msg, len))
+        return 0;
     if (!h->legacy || h->post_url)
         return gw_upstream_http__post(h, msg, len);
     if (h->p_bytes + len > GW_HTTP_MAX_PENDING)

@@ -65,6 +65,7 @@ void gw_upstream_http__xfer_free(struct xfer *x)
     unlink_xfer(x);
     gw_http_xfer_cleanup(&x->t);
     json_decref(x->rpc_id);
+    curl_slist_free_all(x->mhdrs);
     free(x->body);
     free(x);
 }
@@ -88,8 +89,12 @@ static struct curl_slist *build_headers(struct xfer *x)
         l = gw_http_xfer_header(l, "Mcp-Session-Id", h->session);
         x->sent_session = 1;
     }
-    if (!h->legacy && h->version[0])
+    if (x->modern) {
+        for (const struct curl_slist *m = x->mhdrs; m != NULL; m = m->next)
+            l = gw_http_xfer_line(l, m->data);
+    } else if (!h->legacy && h->version[0]) {
         l = gw_http_xfer_header(l, "MCP-Protocol-Version", h->version);
+    }
     if (x->kind == XK_GET && h->last_event_id)
         l = gw_http_xfer_header(l, "Last-Event-ID", h->last_event_id);
     for (size_t i = 0; i < h->nhdr; i++)
@@ -185,6 +190,21 @@ static void note_answer(struct xfer *x, const char *data, size_t len)
     json_decref(m);
 }
 
+/* Queues a message the server sent on x; a 2026-07-28 tools/list answer
+ * loses the tools HTTP clients must drop. */
+static int deliver(struct xfer *x, const char *data, size_t len)
+{
+    size_t n = 0;
+    char *kept;
+    int rc;
+
+    note_answer(x, data, len);
+    kept = x->lists_tools ? gw_upstream_http__modern_tools(x->h, data, len, &n) : NULL;
+    rc = gw_upstream_http__enqueue(x->h, kept ? kept : data, kept ? n : len);
+    free(kept);
+    return rc;
+}
+
 static int same_origin(CURLU *a, CURLU *b)
 {
     static const CURLUPart parts[] = {CURLUPART_SCHEME, CURLUPART_HOST, CURLUPART_PORT};
@@ -249,8 +269,7 @@ static int on_event(struct gw_http_xfer *t, const struct gw_sse_event *ev)
     /* Priming events (2025-11-25) carry an id and empty data: no message. */
     if (strcmp(ev->type, "message") != 0 || ev->data_len == 0)
         return 0;
-    note_answer(x, ev->data, ev->data_len);
-    if (gw_upstream_http__enqueue(x->h, ev->data, ev->data_len) < 0) {
+    if (deliver(x, ev->data, ev->data_len) < 0) {
         x->fail = XF_EVENT_TOO_BIG;
         snprintf(x->why, sizeof(x->why),
                  "the upstream sent more than %u MiB of messages before they could be delivered",
@@ -434,6 +453,7 @@ static void classify(struct xfer *x)
     } else if (method) {
         x->is_initialized_note = strcmp(method, "notifications/initialized") == 0;
     }
+    gw_upstream_http__modern_classify(x, m);
     json_decref(m);
 }
 
@@ -468,10 +488,8 @@ static void post_ok(struct xfer *x)
 {
     struct gw_upstream_http *h = x->h;
     char why[128];
-    if (!h->legacy && !x->t.sse && x->t.rlen > 0) {
-        note_answer(x, x->t.rbody, x->t.rlen);
-        gw_upstream_http__enqueue(h, x->t.rbody, x->t.rlen);
-    }
+    if (!h->legacy && !x->t.sse && x->t.rlen > 0)
+        deliver(x, x->t.rbody, x->t.rlen);
     if (!h->legacy && x->rpc_id && !x->answered) {
         if (x->t.sse)
             snprintf(why, sizeof(why), "the upstream's event stream ended before the response");
@@ -526,6 +544,10 @@ static void post_done(struct xfer *x, CURLcode rc)
     }
     if ((x->t.status == 429 || x->t.status >= 500) && x->safe && retry(x, x->t.retry_after))
         return;
+    if (gw_upstream_http__modern_error(x)) {
+        gw_upstream_http__xfer_free(x);
+        return;
+    }
     status_sentence(x, why, sizeof(why));
     request_failed(x, x->t.status, 1, why);
 }

@@ -29,6 +29,10 @@ enum gw_transport_kind {
     GW_TRANSPORT_WEBSOCKET
 };
 
+/* The MCP revision spoken to a server (`protocol`): auto probes 2026-07-28
+ * first and falls back to a 2025-era initialize. */
+enum gw_protocol_mode { GW_PROTOCOL_AUTO, GW_PROTOCOL_LEGACY, GW_PROTOCOL_MODERN };
+
 enum gw_tool_mode {
     GW_MODE_UNSET,   /* omitted: dynamic with no per-tool cap (design §4) */
     GW_MODE_DYNAMIC, /* written out: requires default_tool_config */
@@ -79,6 +83,7 @@ struct gw_server_config {
 
     bool truely_stateless;
     enum gw_transport_kind transport;
+    enum gw_protocol_mode protocol;
     bool required;
 
     /* stdio */
@@ -225,6 +230,8 @@ int gw_parse_duration(const char *s, uint64_t *out_ms);
 int gw_parse_size(const char *s, uint64_t *out_bytes);
 
 const char *gw_transport_name(enum gw_transport_kind t);
+/* "auto", "legacy" or "modern". */
+const char *gw_protocol_name(enum gw_protocol_mode p);
 
 /* One row of the table of directives that drives the loader (style.md §7)
  * and is documented in docs/config.md. Keys are dotted; "<id>" stands for

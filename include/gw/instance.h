@@ -54,9 +54,14 @@ struct gw_instance_cbs {
  * `cfg` stays valid whatever snapshot its owner moves on to. Returns 0 and
  * sets *out, or a negative code with a sentence in *why (caller frees);
  * then no callback fires and no reference is kept. */
+/* `era` is the revision to speak (AUTO probes). A probe whose transport
+ * dies (a server that exits on a request before initialize) is not a
+ * failure: the instance starts its transport again and speaks 2025-era
+ * to it, once; on_ready or on_failed follows as usual. */
 int gw_instance_start(uv_loop_t *loop, struct gw_curl_uv *multi, struct gw_config *snap,
-                      const struct gw_server_config *cfg, const struct gw_instance_cbs *cbs,
-                      uint64_t seq, struct gw_instance **out, char **why);
+                      const struct gw_server_config *cfg, enum gw_mcp_era era,
+                      const struct gw_instance_cbs *cbs, uint64_t seq, struct gw_instance **out,
+                      char **why);
 
 /* Stops taking calls; once none is in flight — or after `grace_ms` (0:
  * no deadline), when the calls still in flight fail — runs the transport's
@@ -96,6 +101,8 @@ int gw_instance_list_tools(struct gw_instance *inst, uint64_t timeout_ms, gw_mcp
                            void *data);
 
 enum gw_instance_state gw_instance_state(const struct gw_instance *inst);
+/* The revision its server speaks: AUTO until the handshake decided. */
+enum gw_mcp_era gw_instance_era(const struct gw_instance *inst);
 const char *gw_instance_state_name(enum gw_instance_state s);
 uint64_t gw_instance_seq(const struct gw_instance *inst);
 int gw_instance_pid(const struct gw_instance *inst); /* 0 for HTTP */

@@ -16,6 +16,24 @@
  * gw_mcp_client_respond(); every other server request is answered -32601
  * at once (S9).
  *
+ * Two revisions (docs/architecture.md "Upstream revisions"): a 2025-era
+ * server is opened with `initialize` and then spoken to in one session; a
+ * 2026-07-28 server is opened with `server/discover`, and every request
+ * carries the `_meta` envelope (version, the gateway's client capabilities
+ * and info). `era` AUTO probes with server/discover and falls back to
+ * `initialize` on any error or timeout but -32022 naming 2026-07-28 (one
+ * more probe). Towards a 2026-07-28 server the client also:
+ *   - keeps one `subscriptions/listen` open for the list_changed the
+ *     server offers, opened again (after a pause) when it ends;
+ *   - turns an `input_required` result of tools/call, prompts/get or
+ *     resources/read into server requests to the owner (on_request, with
+ *     ids of its own: strings "mcpgw-input-…", and the server's key for
+ *     it in params._meta[GW_MCP_META_INPUT_KEY]), and once each is answered
+ *     (gw_mcp_client_respond) retries the request with a new id,
+ *     `inputResponses` and the server's `requestState`, under the same
+ *     handle, at most GW_MCP_MAX_INPUT_ROUNDS times. So a caller never
+ *     knows which revision its upstream speaks.
+ *
  * Ownership: the owner owns the client from gw_mcp_client_new() until it
  * calls gw_mcp_client_close(); the client frees itself later, when its
  * last uv handle is closed. All callbacks run on the loop thread. */
@@ -23,6 +41,7 @@
 #define GW_MCP_CLIENT_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <uv.h>
@@ -32,6 +51,16 @@
 
 /* Versions offered and accepted, newest first; the first is offered. */
 #define GW_MCP_PROTOCOL_VERSION "2025-11-25"
+/* The stateless revision, spoken after server/discover. */
+#define GW_MCP_MODERN_VERSION "2026-07-28"
+/* Input rounds of one 2026-07-28 request before it fails (the TS and
+ * Python SDKs stop at 10 too). */
+#define GW_MCP_MAX_INPUT_ROUNDS 10
+/* Where an input request turned into a server request carries its key. */
+#define GW_MCP_META_INPUT_KEY "mcpgw/inputKey"
+/* How long an AUTO probe waits for server/discover before trying
+ * initialize: a 2025-era server may ignore a request before initialize. */
+#define GW_MCP_PROBE_TIMEOUT_MS 10000
 /* The MCP Apps extension (SEP-1865) and the UI resource type it names. */
 #define GW_MCP_EXT_UI      "io.modelcontextprotocol/ui"
 #define GW_MCP_EXT_UI_MIME "text/html;profile=mcp-app"
@@ -65,6 +94,12 @@ enum {
 /* A short name for a code ("timeout", "transport_down", …), for logs and
  * error bodies; libuv codes go to uv_err_name(). */
 const char *gw_mcp_strerror(int code);
+
+enum gw_mcp_era {
+    GW_MCP_ERA_AUTO,   /* probe (opts); not decided yet (gw_mcp_client_era) */
+    GW_MCP_ERA_LEGACY, /* initialize, 2025-11-25 and before */
+    GW_MCP_ERA_MODERN, /* server/discover, 2026-07-28 */
+};
 
 enum gw_mcp_state {
     GW_MCP_NEW,          /* created, gw_mcp_client_start() not yet called */
@@ -121,6 +156,7 @@ struct gw_mcp_client_opts {
     json_t *config;             /* sent as initialize params.config when non-NULL; borrowed */
     uint64_t init_timeout_ms;   /* 0: GW_MCP_DEFAULT_INIT_TIMEOUT_MS */
     const char *client_version; /* clientInfo.version; NULL: GW_VERSION */
+    enum gw_mcp_era era;        /* what to speak; AUTO probes */
     /* Masks the server's secrets in what the client logs of the server's
      * own bytes (a sample of a dropped line, the parser's complaint).
      * Taken in every case, even when gw_mcp_client_new fails. NULL:
@@ -236,6 +272,14 @@ json_t *gw_mcp_client_server_info(const struct gw_mcp_client *c);
 json_t *gw_mcp_client_capabilities(const struct gw_mcp_client *c);
 
 void gw_mcp_client_stats(const struct gw_mcp_client *c, struct gw_mcp_client_stats *out);
+
+/* The revision spoken: AUTO until the handshake decided it. */
+enum gw_mcp_era gw_mcp_client_era(const struct gw_mcp_client *c);
+
+/* True while an AUTO probe (server/discover) awaits its answer: a
+ * transport that dies now may be a 2025-era server that exits on any
+ * request before initialize (servers on the Rust SDK do). */
+bool gw_mcp_client_probing(const struct gw_mcp_client *c);
 
 /* The owner's calls awaiting an answer (stats' calls_in_flight). */
 unsigned gw_mcp_client_calls_in_flight(const struct gw_mcp_client *c);

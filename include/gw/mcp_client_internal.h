@@ -1,6 +1,8 @@
 /* Shared by the files of the MCP client only (mcp_client.c: the request
  * table, deadlines, sending and receiving; mcp_client_init.c: the
- * handshake; mcp_client_list.c: paginated lists). */
+ * 2025-era handshake and the accessors; mcp_client_modern.c: 2026-07-28,
+ * its handshake, envelope, listen and input rounds; mcp_client_list.c:
+ * paginated lists; mcp_client_peer.c: what the server sends unasked). */
 #ifndef GW_MCP_CLIENT_INTERNAL_H
 #define GW_MCP_CLIENT_INTERNAL_H
 
@@ -25,6 +27,21 @@ struct pending {
     uint64_t deadline; /* loop ms; 0 when the request has no timeout */
     bool call;         /* the owner's request or tools/call, not a list page or the handshake */
     struct pending *dprev, *dnext;
+    /* 2026-07-28 only: the params as sent (without the envelope), for a
+     * retry after input, and the round waiting for the owner's answers. */
+    json_t *params;
+    struct input_round *round;
+};
+
+/* One input_required result being answered (mcp_client_modern.c). */
+struct input_round {
+    json_t *keys;      /* the inputRequests keys, in order */
+    json_t *responses; /* key → the owner's result */
+    json_t *state;     /* the server's requestState, or NULL */
+    json_t *error;     /* the first error answer, or NULL */
+    unsigned waiting;  /* keys not answered yet */
+    unsigned rounds;   /* input_required results so far */
+    bool issuing;      /* inside the owner's on_request calls */
 };
 
 /* One paginated list in progress; owned by itself, freed when it reports. */
@@ -57,6 +74,12 @@ struct gw_mcp_client {
     unsigned warn_count;
     const char *cur_msg; /* the message being received, for log samples */
     size_t cur_len;
+    enum gw_mcp_era want;  /* what the owner asked for */
+    enum gw_mcp_era era;   /* decided by the handshake */
+    bool probing;          /* an AUTO server/discover awaits its answer */
+    bool reprobed;         /* a -32022 made the probe go again once */
+    json_t *envelope;      /* the 2026-07-28 _meta keys of every request */
+    uint64_t listen_since; /* loop ms the listen was opened; 0: none open */
 };
 
 /* mcp_client.c */
@@ -71,6 +94,37 @@ int gw_mcp__check_ready(const struct gw_mcp_client *c);
 int gw_mcp__send_json(struct gw_mcp_client *c, json_t *msg);
 /* A message of the wrong shape: counted, logged (rate limited). */
 void gw_mcp__bad_shape(struct gw_mcp_client *c, const char *why);
+
+/* The in-flight table, for the input rounds. */
+struct pending *gw_mcp__lookup(struct gw_mcp_client *c, uint64_t id);
+void gw_mcp__finish(struct pending *p, const struct gw_mcp_reply *r);
+void gw_mcp__finish_error(struct pending *p, int code, const char *message, json_t *error);
+/* Sends request `p` again under a new id with `params` (taken): the same
+ * handle, callback and deadline. On failure `p` has failed. */
+void gw_mcp__resend(struct gw_mcp_client *c, struct pending *p, json_t *params);
+
+/* mcp_client_init.c */
+int gw_mcp__initialize(struct gw_mcp_client *c);
+void gw_mcp__handshake_failed(struct gw_mcp_client *c, int code, const char *reason);
+/* The handshake is done: state READY, on_ready. */
+void gw_mcp__ready(struct gw_mcp_client *c);
+
+/* mcp_client_modern.c */
+/* Sends server/discover (the probe, or the MODERN handshake). */
+int gw_mcp__discover(struct gw_mcp_client *c);
+/* `params` (borrowed, may be NULL) with the envelope in its _meta: a new
+ * reference. */
+json_t *gw_mcp__enveloped(const struct gw_mcp_client *c, json_t *params);
+/* True when `method`'s result may ask for input (and so its params are
+ * kept). */
+bool gw_mcp__may_ask(const char *method);
+/* A 2026-07-28 result for `p`: true when it asked for input and `p` goes
+ * on (the owner is asked, or the request was sent again). */
+bool gw_mcp__input_required(struct gw_mcp_client *c, struct pending *p, json_t *result);
+/* An answer (result or error, borrowed) to one of the client's own input
+ * ids: 1 when `id` was one, 0 when it is the server's. */
+int gw_mcp__input_respond(struct gw_mcp_client *c, json_t *id, json_t *result, json_t *error);
+void gw_mcp__round_free(struct input_round *r);
 
 /* mcp_client_peer.c */
 void gw_mcp__handle_server_request(struct gw_mcp_client *c, const char *method, json_t *id,

@@ -72,6 +72,10 @@ struct server {
     json_t *extensions;     /* capabilities.extensions of its last ready instance */
     unsigned extra_relist;  /* kinds to list again when those finish */
     bool timer_closed;
+    /* The revision its server speaks, learnt by the first instance that
+     * got ready (AUTO: not yet): later instances do not probe. A new
+     * spawn hash is a new server, so the verdict goes with the old. */
+    enum gw_mcp_era era;
     unsigned restarts;
     char *last_error;
     json_t *stderr_tail;

@@ -1,7 +1,8 @@
 /* Internals shared by src/upstream_http.c (the instance: lifecycle, the
- * delivery queue, the timer, the public API) and src/upstream_http_xfer.c
- * (transfers: POST, GET stream, legacy stream, DELETE). Nothing outside
- * those two files may include this header. */
+ * delivery queue, the timer, the public API), src/upstream_http_xfer.c
+ * (transfers: POST, GET stream, legacy stream, DELETE) and
+ * src/upstream_http_modern.c (2026-07-28's headers and tool marks).
+ * Nothing outside those files may include this header. */
 #ifndef GW_UPSTREAM_HTTP_INTERNAL_H
 #define GW_UPSTREAM_HTTP_INTERNAL_H
 
@@ -51,6 +52,9 @@ struct xfer {
     uint64_t due_ms; /* waiting for a retry until then; 0 when running */
     int sent_session;
     int answered; /* the response to rpc_id was seen */
+    int modern;   /* a 2026-07-28 request (its _meta names the version) */
+    int lists_tools;
+    struct curl_slist *mhdrs; /* its MCP-Protocol-Version, Mcp-Method, …; owned */
     enum xfail fail;
     char why[256];
 };
@@ -74,6 +78,7 @@ struct gw_upstream_http {
     int terminate;
     char *session;
     char version[32];
+    json_t *param_marks; /* 2026-07-28: tool name → [[property, header], …] */
 
     struct xfer *xfers;
     struct xfer *stream; /* the GET or legacy stream, when running */
@@ -105,6 +110,22 @@ void gw_upstream_http__go_down(struct gw_upstream_http *h, int code, const char 
 void gw_upstream_http__maybe_finish(struct gw_upstream_http *h);
 void gw_upstream_http__set_error(struct gw_upstream_http *h, const char *why);
 void gw_upstream_http__set_version(struct gw_upstream_http *h, const char *v, size_t n);
+
+/* upstream_http_modern.c */
+/* Reads a request's _meta: a 2026-07-28 one gets x->modern and its
+ * headers. `m` is the parsed message. */
+void gw_upstream_http__modern_classify(struct xfer *x, json_t *m);
+/* A tools/list answer with the tools whose x-mcp-header marks are
+ * invalid dropped (a new text, *outlen its length), or NULL when all stay;
+ * the valid marks are remembered for the calls. */
+char *gw_upstream_http__modern_tools(struct gw_upstream_http *h, const char *data, size_t len,
+                                     size_t *outlen);
+/* A refusal (HTTP 4xx/5xx) of a 2026-07-28 request whose body is the
+ * JSON-RPC error for it: delivered as the answer (1), else 0. */
+int gw_upstream_http__modern_error(struct xfer *x);
+/* notifications/cancelled for a 2026-07-28 request still running: its
+ * transfer is closed instead (1); else 0 and the message is posted. */
+int gw_upstream_http__modern_cancel(struct gw_upstream_http *h, const char *msg, size_t len);
 
 /* upstream_http_xfer.c */
 int gw_upstream_http__post(struct gw_upstream_http *h, const char *msg, size_t len);

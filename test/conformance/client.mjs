@@ -51,13 +51,28 @@ async function drive(scenario, context, port) {
   say(`GET /v1/tools: ${listing.status}, upstream tools: ${q(tools.map((t) => t.originalName))}`);
   const byOriginal = new Map(tools.map((t) => [t.originalName, t]));
 
+  // A 409 input_required is answered as a person would through REST (an
+  // elicitation accepted with what its schema asks, as true), and the call
+  // repeated with the round's requestState: mcpgw then retries upstream.
   async function call(original, args = {}) {
     const t = byOriginal.get(original);
     if (!t) { say(`tool ${q(original)} not in mcpgw's catalog; not called`); return null; }
-    const r = await request(port, 'POST', `/v1/tools/${encodeURIComponent(t.name)}/call`, { arguments: args }, 10000)
-      .catch((e) => ({ status: 0, body: e.message }));
-    say(`POST /v1/tools/${t.name}/call ${short(args)}: ${r.status} ${short(r.body)}`);
-    return r;
+    let body = { arguments: args };
+    for (let round = 0; round < 5; round++) {
+      const r = await request(port, 'POST', `/v1/tools/${encodeURIComponent(t.name)}/call`, body, 10000)
+        .catch((e) => ({ status: 0, body: e.message }));
+      say(`POST /v1/tools/${t.name}/call ${short(body)}: ${r.status} ${short(r.body)}`);
+      if (r.status !== 409 || r.body?.error?.code !== 'input_required') return r;
+      const inputResponses = {};
+      for (const [key, req] of Object.entries(r.body.inputRequests ?? {})) {
+        const props = Object.keys(req.params?.requestedSchema?.properties ?? {});
+        inputResponses[key] = req.method === 'elicitation/create'
+          ? { action: 'accept', content: Object.fromEntries(props.map((p) => [p, true])) }
+          : {};
+      }
+      body = { arguments: args, inputResponses, requestState: r.body.requestState };
+    }
+    return null;
   }
 
   switch (scenario) {

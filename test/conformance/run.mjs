@@ -131,9 +131,15 @@ function collect(resultsDir) {
 // the session whose call caused it; on a leased instance that is always the
 // session's own call, on a shared one only when no other session has a call
 // in flight there. So they live on a leased server (one instance per MCP
-// session), everything else on a shared one.
+// session), everything else on a shared one. The backend serves both
+// revisions, and mcpgw's `protocol: auto` would speak 2026-07-28 to it; but
+// the relay tools are 2025-era ones (a server request mid-call has no place
+// in 2026-07-28), so `relay` is spoken to in 2025-11-25. The 2025-11-25 run
+// keeps `conf` on 2025-11-25 too, so that it checks the path from a 2025
+// session to a 2025 server (resources/subscribe has no 2026-07-28 form yet
+// through mcpgw); the 2026-07-28 runs check 2026-07-28 on both sides.
 const relayTools = ['test_sampling', 'test_elicitation', 'test_elicitation_sep1034_defaults', 'test_elicitation_sep1330_enums'];
-function gatewayConfig(dir, upstreamUrl) {
+function gatewayConfig(dir, upstreamUrl, confProtocol) {
   const upstream = upstreamUrl
     ? `transport: streamable_http\n    url: ${q(upstreamUrl)}`
     : `command: ${q(node)}\n    args: [${q(backend)}]`;
@@ -148,6 +154,7 @@ servers:
   conf:
     truely-stateless: true
     required: true
+    protocol: ${confProtocol}
     ${upstream}
     tools:
       blacklist: [${relayTools.map(q).join(', ')}]
@@ -155,6 +162,7 @@ servers:
   # or elicitation request can only belong to that session's call.
   relay:
     required: true
+    protocol: legacy
     ${upstream}
     load_prompts: false
     load_resources: false
@@ -170,7 +178,7 @@ async function serverRun(run, out, expectedFile) {
   try {
     if (run.upstream === 'http') be = await startHttpBackend({ cwd: dir, logPath: path.join(out, 'backend.log') });
     const configPath = path.join(dir, 'mcp.yaml');
-    fs.writeFileSync(configPath, gatewayConfig(dir, be?.url));
+    fs.writeFileSync(configPath, gatewayConfig(dir, be?.url, run.requirements === '2025-11-25' ? 'legacy' : 'auto'));
     fs.copyFileSync(configPath, path.join(out, 'mcp.yaml'));
     gw = await startGateway(configPath, { cwd: dir, logPath: path.join(out, 'mcpgw.log') });
     const args = ['server', '--url', `http://127.0.0.1:${gw.port}/mcp`, '-o', path.join(out, 'results')];

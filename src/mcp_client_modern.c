@@ -1,0 +1,358 @@
+/* The MCP client towards a 2026-07-28 server: the server/discover
+ * handshake (and the AUTO probe that falls back to initialize), the
+ * `_meta` envelope every request carries, the one subscriptions/listen
+ * that brings list_changed, and input rounds: an `input_required` result
+ * becomes server requests to the owner, as a 2025-era server's
+ * elicitation would be, and the request is sent again with the answers.
+ * The protocol facts are in docs/architecture.md "Upstream revisions". */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gw/log.h"
+#include "gw/mcp_client_internal.h"
+#include "gw/util.h"
+
+#define META_VERSION      "io.modelcontextprotocol/protocolVersion"
+#define META_CAPABILITIES "io.modelcontextprotocol/clientCapabilities"
+#define META_INFO         "io.modelcontextprotocol/clientInfo"
+#define META_SERVER_INFO  "io.modelcontextprotocol/serverInfo"
+#define RPC_UNSUPPORTED   -32022
+#define INPUT_ID_PREFIX   "mcpgw-input-"
+/* A listen that ends sooner than this after it opened is not opened
+ * again: the server does not keep it (no pause timer needed). */
+#define LISTEN_MIN_MS 1000
+
+/* ---- the envelope ---- */
+
+/* What the gateway declares: it relays sampling, elicitation and roots to
+ * the caller of each call (dispatch refuses, and a 2026-07-28 caller
+ * hears -32021, when that caller cannot answer), and MCP Apps as in its
+ * initialize. */
+static json_t *envelope_new(const struct gw_mcp_client *c)
+{
+    return json_pack("{s:s, s:{s:{}, s:{}, s:{}, s:{s:{s:[s]}}}, s:{s:s, s:s}}", META_VERSION,
+                     GW_MCP_MODERN_VERSION, META_CAPABILITIES, "sampling", "elicitation", "roots",
+                     "extensions", GW_MCP_EXT_UI, "mimeTypes", GW_MCP_EXT_UI_MIME, META_INFO,
+                     "name", "mcpgw", "version", c->client_version);
+}
+
+json_t *gw_mcp__enveloped(const struct gw_mcp_client *c, json_t *params)
+{
+    json_t *out = params != NULL ? json_copy(params) : json_object();
+    json_t *meta = json_object_get(out, "_meta");
+
+    meta = json_is_object(meta) ? json_copy(meta) : json_object();
+    json_object_update(meta, c->envelope);
+    json_object_set_new(out, "_meta", meta);
+    return out;
+}
+
+bool gw_mcp__may_ask(const char *method)
+{
+    return strcmp(method, "tools/call") == 0 || strcmp(method, "prompts/get") == 0 ||
+           strcmp(method, "resources/read") == 0;
+}
+
+/* ---- subscriptions/listen ---- */
+
+static void listen_open(struct gw_mcp_client *c);
+
+static void listen_done(void *data, const struct gw_mcp_reply *r)
+{
+    struct gw_mcp_client *c = data;
+    uint64_t lasted = uv_now(c->loop) - c->listen_since;
+
+    c->listen_since = 0;
+    if (r->code == GW_MCP_E_CLOSED || c->state != GW_MCP_READY)
+        return;
+    if (r->code == 0 && lasted >= LISTEN_MIN_MS) {
+        listen_open(c);
+        return;
+    }
+    gw_log(GW_LOG_INFO, "upstream list changes not heard: subscriptions/listen ended", "server",
+           c->server_id, "error", r->code ? r->message : "it ended at once", NULL);
+}
+
+static bool offers(const struct gw_mcp_client *c, const char *kind)
+{
+    return json_is_true(json_object_get(json_object_get(c->capabilities, kind), "listChanged"));
+}
+
+/* The list_changed the server offers, on one long request whose
+ * notifications come like a 2025-era server's. */
+static void listen_open(struct gw_mcp_client *c)
+{
+    json_t *want = json_object(), *params;
+    static const char *const kinds[][2] = {{"tools", "toolsListChanged"},
+                                           {"prompts", "promptsListChanged"},
+                                           {"resources", "resourcesListChanged"}};
+
+    for (size_t i = 0; i < GW_ARRAY_SIZE(kinds); i++) {
+        if (offers(c, kinds[i][0]))
+            json_object_set_new(want, kinds[i][1], json_true());
+    }
+    if (json_object_size(want) == 0) {
+        json_decref(want);
+        return;
+    }
+    params = json_pack("{s:o}", "notifications", want);
+    c->listen_since = uv_now(c->loop);
+    if (gw_mcp__send_request(c, "subscriptions/listen", params, 0, listen_done, c, 0, NULL) < 0)
+        c->listen_since = 0;
+    json_decref(params);
+}
+
+/* ---- the handshake ---- */
+
+static bool lists_modern(json_t *versions)
+{
+    size_t i;
+    json_t *v;
+
+    json_array_foreach(versions, i, v)
+    {
+        if (json_is_string(v) && strcmp(json_string_value(v), GW_MCP_MODERN_VERSION) == 0)
+            return true;
+    }
+    return false;
+}
+
+static void discover_failed(struct gw_mcp_client *c, const struct gw_mcp_reply *r)
+{
+    json_t *code = json_object_get(r->error, "code");
+    json_t *data = json_object_get(r->error, "data");
+    char buf[TEXT_BYTES];
+
+    if (json_integer_value(code) == RPC_UNSUPPORTED &&
+        lists_modern(json_object_get(data, "supported")) && !c->reprobed) {
+        c->reprobed = true; /* the server names our version after all: once more */
+        if (gw_mcp__discover(c) == 0)
+            return;
+    }
+    c->probing = false;
+    if (c->want == GW_MCP_ERA_AUTO && r->code != GW_MCP_E_TRANSPORT) {
+        gw_log(GW_LOG_DEBUG, "upstream does not serve 2026-07-28; trying initialize", "server",
+               c->server_id, "error", r->message, NULL);
+        if (gw_mcp__initialize(c) == 0)
+            return;
+    }
+    snprintf(buf, sizeof buf, "server/discover failed: %s", r->message);
+    gw_mcp__handshake_failed(c, r->code, buf);
+}
+
+static void discover_done(void *data, const struct gw_mcp_reply *r)
+{
+    struct gw_mcp_client *c = data;
+    json_t *caps, *info, *versions;
+
+    if (r->code == GW_MCP_E_CLOSED)
+        return;
+    if (r->code != 0) {
+        discover_failed(c, r);
+        return;
+    }
+    c->probing = false;
+    caps = json_object_get(r->result, "capabilities");
+    versions = json_object_get(r->result, "supportedVersions");
+    info = json_object_get(json_object_get(r->result, "_meta"), META_SERVER_INFO);
+    if (!json_is_object(info))
+        info = json_object_get(r->result, "serverInfo");
+    if ((caps != NULL && !json_is_object(caps)) || (versions != NULL && !lists_modern(versions))) {
+        gw_mcp__handshake_failed(c, GW_MCP_E_PROTOCOL,
+                                 "the server's server/discover result names no 2026-07-28 in "
+                                 "supportedVersions, or its capabilities are not an object");
+        return;
+    }
+    c->era = GW_MCP_ERA_MODERN;
+    c->version = gw_xstrdup(GW_MCP_MODERN_VERSION);
+    c->capabilities = caps ? json_incref(caps) : json_object();
+    c->server_info = json_is_object(info) ? json_incref(info) : json_object();
+    gw_mcp__ready(c);
+    if (c->state == GW_MCP_READY)
+        listen_open(c);
+}
+
+int gw_mcp__discover(struct gw_mcp_client *c)
+{
+    json_t *params;
+    uint64_t timeout = c->init_timeout_ms;
+    int rc;
+
+    if (c->envelope == NULL)
+        c->envelope = envelope_new(c);
+    if (c->want == GW_MCP_ERA_AUTO && timeout > GW_MCP_PROBE_TIMEOUT_MS)
+        timeout = GW_MCP_PROBE_TIMEOUT_MS;
+    params = gw_mcp__enveloped(c, NULL);
+    c->probing = c->want == GW_MCP_ERA_AUTO;
+    rc = gw_mcp__send_request(c, "server/discover", params, timeout, discover_done, c, 0, NULL);
+    json_decref(params);
+    if (rc < 0) {
+        c->probing = false;
+        c->state = GW_MCP_FAILED;
+    }
+    return rc;
+}
+
+/* ---- input rounds ---- */
+
+void gw_mcp__round_free(struct input_round *r)
+{
+    if (r == NULL)
+        return;
+    json_decref(r->keys);
+    json_decref(r->responses);
+    json_decref(r->state);
+    json_decref(r->error);
+    free(r);
+}
+
+/* The request with the round's answers, its round over. */
+static void round_retry(struct gw_mcp_client *c, struct pending *p)
+{
+    struct input_round *r = p->round;
+    json_t *params = json_copy(p->params);
+
+    json_object_del(params, "inputResponses");
+    json_object_del(params, "requestState");
+    if (json_array_size(r->keys) > 0)
+        json_object_set(params, "inputResponses", r->responses);
+    if (r->state != NULL)
+        json_object_set(params, "requestState", r->state);
+    json_decref(r->keys);
+    json_decref(r->responses);
+    json_decref(r->state);
+    r->keys = r->responses = r->state = NULL;
+    gw_mcp__resend(c, p, params);
+}
+
+/* Every key answered, or one refused: the request goes on or fails. */
+static void round_settle(struct gw_mcp_client *c, struct pending *p)
+{
+    struct input_round *r = p->round;
+    char msg[TEXT_BYTES];
+
+    if (r->issuing || (r->waiting > 0 && r->error == NULL))
+        return;
+    if (r->error != NULL) {
+        json_t *error = json_incref(r->error);
+        snprintf(msg, sizeof msg,
+                 "the server asked for input during %s that mcpgw could not get: %s", p->method,
+                 json_string_value(json_object_get(error, "message")));
+        gw_utf8_trim(msg);
+        gw_mcp__finish_error(p, GW_MCP_E_RPC, msg, error);
+        json_decref(error);
+        return;
+    }
+    round_retry(c, p);
+}
+
+/* Asks the owner each input request as if the server had sent it. */
+static void round_ask(struct gw_mcp_client *c, struct pending *p, json_t *requests)
+{
+    struct input_round *r = p->round;
+    json_t *token = json_object_get(json_object_get(p->params, "_meta"), "progressToken");
+    uint64_t pid = p->id;
+    size_t n = json_array_size(r->keys);
+
+    r->issuing = true;
+    for (size_t i = 0; i < n && r->error == NULL; i++) {
+        const char *key = json_string_value(json_array_get(r->keys, i));
+        json_t *req = json_object_get(requests, key);
+        const char *method = json_string_value(json_object_get(req, "method"));
+        json_t *params = json_object_get(req, "params");
+        char idbuf[64];
+        json_t *id, *asked;
+
+        snprintf(idbuf, sizeof idbuf, INPUT_ID_PREFIX "%" PRIu64 "-%zu", pid, i);
+        id = json_string(idbuf);
+        asked = json_is_object(params) ? json_copy(params) : json_object();
+        /* dispatch finds the call by its token; input rounds keep the key */
+        json_object_set_new(asked, "_meta", json_pack("{s:s}", GW_MCP_META_INPUT_KEY, key));
+        if (token != NULL)
+            json_object_set(json_object_get(asked, "_meta"), "progressToken", token);
+        c->stats.server_requests++;
+        if (method == NULL || c->cb.on_request == NULL ||
+            (strcmp(method, "sampling/createMessage") != 0 &&
+             strcmp(method, "elicitation/create") != 0 && strcmp(method, "roots/list") != 0) ||
+            c->cb.on_request(c->cb.data, method, id, asked) != 0) {
+            json_t *no = json_pack("{s:i, s:s}", "code", -32601, "message",
+                                   "mcpgw cannot relay this input request");
+            gw_mcp__input_respond(c, id, NULL, no);
+            json_decref(no);
+        }
+        json_decref(id);
+        json_decref(asked);
+    }
+    r->issuing = false;
+    round_settle(c, p);
+}
+
+bool gw_mcp__input_required(struct gw_mcp_client *c, struct pending *p, json_t *result)
+{
+    json_t *type = json_object_get(result, "resultType");
+    json_t *requests = json_object_get(result, "inputRequests");
+    json_t *state = json_object_get(result, "requestState");
+    struct input_round *r;
+    const char *key;
+    json_t *v;
+
+    if (!json_is_string(type) || strcmp(json_string_value(type), "input_required") != 0)
+        return false;
+    if ((requests != NULL && !json_is_object(requests)) ||
+        (state != NULL && !json_is_string(state)) || (requests == NULL && state == NULL)) {
+        gw_mcp__finish_error(p, GW_MCP_E_PROTOCOL,
+                             "the server's input_required result has neither inputRequests nor "
+                             "a string requestState",
+                             NULL);
+        return true;
+    }
+    r = p->round ? p->round : gw_xcalloc(1, sizeof *r);
+    p->round = r;
+    if (++r->rounds > GW_MCP_MAX_INPUT_ROUNDS) {
+        gw_mcp__finish_error(p, GW_MCP_E_PROTOCOL,
+                             "the server asked for input more than 10 times in one request", NULL);
+        return true;
+    }
+    r->keys = json_array();
+    r->responses = json_object();
+    r->state = json_incref(state);
+    json_object_foreach(requests, key, v)
+    {
+        json_array_append_new(r->keys, json_string(key));
+    }
+    r->waiting = (unsigned)json_array_size(r->keys);
+    if (r->waiting > 0 && json_object_size(requests) > 0)
+        round_ask(c, p, requests);
+    else
+        round_retry(c, p);
+    return true;
+}
+
+int gw_mcp__input_respond(struct gw_mcp_client *c, json_t *id, json_t *result, json_t *error)
+{
+    const char *s = json_string_value(id);
+    uint64_t pid;
+    size_t i;
+    struct pending *p;
+    struct input_round *r;
+    const char *key;
+
+    if (s == NULL || strncmp(s, INPUT_ID_PREFIX, strlen(INPUT_ID_PREFIX)) != 0)
+        return 0;
+    if (sscanf(s + strlen(INPUT_ID_PREFIX), "%" SCNu64 "-%zu", &pid, &i) != 2 ||
+        (p = gw_mcp__lookup(c, pid)) == NULL || (r = p->round) == NULL ||
+        (key = json_string_value(json_array_get(r->keys, i))) == NULL ||
+        json_object_get(r->responses, key) != NULL)
+        return 1; /* a round that ended meanwhile */
+    if (error != NULL && r->error == NULL)
+        r->error = json_incref(error);
+    if (result != NULL)
+        json_object_set(r->responses, key, result);
+    else
+        json_object_set_new(r->responses, key, json_null());
+    r->waiting--;
+    round_settle(c, p);
+    return 1;
+}
