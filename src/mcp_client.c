@@ -723,8 +723,8 @@ int gw_mcp_client_call_tool(struct gw_mcp_client *c, const char *name, json_t *a
     if (cb == NULL)
         return UV_EINVAL;
     if (c->era == GW_MCP_ERA_MODERN) {
-        json_t *params = json_pack("{s:s, s:O}", "name", name, "arguments",
-                                   arguments ? arguments : json_object());
+        json_t *params = json_pack("{s:s, s:o}", "name", name, "arguments",
+                                   arguments ? json_incref(arguments) : json_object());
         if (params == NULL)
             return UV_EINVAL;
         if (progress_token != NULL)

@@ -25,6 +25,11 @@ struct fake {
     int close_on_ready;
     int idle;
     struct gw_mcp_client *c;
+    int take_requests; /* on_request takes them (else -32601, as with none) */
+    int asked;         /* server requests given to on_request */
+    json_t *asked_id;  /* the last one's id and params */
+    json_t *asked_params;
+    char asked_method[64];
 };
 
 struct got {
@@ -93,6 +98,21 @@ static void on_notification(void *data, const char *method, json_t *msg)
     ck_assert(json_is_object(msg));
 }
 
+static int on_request(void *data, const char *method, json_t *id, json_t *params)
+{
+    struct fake *f = data;
+
+    if (!f->take_requests)
+        return -1;
+    f->asked++;
+    snprintf(f->asked_method, sizeof f->asked_method, "%s", method);
+    json_decref(f->asked_id);
+    json_decref(f->asked_params);
+    f->asked_id = json_incref(id);
+    f->asked_params = params ? json_deep_copy(params) : NULL;
+    return 0;
+}
+
 static void got_cb(void *data, const struct gw_mcp_reply *r)
 {
     struct got *g = data;
@@ -115,10 +135,12 @@ static void got_clear(struct got *g)
     memset(g, 0, sizeof *g);
 }
 
-static struct gw_mcp_client *make(uv_loop_t *loop, struct fake *f, json_t *config,
-                                  uint64_t init_timeout_ms)
+static struct gw_mcp_client *make_era(uv_loop_t *loop, struct fake *f, json_t *config,
+                                      uint64_t init_timeout_ms, enum gw_mcp_era era)
 {
     struct gw_mcp_client_opts o = {
+        .era = era,
+        .on_request = on_request,
         .send = fake_send,
         .on_ready = on_ready,
         .on_failed = on_failed,
@@ -136,6 +158,13 @@ static struct gw_mcp_client *make(uv_loop_t *loop, struct fake *f, json_t *confi
     ck_assert_int_eq(gw_mcp_client_new(loop, &o, &c), 0);
     f->c = c;
     return c;
+}
+
+/* The 2025-era tests: no probe. */
+static struct gw_mcp_client *make(uv_loop_t *loop, struct fake *f, json_t *config,
+                                  uint64_t init_timeout_ms)
+{
+    return make_era(loop, f, config, init_timeout_ms, GW_MCP_ERA_LEGACY);
 }
 
 static void feed(struct gw_mcp_client *c, const char *fmt, ...)
@@ -219,6 +248,8 @@ static void finish_loop(uv_loop_t *loop, struct fake *f, struct gw_mcp_client *c
     uv_run(loop, UV_RUN_DEFAULT);
     ck_assert_int_eq(uv_loop_close(loop), 0);
     json_decref(f->sent);
+    json_decref(f->asked_id);
+    json_decref(f->asked_params);
 }
 
 static struct gw_mcp_client_stats stats_of(struct gw_mcp_client *c)
@@ -1147,6 +1178,214 @@ START_TEST(close_inside_callback)
 }
 END_TEST
 
+/* ---- 2026-07-28 ---- */
+
+static const char *meta_str(json_t *m, const char *key)
+{
+    return json_string_value(
+        json_object_get(json_object_get(json_object_get(m, "params"), "_meta"), key));
+}
+
+static struct gw_mcp_client *modern_client(uv_loop_t *loop, struct fake *f)
+{
+    struct gw_mcp_client *c;
+
+    f->take_requests = 1;
+    c = make_era(loop, f, NULL, 0, GW_MCP_ERA_MODERN);
+
+    ck_assert_int_eq(gw_mcp_client_start(c), 0);
+    ck_assert_int_eq(sent_count(f, "initialize"), 0);
+    answer(c, id_of(sent_nth(f, "server/discover", 0)),
+           "{\"resultType\":\"complete\",\"supportedVersions\":[\"2026-07-28\"],"
+           "\"capabilities\":{\"tools\":{\"listChanged\":true},\"prompts\":{}},"
+           "\"_meta\":{\"io.modelcontextprotocol/serverInfo\":{\"name\":\"m\",\"version\":\"1\"}},"
+           "\"ttlMs\":0,\"cacheScope\":\"public\"}");
+    ck_assert_int_eq(f->ready, 1);
+    return c;
+}
+
+START_TEST(modern_handshake_envelope_listen)
+{
+    uv_loop_t loop;
+    struct fake f = {0};
+    struct got g = {0};
+    struct gw_mcp_client *c;
+    json_t *disc, *listen, *call, *caps;
+
+    uv_loop_init(&loop);
+    c = modern_client(&loop, &f);
+    disc = sent_nth(&f, "server/discover", 0);
+    ck_assert_str_eq(meta_str(disc, "io.modelcontextprotocol/protocolVersion"), "2026-07-28");
+    ck_assert_str_eq(f.version, "2026-07-28");
+    ck_assert_int_eq(gw_mcp_client_era(c), GW_MCP_ERA_MODERN);
+    ck_assert_str_eq(json_string_value(json_object_get(gw_mcp_client_server_info(c), "name")), "m");
+    /* listen asks for what the server offers: tools' list_changed only */
+    listen = json_object_get(json_object_get(sent_nth(&f, "subscriptions/listen", 0), "params"),
+                             "notifications");
+    ck_assert(json_is_true(json_object_get(listen, "toolsListChanged")));
+    ck_assert_int_eq(json_object_size(listen), 1);
+    feed(c, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\",\"params\":"
+            "{\"_meta\":{\"io.modelcontextprotocol/subscriptionId\":1}}}");
+    ck_assert_int_eq(f.tools_changed, 1);
+    /* every request carries the envelope, next to its own _meta */
+    json_t *tok = json_integer(7);
+    ck_assert_int_eq(gw_mcp_client_call_tool(c, "t", NULL, tok, 0, got_cb, &g, NULL), 0);
+    json_decref(tok);
+    call = sent_nth(&f, "tools/call", 0);
+    ck_assert_str_eq(meta_str(call, "io.modelcontextprotocol/protocolVersion"), "2026-07-28");
+    ck_assert_str_eq(json_string_value(json_object_get(
+                         json_object_get(json_object_get(json_object_get(call, "params"), "_meta"),
+                                         "io.modelcontextprotocol/clientInfo"),
+                         "name")),
+                     "mcpgw");
+    caps = json_object_get(json_object_get(json_object_get(call, "params"), "_meta"),
+                           "io.modelcontextprotocol/clientCapabilities");
+    ck_assert(json_is_object(json_object_get(caps, "elicitation")));
+    ck_assert_int_eq(
+        json_integer_value(json_object_get(
+            json_object_get(json_object_get(call, "params"), "_meta"), "progressToken")),
+        7);
+    /* an absent resultType is complete */
+    answer(c, id_of(call), "{\"content\":[]}");
+    ck_assert_int_eq(g.n, 1);
+    ck_assert_int_eq(g.code, 0);
+    got_clear(&g);
+    finish_loop(&loop, &f, c);
+}
+END_TEST
+
+START_TEST(auto_probe_falls_back)
+{
+    uv_loop_t loop;
+    struct fake f = {0};
+    struct gw_mcp_client *c;
+
+    uv_loop_init(&loop);
+    c = make_era(&loop, &f, NULL, 0, GW_MCP_ERA_AUTO);
+    ck_assert_int_eq(gw_mcp_client_start(c), 0);
+    ck_assert(gw_mcp_client_probing(c));
+    /* -32022 naming 2026-07-28: once more; then any error: initialize */
+    feed(c,
+         "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"error\":{\"code\":-32022,\"message\":\"v\","
+         "\"data\":{\"supported\":[\"2026-07-28\"],\"requested\":\"x\"}}}",
+         (long long)id_of(sent_nth(&f, "server/discover", 0)));
+    ck_assert_int_eq(sent_count(&f, "server/discover"), 2);
+    ck_assert_int_eq(sent_count(&f, "initialize"), 0);
+    feed(c, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"error\":{\"code\":-32601,\"message\":\"no\"}}",
+         (long long)id_of(sent_nth(&f, "server/discover", 1)));
+    ck_assert(!gw_mcp_client_probing(c));
+    ck_assert_int_eq(gw_mcp_client_era(c), GW_MCP_ERA_AUTO);
+    answer(
+        c, id_of(sent_nth(&f, "initialize", 0)),
+        "{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"serverInfo\":{\"name\":\"o\"}}");
+    ck_assert_int_eq(f.ready, 1);
+    ck_assert_int_eq(f.failed, 0);
+    ck_assert_str_eq(f.version, "2025-11-25");
+    ck_assert_int_eq(gw_mcp_client_era(c), GW_MCP_ERA_LEGACY);
+    ck_assert_int_eq(sent_count(&f, "notifications/initialized"), 1);
+    finish_loop(&loop, &f, c);
+}
+END_TEST
+
+START_TEST(input_required_rounds)
+{
+    uv_loop_t loop;
+    struct fake f = {0};
+    struct got g = {0};
+    struct gw_mcp_client *c;
+    json_t *args = json_pack("{s:i}", "x", 1), *first, *retry, *rp, *ok;
+    gw_mcp_handle h = 0;
+
+    uv_loop_init(&loop);
+    c = modern_client(&loop, &f);
+    ck_assert_int_eq(gw_mcp_client_call_tool(c, "t", args, NULL, 0, got_cb, &g, &h), 0);
+    first = sent_nth(&f, "tools/call", 0);
+    answer(c, id_of(first),
+           "{\"resultType\":\"input_required\",\"requestState\":\"S1\",\"inputRequests\":"
+           "{\"who\":{\"method\":\"elicitation/create\",\"params\":{\"message\":\"name?\"}}}}");
+    /* the owner is asked, under an id of the client's, with the key */
+    ck_assert_int_eq(g.n, 0);
+    ck_assert_int_eq(f.asked, 1);
+    ck_assert_str_eq(f.asked_method, "elicitation/create");
+    ck_assert(json_is_string(f.asked_id));
+    ck_assert_str_eq(json_string_value(json_object_get(json_object_get(f.asked_params, "_meta"),
+                                                       GW_MCP_META_INPUT_KEY)),
+                     "who");
+    ok = json_pack("{s:s, s:{s:s}}", "action", "accept", "content", "name", "Ada");
+    ck_assert_int_eq(gw_mcp_client_respond(c, f.asked_id, ok, NULL), 0);
+    json_decref(ok);
+    /* the retry: a new id, the same call, the answers and the state */
+    retry = sent_nth(&f, "tools/call", 1);
+    ck_assert_int_ne(id_of(retry), id_of(first));
+    rp = json_object_get(retry, "params");
+    ck_assert_str_eq(json_string_value(json_object_get(rp, "name")), "t");
+    ck_assert(json_equal(json_object_get(rp, "arguments"), args));
+    ck_assert_str_eq(json_string_value(json_object_get(rp, "requestState")), "S1");
+    ck_assert_str_eq(json_string_value(json_object_get(
+                         json_object_get(json_object_get(rp, "inputResponses"), "who"), "action")),
+                     "accept");
+    ck_assert_str_eq(meta_str(retry, "io.modelcontextprotocol/protocolVersion"), "2026-07-28");
+    /* a round with only a state is retried at once, without inputResponses */
+    answer(c, id_of(retry), "{\"resultType\":\"input_required\",\"requestState\":\"S2\"}");
+    rp = json_object_get(sent_nth(&f, "tools/call", 2), "params");
+    ck_assert_str_eq(json_string_value(json_object_get(rp, "requestState")), "S2");
+    ck_assert_ptr_null(json_object_get(rp, "inputResponses"));
+    answer(c, id_of(sent_nth(&f, "tools/call", 2)),
+           "{\"resultType\":\"complete\",\"content\":[{\"type\":\"text\",\"text\":\"hi Ada\"}]}");
+    ck_assert_int_eq(g.n, 1);
+    ck_assert_int_eq(g.code, 0);
+    got_clear(&g);
+
+    /* refused input fails the call with the refusal; cancel while asking */
+    ck_assert_int_eq(gw_mcp_client_call_tool(c, "t", args, NULL, 0, got_cb, &g, &h), 0);
+    answer(c, id_of(sent_nth(&f, "tools/call", 3)),
+           "{\"resultType\":\"input_required\",\"inputRequests\":{\"k\":{\"method\":"
+           "\"sampling/createMessage\",\"params\":{}}}}");
+    json_t *no = json_pack("{s:i, s:s}", "code", -32601, "message", "no client for it");
+    ck_assert_int_eq(gw_mcp_client_respond(c, f.asked_id, NULL, no), 0);
+    json_decref(no);
+    ck_assert_int_eq(g.n, 1);
+    ck_assert_int_eq(g.code, GW_MCP_E_RPC);
+    ck_assert_int_eq(json_integer_value(json_object_get(g.error, "code")), -32601);
+    got_clear(&g);
+    ck_assert_int_eq(gw_mcp_client_call_tool(c, "t", args, NULL, 0, got_cb, &g, &h), 0);
+    answer(c, id_of(sent_nth(&f, "tools/call", 4)),
+           "{\"resultType\":\"input_required\",\"inputRequests\":{\"k\":{\"method\":"
+           "\"elicitation/create\",\"params\":{}}}}");
+    ck_assert_int_eq(gw_mcp_client_cancel(c, h, "caller left"), 0);
+    ck_assert_int_eq(g.code, GW_MCP_E_CANCELLED);
+    /* the answer that comes after is dropped */
+    ok = json_pack("{s:s}", "action", "decline");
+    ck_assert_int_eq(gw_mcp_client_respond(c, f.asked_id, ok, NULL), 0);
+    json_decref(ok);
+    ck_assert_int_eq(sent_count(&f, "tools/call"), 5);
+    got_clear(&g);
+    json_decref(args);
+    finish_loop(&loop, &f, c);
+}
+END_TEST
+
+START_TEST(input_rounds_capped)
+{
+    uv_loop_t loop;
+    struct fake f = {0};
+    struct got g = {0};
+    struct gw_mcp_client *c;
+
+    uv_loop_init(&loop);
+    c = modern_client(&loop, &f);
+    ck_assert_int_eq(gw_mcp_client_call_tool(c, "t", NULL, NULL, 0, got_cb, &g, NULL), 0);
+    for (int i = 0; i <= GW_MCP_MAX_INPUT_ROUNDS && g.n == 0; i++)
+        answer(c, id_of(sent_nth(&f, "tools/call", i)),
+               "{\"resultType\":\"input_required\",\"requestState\":\"again\"}");
+    ck_assert_int_eq(g.n, 1);
+    ck_assert_int_eq(g.code, GW_MCP_E_PROTOCOL);
+    ck_assert_int_eq(sent_count(&f, "tools/call"), GW_MCP_MAX_INPUT_ROUNDS + 1);
+    got_clear(&g);
+    finish_loop(&loop, &f, c);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("mcp_client");
@@ -1177,6 +1416,10 @@ static Suite *suite(void)
     tcase_add_test(tc, close_inside_callback);
     tcase_add_test(tc, many_in_flight);
     tcase_add_test(tc, idle_after_last_call);
+    tcase_add_test(tc, modern_handshake_envelope_listen);
+    tcase_add_test(tc, auto_probe_falls_back);
+    tcase_add_test(tc, input_required_rounds);
+    tcase_add_test(tc, input_rounds_capped);
     suite_add_tcase(s, tc);
     return s;
 }
