@@ -156,3 +156,61 @@ servers:
   });
   assert.match(strict.lastError, /server\/discover failed: .*-32601/, strict.lastError);
 });
+
+test('overlaps: reloads land while a server probes and starts again after exiting on the probe, and while a round waits for input', async (t) => {
+  const dir = tmpdir();
+  const yaml = (protocol, delay) => `version: 1
+gateway:
+  reload: {debounce_ms: 20, poll_interval_ms: 100}
+servers:
+  exits:
+    command: ${FIXTURE}
+    protocol: ${protocol}
+    args: ['--exit-before-init', '--init-delay-ms', '${delay}']
+  up:
+    command: ${node22}
+    args: [${JSON.stringify(backendJs)}, '--modern-only']
+`;
+  const d = await start(yaml('auto', 300), {});
+  t.after(() => stopClean(d));
+  // The first reload lands while `exits` probes or starts again after its
+  // exit (its initialize answers 300 ms late), the second while the first's
+  // replacement does: each replaces the server (protocol is in the spawn
+  // hash), and the last one stands.
+  const rewrite = (text) => {
+    const tmp = path.join(dir, 'next.yaml');
+    fs.writeFileSync(tmp, text);
+    fs.renameSync(tmp, d.configPath);
+  };
+  rewrite(yaml('legacy', 200));
+  await new Promise((r) => setTimeout(r, 150));
+  rewrite(yaml('auto', 0));
+  await waitFor(async () => (await serverOf(d, 'exits'))?.protocolVersion === '2025-era' &&
+    (await serverOf(d, 'exits')).protocol === 'auto', 20000);
+
+  // A round parked on the 2026-07-28 server while a reload replaces it:
+  // the old instance drains (the parked call is a call in flight), so the
+  // retry still reaches it and the call ends once, with its answer.
+  await waitFor(async () => (await serverOf(d, 'up'))?.state === 'ready', 20000);
+  const asked = await rest(d, ASK, 'overlap');
+  assert.equal(asked.status, 409, asked.body);
+  rewrite(yaml('auto', 0).replace("'--modern-only']", "'--modern-only']\n    request_timeout: 20s"));
+  await waitFor(async () => (await serverOf(d, 'up')).config.request_timeout_ms === 20000, 20000);
+  const retry = await rest(d, ASK, 'overlap', {
+    arguments: {},
+    inputResponses: { user_name: { action: 'accept', content: { name: 'Ada' } } },
+    requestState: asked.json.requestState,
+  });
+  assert.equal(retry.status, 200, retry.body);
+  assert.equal(retry.json.contentItems[0].text, 'Hello, Ada!');
+  const same = await rest(d, ASK, 'overlap', {
+    arguments: {},
+    inputResponses: { user_name: { action: 'accept', content: { name: 'Ada' } } },
+    requestState: asked.json.requestState,
+  });
+  assert.equal(same.status, 400, same.body);
+  assert.equal(same.json.error.code, 'bad_request_state');
+  // The server serves on after it.
+  const again = await rest(d, 'test_simple_text', 'after');
+  assert.equal(again.status, 200, again.body);
+});
