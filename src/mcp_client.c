@@ -781,7 +781,8 @@ int gw_mcp_client_cancel(struct gw_mcp_client *c, gw_mcp_handle handle, const ch
     snprintf(msg, sizeof msg, "%s was cancelled%s%.200s", p->method, reason ? ": " : "",
              reason ? reason : "");
     gw_utf8_trim(msg);
-    cancel_upstream(c, p, reason);
+    if (p->round == NULL || p->round->keys == NULL) /* else nothing runs upstream */
+        cancel_upstream(c, p, reason);
     gw_mcp__finish_error(p, GW_MCP_E_CANCELLED, msg, NULL);
     return 0;
 }

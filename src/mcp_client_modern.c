@@ -20,8 +20,9 @@
 #define META_SERVER_INFO  "io.modelcontextprotocol/serverInfo"
 #define RPC_UNSUPPORTED   -32022
 #define INPUT_ID_PREFIX   "mcpgw-input-"
-/* A listen that ends sooner than this after it opened is not opened
- * again: the server does not keep it (no pause timer needed). */
+/* A listen that ends (answered, refused, or silent for sse_read_timeout)
+ * is opened again, unless it lasted less than this: then the server does
+ * not keep one, and asking again at once would loop. */
 #define LISTEN_MIN_MS 1000
 
 /* ---- the envelope ---- */
@@ -67,7 +68,7 @@ static void listen_done(void *data, const struct gw_mcp_reply *r)
     c->listen_since = 0;
     if (r->code == GW_MCP_E_CLOSED || c->state != GW_MCP_READY)
         return;
-    if (r->code == 0 && lasted >= LISTEN_MIN_MS) {
+    if (lasted >= LISTEN_MIN_MS) { /* ended by the server, or silent too long */
         listen_open(c);
         return;
     }

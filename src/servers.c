@@ -456,7 +456,10 @@ struct slot *gw_slot_spawn(struct server *srv, enum slot_role role)
     static const enum gw_mcp_era eras[] = {[GW_PROTOCOL_AUTO] = GW_MCP_ERA_AUTO,
                                            [GW_PROTOCOL_LEGACY] = GW_MCP_ERA_LEGACY,
                                            [GW_PROTOCOL_MODERN] = GW_MCP_ERA_MODERN};
-    enum gw_mcp_era era = srv->era != GW_MCP_ERA_AUTO ? srv->era : eras[srv->cfg->protocol];
+    /* The HTTP+SSE transport exists only in 2024-11-05: no probe there. */
+    enum gw_mcp_era era = srv->cfg->transport == GW_TRANSPORT_SSE ? GW_MCP_ERA_LEGACY
+                          : srv->era != GW_MCP_ERA_AUTO           ? srv->era
+                                                                  : eras[srv->cfg->protocol];
     char *why = NULL;
 
     slot->srv = srv;
