@@ -685,6 +685,9 @@ int gw_dispatch_request(struct gw_servers *s, const struct gw_route_request *r, 
     c->method = gw_xstrdup(r->method);
     c->ns_contents = srv->cfg->resource_namespace && strcmp(r->method, "resources/read") == 0;
     c->params = params;
+    c->hooks = r->hooks;
+    c->hooks_data = r->hooks_data;
+    c->client_caps = r->client_caps;
     if (subscribe)
         gw_subs_begin(c, r->subscriber);
     return route(s, srv, c, cb, data, out);

@@ -480,6 +480,24 @@ int gw_rounds_call(struct gw_rounds *rr, struct gw_servers *s, const struct gw_c
     return started(r, rr->up->call(s, &q, on_outcome, r, &r->call), out);
 }
 
+int gw_rounds_route(struct gw_rounds *rr, struct gw_servers *s, const struct gw_route_request *req,
+                    const struct gw_rounds_receiver *rcv, struct gw_round **out)
+{
+    json_t *name = json_object_get(req->params, "name");
+    struct gw_round_bind b = {req->dialog, req->method,
+                              json_string_value(name ? name : json_object_get(req->params, "uri")),
+                              json_object_get(req->params, "arguments")};
+    struct gw_round *r;
+    struct gw_route_request q = *req;
+
+    if (b.name == NULL)
+        return GW_SERVERS_E_NO_TOOL;
+    r = round_new(rr, &b, rcv);
+    q.hooks = &round_hooks;
+    q.hooks_data = r;
+    return started(r, rr->up->route(s, &q, on_outcome, r, &r->call), out);
+}
+
 void gw_rounds_cancel(struct gw_round *r, const char *reason)
 {
     if (r->call != NULL) {

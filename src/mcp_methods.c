@@ -551,7 +551,8 @@ static json_t *start_routed(struct gw_mcp_session *s, struct gw_mcp_exchange *x,
                             const char *method, json_t *params)
 {
     bool subscribe = strcmp(method, "resources/subscribe") == 0;
-    struct gw_route_request r = {method, params, s->dialog[0] ? s->dialog : NULL, 0, NULL};
+    struct gw_route_request r = {
+        .method = method, .params = params, .dialog = s->dialog[0] ? s->dialog : NULL};
     struct gw_mcp_call *c;
     int rc;
 
@@ -570,9 +571,25 @@ static json_t *start_routed(struct gw_mcp_session *s, struct gw_mcp_exchange *x,
         r.params = gw_mcp__hop_params(params);
     c = gw_mcp__call_new(s, x, id, method);
     c->routed = true;
-    rc = gw_dispatch_request(s->ms->servers, &r, on_call_outcome, c, &c->call);
-    if (s->modern)
+    if (s->modern &&
+        (strcmp(method, "prompts/get") == 0 || strcmp(method, "resources/read") == 0)) {
+        json_t *err = NULL;
+        rc = gw_mcp__modern_route(s, c, params, r.params, &err);
         json_decref(r.params);
+        if (err != NULL) {
+            gw_mcp__call_drop(c);
+            return err;
+        }
+    } else {
+        /* a 2025 session answers what the server asks during it, as for
+         * tools/call */
+        r.hooks = s->modern ? NULL : &call_hooks;
+        r.hooks_data = c;
+        r.client_caps = s->caps;
+        rc = gw_dispatch_request(s->ms->servers, &r, on_call_outcome, c, &c->call);
+        if (s->modern)
+            json_decref(r.params);
+    }
     if (rc == 0) {
         gw_mcp__call_track(s, x, c);
         return NULL;

@@ -355,6 +355,9 @@ json_t *gw_mcp__hop_params(json_t *params)
     json_t *out = json_copy(params), *meta = json_object_get(params, "_meta"), *kept, *v;
     const char *key;
 
+    /* the answers to the gateway's own rounds, not the upstream's */
+    json_object_del(out, "inputResponses");
+    json_object_del(out, "requestState");
     if (!json_is_object(meta))
         return out;
     kept = json_object();

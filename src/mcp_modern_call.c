@@ -1,10 +1,12 @@
-/* tools/call of a 2026-07-28 request, through the input rounds: when the
- * tool's server asks its caller for input (a 2025-era server's
- * sampling/createMessage, elicitation/create or roots/list), the request
- * is answered with an input_required result (inputRequests and a sealed
- * requestState) while the upstream call stays open; the client's retry
- * (a new id, the same name and arguments, inputResponses and the
- * requestState) continues that same call to its result or the next round. */
+/* tools/call, prompts/get and resources/read of a 2026-07-28 request,
+ * through the input rounds: when the server asks its caller for input (a
+ * 2025-era server's sampling/createMessage, elicitation/create or
+ * roots/list, or a 2026-07-28 server's input_required, which mcp_client
+ * turns into those), the request is answered with an input_required
+ * result (inputRequests and a sealed requestState) while the upstream
+ * request stays open; the client's retry (a new id, the same params,
+ * inputResponses and the requestState) continues that same request to its
+ * result or the next round. */
 #include "gw/mcp_server_internal.h"
 
 #include <stdlib.h>
@@ -54,8 +56,10 @@ static json_t *retry_of(json_t *id, json_t *params, const char **state, json_t *
     return NULL;
 }
 
+/* `hop` (the routed request's params as they go upstream) is NULL for a
+ * tools/call. */
 static int start(struct gw_mcp_session *s, struct gw_mcp_call *c, json_t *args, json_t *token,
-                 const char *state, json_t *responses, const char **why)
+                 json_t *hop, const char *state, json_t *responses, const char **why)
 {
     struct gw_rounds_receiver rcv = receiver;
     const char *dialog = s->dialog[0] ? s->dialog : NULL;
@@ -66,9 +70,22 @@ static int start(struct gw_mcp_session *s, struct gw_mcp_call *c, json_t *args, 
                                 .progress_token = token,
                                 .client_caps = s->caps};
 
+    struct gw_route_request q = {
+        .method = c->tool, .params = hop, .dialog = dialog, .client_caps = s->caps};
+
     rcv.data = c;
+    if (hop != NULL) {
+        json_t *name = json_object_get(hop, "name");
+        bind.method = c->tool;
+        bind.name = json_string_value(name ? name : json_object_get(hop, "uri"));
+        bind.arguments = json_object_get(hop, "arguments");
+        if (bind.name == NULL)
+            return GW_SERVERS_E_NO_TOOL;
+    }
     if (state != NULL)
         return gw_rounds_resume(s->ms->rounds, state, responses, &bind, &rcv, &c->round, why);
+    if (hop != NULL)
+        return gw_rounds_route(s->ms->rounds, s->ms->servers, &q, &rcv, &c->round);
     return gw_rounds_call(s->ms->rounds, s->ms->servers, &r, &rcv, &c->round);
 }
 
@@ -85,7 +102,7 @@ json_t *gw_mcp__modern_call(struct gw_mcp_session *s, struct gw_mcp_exchange *x,
     if (s->ms->rounds == NULL)
         return gw_mcp__error(id, RPC_INTERNAL_ERROR, "the gateway is stopping");
     c = gw_mcp__call_new(s, x, id, name);
-    rc = start(s, c, args, token, state, responses, &why);
+    rc = start(s, c, args, token, NULL, state, responses, &why);
     if (rc != 0) {
         gw_mcp__call_drop(c);
         if (why != NULL)
@@ -94,4 +111,26 @@ json_t *gw_mcp__modern_call(struct gw_mcp_session *s, struct gw_mcp_exchange *x,
     }
     gw_mcp__call_track(s, x, c);
     return NULL;
+}
+
+int gw_mcp__modern_route(struct gw_mcp_session *s, struct gw_mcp_call *c, json_t *params,
+                         json_t *hop, json_t **err)
+{
+    const char *state = NULL, *why = NULL;
+    json_t *responses = NULL;
+    int rc;
+
+    *err = retry_of(c->id, params, &state, &responses);
+    if (*err != NULL)
+        return -1;
+    if (s->ms->rounds == NULL) {
+        *err = gw_mcp__error(c->id, RPC_INTERNAL_ERROR, "the gateway is stopping");
+        return -1;
+    }
+    rc = start(s, c, NULL, NULL, hop, state, responses, &why);
+    if (rc != 0 && why != NULL) {
+        *err = gw_mcp__error(c->id, RPC_INVALID_PARAMS, why);
+        return -1;
+    }
+    return rc;
 }

@@ -105,6 +105,10 @@ struct gw_route_request {
     const char *dialog;
     uint64_t timeout_ms;              /* 0: server, else gateway request timeout */
     struct gw_subscriber *subscriber; /* resources/subscribe only */
+    /* As gw_call_request's: who answers the server requests it causes. */
+    const struct gw_call_hooks *hooks;
+    void *hooks_data;
+    unsigned client_caps;
 };
 
 /* Same contract as gw_dispatch_call; GW_SERVERS_E_NO_TOOL means nothing

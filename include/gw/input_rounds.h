@@ -135,6 +135,11 @@ void gw_rounds_stats(const struct gw_rounds *rr, struct gw_rounds_stats *out);
 int gw_rounds_call(struct gw_rounds *rr, struct gw_servers *s, const struct gw_call_request *r,
                    const struct gw_rounds_receiver *rcv, struct gw_round **out);
 
+/* prompts/get or resources/read (`r->method`), as gw_rounds_call: the
+ * state binds the prompt's name and arguments, or the URI. */
+int gw_rounds_route(struct gw_rounds *rr, struct gw_servers *s, const struct gw_route_request *r,
+                    const struct gw_rounds_receiver *rcv, struct gw_round **out);
+
 /* The caller's retry: `state` as handed out, `responses` (borrowed; NULL
  * or an object: key → the request's result) and the call as the retry
  * names it. Returns 0 and `rcv` gets the next answer later, exactly as

@@ -331,7 +331,8 @@ json_t *gw_mcp__modern_removed(json_t *id, const char *method);
 json_t *gw_mcp__discover_result(struct gw_mcp_server *ms);
 /* A request's params as the next hop gets them: a copy without the
  * envelope's io.modelcontextprotocol/ keys, which describe this hop (the
- * upstream has a revision and capabilities of its own). */
+ * upstream has a revision and capabilities of its own), and without the
+ * inputResponses and requestState that answer the gateway's rounds. */
 json_t *gw_mcp__hop_params(json_t *params);
 /* Frees a request's session once its exchange is answered. */
 void gw_mcp__modern_free(struct gw_mcp_session *s);
@@ -347,6 +348,13 @@ void gw_mcp__modern_close_all(struct gw_mcp_server *ms);
  * or NULL when it comes later. */
 json_t *gw_mcp__modern_call(struct gw_mcp_session *s, struct gw_mcp_exchange *x, json_t *id,
                             const char *name, json_t *args, json_t *token, json_t *params);
+
+/* prompts/get or resources/read of a 2026-07-28 request through the input
+ * rounds, for call `c` (new, routed); `hop` is what goes upstream. 0 (the
+ * answer comes later), dispatch's code, or -1 with an error answer in
+ * *err (new reference). */
+int gw_mcp__modern_route(struct gw_mcp_session *s, struct gw_mcp_call *c, json_t *params,
+                         json_t *hop, json_t **err);
 
 /* ---- mcp_listen.c ---- */
 

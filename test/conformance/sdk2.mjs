@@ -43,6 +43,7 @@ async function run(cmd) {
     case 'discover': return client.getDiscoverResult() ?? null;
     case 'listTools': return client.listTools({}, { cache: 'bypass' });
     case 'listPrompts': return client.listPrompts({}, { cache: 'bypass' });
+    case 'getPrompt': return client.getPrompt({ name: cmd.name, arguments: cmd.arguments ?? {} });
     case 'callTool': {
       const progress = [];
       const abort = new AbortController();

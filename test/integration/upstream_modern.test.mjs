@@ -15,6 +15,7 @@ const FIXTURE = path.join(fixtures, 'mcp_fixture');
 const MODERN = '2026-07-28';
 const ASK = 'test_input_required_result_elicitation';
 const SIMPLE = 'This is a simple text response for testing.';
+const PROMPT = 'test_input_required_result_prompt';
 
 async function stopClean(d) {
   const r = await d.stop();
@@ -47,23 +48,28 @@ async function callFromEveryFront(d) {
   assert.equal(done.json.contentItems[0].text, 'Hello, Ada!');
 
   // A 2025-11-25 session: the round becomes an elicitation/create request.
-  const legacy = await sdk2(url(d, '/mcp/d/legacy'), { mode: 'legacy', elicit: { name: 'Bo' } });
+  const legacy = await sdk2(url(d, '/mcp/d/legacy'), { mode: 'legacy', elicit: { name: 'Bo', context: 'Bo' } });
   try {
     assert.equal(legacy.version, '2025-11-25');
     const r = await legacy.call({ op: 'callTool', name: ASK, arguments: {} });
     assert.equal(textOf(r.result ?? {}), 'Hello, Bo!', JSON.stringify(r));
     const s = await legacy.call({ op: 'callTool', name: 'test_simple_text', arguments: {} });
     assert.equal(textOf(s.result), SIMPLE);
+    // prompts/get asks too, and is answered the same way
+    const p = await legacy.call({ op: 'getPrompt', name: PROMPT });
+    assert.equal(p.result?.messages?.[0]?.content?.text, 'Use the following context: Bo', JSON.stringify(p));
   } finally {
     await legacy.close();
   }
 
   // A 2026-07-28 client: input rounds it answers itself.
-  const modern = await sdk2(url(d, '/mcp/d/modern'), { mode: 'modern', elicit: { name: 'Cy' } });
+  const modern = await sdk2(url(d, '/mcp/d/modern'), { mode: 'modern', elicit: { name: 'Cy', context: 'Cy' } });
   try {
     assert.equal(modern.version, MODERN);
     const r = await modern.call({ op: 'callTool', name: ASK, arguments: {} });
     assert.equal(textOf(r.result ?? {}), 'Hello, Cy!', JSON.stringify(r));
+    const p = await modern.call({ op: 'getPrompt', name: PROMPT });
+    assert.equal(p.result?.messages?.[0]?.content?.text, 'Use the following context: Cy', JSON.stringify(p));
   } finally {
     await modern.close();
   }
