@@ -302,6 +302,7 @@ static void call_send(struct gw_call *c)
 {
     struct gw_servers *s = c->s;
     uint64_t left = remaining_ms(c);
+    unsigned caps;
     int rc;
 
     if (c->sub != NULL && !gw_subs_supported(c)) {
@@ -323,12 +324,14 @@ static void call_send(struct gw_call *c)
     /* Listed before the send: an answer (or a server request) may come
      * back inside it. */
     gw_relay_sent(c);
+    /* a 2026-07-28 server is told what this caller can answer */
+    caps = c->hooks != NULL ? c->client_caps : 0;
     if (c->method != NULL)
-        rc =
-            gw_instance_request(c->slot->inst, c->method, c->params, left, on_reply, c, &c->handle);
+        rc = gw_instance_request(c->slot->inst, c->method, c->params, left, on_reply, c, &c->handle,
+                                 caps);
     else
         rc = gw_instance_call(c->slot->inst, c->original, c->arguments, c->upstream_token, left,
-                              on_reply, c, &c->handle);
+                              on_reply, c, &c->handle, caps);
     if (rc != 0) {
         s->in_flight--;
         tool_add(s, c, -1);

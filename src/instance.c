@@ -304,20 +304,21 @@ void gw_instance_kill(struct gw_instance *inst)
 
 int gw_instance_call(struct gw_instance *inst, const char *name, json_t *arguments,
                      json_t *progress_token, uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data,
-                     gw_mcp_handle *handle)
+                     gw_mcp_handle *handle, unsigned caps)
 {
     if (inst->state != GW_INSTANCE_READY)
         return GW_MCP_E_NOT_READY;
     return gw_mcp_client_call_tool(inst->client, name, arguments, progress_token, timeout_ms, cb,
-                                   data, handle);
+                                   data, handle, caps);
 }
 
 int gw_instance_request(struct gw_instance *inst, const char *method, json_t *params,
-                        uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data, gw_mcp_handle *handle)
+                        uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data, gw_mcp_handle *handle,
+                        unsigned caps)
 {
     if (inst->state != GW_INSTANCE_READY)
         return GW_MCP_E_NOT_READY;
-    return gw_mcp_client_request(inst->client, method, params, timeout_ms, cb, data, handle);
+    return gw_mcp_client_request(inst->client, method, params, timeout_ms, cb, data, handle, caps);
 }
 
 int gw_instance_respond(struct gw_instance *inst, json_t *id, json_t *result, json_t *error)

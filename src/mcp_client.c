@@ -392,10 +392,10 @@ static int send_request_text(struct gw_mcp_client *c, uint64_t id, const char *m
  * input keeps its params for the retry. */
 static int send_request(struct gw_mcp_client *c, const char *method, json_t *params,
                         uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data, gw_mcp_handle op,
-                        bool call, gw_mcp_handle *handle)
+                        bool call, gw_mcp_handle *handle, unsigned caps)
 {
     bool modern = c->era == GW_MCP_ERA_MODERN;
-    json_t *sent = modern ? gw_mcp__enveloped(c, params) : json_incref(params);
+    json_t *sent = modern ? gw_mcp__enveloped(c, params, caps) : json_incref(params);
     struct gw_jbuf b = {0};
     struct pending *p;
     uint64_t id;
@@ -413,14 +413,16 @@ static int send_request(struct gw_mcp_client *c, const char *method, json_t *par
     }
     gw_jbuf_lit(&b, "}");
     rc = send_request_text(c, id, method, &b, timeout_ms, cb, data, op, call, handle);
-    if (rc == 0 && modern && gw_mcp__may_ask(method) && (p = gw_mcp__lookup(c, id)) != NULL)
+    if (rc == 0 && modern && gw_mcp__may_ask(method) && (p = gw_mcp__lookup(c, id)) != NULL) {
         p->params = params ? json_deep_copy(params) : json_object();
+        p->caps = caps;
+    }
     return rc;
 }
 
 void gw_mcp__resend(struct gw_mcp_client *c, struct pending *p, json_t *params)
 {
-    json_t *sent = gw_mcp__enveloped(c, params);
+    json_t *sent = gw_mcp__enveloped(c, params, p->caps);
     struct gw_jbuf b = {0};
     uint64_t id;
     size_t len;
@@ -455,7 +457,8 @@ int gw_mcp__send_request(struct gw_mcp_client *c, const char *method, json_t *pa
                          uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data, gw_mcp_handle op,
                          gw_mcp_handle *handle)
 {
-    return send_request(c, method, params, timeout_ms, cb, data, op, false, handle);
+    return send_request(c, method, params, timeout_ms, cb, data, op, false, handle,
+                        GW_MCP_CAPS_ALL);
 }
 
 int gw_mcp__check_ready(const struct gw_mcp_client *c)
@@ -677,7 +680,7 @@ void gw_mcp_client_not_run(struct gw_mcp_client *c, json_t *id, const char *why)
 
 int gw_mcp_client_request(struct gw_mcp_client *c, const char *method, json_t *params,
                           uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data,
-                          gw_mcp_handle *handle)
+                          gw_mcp_handle *handle, unsigned caps)
 {
     int rc = gw_mcp__check_ready(c);
 
@@ -685,7 +688,7 @@ int gw_mcp_client_request(struct gw_mcp_client *c, const char *method, json_t *p
         return rc;
     if (method == NULL || cb == NULL || (params && !json_is_object(params)))
         return UV_EINVAL;
-    return send_request(c, method, params, timeout_ms, cb, data, 0, true, handle);
+    return send_request(c, method, params, timeout_ms, cb, data, 0, true, handle, caps);
 }
 
 int gw_mcp_client_notify(struct gw_mcp_client *c, const char *method, json_t *params)
@@ -702,12 +705,12 @@ int gw_mcp_client_notify(struct gw_mcp_client *c, const char *method, json_t *pa
 int gw_mcp_client_ping(struct gw_mcp_client *c, uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data,
                        gw_mcp_handle *handle)
 {
-    return gw_mcp_client_request(c, "ping", NULL, timeout_ms, cb, data, handle);
+    return gw_mcp_client_request(c, "ping", NULL, timeout_ms, cb, data, handle, GW_MCP_CAPS_ALL);
 }
 
 int gw_mcp_client_call_tool(struct gw_mcp_client *c, const char *name, json_t *arguments,
                             json_t *progress_token, uint64_t timeout_ms, gw_mcp_reply_cb cb,
-                            void *data, gw_mcp_handle *handle)
+                            void *data, gw_mcp_handle *handle, unsigned caps)
 {
     struct gw_jbuf b = {0};
     uint64_t id;
@@ -730,7 +733,7 @@ int gw_mcp_client_call_tool(struct gw_mcp_client *c, const char *name, json_t *a
         if (progress_token != NULL)
             json_object_set_new(params, "_meta",
                                 json_pack("{s:O}", "progressToken", progress_token));
-        rc = send_request(c, "tools/call", params, timeout_ms, cb, data, 0, true, handle);
+        rc = send_request(c, "tools/call", params, timeout_ms, cb, data, 0, true, handle, caps);
         json_decref(params);
         c->stats.tool_calls += rc == 0;
         return rc;

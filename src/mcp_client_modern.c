@@ -27,10 +27,9 @@
 
 /* ---- the envelope ---- */
 
-/* What the gateway declares: it relays sampling, elicitation and roots to
- * the caller of each call (dispatch refuses, and a 2026-07-28 caller
- * hears -32021, when that caller cannot answer), and MCP Apps as in its
- * initialize. */
+/* What the gateway can declare: it relays sampling, elicitation and roots
+ * to the caller of each call, and MCP Apps as in its initialize. Each
+ * request narrows it to what its caller can answer (gw_mcp__enveloped). */
 static json_t *envelope_new(const struct gw_mcp_client *c)
 {
     return json_pack("{s:s, s:{s:{}, s:{}, s:{}, s:{s:{s:[s]}}}, s:{s:s, s:s}}", META_VERSION,
@@ -39,13 +38,27 @@ static json_t *envelope_new(const struct gw_mcp_client *c)
                      "name", "mcpgw", "version", c->client_version);
 }
 
-json_t *gw_mcp__enveloped(const struct gw_mcp_client *c, json_t *params)
+json_t *gw_mcp__enveloped(const struct gw_mcp_client *c, json_t *params, unsigned caps)
 {
+    static const struct {
+        unsigned bit;
+        const char *name;
+    } kinds[] = {{GW_MCP_CAP_SAMPLING, "sampling"},
+                 {GW_MCP_CAP_ELICITATION, "elicitation"},
+                 {GW_MCP_CAP_ROOTS, "roots"}};
     json_t *out = params != NULL ? json_copy(params) : json_object();
-    json_t *meta = json_object_get(out, "_meta");
+    json_t *meta = json_object_get(out, "_meta"), *declared;
 
     meta = json_is_object(meta) ? json_copy(meta) : json_object();
     json_object_update(meta, c->envelope);
+    if (caps != GW_MCP_CAPS_ALL) { /* only what this request's caller can answer */
+        declared = json_copy(json_object_get(c->envelope, META_CAPABILITIES));
+        for (size_t i = 0; i < GW_ARRAY_SIZE(kinds); i++) {
+            if (!(caps & kinds[i].bit))
+                json_object_del(declared, kinds[i].name);
+        }
+        json_object_set_new(meta, META_CAPABILITIES, declared);
+    }
     json_object_set_new(out, "_meta", meta);
     return out;
 }
@@ -185,7 +198,7 @@ int gw_mcp__discover(struct gw_mcp_client *c)
         c->envelope = envelope_new(c);
     if (c->want == GW_MCP_ERA_AUTO && timeout > GW_MCP_PROBE_TIMEOUT_MS)
         timeout = GW_MCP_PROBE_TIMEOUT_MS;
-    params = gw_mcp__enveloped(c, NULL);
+    params = gw_mcp__enveloped(c, NULL, GW_MCP_CAPS_ALL);
     c->probing = c->want == GW_MCP_ERA_AUTO;
     rc = gw_mcp__send_request(c, "server/discover", params, timeout, discover_done, c, 0, NULL);
     json_decref(params);

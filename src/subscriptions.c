@@ -70,7 +70,7 @@ static void tell_upstream(struct slot *sl, const char *uri)
     params = json_pack("{s:s}", "uri", uri);
     server = gw_xstrdup(srv->cfg->id);
     if (gw_instance_request(sl->inst, "resources/unsubscribe", params, timeout, on_unsubscribed,
-                            server, NULL) != 0)
+                            server, NULL, 0) != 0)
         free(server);
     json_decref(params);
 }

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "gw/mcp_client.h"
 #include "gw/servers.h"
 
 /* Makes dispatch the taker of the server set's readiness and failures
@@ -23,9 +24,9 @@ void gw_dispatch_attach(struct gw_servers *s);
 /* What the caller of a call can take from the upstream while it runs
  * (design §9). A call without hooks has progress and log notifications
  * dropped and counted, and server requests refused at once. */
-#define GW_CLIENT_CAP_SAMPLING    1u
-#define GW_CLIENT_CAP_ELICITATION 2u
-#define GW_CLIENT_CAP_ROOTS       4u
+#define GW_CLIENT_CAP_SAMPLING    GW_MCP_CAP_SAMPLING
+#define GW_CLIENT_CAP_ELICITATION GW_MCP_CAP_ELICITATION
+#define GW_CLIENT_CAP_ROOTS       GW_MCP_CAP_ROOTS
 
 /* A sampling/createMessage, elicitation/create or roots/list from the
  * upstream, relayed to the caller. Owned by the servers module until gw_dispatch_answer() or

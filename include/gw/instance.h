@@ -72,16 +72,18 @@ void gw_instance_stop(struct gw_instance *inst, uint64_t grace_ms);
 void gw_instance_kill(struct gw_instance *inst);
 
 /* Sends tools/call with the ORIGINAL name (and `progress_token`, the
- * gateway's own, when non-NULL). Same contract as gw_mcp_client_call_tool();
+ * gateway's own, when non-NULL; `caps`, what the caller can answer). Same
+ * contract as gw_mcp_client_call_tool();
  * fails with GW_MCP_E_NOT_READY unless READY. */
 int gw_instance_call(struct gw_instance *inst, const char *name, json_t *arguments,
                      json_t *progress_token, uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data,
-                     gw_mcp_handle *handle);
+                     gw_mcp_handle *handle, unsigned caps);
 
 /* Any other request (prompts/get, resources/read, completion/complete),
  * counted in flight like a call. Contract as gw_mcp_client_request(). */
 int gw_instance_request(struct gw_instance *inst, const char *method, json_t *params,
-                        uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data, gw_mcp_handle *handle);
+                        uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data, gw_mcp_handle *handle,
+                        unsigned caps);
 
 /* Answers a server request taken by on_request (gw_mcp_client_respond). */
 int gw_instance_respond(struct gw_instance *inst, json_t *id, json_t *result, json_t *error);

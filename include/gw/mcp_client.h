@@ -56,6 +56,14 @@
 /* Input rounds of one 2026-07-28 request before it fails (the TS and
  * Python SDKs stop at 10 too). */
 #define GW_MCP_MAX_INPUT_ROUNDS 10
+/* Client capabilities a request's caller can answer (the 2026-07-28
+ * envelope declares these per request; a 2025-era initialize declares
+ * them all once). */
+#define GW_MCP_CAP_SAMPLING    1u
+#define GW_MCP_CAP_ELICITATION 2u
+#define GW_MCP_CAP_ROOTS       4u
+#define GW_MCP_CAPS_ALL        7u
+
 /* Where an input request turned into a server request carries its key. */
 #define GW_MCP_META_INPUT_KEY "mcpgw/inputKey"
 /* How long an AUTO probe waits for server/discover before trying
@@ -210,12 +218,14 @@ void gw_mcp_client_not_run(struct gw_mcp_client *c, json_t *id, const char *why)
 
 /* Sends a request. `params` is borrowed (NULL: none). timeout_ms 0 means no
  * timeout; on timeout the callback gets GW_MCP_E_TIMEOUT and the server
- * gets notifications/cancelled. Returns 0 (sets *handle when non-NULL, the
- * callback fires exactly once later), GW_MCP_E_NOT_READY, GW_MCP_E_TRANSPORT,
- * GW_MCP_E_CLOSED, UV_ENOBUFS, or the send function's error. */
+ * gets notifications/cancelled. `caps` (GW_MCP_CAP_*) is what its caller
+ * can answer, declared to a 2026-07-28 server. Returns 0 (sets *handle
+ * when non-NULL, the callback fires exactly once later), GW_MCP_E_NOT_READY,
+ * GW_MCP_E_TRANSPORT, GW_MCP_E_CLOSED, UV_ENOBUFS, or the send function's
+ * error. */
 int gw_mcp_client_request(struct gw_mcp_client *c, const char *method, json_t *params,
                           uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data,
-                          gw_mcp_handle *handle);
+                          gw_mcp_handle *handle, unsigned caps);
 
 /* Sends a notification (no answer). Returns 0 or an error as above. */
 int gw_mcp_client_notify(struct gw_mcp_client *c, const char *method, json_t *params);
@@ -234,7 +244,7 @@ int gw_mcp_client_ping(struct gw_mcp_client *c, uint64_t timeout_ms, gw_mcp_repl
  * The callback gets the raw CallToolResult. Contract as gw_mcp_client_request. */
 int gw_mcp_client_call_tool(struct gw_mcp_client *c, const char *name, json_t *arguments,
                             json_t *progress_token, uint64_t timeout_ms, gw_mcp_reply_cb cb,
-                            void *data, gw_mcp_handle *handle);
+                            void *data, gw_mcp_handle *handle, unsigned caps);
 
 /* A paginated list (`tools/list`, `prompts/list`, `resources/list`, …):
  * follows nextCursor and collects every element of result[`key`] into one

@@ -31,6 +31,7 @@ struct pending {
      * retry after input, and the round waiting for the owner's answers. */
     json_t *params;
     struct input_round *round;
+    unsigned caps; /* GW_MCP_CAP_* its caller can answer */
 };
 
 /* One input_required result being answered (mcp_client_modern.c). */
@@ -112,9 +113,10 @@ void gw_mcp__ready(struct gw_mcp_client *c);
 /* mcp_client_modern.c */
 /* Sends server/discover (the probe, or the MODERN handshake). */
 int gw_mcp__discover(struct gw_mcp_client *c);
-/* `params` (borrowed, may be NULL) with the envelope in its _meta: a new
+/* `params` (borrowed, may be NULL) with the envelope in its _meta,
+ * declaring the client capabilities of `caps` (GW_MCP_CAP_*): a new
  * reference. */
-json_t *gw_mcp__enveloped(const struct gw_mcp_client *c, json_t *params);
+json_t *gw_mcp__enveloped(const struct gw_mcp_client *c, json_t *params, unsigned caps);
 /* True when `method`'s result may ask for input (and so its params are
  * kept). */
 bool gw_mcp__may_ask(const char *method);

@@ -603,7 +603,8 @@ START_TEST(concurrent_out_of_order)
     c = ready_client(&loop, &f);
     for (int i = 0; i < NCALLS; i++) {
         json_t *args = json_pack("{s:i}", "n", i);
-        ck_assert_int_eq(gw_mcp_client_call_tool(c, "echo", args, NULL, 5000, got_cb, &g[i], NULL),
+        ck_assert_int_eq(gw_mcp_client_call_tool(c, "echo", args, NULL, 5000, got_cb, &g[i], NULL,
+                                                 GW_MCP_CAPS_ALL),
                          0);
         json_decref(args);
     }
@@ -656,8 +657,12 @@ START_TEST(idle_after_last_call)
     c = ready_client(&loop, &f);
     ck_assert_int_eq(f.idle, 0);
     ck_assert_int_eq(gw_mcp_client_list_tools(c, 5000, got_cb, &list, NULL), 0);
-    ck_assert_int_eq(gw_mcp_client_call_tool(c, "echo", NULL, NULL, 5000, got_cb, &call, NULL), 0);
-    ck_assert_int_eq(gw_mcp_client_request(c, "prompts/get", NULL, 5000, got_cb, &req, NULL), 0);
+    ck_assert_int_eq(
+        gw_mcp_client_call_tool(c, "echo", NULL, NULL, 5000, got_cb, &call, NULL, GW_MCP_CAPS_ALL),
+        0);
+    ck_assert_int_eq(
+        gw_mcp_client_request(c, "prompts/get", NULL, 5000, got_cb, &req, NULL, GW_MCP_CAPS_ALL),
+        0);
     ck_assert_uint_eq(gw_mcp_client_calls_in_flight(c), 2);
     ck_assert_uint_eq(stats_of(c).in_flight, 3);
     ck_assert_uint_eq(stats_of(c).tool_calls, 1);
@@ -673,13 +678,15 @@ START_TEST(idle_after_last_call)
     ck_assert_int_eq(f.idle, 1);
     /* A call that could not be sent was never in flight. */
     f.fail_send = 1;
-    ck_assert_int_eq(gw_mcp_client_call_tool(c, "echo", NULL, NULL, 5000, got_cb, &call, NULL),
-                     UV_EPIPE);
+    ck_assert_int_eq(
+        gw_mcp_client_call_tool(c, "echo", NULL, NULL, 5000, got_cb, &call, NULL, GW_MCP_CAPS_ALL),
+        UV_EPIPE);
     f.fail_send = 0;
     ck_assert_uint_eq(gw_mcp_client_calls_in_flight(c), 0);
     ck_assert_uint_eq(stats_of(c).tool_calls, 1);
     ck_assert_int_eq(f.idle, 1);
-    ck_assert_int_eq(gw_mcp_client_call_tool(c, "echo", NULL, NULL, 5000, got_cb, &cancelled, &h),
+    ck_assert_int_eq(gw_mcp_client_call_tool(c, "echo", NULL, NULL, 5000, got_cb, &cancelled, &h,
+                                             GW_MCP_CAPS_ALL),
                      0);
     ck_assert_int_eq(gw_mcp_client_cancel(c, h, NULL), 0);
     ck_assert_int_eq(cancelled.code, GW_MCP_E_CANCELLED);
@@ -703,7 +710,8 @@ START_TEST(call_tool_params)
 
     uv_loop_init(&loop);
     c = ready_client(&loop, &f);
-    ck_assert_int_eq(gw_mcp_client_call_tool(c, "add", NULL, tok, 0, got_cb, &g, NULL), 0);
+    ck_assert_int_eq(
+        gw_mcp_client_call_tool(c, "add", NULL, tok, 0, got_cb, &g, NULL, GW_MCP_CAPS_ALL), 0);
     params = json_object_get(sent_nth(&f, "tools/call", 0), "params");
     ck_assert_str_eq(json_string_value(json_object_get(params, "name")), "add");
     ck_assert(json_is_object(json_object_get(params, "arguments")));
@@ -712,7 +720,9 @@ START_TEST(call_tool_params)
         "p1");
     json_decref(tok);
     tok = json_real(1.5);
-    ck_assert_int_eq(gw_mcp_client_call_tool(c, "add", NULL, tok, 0, got_cb, &g, NULL), UV_EINVAL);
+    ck_assert_int_eq(
+        gw_mcp_client_call_tool(c, "add", NULL, tok, 0, got_cb, &g, NULL, GW_MCP_CAPS_ALL),
+        UV_EINVAL);
     json_decref(tok);
     feed(c,
          "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"error\":{\"code\":-32602,\"message\":\"bad "
@@ -738,7 +748,8 @@ START_TEST(timeout_cancels_and_drops_late)
 
     uv_loop_init(&loop);
     c = ready_client(&loop, &f);
-    ck_assert_int_eq(gw_mcp_client_call_tool(c, "sleep", NULL, NULL, 20, got_cb, &g, &h), 0);
+    ck_assert_int_eq(
+        gw_mcp_client_call_tool(c, "sleep", NULL, NULL, 20, got_cb, &g, &h, GW_MCP_CAPS_ALL), 0);
     id = id_of(sent_nth(&f, "tools/call", 0));
     ck_assert_uint_eq(h, (gw_mcp_handle)id);
     uv_run(&loop, UV_RUN_DEFAULT);
@@ -811,7 +822,8 @@ START_TEST(cancel_api)
 
     uv_loop_init(&loop);
     c = ready_client(&loop, &f);
-    ck_assert_int_eq(gw_mcp_client_call_tool(c, "sleep", NULL, NULL, 5000, got_cb, &g, &h), 0);
+    ck_assert_int_eq(
+        gw_mcp_client_call_tool(c, "sleep", NULL, NULL, 5000, got_cb, &g, &h, GW_MCP_CAPS_ALL), 0);
     ck_assert_int_eq(gw_mcp_client_cancel(c, h, "user asked"), 0);
     ck_assert_int_eq(g.n, 1);
     ck_assert_int_eq(g.code, GW_MCP_E_CANCELLED);
@@ -851,8 +863,10 @@ START_TEST(not_run_fails_that_request_only)
 
     uv_loop_init(&loop);
     c = ready_client(&loop, &f);
-    ck_assert_int_eq(gw_mcp_client_call_tool(c, "a", NULL, NULL, 5000, got_cb, &a, &ha), 0);
-    ck_assert_int_eq(gw_mcp_client_call_tool(c, "b", NULL, NULL, 5000, got_cb, &b, &hb), 0);
+    ck_assert_int_eq(
+        gw_mcp_client_call_tool(c, "a", NULL, NULL, 5000, got_cb, &a, &ha, GW_MCP_CAPS_ALL), 0);
+    ck_assert_int_eq(
+        gw_mcp_client_call_tool(c, "b", NULL, NULL, 5000, got_cb, &b, &hb, GW_MCP_CAPS_ALL), 0);
     id = json_integer((json_int_t)ha);
     gw_mcp_client_not_run(c, id, "the session is gone");
     ck_assert_int_eq(a.n, 1);
@@ -1049,8 +1063,9 @@ START_TEST(transport_down_fails_all)
     uv_loop_init(&loop);
     c = ready_client(&loop, &f);
     for (int i = 0; i < 4; i++)
-        ck_assert_int_eq(
-            gw_mcp_client_call_tool(c, "echo", NULL, NULL, i ? 5000 : 0, got_cb, &g[i], NULL), 0);
+        ck_assert_int_eq(gw_mcp_client_call_tool(c, "echo", NULL, NULL, i ? 5000 : 0, got_cb, &g[i],
+                                                 NULL, GW_MCP_CAPS_ALL),
+                         0);
     ck_assert_int_eq(gw_mcp_client_list_tools(c, 5000, got_cb, &g[4], NULL), 0);
     gw_mcp_client_transport_down(c, "exit status 3");
     for (int i = 0; i < 5; i++) {
@@ -1072,8 +1087,9 @@ START_TEST(transport_down_fails_all)
     uv_loop_init(&loop);
     c = ready_client(&loop, &f);
     f.fail_send = 1;
-    ck_assert_int_eq(gw_mcp_client_call_tool(c, "echo", NULL, NULL, 100, got_cb, &g[0], NULL),
-                     UV_EPIPE);
+    ck_assert_int_eq(
+        gw_mcp_client_call_tool(c, "echo", NULL, NULL, 100, got_cb, &g[0], NULL, GW_MCP_CAPS_ALL),
+        UV_EPIPE);
     ck_assert_uint_eq(stats_of(c).in_flight, 0);
     ck_assert_int_eq(g[0].n, 0);
     finish_loop(&loop, &f, c);
@@ -1096,9 +1112,9 @@ START_TEST(many_in_flight)
     uv_loop_init(&loop);
     c = ready_client(&loop, &f);
     for (int i = 0; i < N; i++)
-        ck_assert_int_eq(
-            gw_mcp_client_call_tool(c, "echo", NULL, NULL, i % 2 ? 5000 : 0, got_cb, &g[i], &h[i]),
-            0);
+        ck_assert_int_eq(gw_mcp_client_call_tool(c, "echo", NULL, NULL, i % 2 ? 5000 : 0, got_cb,
+                                                 &g[i], &h[i], GW_MCP_CAPS_ALL),
+                         0);
     ck_assert_uint_eq(stats_of(c).in_flight, N);
     ck_assert_int_eq(gw_mcp_client_cancel(c, h[7], NULL), 0);
     for (int k = 0; k < N; k++) {
@@ -1132,7 +1148,8 @@ START_TEST(close_inside_callback)
     uv_loop_init(&loop);
     c = ready_client(&loop, &f);
     for (int i = 0; i < 3; i++)
-        ck_assert_int_eq(gw_mcp_client_call_tool(c, "echo", NULL, NULL, 5000, got_cb, &g[i], NULL),
+        ck_assert_int_eq(gw_mcp_client_call_tool(c, "echo", NULL, NULL, 5000, got_cb, &g[i], NULL,
+                                                 GW_MCP_CAPS_ALL),
                          0);
     g[0].close_me = c;
     /* A batch: the first answer closes the client; the rest must be ignored. */
@@ -1229,7 +1246,8 @@ START_TEST(modern_handshake_envelope_listen)
     ck_assert_int_eq(f.tools_changed, 1);
     /* every request carries the envelope, next to its own _meta */
     json_t *tok = json_integer(7);
-    ck_assert_int_eq(gw_mcp_client_call_tool(c, "t", NULL, tok, 0, got_cb, &g, NULL), 0);
+    ck_assert_int_eq(
+        gw_mcp_client_call_tool(c, "t", NULL, tok, 0, got_cb, &g, NULL, GW_MCP_CAPS_ALL), 0);
     json_decref(tok);
     call = sent_nth(&f, "tools/call", 0);
     ck_assert_str_eq(meta_str(call, "io.modelcontextprotocol/protocolVersion"), "2026-07-28");
@@ -1245,6 +1263,18 @@ START_TEST(modern_handshake_envelope_listen)
         json_integer_value(json_object_get(
             json_object_get(json_object_get(call, "params"), "_meta"), "progressToken")),
         7);
+    /* a caller that can answer only elicitation: only that is declared */
+    ck_assert_int_eq(
+        gw_mcp_client_request(c, "prompts/get", NULL, 0, got_cb, &g, NULL, GW_MCP_CAP_ELICITATION),
+        0);
+    caps = json_object_get(
+        json_object_get(json_object_get(sent_nth(&f, "prompts/get", 0), "params"), "_meta"),
+        "io.modelcontextprotocol/clientCapabilities");
+    ck_assert(json_is_object(json_object_get(caps, "elicitation")));
+    ck_assert_ptr_null(json_object_get(caps, "sampling"));
+    ck_assert_ptr_null(json_object_get(caps, "roots"));
+    answer(c, id_of(sent_nth(&f, "prompts/get", 0)), "{\"messages\":[]}");
+    got_clear(&g);
     /* an absent resultType is complete */
     answer(c, id_of(call), "{\"content\":[]}");
     ck_assert_int_eq(g.n, 1);
@@ -1298,7 +1328,8 @@ START_TEST(input_required_rounds)
 
     uv_loop_init(&loop);
     c = modern_client(&loop, &f);
-    ck_assert_int_eq(gw_mcp_client_call_tool(c, "t", args, NULL, 0, got_cb, &g, &h), 0);
+    ck_assert_int_eq(
+        gw_mcp_client_call_tool(c, "t", args, NULL, 0, got_cb, &g, &h, GW_MCP_CAPS_ALL), 0);
     first = sent_nth(&f, "tools/call", 0);
     answer(c, id_of(first),
            "{\"resultType\":\"input_required\",\"requestState\":\"S1\",\"inputRequests\":"
@@ -1337,7 +1368,8 @@ START_TEST(input_required_rounds)
     got_clear(&g);
 
     /* refused input fails the call with the refusal; cancel while asking */
-    ck_assert_int_eq(gw_mcp_client_call_tool(c, "t", args, NULL, 0, got_cb, &g, &h), 0);
+    ck_assert_int_eq(
+        gw_mcp_client_call_tool(c, "t", args, NULL, 0, got_cb, &g, &h, GW_MCP_CAPS_ALL), 0);
     answer(c, id_of(sent_nth(&f, "tools/call", 3)),
            "{\"resultType\":\"input_required\",\"inputRequests\":{\"k\":{\"method\":"
            "\"sampling/createMessage\",\"params\":{}}}}");
@@ -1348,7 +1380,8 @@ START_TEST(input_required_rounds)
     ck_assert_int_eq(g.code, GW_MCP_E_RPC);
     ck_assert_int_eq(json_integer_value(json_object_get(g.error, "code")), -32601);
     got_clear(&g);
-    ck_assert_int_eq(gw_mcp_client_call_tool(c, "t", args, NULL, 0, got_cb, &g, &h), 0);
+    ck_assert_int_eq(
+        gw_mcp_client_call_tool(c, "t", args, NULL, 0, got_cb, &g, &h, GW_MCP_CAPS_ALL), 0);
     answer(c, id_of(sent_nth(&f, "tools/call", 4)),
            "{\"resultType\":\"input_required\",\"inputRequests\":{\"k\":{\"method\":"
            "\"elicitation/create\",\"params\":{}}}}");
@@ -1374,7 +1407,8 @@ START_TEST(input_rounds_capped)
 
     uv_loop_init(&loop);
     c = modern_client(&loop, &f);
-    ck_assert_int_eq(gw_mcp_client_call_tool(c, "t", NULL, NULL, 0, got_cb, &g, NULL), 0);
+    ck_assert_int_eq(
+        gw_mcp_client_call_tool(c, "t", NULL, NULL, 0, got_cb, &g, NULL, GW_MCP_CAPS_ALL), 0);
     for (int i = 0; i <= GW_MCP_MAX_INPUT_ROUNDS && g.n == 0; i++)
         answer(c, id_of(sent_nth(&f, "tools/call", i)),
                "{\"resultType\":\"input_required\",\"requestState\":\"again\"}");

@@ -482,8 +482,9 @@ static void list_and_echo(struct ctx *c)
     ck_assert_msg(c->reply.code == 0, "tools/list: %s", c->reply.message);
     ck_assert(has_tool(c->reply.result, "echo"));
     json_t *args = json_pack("{s:s}", "message", "hello http");
-    ck_assert_int_eq(
-        gw_mcp_client_call_tool(c->client, "echo", args, NULL, 10000, c_reply, c, NULL), 0);
+    ck_assert_int_eq(gw_mcp_client_call_tool(c->client, "echo", args, NULL, 10000, c_reply, c, NULL,
+                                             GW_MCP_CAPS_ALL),
+                     0);
     json_decref(args);
     wait_reply(c, c->replies + 1);
     ck_assert_msg(c->reply.code == 0, "echo: %s", c->reply.message);
@@ -572,7 +573,7 @@ START_TEST(test_streamable_roundtrip)
     /* the server's own messages: the first may ride on the call's stream,
      * the next (5 s later, no request in flight) can only use the GET stream */
     ck_assert_int_eq(gw_mcp_client_call_tool(c.client, "toggle-simulated-logging", NULL, NULL,
-                                             10000, c_reply, &c, NULL),
+                                             10000, c_reply, &c, NULL, GW_MCP_CAPS_ALL),
                      0);
     ck_assert_msg(run_until(&c, &c.log_notes, 2, 9000), "log notifications: %d", c.log_notes);
 
