@@ -27,50 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BUCKETS_MIN     8
-#define BUCKETS_MAX     1024
-#define CANCELLED_RING  64
-#define WARN_PER_SECOND 10
-#define SAMPLE_BYTES    120
-
-/* Logging. Warnings about hostile input are rate-limited per client so a
- * flood of garbage costs counters, not log volume. */
-
-static void warn_limited(struct gw_mcp_client *c, const char *msg, const char *detail)
-{
-    char sample[SAMPLE_BYTES + 1], said[256];
-    uint64_t now = uv_now(c->loop);
-    size_t n = 0;
-
-    if (now - c->warn_window >= 1000) {
-        c->warn_window = now;
-        c->warn_count = 0;
-    }
-    if (++c->warn_count > WARN_PER_SECOND) {
-        c->stats.log_suppressed++;
-        return;
-    }
-    while (c->cur_msg && n < c->cur_len && n < SAMPLE_BYTES && c->cur_msg[n] != '\0') {
-        sample[n] = c->cur_msg[n];
-        n++;
-    }
-    /* the server's own bytes, in the sample and quoted by the parser's
-     * complaint: its secrets are masked (security.md P6) */
-    bool cut = n == SAMPLE_BYTES && n < c->cur_len;
-    n = c->redact ? gw_redact_line(c->redact, sample, n, cut) : n;
-    sample[n] = '\0';
-    snprintf(said, sizeof said, "%s", detail ? detail : "");
-    if (detail != NULL && c->redact != NULL)
-        said[gw_redact_line(c->redact, said, strlen(said), false)] = '\0';
-    gw_log(GW_LOG_WARN, msg, "server", c->server_id, "detail", detail ? said : NULL, "sample",
-           c->cur_msg ? sample : NULL, NULL);
-}
-
-void gw_mcp__bad_shape(struct gw_mcp_client *c, const char *why)
-{
-    c->stats.bad_shape++;
-    warn_limited(c, "upstream sent a malformed JSON-RPC message; dropped", why);
-}
+#define BUCKETS_MIN    8
+#define BUCKETS_MAX    1024
+#define CANCELLED_RING 64
 
 /* The in-flight table. */
 
@@ -144,6 +103,7 @@ static void maybe_free_client(struct gw_mcp_client *c)
     json_decref(c->server_info);
     json_decref(c->capabilities);
     json_decref(c->envelope);
+    json_decref(c->listen_uris);
     free(c->buckets);
     free(c->cancelled);
     free(c->version);
@@ -266,7 +226,7 @@ static void cancel_upstream(struct gw_mcp_client *c, struct pending *p, const ch
     int rc;
 
     remember_cancelled(c, p->id);
-    if (strcmp(p->method, "initialize") == 0)
+    if (strcmp(p->method, "initialize") == 0 || p->awaits_ack)
         return;
     params = json_pack("{s:I}", "requestId", (json_int_t)p->id);
     if (reason)
@@ -390,6 +350,23 @@ static int send_request_text(struct gw_mcp_client *c, uint64_t id, const char *m
 
 /* A 2026-07-28 request carries the envelope, and one that may ask for
  * input keeps its params for the retry. */
+struct pending *gw_mcp__pending_add(struct gw_mcp_client *c, const char *method,
+                                    uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data,
+                                    gw_mcp_handle *handle)
+{
+    struct pending *p = gw_xcalloc(1, sizeof *p);
+
+    *p = (struct pending){.c = c, .id = ++c->next_id, .cb = cb, .data = data, .call = true};
+    p->op = p->id;
+    p->method = gw_xstrdup(method);
+    p->timeout_ms = timeout_ms;
+    insert(c, p);
+    start_timer(c, p);
+    if (handle)
+        *handle = p->op;
+    return p;
+}
+
 static int send_request(struct gw_mcp_client *c, const char *method, json_t *params,
                         uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data, gw_mcp_handle op,
                         bool call, gw_mcp_handle *handle, unsigned caps)
@@ -487,10 +464,10 @@ static void stale_response(struct gw_mcp_client *c, json_int_t v)
                NULL);
     } else if (v > 0 && id <= c->next_id) {
         c->stats.duplicate_ids++;
-        warn_limited(c, "upstream answered a request twice; dropped", "duplicate id");
+        gw_mcp__warn_limited(c, "upstream answered a request twice; dropped", "duplicate id");
     } else {
         c->stats.unknown_ids++;
-        warn_limited(c, "upstream answered an id mcpgw never sent; dropped", "unknown id");
+        gw_mcp__warn_limited(c, "upstream answered an id mcpgw never sent; dropped", "unknown id");
     }
 }
 
@@ -520,7 +497,7 @@ static void handle_response(struct gw_mcp_client *c, json_t *m, json_t *id)
 
     if (json_is_string(id) || json_is_real(id)) {
         c->stats.unknown_ids++;
-        warn_limited(c, "upstream answered an id mcpgw never sent; dropped", "unknown id");
+        gw_mcp__warn_limited(c, "upstream answered an id mcpgw never sent; dropped", "unknown id");
         return;
     }
     if (!json_is_integer(id)) {
@@ -588,7 +565,7 @@ void gw_mcp_client_receive(struct gw_mcp_client *c, const char *msg, size_t len)
     root = gw_json_loadb(msg, len, JSON_DECODE_ANY, &err);
     if (root == NULL) {
         c->stats.non_json++;
-        warn_limited(c, "upstream sent a line that is not JSON; dropped", err.text);
+        gw_mcp__warn_limited(c, "upstream sent a line that is not JSON; dropped", err.text);
     } else if (json_is_array(root)) {
         /* A batch (2025-03-26 only, but harmless to accept from anyone). */
         if (json_array_size(root) == 0)
@@ -688,6 +665,9 @@ int gw_mcp_client_request(struct gw_mcp_client *c, const char *method, json_t *p
         return rc;
     if (method == NULL || cb == NULL || (params && !json_is_object(params)))
         return UV_EINVAL;
+    if (c->era == GW_MCP_ERA_MODERN && (strcmp(method, "resources/subscribe") == 0 ||
+                                        strcmp(method, "resources/unsubscribe") == 0))
+        return gw_mcp__subscribe(c, method, params, timeout_ms, cb, data, handle);
     return send_request(c, method, params, timeout_ms, cb, data, 0, true, handle, caps);
 }
 

@@ -73,14 +73,65 @@ bool gw_mcp__may_ask(const char *method)
 
 static void listen_open(struct gw_mcp_client *c);
 
+/* Answers the subscribe and unsubscribe requests waiting for the listen:
+ * from its acknowledgement `ack` (its params), or with the listen's
+ * failure `r`. */
+static void settle_acks(struct gw_mcp_client *c, json_t *ack, const struct gw_mcp_reply *r)
+{
+    json_t *taken = json_object_get(json_object_get(ack, "notifications"), "resourceSubscriptions");
+    struct pending *p = c->head;
+
+    while (p != NULL) {
+        json_t *uri = json_object_get(p->params, "uri"), *v, *ok = NULL;
+        struct gw_mcp_reply done = {.code = 0};
+        size_t i;
+
+        if (!p->awaits_ack) {
+            p = p->next;
+            continue;
+        }
+        if (r != NULL) {
+            gw_mcp__finish_error(p, r->code, r->message, r->error);
+            p = c->head;
+            continue;
+        }
+        json_array_foreach(taken, i, v)
+        {
+            if (json_equal(v, uri))
+                ok = v;
+        }
+        if (ok == NULL && strcmp(p->method, "resources/subscribe") == 0) {
+            gw_mcp__finish_error(p, GW_MCP_E_PROTOCOL,
+                                 "the server's subscriptions/listen did not take the URI", NULL);
+        } else {
+            done.result = json_object();
+            gw_mcp__finish(p, &done);
+            json_decref(done.result);
+        }
+        p = c->head;
+    }
+}
+
+void gw_mcp__listen_acked(struct gw_mcp_client *c, json_t *params)
+{
+    json_t *sub =
+        json_object_get(json_object_get(params, "_meta"), "io.modelcontextprotocol/subscriptionId");
+
+    if (c->era == GW_MCP_ERA_MODERN && c->listen_since != 0 && json_is_integer(sub) &&
+        (gw_mcp_handle)json_integer_value(sub) == c->listen_op)
+        settle_acks(c, params, NULL);
+}
+
 static void listen_done(void *data, const struct gw_mcp_reply *r)
 {
     struct gw_mcp_client *c = data;
     uint64_t lasted = uv_now(c->loop) - c->listen_since;
 
     c->listen_since = 0;
-    if (r->code == GW_MCP_E_CLOSED || c->state != GW_MCP_READY)
-        return;
+    if (r->code == GW_MCP_E_CLOSED || r->code == GW_MCP_E_CANCELLED || c->state != GW_MCP_READY)
+        return; /* closing, or replaced by a listen for other URIs */
+    if (r->code != 0)
+        settle_acks(c, NULL, r);
     if (lasted >= LISTEN_MIN_MS) { /* ended by the server, or silent too long */
         listen_open(c);
         return;
@@ -94,11 +145,22 @@ static bool offers(const struct gw_mcp_client *c, const char *kind)
     return json_is_true(json_object_get(json_object_get(c->capabilities, kind), "listChanged"));
 }
 
-/* The list_changed the server offers, on one long request whose
- * notifications come like a 2025-era server's. */
+static bool awaiting_ack(const struct gw_mcp_client *c)
+{
+    for (const struct pending *p = c->head; p != NULL; p = p->next) {
+        if (p->awaits_ack)
+            return true;
+    }
+    return false;
+}
+
+/* The list_changed the server offers and the resources subscribed, on one
+ * long request whose notifications come like a 2025-era server's. */
 static void listen_open(struct gw_mcp_client *c)
 {
-    json_t *want = json_object(), *params;
+    json_t *want = json_object(), *params, *v;
+    const char *uri;
+    int rc;
     static const char *const kinds[][2] = {{"tools", "toolsListChanged"},
                                            {"prompts", "promptsListChanged"},
                                            {"resources", "resourcesListChanged"}};
@@ -107,15 +169,52 @@ static void listen_open(struct gw_mcp_client *c)
         if (offers(c, kinds[i][0]))
             json_object_set_new(want, kinds[i][1], json_true());
     }
-    if (json_object_size(want) == 0) {
+    if (json_object_size(c->listen_uris) > 0) {
+        json_t *uris = json_array();
+        json_object_foreach(c->listen_uris, uri, v)
+        {
+            json_array_append_new(uris, json_string(uri));
+        }
+        json_object_set_new(want, "resourceSubscriptions", uris);
+    }
+    if (json_object_size(want) == 0 && !awaiting_ack(c)) {
         json_decref(want);
         return;
     }
     params = json_pack("{s:o}", "notifications", want);
     c->listen_since = uv_now(c->loop);
-    if (gw_mcp__send_request(c, "subscriptions/listen", params, 0, listen_done, c, 0, NULL) < 0)
-        c->listen_since = 0;
+    rc = gw_mcp__send_request(c, "subscriptions/listen", params, 0, listen_done, c, 0,
+                              &c->listen_op);
     json_decref(params);
+    if (rc < 0) {
+        struct gw_mcp_reply failed = {.code = rc,
+                                      .message = "subscriptions/listen could not be sent"};
+        c->listen_since = 0;
+        settle_acks(c, NULL, &failed);
+    }
+}
+
+int gw_mcp__subscribe(struct gw_mcp_client *c, const char *method, json_t *params,
+                      uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data, gw_mcp_handle *handle)
+{
+    const char *uri = json_string_value(json_object_get(params, "uri"));
+    struct pending *p;
+
+    if (uri == NULL)
+        return UV_EINVAL;
+    if (c->listen_uris == NULL)
+        c->listen_uris = json_object();
+    if (strcmp(method, "resources/subscribe") == 0)
+        json_object_set_new(c->listen_uris, uri, json_true());
+    else
+        json_object_del(c->listen_uris, uri);
+    p = gw_mcp__pending_add(c, method, timeout_ms, cb, data, handle);
+    p->awaits_ack = true;
+    p->params = json_pack("{s:s}", "uri", uri);
+    if (c->listen_since != 0) /* the open one asks for other URIs: its end is not told */
+        gw_mcp_client_cancel(c, c->listen_op, "listening for other resources");
+    listen_open(c);
+    return 0;
 }
 
 /* ---- the handshake ---- */

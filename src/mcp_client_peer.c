@@ -1,6 +1,7 @@
 /* What the server asks and tells the MCP client: its requests (relayed to
- * the instance's owner, or refused as unknown methods) and notifications
- * (known ones handed on, others dropped). */
+ * the instance's owner, or refused as unknown methods), its notifications
+ * (known ones handed on, others dropped), and the warnings about what it
+ * sends wrong. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,8 @@
 #include "gw/util.h"
 
 #define JSONRPC_NO_METHOD -32601
+#define WARN_PER_SECOND   10
+#define SAMPLE_BYTES      120
 
 static const char *const known_notifications[] = {"notifications/cancelled",
                                                   "notifications/progress",
@@ -21,6 +24,45 @@ static const char *const known_notifications[] = {"notifications/cancelled",
                                                   "notifications/tasks/status",
                                                   "notifications/subscriptions/acknowledged",
                                                   "notifications/elicitation/complete"};
+
+/* Logging. Warnings about hostile input are rate-limited per client so a
+ * flood of garbage costs counters, not log volume. */
+
+void gw_mcp__warn_limited(struct gw_mcp_client *c, const char *msg, const char *detail)
+{
+    char sample[SAMPLE_BYTES + 1], said[256];
+    uint64_t now = uv_now(c->loop);
+    size_t n = 0;
+
+    if (now - c->warn_window >= 1000) {
+        c->warn_window = now;
+        c->warn_count = 0;
+    }
+    if (++c->warn_count > WARN_PER_SECOND) {
+        c->stats.log_suppressed++;
+        return;
+    }
+    while (c->cur_msg && n < c->cur_len && n < SAMPLE_BYTES && c->cur_msg[n] != '\0') {
+        sample[n] = c->cur_msg[n];
+        n++;
+    }
+    /* the server's own bytes, in the sample and quoted by the parser's
+     * complaint: its secrets are masked (security.md P6) */
+    bool cut = n == SAMPLE_BYTES && n < c->cur_len;
+    n = c->redact ? gw_redact_line(c->redact, sample, n, cut) : n;
+    sample[n] = '\0';
+    snprintf(said, sizeof said, "%s", detail ? detail : "");
+    if (detail != NULL && c->redact != NULL)
+        said[gw_redact_line(c->redact, said, strlen(said), false)] = '\0';
+    gw_log(GW_LOG_WARN, msg, "server", c->server_id, "detail", detail ? said : NULL, "sample",
+           c->cur_msg ? sample : NULL, NULL);
+}
+
+void gw_mcp__bad_shape(struct gw_mcp_client *c, const char *why)
+{
+    c->stats.bad_shape++;
+    gw_mcp__warn_limited(c, "upstream sent a malformed JSON-RPC message; dropped", why);
+}
 
 /* Receiving: server requests and notifications. */
 
@@ -112,7 +154,9 @@ void gw_mcp__handle_notification(struct gw_mcp_client *c, const char *method, js
         gw_log(GW_LOG_DEBUG, "upstream sent an unknown notification", "server", c->server_id,
                "method", method, NULL);
     }
-    if (strcmp(method, "notifications/tools/list_changed") == 0) {
+    if (strcmp(method, "notifications/subscriptions/acknowledged") == 0) {
+        gw_mcp__listen_acked(c, params);
+    } else if (strcmp(method, "notifications/tools/list_changed") == 0) {
         if (c->cb.on_tools_changed)
             c->cb.on_tools_changed(c->cb.data);
     } else if (c->cb.on_notification) {

@@ -3,15 +3,24 @@
  * listen request's id as its subscription id. They come from the same
  * coalesced catalog and extras events that 2025-era GET streams hear.
  *
+ * `resourceSubscriptions` are made as a 2025 session's resources/subscribe
+ * are (subscriptions.c, through dispatch: the URI's server, the listen's
+ * dialog), with the stream as their subscriber: each
+ * notifications/resources/updated comes tagged the same way. The
+ * acknowledgement names the URIs some server offers and the gateway
+ * subscribed to; an upstream that refuses later is not told (MCP has no
+ * message for it), as for 2025 sessions.
+ *
  * The stream ends when the client closes it, or at shutdown with the
- * request's result ({resultType: complete}). Resource subscriptions are not
- * taken on this stream: the acknowledgement names only what is honoured. */
+ * request's result ({resultType: complete}); its subscriptions end with it. */
 #include "gw/mcp_server_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "gw/dispatch.h"
 #include "gw/log.h"
+#include "gw/subscriptions.h"
 #include "gw/util.h"
 
 enum { LISTEN_TOOLS = 1u, LISTEN_PROMPTS = 2u, LISTEN_RESOURCES = 4u };
@@ -34,6 +43,7 @@ struct mcp_listener {
     struct gw_http_request *req;
     json_t *id; /* the listen request's id: the subscription id */
     unsigned kinds;
+    struct gw_subscriber *sub; /* its resourceSubscriptions, or NULL */
 };
 
 static void unlink_listener(struct mcp_listener *l)
@@ -45,6 +55,8 @@ static void unlink_listener(struct mcp_listener *l)
     if (l->next != NULL)
         l->next->prev = l->prev;
     l->ms->nlisteners--;
+    if (l->sub != NULL)
+        gw_subscriber_free(l->sub, !l->ms->closing);
     json_decref(l->id);
     free(l);
 }
@@ -79,17 +91,72 @@ static json_t *tagged(const struct mcp_listener *l, const char *method, json_t *
     return json_pack("{s:s, s:s, s:o}", "jsonrpc", "2.0", "method", method, "params", params);
 }
 
+static void on_updated(void *data, json_t *params)
+{
+    struct mcp_listener *l = data;
+    json_t *msg = tagged(l, "notifications/resources/updated", json_copy(params));
+
+    send_msg(l, msg);
+    json_decref(msg);
+}
+
+static const struct gw_subscriber_hooks listener_hooks = {on_updated};
+
+/* The upstream's answer changes nothing here: a refusal is the server's,
+ * and the subscriber may be gone (subscriptions.c lets go of it). */
+static void on_subscribed(void *data, const struct gw_call_outcome *o)
+{
+    (void)data;
+    if (o->code != 0)
+        gw_log(GW_LOG_INFO, "listen resource subscription refused", "server", o->server, "uri",
+               o->tool, "error", o->message, NULL);
+}
+
+/* Subscribes the listener to each URI it asked for; the array of those
+ * taken (new reference). */
+static json_t *subscribe_all(struct mcp_listener *l, json_t *uris, const char *dialog)
+{
+    json_t *taken = json_array(), *uri;
+    size_t i;
+
+    json_array_foreach(uris, i, uri)
+    {
+        json_t *params = json_pack("{s:O}", "uri", uri);
+        struct gw_route_request r = {
+            .method = "resources/subscribe", .params = params, .dialog = dialog};
+
+        if (l->sub == NULL)
+            l->sub = gw_subscriber_new(l->ms->servers, &listener_hooks, l);
+        r.subscriber = l->sub;
+        if (json_is_string(uri) &&
+            gw_dispatch_request(l->ms->servers, &r, on_subscribed, NULL, NULL) == 0)
+            json_array_append(taken, uri);
+        json_decref(params);
+    }
+    return taken;
+}
+
 void gw_mcp__listen(struct gw_mcp_server *ms, struct gw_http_request *req, json_t *id,
-                    json_t *params)
+                    json_t *params, const char *dialog)
 {
     static const char *const headers[] = {"Cache-Control: no-store", NULL};
     json_t *asked = json_object_get(params, "notifications"), *honored, *ack;
     struct mcp_listener *l;
 
+    json_t *uris = json_object_get(asked, "resourceSubscriptions");
+
     if (asked != NULL && !json_is_object(asked)) {
         gw_http_respond_json(
             req, 400,
             gw_mcp__error(id, RPC_INVALID_PARAMS, "params.notifications must be an object"), NULL);
+        return;
+    }
+    if (uris != NULL && (!json_is_array(uris) || json_array_size(uris) > GW_SUBS_PER_SUBSCRIBER)) {
+        gw_http_respond_json(req, 400,
+                             gw_mcp__error(id, RPC_INVALID_PARAMS,
+                                           "params.notifications.resourceSubscriptions must be an "
+                                           "array of at most 1000 URIs"),
+                             NULL);
         return;
     }
     if (ms->nlisteners >= MCP_MAX_LISTENERS || ms->closing) {
@@ -116,6 +183,8 @@ void gw_mcp__listen(struct gw_mcp_server *ms, struct gw_http_request *req, json_
         ms->listeners->prev = l;
     ms->listeners = l;
     ms->nlisteners++;
+    if (json_array_size(uris) > 0)
+        json_object_set_new(honored, "resourceSubscriptions", subscribe_all(l, uris, dialog));
     gw_http_stream_begin(req, 200, "text/event-stream", headers);
     gw_http_on_abort(req, on_abort, l);
     ack = tagged(l, "notifications/subscriptions/acknowledged",

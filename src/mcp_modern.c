@@ -422,7 +422,7 @@ void gw_mcp__modern_post(struct gw_mcp_server *ms, struct gw_http_request *req, 
         gw_mcp__named_dialog(req, dialog) != 0)
         return;
     if (strcmp(method, "subscriptions/listen") == 0) {
-        gw_mcp__listen(ms, req, id, params);
+        gw_mcp__listen(ms, req, id, params, dialog[0] ? dialog : NULL);
         return;
     }
     s = session_new(ms, dialog, json_object_get(params, "_meta"));

@@ -31,7 +31,9 @@ struct pending {
      * retry after input, and the round waiting for the owner's answers. */
     json_t *params;
     struct input_round *round;
-    unsigned caps; /* GW_MCP_CAP_* its caller can answer */
+    unsigned caps;   /* GW_MCP_CAP_* its caller can answer */
+    bool awaits_ack; /* a 2026-07-28 resources/(un)subscribe: never sent, answered by the
+                        listen's acknowledgement */
 };
 
 /* One input_required result being answered (mcp_client_modern.c). */
@@ -75,12 +77,14 @@ struct gw_mcp_client {
     unsigned warn_count;
     const char *cur_msg; /* the message being received, for log samples */
     size_t cur_len;
-    enum gw_mcp_era want;  /* what the owner asked for */
-    enum gw_mcp_era era;   /* decided by the handshake */
-    bool probing;          /* an AUTO server/discover awaits its answer */
-    bool reprobed;         /* a -32022 made the probe go again once */
-    json_t *envelope;      /* the 2026-07-28 _meta keys of every request */
-    uint64_t listen_since; /* loop ms the listen was opened; 0: none open */
+    enum gw_mcp_era want;    /* what the owner asked for */
+    enum gw_mcp_era era;     /* decided by the handshake */
+    bool probing;            /* an AUTO server/discover awaits its answer */
+    bool reprobed;           /* a -32022 made the probe go again once */
+    json_t *envelope;        /* the 2026-07-28 _meta keys of every request */
+    uint64_t listen_since;   /* loop ms the listen was opened; 0: none open */
+    gw_mcp_handle listen_op; /* the open listen's handle (= its id) */
+    json_t *listen_uris;     /* URI → true: the resourceSubscriptions it asks for */
 };
 
 /* mcp_client.c */
@@ -93,6 +97,9 @@ int gw_mcp__send_notification(struct gw_mcp_client *c, const char *method, json_
 /* 0 when the client takes requests, else the code saying why not. */
 int gw_mcp__check_ready(const struct gw_mcp_client *c);
 int gw_mcp__send_json(struct gw_mcp_client *c, json_t *msg);
+/* mcp_client_peer.c: hostile input, counted and logged (rate limited,
+ * with a masked sample of the message being received). */
+void gw_mcp__warn_limited(struct gw_mcp_client *c, const char *msg, const char *detail);
 /* A message of the wrong shape: counted, logged (rate limited). */
 void gw_mcp__bad_shape(struct gw_mcp_client *c, const char *why);
 
@@ -127,6 +134,20 @@ bool gw_mcp__input_required(struct gw_mcp_client *c, struct pending *p, json_t *
  * ids: 1 when `id` was one, 0 when it is the server's. */
 int gw_mcp__input_respond(struct gw_mcp_client *c, json_t *id, json_t *result, json_t *error);
 void gw_mcp__round_free(struct input_round *r);
+/* resources/subscribe and resources/unsubscribe to a 2026-07-28 server,
+ * which has neither: the URI joins or leaves the listen's
+ * resourceSubscriptions, the listen is opened again, and its
+ * acknowledgement answers the request. Contract of gw_mcp_client_request. */
+int gw_mcp__subscribe(struct gw_mcp_client *c, const char *method, json_t *params,
+                      uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data, gw_mcp_handle *handle);
+/* notifications/subscriptions/acknowledged from the server. */
+void gw_mcp__listen_acked(struct gw_mcp_client *c, json_t *params);
+
+/* mcp_client.c: a request entry that is not sent (it is answered from
+ * elsewhere); its deadline runs. */
+struct pending *gw_mcp__pending_add(struct gw_mcp_client *c, const char *method,
+                                    uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data,
+                                    gw_mcp_handle *handle);
 
 /* mcp_client_peer.c */
 void gw_mcp__handle_server_request(struct gw_mcp_client *c, const char *method, json_t *id,

@@ -363,7 +363,7 @@ int gw_mcp__modern_route(struct gw_mcp_session *s, struct gw_mcp_call *c, json_t
 /* subscriptions/listen: the request's stream stays open and carries the
  * list changes it asked for. */
 void gw_mcp__listen(struct gw_mcp_server *ms, struct gw_http_request *req, json_t *id,
-                    json_t *params);
+                    json_t *params, const char *dialog);
 /* Sends notifications/<kind>/list_changed to the listeners that asked for
  * it (`method` is the notification's). */
 void gw_mcp__listeners_notify(struct gw_mcp_server *ms, const char *method);

@@ -413,6 +413,15 @@ function buildServer() {
     else server.sendToolListChanged();
     return { content: [text('tools list_changed published')] };
   });
+  // Not a suite tool: mcpgw's tests subscribe to a resource through the
+  // gateway and have this publish its change.
+  tool('test_touch_resource', 'Publishes notifications/resources/updated for a URI',
+    fromJsonSchema({ type: 'object', properties: { uri: { type: 'string' } }, required: ['uri'] }),
+    async ({ uri }) => {
+      if (modernHandler) modernHandler.notify.resourceUpdated(uri);
+      else await server.server.sendResourceUpdated({ uri });
+      return { content: [text(`resources/updated published for ${uri}`)] };
+    });
   tool('test_trigger_prompt_change', 'Publishes notifications/prompts/list_changed to listen streams', noArgs, async () => {
     if (modernHandler) modernHandler.notify.promptsChanged();
     else server.sendPromptListChanged();

@@ -136,8 +136,8 @@ function collect(resultsDir) {
 // the relay tools are 2025-era ones (a server request mid-call has no place
 // in 2026-07-28), so `relay` is spoken to in 2025-11-25. The 2025-11-25 run
 // keeps `conf` on 2025-11-25 too, so that it checks the path from a 2025
-// session to a 2025 server (resources/subscribe has no 2026-07-28 form yet
-// through mcpgw); the 2026-07-28 runs check 2026-07-28 on both sides.
+// session to a 2025 server end to end; the 2026-07-28 runs check 2026-07-28
+// on both sides.
 const relayTools = ['test_sampling', 'test_elicitation', 'test_elicitation_sep1034_defaults', 'test_elicitation_sep1330_enums'];
 function gatewayConfig(dir, upstreamUrl, confProtocol) {
   const upstream = upstreamUrl

@@ -30,7 +30,7 @@ if (opts.elicit) {
   client.setRequestHandler('elicitation/create', async () => ({ action: 'accept', content: opts.elicit }));
 }
 for (const method of ['notifications/tools/list_changed', 'notifications/prompts/list_changed',
-  'notifications/resources/list_changed']) {
+  'notifications/resources/list_changed', 'notifications/resources/updated']) {
   client.setNotificationHandler(method, (n) => out({ notification: { method: n.method, params: n.params } }));
 }
 
@@ -57,6 +57,7 @@ async function run(cmd) {
         inFlight.delete(cmd.id);
       }
     }
+    case 'subscribeResource': return client.subscribeResource({ uri: cmd.uri });
     case 'abort': inFlight.get(cmd.call)?.abort(); return { aborted: inFlight.has(cmd.call) };
     case 'listen': {
       const sub = await client.listen(cmd.filter);

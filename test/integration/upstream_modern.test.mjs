@@ -16,6 +16,7 @@ const MODERN = '2026-07-28';
 const ASK = 'test_input_required_result_elicitation';
 const SIMPLE = 'This is a simple text response for testing.';
 const PROMPT = 'test_input_required_result_prompt';
+const WATCHED = 'test://watched-resource';
 
 async function stopClean(d) {
   const r = await d.stop();
@@ -58,6 +59,13 @@ async function callFromEveryFront(d) {
     // prompts/get asks too, and is answered the same way
     const p = await legacy.call({ op: 'getPrompt', name: PROMPT });
     assert.equal(p.result?.messages?.[0]?.content?.text, 'Use the following context: Bo', JSON.stringify(p));
+    // resources/subscribe: the upstream's listen takes the URI, and its
+    // resources/updated reaches the session
+    const sub = await legacy.call({ op: 'subscribeResource', uri: WATCHED });
+    assert.ok(sub.result, JSON.stringify(sub));
+    await legacy.call({ op: 'callTool', name: 'test_touch_resource', arguments: { uri: WATCHED } });
+    await waitFor(() => legacy.notifications.some((n) => n.method === 'notifications/resources/updated' &&
+      n.params.uri === WATCHED));
   } finally {
     await legacy.close();
   }
@@ -70,6 +78,12 @@ async function callFromEveryFront(d) {
     assert.equal(textOf(r.result ?? {}), 'Hello, Cy!', JSON.stringify(r));
     const p = await modern.call({ op: 'getPrompt', name: PROMPT });
     assert.equal(p.result?.messages?.[0]?.content?.text, 'Use the following context: Cy', JSON.stringify(p));
+    // subscriptions/listen with resourceSubscriptions, on both hops
+    const l = await modern.call({ op: 'listen', filter: { resourceSubscriptions: [WATCHED] } });
+    assert.deepEqual(l.result?.honoredFilter?.resourceSubscriptions, [WATCHED], JSON.stringify(l));
+    await modern.call({ op: 'callTool', name: 'test_touch_resource', arguments: { uri: WATCHED } });
+    await waitFor(() => modern.notifications.some((n) => n.method === 'notifications/resources/updated' &&
+      n.params.uri === WATCHED));
   } finally {
     await modern.close();
   }
