@@ -63,6 +63,7 @@ struct gw_round {
     struct pending req[GW_ROUNDS_REQUESTS_MAX];
     size_t nreq;
     unsigned next_key;
+    json_t *early; /* responses given before being asked, by key; each used once */
 };
 
 struct gw_rounds {
@@ -159,6 +160,7 @@ static void round_free(struct gw_round *r)
     free(r->method);
     free(r->name);
     json_decref(r->arguments);
+    json_decref(r->early);
     uv_close((uv_handle_t *)&r->timer, on_round_closed);
 }
 
@@ -414,6 +416,26 @@ static void name_request(struct gw_round *r, struct pending *p)
         json_object_del(p->params, "_meta");
 }
 
+static const char *bad_response(const char *method, json_t *v);
+
+/* The caller answered this one before it was asked: it goes upstream now
+ * and the round does not wait for it. */
+static bool answered_early(struct gw_round *r, struct pending *p)
+{
+    json_t *v = json_object_get(r->early, p->key);
+
+    if (v == NULL || bad_response(p->method, v) != NULL)
+        return false;
+    json_incref(v);
+    json_object_del(r->early, p->key);
+    r->rr->up->answer(p->sr, v, NULL);
+    json_decref(v);
+    p->sr = NULL;
+    pending_clear(p);
+    r->nreq--;
+    return true;
+}
+
 static int h_request(void *data, struct gw_server_request *sr, const char *method, json_t *params)
 {
     struct gw_round *r = data;
@@ -428,6 +450,8 @@ static int h_request(void *data, struct gw_server_request *sr, const char *metho
     p->method = gw_xstrdup(method);
     p->params = json_is_object(params) ? json_deep_copy(params) : NULL;
     name_request(r, p);
+    if (answered_early(r, p))
+        return 0;
     if (r->state == R_LIVE)
         arm(r, R_SETTLING, GW_ROUNDS_SETTLE_MS);
     return 0;
@@ -477,6 +501,8 @@ int gw_rounds_call(struct gw_rounds *rr, struct gw_servers *s, const struct gw_c
 
     q.hooks = &round_hooks;
     q.hooks_data = r;
+    if (json_is_object(req->input_responses) && json_object_size(req->input_responses) > 0)
+        r->early = json_deep_copy(req->input_responses);
     return started(r, rr->up->call(s, &q, on_outcome, r, &r->call), out);
 }
 

@@ -206,11 +206,19 @@ static json_t *missing_caps_reply(const struct gw_mcp_call *c, unsigned caps)
 json_t *gw_mcp__call_reply(const struct gw_mcp_call *c, const struct gw_call_outcome *o)
 {
     const char *failure = tool_failure(o->code);
+    unsigned missing;
     json_t *r;
     char *msg;
 
     if (o->missing_caps != 0 && c->x->own != NULL)
         return missing_caps_reply(c, o->missing_caps);
+    /* A 2026-07-28 upstream told of this caller's capabilities only
+     * (dispatch passes them on) refused for want of one: so is the call. */
+    if (c->x->own != NULL && o->code == GW_MCP_E_RPC &&
+        json_integer_value(json_object_get(o->error, "code")) == RPC_MISSING_CAPABILITY &&
+        (missing = gw_mcp__client_caps(
+             json_object_get(json_object_get(o->error, "data"), "requiredCapabilities"))) != 0)
+        return missing_caps_reply(c, missing);
     if (c->routed)
         return routed_reply(c, o);
     if (o->code == 0 && json_is_object(o->result)) {

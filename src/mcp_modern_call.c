@@ -68,7 +68,8 @@ static int start(struct gw_mcp_session *s, struct gw_mcp_call *c, json_t *args, 
                                 .dialog = dialog,
                                 .arguments = args,
                                 .progress_token = token,
-                                .client_caps = s->caps};
+                                .client_caps = s->caps,
+                                .input_responses = responses};
 
     struct gw_route_request q = {
         .method = c->tool, .params = hop, .dialog = dialog, .client_caps = s->caps};

@@ -64,6 +64,10 @@ struct gw_call_request {
     const struct gw_call_hooks *hooks; /* NULL: see gw_call_hooks */
     void *hooks_data;
     unsigned client_caps; /* GW_CLIENT_CAP_* the caller declared */
+    /* Input responses the caller gave before being asked (borrowed object,
+     * or NULL): input_rounds answers a server request named by one of its
+     * keys with it (input_rounds.h). Dispatch ignores it. */
+    json_t *input_responses;
 };
 
 /* What a call came to. Pointers are borrowed for the callback's duration. */

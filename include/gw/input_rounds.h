@@ -125,7 +125,10 @@ void gw_rounds_close(struct gw_rounds *rr);
 void gw_rounds_stats(const struct gw_rounds *rr, struct gw_rounds_stats *out);
 
 /* Starts a tools/call. `r->hooks` and `r->hooks_data` are ignored (the
- * module's replace them); `r->client_caps` says which server requests the
+ * module's replace them); `r->input_responses`, answers given before being
+ * asked, answer the server's requests named by their keys (a 2026-07-28
+ * server names them; each is used once, checked as a retry's are), and the
+ * others are ignored; `r->client_caps` says which server requests the
  * caller can answer (the others are refused upstream by dispatch). Returns 0
  * and the receiver's on_answer fires later, maybe several times (once per
  * round, each answered by the caller's gw_rounds_resume, which names the

@@ -81,6 +81,25 @@ const stateCodec = createRequestStateCodec({ key: crypto.getRandomValues(new Uin
 // is routed onto the connection's listen streams by serveStdio.
 let modernHandler = null;
 
+// The trigger tools change a list before they announce it, so that whoever
+// lists again (a gateway does, and tells its own clients only of a real
+// change) sees a change: each call flips one extra tool or prompt, in the
+// servers built from now on and in the long-lived ones built before (a
+// stdio connection, a 2025 session; the last 64 of each kind).
+const flips = { tools: 0, prompts: 0 };
+const toggles = { tools: [], prompts: [] };
+function toggled(kind, handle) {
+  if (flips[kind] % 2 === 0) handle.disable();
+  toggles[kind].push(handle);
+  if (toggles[kind].length > 64) toggles[kind].shift();
+}
+function flip(kind) {
+  flips[kind]++;
+  for (const h of toggles[kind]) {
+    try { if (flips[kind] % 2) h.enable(); else h.disable(); } catch { /* its server is gone */ }
+  }
+}
+
 function buildServer() {
   const server = new McpServer(
     { name: 'mcpgw-conformance-backend', version: '2.0.0' },
@@ -408,7 +427,10 @@ function buildServer() {
 
   // ------------- 2026-07-28 subscriptions/listen triggers (server-stateless)
 
+  toggled('tools', tool('test_toggled_tool', 'Listed after an odd number of test_trigger_tool_change calls',
+    noArgs, async () => ({ content: [text('toggled')] })));
   tool('test_trigger_tool_change', 'Publishes notifications/tools/list_changed to listen streams', noArgs, async () => {
+    flip('tools');
     if (modernHandler) modernHandler.notify.toolsChanged();
     else server.sendToolListChanged();
     return { content: [text('tools list_changed published')] };
@@ -423,6 +445,7 @@ function buildServer() {
       return { content: [text(`resources/updated published for ${uri}`)] };
     });
   tool('test_trigger_prompt_change', 'Publishes notifications/prompts/list_changed to listen streams', noArgs, async () => {
+    flip('prompts');
     if (modernHandler) modernHandler.notify.promptsChanged();
     else server.sendPromptListChanged();
     return { content: [text('prompts list_changed published')] };
@@ -459,6 +482,9 @@ function buildServer() {
     name, { title, description, ...(argsSchema && { argsSchema }) },
     async (...a) => ({ messages: get(argsSchema ? a[0] : {}, a[a.length - 1]) }),
   );
+  toggled('prompts', prompt('test_toggled_prompt', 'Toggled Prompt',
+    'Listed after an odd number of test_trigger_prompt_change calls', null,
+    () => [{ role: 'user', content: text('toggled') }]));
   prompt('test_simple_prompt', 'Simple Test Prompt', 'A simple prompt without arguments', null,
     () => [{ role: 'user', content: text('This is a simple prompt for testing.') }]);
   prompt('test_prompt_with_arguments', 'Prompt With Arguments', 'A prompt with required arguments',
