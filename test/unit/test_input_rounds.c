@@ -9,6 +9,7 @@
 #include <uv.h>
 
 #include "gw/input_rounds.h"
+#include "gw/mcp_client.h"
 #include "gw/util.h"
 
 static const unsigned char key[GW_ROUNDS_KEY_LEN] = "0123456789abcdef0123456789abcdef";
@@ -288,6 +289,58 @@ START_TEST(two_requests_one_round_then_the_missing_one)
 }
 END_TEST
 
+/* A 2026-07-28 upstream names its requests (mcp_client.h): the caller
+ * sees its keys; responses given with the call answer the ones they name at
+ * once, checked like a retry's, and the rest wait for a round. */
+static int ask_named(struct fake_call *c, uintptr_t sr, const char *method, const char *name)
+{
+    json_t *params =
+        json_pack("{s:s, s:{s:s}}", "message", "name?", "_meta", GW_MCP_META_INPUT_KEY, name);
+    int rc = c->hooks->on_request(c->hooks_data, (struct gw_server_request *)sr, method, params);
+
+    json_decref(params);
+    return rc;
+}
+
+START_TEST(named_requests_and_early_answers)
+{
+    struct got g = {0};
+    json_t *early = json_pack("{s:o, s:{s:s}, s:{}}", "user_name", accept_name("Ann"), "bad",
+                              "action", "maybe", "never_asked");
+    struct gw_call_request r = {.tool = "echo", .dialog = "d1", .input_responses = early};
+    struct gw_rounds_receiver rcv = {.on_answer = on_answer, .data = &g};
+    struct fake_call *c;
+
+    ck_assert_int_eq(gw_rounds_call(rr, NULL, &r, &rcv, NULL), 0);
+    c = &calls[ncalls - 1];
+    /* answered at once from the early responses, never a round */
+    ck_assert_int_eq(ask_named(c, 1, "elicitation/create", "user_name"), 0);
+    ck_assert_uint_eq(nanswered, 1);
+    ck_assert_ptr_eq(answered[0], (void *)1);
+    ck_assert_str_eq(json_string_value(json_object_get(answers[0], "action")), "accept");
+    /* used once: asked again under that key, it waits for a round */
+    ck_assert_int_eq(ask_named(c, 2, "elicitation/create", "user_name"), 0);
+    /* an early response of the wrong shape is no answer either */
+    ck_assert_int_eq(ask_named(c, 3, "elicitation/create", "bad"), 0);
+    /* a key that does not fit (15 bytes) is named by the gateway */
+    ck_assert_int_eq(ask_named(c, 4, "roots/list", "a_key_much_too_long_to_fit"), 0);
+    ck_assert_uint_eq(nanswered, 1);
+    run_until(&g, 1);
+    ck_assert_uint_eq(json_object_size(g.requests), 3);
+    ck_assert_ptr_nonnull(json_object_get(g.requests, "user_name"));
+    ck_assert_ptr_nonnull(json_object_get(g.requests, "bad"));
+    ck_assert_ptr_nonnull(json_object_get(g.requests, "r1"));
+    /* the key never reaches the caller */
+    ck_assert_ptr_null(json_object_get(
+        json_object_get(json_object_get(json_object_get(g.requests, "user_name"), "params"),
+                        "_meta"),
+        GW_MCP_META_INPUT_KEY));
+    finish(c, 0, NULL);
+    json_decref(early);
+    json_decref(g.requests);
+}
+END_TEST
+
 START_TEST(two_rounds_of_one_call)
 {
     struct got g = {0}, g2 = {0}, g3 = {0};
@@ -450,6 +503,7 @@ static Suite *rounds_suite(void)
     tcase_set_timeout(tb, 20);
     tcase_add_test(tb, two_requests_one_round_then_the_missing_one);
     tcase_add_test(tb, two_rounds_of_one_call);
+    tcase_add_test(tb, named_requests_and_early_answers);
     tcase_add_test(tb, refusals_keep_the_round_open);
     tcase_add_test(tb, outcome_while_parked_waits_for_the_retry);
     tcase_add_test(tb, expired_round_is_cancelled_upstream);
