@@ -664,6 +664,13 @@ static void finish_server(struct gw_cfg_ld *ld, struct gw_server_config *s,
         finish_stdio(ld, s, idn, body, shown);
     else
         finish_http(ld, s, idn, body, shown);
+    if (s->transport == GW_TRANSPORT_SSE && s->protocol == GW_PROTOCOL_MODERN) {
+        key = gw_xasprintf("%s.protocol", shown);
+        gw_cfg_warn(ld, gw_cfg_place(body, "protocol", idn), key,
+                    "protocol 'modern' is ignored for an sse server: that transport exists only "
+                    "before 2026-07-28, so it is opened with initialize");
+        free(key);
+    }
     finish_modes(ld, s, idn, body, shown);
 }
 

@@ -1471,6 +1471,33 @@ START_TEST(vars_in_every_server_string)
 }
 END_TEST
 
+START_TEST(protocol_modes)
+{
+    struct gw_config *c = load("version: 1\n"
+                               "servers:\n"
+                               "  a:\n" OK_STDIO "  l:\n" OK_STDIO "    protocol: legacy\n"
+                               "  m:\n" OK_STDIO "    protocol: modern\n"
+                               "  s:\n"
+                               "    transport: sse\n"
+                               "    url: http://127.0.0.1:9/sse\n"
+                               "    protocol: modern\n"
+                               "  bad:\n" OK_STDIO "    protocol: newest\n");
+    const struct gw_diag *w = find(c, "protocol 'modern' is ignored for an sse server");
+
+    ck_assert_int_eq(srv(c, "a")->protocol, GW_PROTOCOL_AUTO);
+    ck_assert_int_eq(srv(c, "l")->protocol, GW_PROTOCOL_LEGACY);
+    ck_assert_int_eq(srv(c, "m")->protocol, GW_PROTOCOL_MODERN);
+    ck_assert_ptr_nonnull(w);
+    ck_assert_int_eq(w->severity, GW_SEV_WARNING);
+    ck_assert_int_eq(w->line, 14);
+    expect_error(c, "unknown protocol 'newest'; accepted: auto, legacy, modern", 17);
+    /* the revision is a spawn input: another value replaces the instances */
+    ck_assert_str_ne(srv(c, "l")->spawn_hash, srv(c, "m")->spawn_hash);
+    ck_assert_str_eq(gw_protocol_name(srv(c, "m")->protocol), "modern");
+    gw_config_unref(c);
+}
+END_TEST
+
 static Suite *config_suite(void)
 {
     Suite *s = suite_create("config");
@@ -1530,7 +1557,8 @@ static Suite *config_suite(void)
                                   session_id_and_server_body,
                                   examples_load_cleanly,
                                   secret_in_world_readable_file_warns,
-                                  vars_in_every_server_string};
+                                  vars_in_every_server_string,
+                                  protocol_modes};
     for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
         tcase_add_test(tc, tests[i]);
     suite_add_tcase(s, tc);
