@@ -272,10 +272,12 @@ static void discover_done(void *data, const struct gw_mcp_reply *r)
     info = json_object_get(json_object_get(r->result, "_meta"), META_SERVER_INFO);
     if (!json_is_object(info))
         info = json_object_get(r->result, "serverInfo");
-    if ((caps != NULL && !json_is_object(caps)) || (versions != NULL && !lists_modern(versions))) {
-        gw_mcp__handshake_failed(c, GW_MCP_E_PROTOCOL,
-                                 "the server's server/discover result names no 2026-07-28 in "
-                                 "supportedVersions, or its capabilities are not an object");
+    if ((caps != NULL && !json_is_object(caps)) || !lists_modern(versions)) {
+        struct gw_mcp_reply bad = {.code = GW_MCP_E_PROTOCOL,
+                                   .message =
+                                       "the server's server/discover result names no 2026-07-28 in "
+                                       "supportedVersions, or its capabilities are not an object"};
+        discover_failed(c, &bad); /* auto: a 2025 server may answer anything */
         return;
     }
     c->era = GW_MCP_ERA_MODERN;

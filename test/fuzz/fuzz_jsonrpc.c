@@ -11,7 +11,11 @@
  *   the next ids.
  * Mode bits: 1 skip the handshake (the lines answer initialize, id 1);
  * 2 cancel the tool call before feeding; 4 report the transport down after
- * the lines; 8 close the client from inside the first reply callback.
+ * the lines; 8 close the client from inside the first reply callback;
+ * 16 speak 2026-07-28 (the handshake is server/discover, id 1; every
+ * request has the envelope; results may ask for input, which the owner
+ * answers at once, and a listen is open, id 2, shifting the ids above by
+ * one); with 1 too, the lines answer the auto probe.
  *
  * Catalog: the last tools/list result, and the whole input after the mode
  * byte when it is a JSON array or an object with result.tools, are derived
@@ -154,6 +158,19 @@ static void on_tools_changed(void *data)
     gw_mcp_client_list_tools(h->c, 60000, on_list, h, NULL);
 }
 
+/* The owner answers every request it is given at once: a 2025 server's
+ * (sent back upstream) and the input a 2026-07-28 result asks for (the
+ * request is then sent again). */
+static int on_request(void *data, const char *method, json_t *id, json_t *params)
+{
+    struct harness *h = data;
+    json_t *result = json_pack("{s:s}", "action", "decline");
+    int rc = gw_mcp_client_respond(h->c, id, result, NULL);
+
+    json_decref(result);
+    return rc == 0 ? 0 : -1;
+}
+
 static void on_notification(void *data, const char *method, json_t *msg)
 {
     if (method == NULL || !json_is_object(msg))
@@ -198,34 +215,50 @@ static void start_client(struct harness *h, uint8_t mode)
         "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"protocolVersion\":\"2025-06-18\","
         "\"capabilities\":{\"tools\":{\"listChanged\":true}},"
         "\"serverInfo\":{\"name\":\"fuzz\",\"version\":\"1\"}}}";
+    static const char discover[] =
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"resultType\":\"complete\","
+        "\"supportedVersions\":[\"2026-07-28\"],\"capabilities\":{\"tools\":{\"listChanged\":"
+        "true},\"resources\":{\"subscribe\":true}},\"ttlMs\":0,\"cacheScope\":\"public\"}}";
+    bool modern = (mode & 16) != 0;
     struct gw_mcp_client_opts o = {
         .send = on_send,
         .on_ready = on_ready,
         .on_failed = on_failed,
         .on_tools_changed = on_tools_changed,
         .on_notification = on_notification,
+        .on_request = on_request,
         .data = h,
         .server_id = "fuzz",
         .init_timeout_ms = 60000,
+        .era = modern ? ((mode & 1) ? GW_MCP_ERA_AUTO : GW_MCP_ERA_MODERN) : GW_MCP_ERA_LEGACY,
     };
+    json_t *uri = json_pack("{s:s}", "uri", "file:///a");
     json_t *args = json_pack("{s:s}", "text", "hi"), *token = json_integer(7);
     gw_mcp_handle call = 0;
 
     if (gw_mcp_client_new(&loop, &o, &h->c) != 0 || gw_mcp_client_start(h->c) != 0)
         abort();
     if (!(mode & 1)) {
-        gw_mcp_client_receive(h->c, init, sizeof init - 1);
+        if (modern)
+            gw_mcp_client_receive(h->c, discover, sizeof discover - 1);
+        else
+            gw_mcp_client_receive(h->c, init, sizeof init - 1);
         if (h->ready != 1 || gw_mcp_client_state(h->c) != GW_MCP_READY)
             abort();
         gw_mcp_client_list_tools(h->c, 60000, on_list, h, NULL);
         gw_mcp_client_ping(h->c, 0, on_reply, h, NULL);
-        gw_mcp_client_call_tool(h->c, "echo", args, token, 60000, on_reply, h, &call);
+        gw_mcp_client_call_tool(h->c, "echo", args, token, 60000, on_reply, h, &call,
+                                GW_MCP_CAPS_ALL);
         gw_mcp_client_list_all(h->c, "prompts/list", "prompts", 0, on_reply, h, NULL);
+        if (modern)
+            gw_mcp_client_request(h->c, "resources/subscribe", uri, 60000, on_reply, h, NULL,
+                                  GW_MCP_CAPS_ALL);
         if ((mode & 2) && gw_mcp_client_cancel(h->c, call, "fuzz") != 0)
             abort();
     }
     json_decref(args);
     json_decref(token);
+    json_decref(uri);
 }
 
 /* ---- catalog ---- */
