@@ -325,7 +325,7 @@ static void call_send(struct gw_call *c)
      * back inside it. */
     gw_relay_sent(c);
     /* a 2026-07-28 server is told what this caller can answer */
-    caps = c->hooks != NULL ? c->client_caps : 0;
+    caps = (c->hooks != NULL ? c->client_caps : 0) | c->log_bits;
     if (c->method != NULL)
         rc = gw_instance_request(c->slot->inst, c->method, c->params, left, on_reply, c, &c->handle,
                                  caps);
@@ -496,6 +496,7 @@ static struct gw_call *call_new(struct gw_servers *s, struct server *srv,
     c->hooks = r->hooks;
     c->hooks_data = r->hooks_data;
     c->client_caps = r->client_caps;
+    c->log_bits = gw_mcp_log_bits(r->log_level);
     if (r->progress_token != NULL) {
         char token[40];
         snprintf(token, sizeof token, "mcpgw-%" PRIu64, ++s->next_token);
@@ -691,6 +692,7 @@ int gw_dispatch_request(struct gw_servers *s, const struct gw_route_request *r, 
     c->hooks = r->hooks;
     c->hooks_data = r->hooks_data;
     c->client_caps = r->client_caps;
+    c->log_bits = gw_mcp_log_bits(r->log_level);
     if (subscribe)
         gw_subs_begin(c, r->subscriber);
     return route(s, srv, c, cb, data, out);

@@ -18,6 +18,7 @@
 #define META_CAPABILITIES "io.modelcontextprotocol/clientCapabilities"
 #define META_INFO         "io.modelcontextprotocol/clientInfo"
 #define META_SERVER_INFO  "io.modelcontextprotocol/serverInfo"
+#define META_LOG_LEVEL    "io.modelcontextprotocol/logLevel"
 #define RPC_UNSUPPORTED   -32022
 #define INPUT_ID_PREFIX   "mcpgw-input-"
 /* A listen that ends (answered, refused, or silent for sse_read_timeout)
@@ -38,8 +39,21 @@ static json_t *envelope_new(const struct gw_mcp_client *c)
                      "name", "mcpgw", "version", c->client_version);
 }
 
+static const char *const log_levels[] = {"debug", "info",     "notice", "warning",
+                                         "error", "critical", "alert",  "emergency"};
+
+unsigned gw_mcp_log_bits(const char *level)
+{
+    for (size_t i = 0; level != NULL && i < GW_ARRAY_SIZE(log_levels); i++) {
+        if (strcmp(level, log_levels[i]) == 0)
+            return (unsigned)(i + 1) << GW_MCP_CAP_LOG_SHIFT;
+    }
+    return 0;
+}
+
 json_t *gw_mcp__enveloped(const struct gw_mcp_client *c, json_t *params, unsigned caps)
 {
+    unsigned level = (caps & GW_MCP_CAP_LOG_MASK) >> GW_MCP_CAP_LOG_SHIFT;
     static const struct {
         unsigned bit;
         const char *name;
@@ -51,7 +65,9 @@ json_t *gw_mcp__enveloped(const struct gw_mcp_client *c, json_t *params, unsigne
 
     meta = json_is_object(meta) ? json_copy(meta) : json_object();
     json_object_update(meta, c->envelope);
-    if (caps != GW_MCP_CAPS_ALL) { /* only what this request's caller can answer */
+    if (level > 0 && level <= GW_ARRAY_SIZE(log_levels))
+        json_object_set_new(meta, META_LOG_LEVEL, json_string(log_levels[level - 1]));
+    if ((caps & GW_MCP_CAPS_ALL) != GW_MCP_CAPS_ALL) { /* what this request's caller can answer */
         declared = json_copy(json_object_get(c->envelope, META_CAPABILITIES));
         for (size_t i = 0; i < GW_ARRAY_SIZE(kinds); i++) {
             if (!(caps & kinds[i].bit))

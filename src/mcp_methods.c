@@ -463,7 +463,8 @@ static json_t *start_call(struct gw_mcp_session *s, struct gw_mcp_exchange *x, j
                                 .arguments = args,
                                 .progress_token = token,
                                 .hooks = &call_hooks,
-                                .client_caps = s->caps};
+                                .client_caps = s->caps,
+                                .log_level = s->log_level};
     struct gw_mcp_call *c;
     int rc;
 
@@ -594,6 +595,7 @@ static json_t *start_routed(struct gw_mcp_session *s, struct gw_mcp_exchange *x,
         r.hooks = s->modern ? NULL : &call_hooks;
         r.hooks_data = c;
         r.client_caps = s->caps;
+        r.log_level = s->log_level;
         rc = gw_dispatch_request(s->ms->servers, &r, on_call_outcome, c, &c->call);
         if (s->modern)
             json_decref(r.params);

@@ -69,10 +69,14 @@ static int start(struct gw_mcp_session *s, struct gw_mcp_call *c, json_t *args, 
                                 .arguments = args,
                                 .progress_token = token,
                                 .client_caps = s->caps,
+                                .log_level = s->log_level,
                                 .input_responses = responses};
 
-    struct gw_route_request q = {
-        .method = c->tool, .params = hop, .dialog = dialog, .client_caps = s->caps};
+    struct gw_route_request q = {.method = c->tool,
+                                 .params = hop,
+                                 .dialog = dialog,
+                                 .client_caps = s->caps,
+                                 .log_level = s->log_level};
 
     rcv.data = c;
     if (hop != NULL) {

@@ -63,7 +63,8 @@ struct gw_call_request {
     json_t *progress_token;
     const struct gw_call_hooks *hooks; /* NULL: see gw_call_hooks */
     void *hooks_data;
-    unsigned client_caps; /* GW_CLIENT_CAP_* the caller declared */
+    unsigned client_caps;  /* GW_CLIENT_CAP_* the caller declared */
+    const char *log_level; /* the MCP log level the caller takes, or NULL for none */
     /* Input responses the caller gave before being asked (borrowed object,
      * or NULL): input_rounds answers a server request named by one of its
      * keys with it (input_rounds.h). Dispatch ignores it. */
@@ -114,6 +115,7 @@ struct gw_route_request {
     const struct gw_call_hooks *hooks;
     void *hooks_data;
     unsigned client_caps;
+    const char *log_level;
 };
 
 /* Same contract as gw_dispatch_call; GW_SERVERS_E_NO_TOOL means nothing

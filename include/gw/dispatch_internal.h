@@ -59,6 +59,7 @@ struct gw_call {
     const struct gw_call_hooks *hooks;
     void *hooks_data;
     unsigned client_caps;
+    unsigned log_bits;                     /* gw_mcp_log_bits of the caller's log level */
     unsigned missing_caps;                 /* refused server requests the caller did not declare */
     struct gw_call *sent_prev, *sent_next; /* the slot's sent list */
     struct gw_server_request *requests;

@@ -63,6 +63,15 @@
 #define GW_MCP_CAP_ELICITATION 2u
 #define GW_MCP_CAP_ROOTS       4u
 #define GW_MCP_CAPS_ALL        7u
+/* The same `caps` also carry the log level its caller takes, from
+ * gw_mcp_log_bits(): a 2026-07-28 request asks for log messages at it
+ * (the envelope's logLevel), none without it. */
+#define GW_MCP_CAP_LOG_SHIFT 8
+#define GW_MCP_CAP_LOG_MASK  (15u << GW_MCP_CAP_LOG_SHIFT)
+
+/* The bits of GW_MCP_CAP_LOG_MASK for an MCP log level ("debug" …
+ * "emergency"); 0 for NULL, "" or another word. */
+unsigned gw_mcp_log_bits(const char *level);
 
 /* Where an input request turned into a server request carries its key. */
 #define GW_MCP_META_INPUT_KEY "mcpgw/inputKey"

@@ -30,7 +30,7 @@ if (opts.elicit) {
   client.setRequestHandler('elicitation/create', async () => ({ action: 'accept', content: opts.elicit }));
 }
 for (const method of ['notifications/tools/list_changed', 'notifications/prompts/list_changed',
-  'notifications/resources/list_changed', 'notifications/resources/updated']) {
+  'notifications/resources/list_changed', 'notifications/resources/updated', 'notifications/message']) {
   client.setNotificationHandler(method, (n) => out({ notification: { method: n.method, params: n.params } }));
 }
 

@@ -56,6 +56,12 @@ async function callFromEveryFront(d) {
     assert.equal(textOf(r.result ?? {}), 'Hello, Bo!', JSON.stringify(r));
     const s = await legacy.call({ op: 'callTool', name: 'test_simple_text', arguments: {} });
     assert.equal(textOf(s.result), SIMPLE);
+    // the session's log level (info until it sets one) goes upstream as
+    // the request's logLevel, so the server's request-scoped log comes back
+    // (it sends none to a request without one)
+    await legacy.call({ op: 'callTool', name: 'test_logging_tool', arguments: {} });
+    await waitFor(() => legacy.notifications.some((n) => n.method === 'notifications/message' &&
+      JSON.stringify(n.params.data).includes('test_logging_tool ran')));
     // prompts/get asks too, and is answered the same way
     const p = await legacy.call({ op: 'getPrompt', name: PROMPT });
     assert.equal(p.result?.messages?.[0]?.content?.text, 'Use the following context: Bo', JSON.stringify(p));

@@ -1273,6 +1273,18 @@ START_TEST(modern_handshake_envelope_listen)
     ck_assert(json_is_object(json_object_get(caps, "elicitation")));
     ck_assert_ptr_null(json_object_get(caps, "sampling"));
     ck_assert_ptr_null(json_object_get(caps, "roots"));
+    ck_assert_ptr_null(
+        meta_str(sent_nth(&f, "prompts/get", 0), "io.modelcontextprotocol/logLevel"));
+    /* with the caller's log level, the request asks for log messages at it */
+    ck_assert_int_eq(gw_mcp_client_request(c, "prompts/get", NULL, 0, got_cb, &g, NULL,
+                                           GW_MCP_CAPS_ALL | gw_mcp_log_bits("warning")),
+                     0);
+    ck_assert_str_eq(meta_str(sent_nth(&f, "prompts/get", 1), "io.modelcontextprotocol/logLevel"),
+                     "warning");
+    ck_assert_uint_eq(gw_mcp_log_bits("loud"), 0);
+    ck_assert_uint_eq(gw_mcp_log_bits(NULL), 0);
+    answer(c, id_of(sent_nth(&f, "prompts/get", 1)), "{\"messages\":[]}");
+    got_clear(&g);
     answer(c, id_of(sent_nth(&f, "prompts/get", 0)), "{\"messages\":[]}");
     got_clear(&g);
     /* an absent resultType is complete */
