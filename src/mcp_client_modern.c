@@ -1,10 +1,12 @@
 /* The MCP client towards a 2026-07-28 server: the server/discover
  * handshake (and the AUTO probe that falls back to initialize), the
- * `_meta` envelope every request carries, the one subscriptions/listen
- * that brings list_changed, and input rounds: an `input_required` result
- * becomes server requests to the owner, as a 2025-era server's
- * elicitation would be, and the request is sent again with the answers.
- * The protocol facts are in docs/architecture.md "Upstream revisions". */
+ * `_meta` envelope every request carries (narrowed to its caller's
+ * capabilities and log level), the one subscriptions/listen that brings
+ * list_changed and the updates of the resources subscribed through it,
+ * and input rounds: an `input_required` result becomes server requests to
+ * the owner, as a 2025-era server's elicitation would be, and the request
+ * is sent again with the answers. The protocol facts are in
+ * docs/architecture.md "Upstream revisions". */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
