@@ -28,9 +28,9 @@ struct gw_instance {
     time_t since;
     json_t *last_stderr; /* kept from the transport when it closes */
     bool failed_reported;
-    bool respawn; /* the probe's process died: a new one, spoken to 2025-era */
-    struct gw_curl_uv *multi;
-    uv_timer_t drain; /* bounds a drain; closed last, it frees the instance */
+    bool respawn;             /* the probe's process died: a new one, spoken to 2025-era */
+    struct gw_curl_uv *multi; /* the daemon's, for that new transport */
+    uv_timer_t drain;         /* bounds a drain; closed last, it frees the instance */
 };
 
 static const char *const state_names[] = {"starting", "ready", "failed", "draining", "stopping"};
@@ -131,7 +131,8 @@ static void transport_message(void *data, const char *msg, size_t len)
     gw_mcp_client_receive(inst->client, msg, len);
 }
 
-static int make_client(struct gw_instance *inst, enum gw_mcp_era era);
+static int make_client(struct gw_instance *inst, const struct gw_gateway_config *gw,
+                       enum gw_mcp_era era);
 
 /* Servers on the Rust SDK exit on any request before initialize: a probe
  * that kills its process means a 2025-era server. The client that probed
@@ -145,7 +146,7 @@ static bool respawn_after_probe(struct gw_instance *inst)
            "server", inst->cfg->id, NULL);
     gw_mcp_client_close(inst->client);
     inst->client = NULL;
-    if (make_client(inst, GW_MCP_ERA_LEGACY) != 0)
+    if (make_client(inst, &inst->snap->gateway, GW_MCP_ERA_LEGACY) != 0)
         return false;
     inst->respawn = true;
     return true;
@@ -184,22 +185,31 @@ static void on_drain_closed(uv_handle_t *h)
     gw_heap_trim_soon();
 }
 
-static void transport_message(void *data, const char *msg, size_t len);
-static void transport_not_run(void *data, json_t *id, const char *why);
+static void transport_closed(void *data);
+
+/* Starts cfg's transport for `inst`: 0, or a code with a sentence in `buf`. */
+static int start_transport(struct gw_instance *inst, const struct gw_gateway_config *gw, char *buf,
+                           size_t cap)
+{
+    struct gw_transport_cbs tcbs = {transport_message, transport_down, transport_not_run,
+                                    transport_closed, inst};
+    int rc = gw_upstream_start(inst->loop, inst->multi, gw, inst->cfg, &tcbs, &inst->transport, buf,
+                               cap);
+
+    if (rc == 0)
+        inst->pid = gw_transport_pid(inst->transport);
+    return rc;
+}
 
 static void transport_closed(void *data)
 {
     struct gw_instance *inst = data;
-    struct gw_transport_cbs tcbs = {transport_message, transport_down, transport_not_run,
-                                    transport_closed, inst};
     char buf[256] = "";
 
     inst->transport = NULL;
     if (inst->respawn && inst->state == GW_INSTANCE_STARTING) {
         inst->respawn = false; /* once: a second death is the server's failure */
-        if (gw_upstream_start(inst->loop, inst->multi, &inst->snap->gateway, inst->cfg, &tcbs,
-                              &inst->transport, buf, sizeof buf) == 0) {
-            inst->pid = gw_transport_pid(inst->transport);
+        if (start_transport(inst, &inst->snap->gateway, buf, sizeof buf) == 0) {
             gw_mcp_client_start(inst->client);
             return;
         }
@@ -209,9 +219,9 @@ static void transport_closed(void *data)
     uv_close((uv_handle_t *)&inst->drain, on_drain_closed);
 }
 
-static int make_client(struct gw_instance *inst, enum gw_mcp_era era)
+static int make_client(struct gw_instance *inst, const struct gw_gateway_config *gw,
+                       enum gw_mcp_era era)
 {
-    const struct gw_gateway_config *gw = &inst->snap->gateway;
     struct gw_redact *redact = gw_redact_new();
 
     gw_redact_add_server(redact, inst->cfg);
@@ -242,31 +252,27 @@ int gw_instance_start(uv_loop_t *loop, struct gw_curl_uv *multi, struct gw_confi
 {
     const struct gw_gateway_config *gw = &snap->gateway;
     struct gw_instance *inst = gw_xcalloc(1, sizeof *inst);
-    struct gw_transport_cbs tcbs = {transport_message, transport_down, transport_not_run,
-                                    transport_closed, inst};
     char buf[256] = "";
     int rc;
 
     inst->loop = loop;
     inst->multi = multi;
-    inst->snap = snap;
     inst->cfg = cfg;
     inst->cbs = *cbs;
     inst->seq = seq;
     inst->since = time(NULL);
-    if (make_client(inst, era) != 0) {
+    if (make_client(inst, gw, era) != 0) {
         *why = gw_xstrdup("cannot create the MCP client");
         free(inst);
         return UV_EINVAL;
     }
-    rc = gw_upstream_start(loop, multi, gw, cfg, &tcbs, &inst->transport, buf, sizeof buf);
+    rc = start_transport(inst, gw, buf, sizeof buf);
     if (rc != 0) {
         *why = gw_xstrdup(buf[0] ? buf : uv_strerror(rc));
         gw_mcp_client_close(inst->client);
         free(inst);
         return rc;
     }
-    inst->pid = gw_transport_pid(inst->transport);
     uv_timer_init(loop, &inst->drain);
     inst->drain.data = inst;
     inst->snap = gw_config_ref(snap);

@@ -53,11 +53,11 @@ struct gw_instance_cbs {
  * settings. The instance holds a reference to `snap` until it is freed, so
  * `cfg` stays valid whatever snapshot its owner moves on to. Returns 0 and
  * sets *out, or a negative code with a sentence in *why (caller frees);
- * then no callback fires and no reference is kept. */
-/* `era` is the revision to speak (AUTO probes). A probe whose transport
- * dies (a server that exits on a request before initialize) is not a
- * failure: the instance starts its transport again and speaks 2025-era
- * to it, once; on_ready or on_failed follows as usual. */
+ * then no callback fires and no reference is kept. `era` is the revision
+ * to speak (AUTO probes). A probe whose transport dies (a server that
+ * exits on a request before initialize) is not a failure: the instance
+ * starts its transport again and speaks 2025-era to it, once; on_ready or
+ * on_failed follows as usual. */
 int gw_instance_start(uv_loop_t *loop, struct gw_curl_uv *multi, struct gw_config *snap,
                       const struct gw_server_config *cfg, enum gw_mcp_era era,
                       const struct gw_instance_cbs *cbs, uint64_t seq, struct gw_instance **out,
