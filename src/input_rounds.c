@@ -502,21 +502,28 @@ int gw_rounds_call(struct gw_rounds *rr, struct gw_servers *s, const struct gw_c
     q.hooks = &round_hooks;
     q.hooks_data = r;
     if (json_is_object(req->input_responses) && json_object_size(req->input_responses) > 0)
-        r->early = json_deep_copy(req->input_responses);
+        r->early = json_copy(req->input_responses); /* its keys go as they are used */
     return started(r, rr->up->call(s, &q, on_outcome, r, &r->call), out);
+}
+
+int gw_rounds_route_bind(const struct gw_route_request *r, struct gw_round_bind *b)
+{
+    json_t *name = json_object_get(r->params, "name");
+
+    *b = (struct gw_round_bind){r->dialog, r->method,
+                                json_string_value(name ? name : json_object_get(r->params, "uri")),
+                                json_object_get(r->params, "arguments")};
+    return b->name != NULL ? 0 : GW_SERVERS_E_NO_TOOL;
 }
 
 int gw_rounds_route(struct gw_rounds *rr, struct gw_servers *s, const struct gw_route_request *req,
                     const struct gw_rounds_receiver *rcv, struct gw_round **out)
 {
-    json_t *name = json_object_get(req->params, "name");
-    struct gw_round_bind b = {req->dialog, req->method,
-                              json_string_value(name ? name : json_object_get(req->params, "uri")),
-                              json_object_get(req->params, "arguments")};
+    struct gw_round_bind b;
     struct gw_round *r;
     struct gw_route_request q = *req;
 
-    if (b.name == NULL)
+    if (gw_rounds_route_bind(req, &b) != 0)
         return GW_SERVERS_E_NO_TOOL;
     r = round_new(rr, &b, rcv);
     q.hooks = &round_hooks;

@@ -71,7 +71,6 @@ static int start(struct gw_mcp_session *s, struct gw_mcp_call *c, json_t *args, 
                                 .client_caps = s->caps,
                                 .log_level = s->log_level,
                                 .input_responses = responses};
-
     struct gw_route_request q = {.method = c->tool,
                                  .params = hop,
                                  .dialog = dialog,
@@ -79,14 +78,8 @@ static int start(struct gw_mcp_session *s, struct gw_mcp_call *c, json_t *args, 
                                  .log_level = s->log_level};
 
     rcv.data = c;
-    if (hop != NULL) {
-        json_t *name = json_object_get(hop, "name");
-        bind.method = c->tool;
-        bind.name = json_string_value(name ? name : json_object_get(hop, "uri"));
-        bind.arguments = json_object_get(hop, "arguments");
-        if (bind.name == NULL)
-            return GW_SERVERS_E_NO_TOOL;
-    }
+    if (hop != NULL && gw_rounds_route_bind(&q, &bind) != 0)
+        return GW_SERVERS_E_NO_TOOL;
     if (state != NULL)
         return gw_rounds_resume(s->ms->rounds, state, responses, &bind, &rcv, &c->round, why);
     if (hop != NULL)

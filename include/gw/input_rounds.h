@@ -138,8 +138,12 @@ void gw_rounds_stats(const struct gw_rounds *rr, struct gw_rounds_stats *out);
 int gw_rounds_call(struct gw_rounds *rr, struct gw_servers *s, const struct gw_call_request *r,
                    const struct gw_rounds_receiver *rcv, struct gw_round **out);
 
-/* prompts/get or resources/read (`r->method`), as gw_rounds_call: the
- * state binds the prompt's name and arguments, or the URI. */
+/* What a requestState of prompts/get or resources/read (`r->method`)
+ * binds: the prompt's name and arguments, or the URI (pointers into
+ * `r`). 0, or GW_SERVERS_E_NO_TOOL when the params name neither. */
+int gw_rounds_route_bind(const struct gw_route_request *r, struct gw_round_bind *b);
+
+/* prompts/get or resources/read, as gw_rounds_call, bound as above. */
 int gw_rounds_route(struct gw_rounds *rr, struct gw_servers *s, const struct gw_route_request *r,
                     const struct gw_rounds_receiver *rcv, struct gw_round **out);
 
