@@ -348,8 +348,6 @@ static int send_request_text(struct gw_mcp_client *c, uint64_t id, const char *m
     return 0;
 }
 
-/* A 2026-07-28 request carries the envelope, and one that may ask for
- * input keeps its params for the retry. */
 struct pending *gw_mcp__pending_add(struct gw_mcp_client *c, const char *method,
                                     uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data,
                                     gw_mcp_handle *handle)
@@ -367,6 +365,8 @@ struct pending *gw_mcp__pending_add(struct gw_mcp_client *c, const char *method,
     return p;
 }
 
+/* A 2026-07-28 request carries the envelope, and one that may ask for
+ * input keeps its params for the retry. */
 static int send_request(struct gw_mcp_client *c, const char *method, json_t *params,
                         uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data, gw_mcp_handle op,
                         bool call, gw_mcp_handle *handle, unsigned caps)
@@ -391,7 +391,7 @@ static int send_request(struct gw_mcp_client *c, const char *method, json_t *par
     gw_jbuf_lit(&b, "}");
     rc = send_request_text(c, id, method, &b, timeout_ms, cb, data, op, call, handle);
     if (rc == 0 && modern && gw_mcp__may_ask(method) && (p = gw_mcp__lookup(c, id)) != NULL) {
-        p->params = params ? json_deep_copy(params) : json_object();
+        p->params = params ? json_incref(params) : json_object();
         p->caps = caps;
     }
     return rc;

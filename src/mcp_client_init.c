@@ -39,7 +39,7 @@ void gw_mcp__handshake_failed(struct gw_mcp_client *c, int code, const char *rea
     if (c->state == GW_MCP_INITIALIZING)
         c->state = GW_MCP_FAILED;
     c->probing = false;
-    gw_log(GW_LOG_WARN, "initialize failed", "server", c->server_id, "error", why, NULL);
+    gw_log(GW_LOG_WARN, "upstream handshake failed", "server", c->server_id, "error", why, NULL);
     if (c->cb.on_failed)
         c->cb.on_failed(c->cb.data, code, why);
     free(why);

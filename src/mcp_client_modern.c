@@ -44,24 +44,52 @@ static json_t *envelope_new(const struct gw_mcp_client *c)
 static const char *const log_levels[] = {"debug", "info",     "notice", "warning",
                                          "error", "critical", "alert",  "emergency"};
 
-unsigned gw_mcp_log_bits(const char *level)
+unsigned gw_mcp_log_rank(const char *level)
 {
     for (size_t i = 0; level != NULL && i < GW_ARRAY_SIZE(log_levels); i++) {
         if (strcmp(level, log_levels[i]) == 0)
-            return (unsigned)(i + 1) << GW_MCP_CAP_LOG_SHIFT;
+            return (unsigned)(i + 1);
     }
     return 0;
+}
+
+unsigned gw_mcp_log_bits(const char *level)
+{
+    return gw_mcp_log_rank(level) << GW_MCP_CAP_LOG_SHIFT;
+}
+
+static const struct {
+    unsigned bit;
+    const char *name;
+} cap_names[] = {{GW_MCP_CAP_SAMPLING, "sampling"},
+                 {GW_MCP_CAP_ELICITATION, "elicitation"},
+                 {GW_MCP_CAP_ROOTS, "roots"}};
+
+unsigned gw_mcp_caps_of(json_t *caps)
+{
+    unsigned bits = 0;
+
+    for (size_t i = 0; i < GW_ARRAY_SIZE(cap_names); i++) {
+        if (json_is_object(json_object_get(caps, cap_names[i].name)))
+            bits |= cap_names[i].bit;
+    }
+    return bits;
+}
+
+json_t *gw_mcp_caps_json(unsigned caps)
+{
+    json_t *o = json_object();
+
+    for (size_t i = 0; i < GW_ARRAY_SIZE(cap_names); i++) {
+        if (caps & cap_names[i].bit)
+            json_object_set_new(o, cap_names[i].name, json_object());
+    }
+    return o;
 }
 
 json_t *gw_mcp__enveloped(const struct gw_mcp_client *c, json_t *params, unsigned caps)
 {
     unsigned level = (caps & GW_MCP_CAP_LOG_MASK) >> GW_MCP_CAP_LOG_SHIFT;
-    static const struct {
-        unsigned bit;
-        const char *name;
-    } kinds[] = {{GW_MCP_CAP_SAMPLING, "sampling"},
-                 {GW_MCP_CAP_ELICITATION, "elicitation"},
-                 {GW_MCP_CAP_ROOTS, "roots"}};
     json_t *out = params != NULL ? json_copy(params) : json_object();
     json_t *meta = json_object_get(out, "_meta"), *declared;
 
@@ -71,9 +99,9 @@ json_t *gw_mcp__enveloped(const struct gw_mcp_client *c, json_t *params, unsigne
         json_object_set_new(meta, META_LOG_LEVEL, json_string(log_levels[level - 1]));
     if ((caps & GW_MCP_CAPS_ALL) != GW_MCP_CAPS_ALL) { /* what this request's caller can answer */
         declared = json_copy(json_object_get(c->envelope, META_CAPABILITIES));
-        for (size_t i = 0; i < GW_ARRAY_SIZE(kinds); i++) {
-            if (!(caps & kinds[i].bit))
-                json_object_del(declared, kinds[i].name);
+        for (size_t i = 0; i < GW_ARRAY_SIZE(cap_names); i++) {
+            if (!(caps & cap_names[i].bit))
+                json_object_del(declared, cap_names[i].name);
         }
         json_object_set_new(meta, META_CAPABILITIES, declared);
     }
@@ -406,9 +434,7 @@ static void round_ask(struct gw_mcp_client *c, struct pending *p, json_t *reques
         if (token != NULL)
             json_object_set(json_object_get(asked, "_meta"), "progressToken", token);
         c->stats.server_requests++;
-        if (method == NULL || c->cb.on_request == NULL ||
-            (strcmp(method, "sampling/createMessage") != 0 &&
-             strcmp(method, "elicitation/create") != 0 && strcmp(method, "roots/list") != 0) ||
+        if (method == NULL || !gw_mcp__relayable(method) || c->cb.on_request == NULL ||
             c->cb.on_request(c->cb.data, method, id, asked) != 0) {
             json_t *no = json_pack("{s:i, s:s}", "code", -32601, "message",
                                    "mcpgw cannot relay this input request");
@@ -444,8 +470,10 @@ bool gw_mcp__input_required(struct gw_mcp_client *c, struct pending *p, json_t *
     r = p->round ? p->round : gw_xcalloc(1, sizeof *r);
     p->round = r;
     if (++r->rounds > GW_MCP_MAX_INPUT_ROUNDS) {
-        gw_mcp__finish_error(p, GW_MCP_E_PROTOCOL,
-                             "the server asked for input more than 10 times in one request", NULL);
+        char msg[TEXT_BYTES];
+        snprintf(msg, sizeof msg, "the server asked for input more than %d times in one request",
+                 GW_MCP_MAX_INPUT_ROUNDS);
+        gw_mcp__finish_error(p, GW_MCP_E_PROTOCOL, msg, NULL);
         return true;
     }
     r->keys = json_array();
@@ -456,7 +484,7 @@ bool gw_mcp__input_required(struct gw_mcp_client *c, struct pending *p, json_t *
         json_array_append_new(r->keys, json_string(key));
     }
     r->waiting = (unsigned)json_array_size(r->keys);
-    if (r->waiting > 0 && json_object_size(requests) > 0)
+    if (r->waiting > 0)
         round_ask(c, p, requests);
     else
         round_retry(c, p);

@@ -93,12 +93,17 @@ static void send_no_method(struct gw_mcp_client *c, json_t *id, const char *meth
  * not declare roots: the caller may still answer it) go to the owner, who
  * answers them with gw_mcp_client_respond(); `ping` is answered {} here;
  * anything else gets -32601 at once (S9). */
+bool gw_mcp__relayable(const char *method)
+{
+    return strcmp(method, "sampling/createMessage") == 0 ||
+           strcmp(method, "elicitation/create") == 0 || strcmp(method, "roots/list") == 0;
+}
+
 void gw_mcp__handle_server_request(struct gw_mcp_client *c, const char *method, json_t *id,
                                    json_t *m)
 {
     json_t *params = json_object_get(m, "params");
-    bool relayable = strcmp(method, "sampling/createMessage") == 0 ||
-                     strcmp(method, "elicitation/create") == 0 || strcmp(method, "roots/list") == 0;
+    bool relayable = gw_mcp__relayable(method);
 
     if (!json_is_string(id) && !json_is_integer(id)) {
         gw_mcp__bad_shape(c, "request id is neither a string nor an integer");

@@ -20,9 +20,6 @@
 const char *const gw_mcp__versions[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05",
                                         NULL};
 
-static const char *const log_levels[] = {"debug", "info",     "notice", "warning",
-                                         "error", "critical", "alert",  "emergency"};
-
 bool gw_mcp__version_supported(const char *v)
 {
     for (size_t i = 0; v != NULL && gw_mcp__versions[i] != NULL; i++) {
@@ -187,19 +184,12 @@ static json_t *routed_reply(const struct gw_mcp_call *c, const struct gw_call_ou
  * never goes on without it), whatever the upstream made of the refusal. */
 static json_t *missing_caps_reply(const struct gw_mcp_call *c, unsigned caps)
 {
-    json_t *req = json_object(), *r;
-
-    if (caps & GW_CLIENT_CAP_SAMPLING)
-        json_object_set_new(req, "sampling", json_object());
-    if (caps & GW_CLIENT_CAP_ELICITATION)
-        json_object_set_new(req, "elicitation", json_object());
-    if (caps & GW_CLIENT_CAP_ROOTS)
-        json_object_set_new(req, "roots", json_object());
-    r = gw_mcp__error(c->id, RPC_MISSING_CAPABILITY,
+    json_t *r =
+        gw_mcp__error(c->id, RPC_MISSING_CAPABILITY,
                       "Missing required client capability: the server behind this tool asks for "
                       "what the request's clientCapabilities do not declare");
     json_object_set_new(json_object_get(r, "error"), "data",
-                        json_pack("{s:o}", "requiredCapabilities", req));
+                        json_pack("{s:o}", "requiredCapabilities", gw_mcp_caps_json(caps)));
     return r;
 }
 
@@ -216,7 +206,7 @@ json_t *gw_mcp__call_reply(const struct gw_mcp_call *c, const struct gw_call_out
      * (dispatch passes them on) refused for want of one: so is the call. */
     if (c->x->own != NULL && o->code == GW_MCP_E_RPC &&
         json_integer_value(json_object_get(o->error, "code")) == RPC_MISSING_CAPABILITY &&
-        (missing = gw_mcp__client_caps(
+        (missing = gw_mcp_caps_of(
              json_object_get(json_object_get(o->error, "data"), "requiredCapabilities"))) != 0)
         return missing_caps_reply(c, missing);
     if (c->routed)
@@ -325,15 +315,6 @@ void gw_mcp__call_progress(void *data, json_t *params)
     json_decref(msg);
 }
 
-static size_t level_of(const char *level)
-{
-    for (size_t i = 0; level != NULL && i < GW_ARRAY_SIZE(log_levels); i++) {
-        if (strcmp(level, log_levels[i]) == 0)
-            return i;
-    }
-    return 0;
-}
-
 void gw_mcp__call_log(void *data, json_t *params)
 {
     struct gw_mcp_call *c = data;
@@ -341,7 +322,8 @@ void gw_mcp__call_log(void *data, json_t *params)
 
     /* A 2026-07-28 request without a logLevel asked for no log messages. */
     if (c->s == NULL || c->s->log_level[0] == '\0' ||
-        level_of(json_string_value(json_object_get(params, "level"))) < level_of(c->s->log_level))
+        gw_mcp_log_rank(json_string_value(json_object_get(params, "level"))) <
+            gw_mcp_log_rank(c->s->log_level))
         return;
     msg = json_pack("{s:s, s:s, s:O}", "jsonrpc", "2.0", "method", "notifications/message",
                     "params", params);
@@ -692,11 +674,9 @@ static json_t *set_level(struct gw_mcp_session *s, json_t *id, json_t *params)
 {
     const char *level = json_string_value(json_object_get(params, "level"));
 
-    for (size_t i = 0; level != NULL && i < GW_ARRAY_SIZE(log_levels); i++) {
-        if (strcmp(level, log_levels[i]) == 0) {
-            snprintf(s->log_level, sizeof s->log_level, "%s", level);
-            return gw_mcp__result(id, json_object());
-        }
+    if (gw_mcp_log_rank(level) != 0) {
+        snprintf(s->log_level, sizeof s->log_level, "%s", level);
+        return gw_mcp__result(id, json_object());
     }
     return gw_mcp__error(id, RPC_INVALID_PARAMS,
                          "params.level must be one of debug, info, notice, warning, error, "

@@ -22,9 +22,6 @@
 #include "gw/util.h"
 #include "gw/version.h"
 
-static const char *const log_levels[] = {"debug",    "info",  "notice",    "warning", "error",
-                                         "critical", "alert", "emergency", NULL};
-
 /* Methods earlier revisions had and 2026-07-28 removed: 404 -32601. */
 static const char *const removed[] = {
     "initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe", NULL};
@@ -187,7 +184,7 @@ static int check_request(struct gw_http_request *req, json_t *id, const char *me
                       NULL);
         return -1;
     }
-    if (level != NULL && !listed(log_levels, json_string_value(level))) {
+    if (level != NULL && gw_mcp_log_rank(json_string_value(level)) == 0) {
         respond_error(req, 400, id, RPC_INVALID_PARAMS,
                       "Invalid params: _meta[\"" MCP_META_LOG_LEVEL
                       "\"] must be one of debug, info, notice, warning, error, critical, alert, "
@@ -259,8 +256,7 @@ static struct gw_mcp_session *session_new(struct gw_mcp_server *ms, const char *
     snprintf(s->version, sizeof s->version, "%s", MCP_MODERN_VERSION);
     snprintf(s->log_level, sizeof s->log_level, "%s", level ? level : "");
     s->client_caps = json_incref(caps);
-    s->caps = gw_mcp__client_caps(caps) |
-              (json_is_object(json_object_get(caps, "roots")) ? GW_CLIENT_CAP_ROOTS : 0);
+    s->caps = gw_mcp_caps_of(caps);
     s->next = ms->modern;
     if (ms->modern != NULL)
         ms->modern->prev = s;

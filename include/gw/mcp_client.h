@@ -19,12 +19,15 @@
  * Two revisions (docs/architecture.md "Upstream revisions"): a 2025-era
  * server is opened with `initialize` and then spoken to in one session; a
  * 2026-07-28 server is opened with `server/discover`, and every request
- * carries the `_meta` envelope (version, the gateway's client capabilities
- * and info). `era` AUTO probes with server/discover and falls back to
- * `initialize` on any error or timeout but -32022 naming 2026-07-28 (one
- * more probe). Towards a 2026-07-28 server the client also:
+ * carries the `_meta` envelope (version, client info, and the capabilities
+ * and log level of the request's caller: `caps`). `era` AUTO probes with
+ * server/discover and falls back to `initialize` on any error or timeout
+ * but -32022 naming 2026-07-28 (one more probe). Towards a 2026-07-28
+ * server the client also:
  *   - keeps one `subscriptions/listen` open for the list_changed the
- *     server offers, opened again (after a pause) when it ends;
+ *     server offers and the resources subscribed (resources/subscribe and
+ *     unsubscribe change it and are answered by its acknowledgement),
+ *     opened again when it ends unless it lasted under a second;
  *   - turns an `input_required` result of tools/call, prompts/get or
  *     resources/read into server requests to the owner (on_request, with
  *     ids of its own: strings "mcpgw-input-…", and the server's key for
@@ -69,8 +72,15 @@
 #define GW_MCP_CAP_LOG_SHIFT 8
 #define GW_MCP_CAP_LOG_MASK  (15u << GW_MCP_CAP_LOG_SHIFT)
 
-/* The bits of GW_MCP_CAP_LOG_MASK for an MCP log level ("debug" …
- * "emergency"); 0 for NULL, "" or another word. */
+/* The GW_MCP_CAP_* a ClientCapabilities object declares (sampling,
+ * elicitation, roots), and the object for some of them (new reference). */
+unsigned gw_mcp_caps_of(json_t *caps);
+json_t *gw_mcp_caps_json(unsigned caps);
+
+/* An MCP log level's rank, 1 ("debug") to 8 ("emergency"); 0 for NULL, ""
+ * or another word. */
+unsigned gw_mcp_log_rank(const char *level);
+/* The bits of GW_MCP_CAP_LOG_MASK for a log level (its rank); 0 for none. */
 unsigned gw_mcp_log_bits(const char *level);
 
 /* Where an input request turned into a server request carries its key. */
@@ -227,8 +237,11 @@ void gw_mcp_client_not_run(struct gw_mcp_client *c, json_t *id, const char *why)
 
 /* Sends a request. `params` is borrowed (NULL: none). timeout_ms 0 means no
  * timeout; on timeout the callback gets GW_MCP_E_TIMEOUT and the server
- * gets notifications/cancelled. `caps` (GW_MCP_CAP_*) is what its caller
- * can answer, declared to a 2026-07-28 server. Returns 0 (sets *handle
+ * gets notifications/cancelled. `caps` (GW_MCP_CAP_*, with the log bits)
+ * is what its caller can answer and take, declared to a 2026-07-28
+ * server; such a request that may ask for input (tools/call, prompts/get,
+ * resources/read) keeps a reference to `params` for its retry, so the
+ * caller must not change them afterwards. Returns 0 (sets *handle
  * when non-NULL, the callback fires exactly once later), GW_MCP_E_NOT_READY,
  * GW_MCP_E_TRANSPORT, GW_MCP_E_CLOSED, UV_ENOBUFS, or the send function's
  * error. */

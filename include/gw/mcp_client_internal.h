@@ -110,6 +110,11 @@ void gw_mcp__finish_error(struct pending *p, int code, const char *message, json
 /* Sends request `p` again under a new id with `params` (taken): the same
  * handle, callback and deadline. On failure `p` has failed. */
 void gw_mcp__resend(struct gw_mcp_client *c, struct pending *p, json_t *params);
+/* A request entry that is not sent (it is answered from elsewhere); its
+ * deadline runs. */
+struct pending *gw_mcp__pending_add(struct gw_mcp_client *c, const char *method,
+                                    uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data,
+                                    gw_mcp_handle *handle);
 
 /* mcp_client_init.c */
 int gw_mcp__initialize(struct gw_mcp_client *c);
@@ -143,13 +148,10 @@ int gw_mcp__subscribe(struct gw_mcp_client *c, const char *method, json_t *param
 /* notifications/subscriptions/acknowledged from the server. */
 void gw_mcp__listen_acked(struct gw_mcp_client *c, json_t *params);
 
-/* mcp_client.c: a request entry that is not sent (it is answered from
- * elsewhere); its deadline runs. */
-struct pending *gw_mcp__pending_add(struct gw_mcp_client *c, const char *method,
-                                    uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data,
-                                    gw_mcp_handle *handle);
-
 /* mcp_client_peer.c */
+/* The server requests the owner may answer: sampling/createMessage,
+ * elicitation/create and roots/list. */
+bool gw_mcp__relayable(const char *method);
 void gw_mcp__handle_server_request(struct gw_mcp_client *c, const char *method, json_t *id,
                                    json_t *m);
 void gw_mcp__handle_notification(struct gw_mcp_client *c, const char *method, json_t *m);
