@@ -27,6 +27,12 @@ const url = (d, p) => `http://127.0.0.1:${d.port}${p}`;
 const textOf = (r) => r.content.map((c) => c.text).join('\n');
 const rest = (d, tool, dialog, body = { arguments: {} }) =>
   d.post(`/v1/tools/${tool}/call`, body, { headers: { 'X-Mcpgw-Dialog': dialog } });
+// The REST retry of an ASK round, answering its user_name as Ada.
+const answerAda = (d, dialog, requestState) => rest(d, ASK, dialog, {
+  arguments: {},
+  inputResponses: { user_name: { action: 'accept', content: { name: 'Ada' } } },
+  requestState,
+});
 const serverOf = async (d, id) => (await d.get('/v1/servers')).json.servers.find((s) => s.id === id);
 
 // What every front sees of the same 2026-07-28-only server.
@@ -40,11 +46,7 @@ async function callFromEveryFront(d) {
   assert.equal(asked.status, 409, asked.body);
   assert.equal(asked.json.error.code, 'input_required');
   assert.equal(asked.json.inputRequests.user_name.method, 'elicitation/create', asked.body);
-  const done = await rest(d, ASK, 'rest', {
-    arguments: {},
-    inputResponses: { user_name: { action: 'accept', content: { name: 'Ada' } } },
-    requestState: asked.json.requestState,
-  });
+  const done = await answerAda(d, 'rest', asked.json.requestState);
   assert.equal(done.status, 200, done.body);
   assert.equal(done.json.contentItems[0].text, 'Hello, Ada!');
 
@@ -222,18 +224,10 @@ servers:
   assert.equal(asked.status, 409, asked.body);
   rewrite(yaml('auto', 0).replace("'--modern-only']", "'--modern-only']\n    request_timeout: 20s"));
   await waitFor(async () => (await serverOf(d, 'up')).config.request_timeout_ms === 20000, 20000);
-  const retry = await rest(d, ASK, 'overlap', {
-    arguments: {},
-    inputResponses: { user_name: { action: 'accept', content: { name: 'Ada' } } },
-    requestState: asked.json.requestState,
-  });
+  const retry = await answerAda(d, 'overlap', asked.json.requestState);
   assert.equal(retry.status, 200, retry.body);
   assert.equal(retry.json.contentItems[0].text, 'Hello, Ada!');
-  const same = await rest(d, ASK, 'overlap', {
-    arguments: {},
-    inputResponses: { user_name: { action: 'accept', content: { name: 'Ada' } } },
-    requestState: asked.json.requestState,
-  });
+  const same = await answerAda(d, 'overlap', asked.json.requestState);
   assert.equal(same.status, 400, same.body);
   assert.equal(same.json.error.code, 'bad_request_state');
   // The server serves on after it.
