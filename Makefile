@@ -25,9 +25,9 @@ WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototyp
 CPPFLAGS += -Iinclude -I$(LLHTTP_INC) $(LLHTTP_DEFS) -D_GNU_SOURCE
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 $(WARN) -fno-strict-aliasing
-# libcurl is not linked: src/curl_lib.c dlopen()s it when the first HTTP
+# libcurl is not linked: src/upstream/curl_lib.c dlopen()s it when the first HTTP
 # upstream starts (gw/curl_lib.h); dlopen is in glibc's libc since 2.34.
-# Nor is libwebsockets: src/ws_lib.c dlopen()s it when the first WebSocket
+# Nor is libwebsockets: src/upstream/ws_lib.c dlopen()s it when the first WebSocket
 # upstream starts (gw/ws_lib.h); it runs on our loop through its libuv event
 # library, which it dlopen()s itself (libwebsockets-evlib-uv).
 CPPFLAGS += $(shell pkg-config --cflags libwebsockets 2>/dev/null)
@@ -35,12 +35,15 @@ LDLIBS  := -luv -ljansson -lyaml -lm
 SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm -pthread)
 
-SRC      := $(wildcard src/*.c)
+# src/main.c and one folder per layer (docs/architecture.md); objects keep
+# the folder: src/base/util.c -> build/obj/base/util.o.
+SRC      := $(wildcard src/*.c src/*/*.c)
 LIB_SRC  := $(filter-out src/main.c,$(SRC))
 HDRS     := $(wildcard include/gw/*.h)
 OBJ      := $(SRC:src/%.c=$(BUILD)/obj/%.o)
 ASAN_OBJ := $(SRC:src/%.c=$(BUILD)/asan/obj/%.o)
 ASAN_LIB_OBJ := $(LIB_SRC:src/%.c=$(BUILD)/asan/obj/%.o)
+OBJ_DIRS := $(patsubst %/,%,$(sort $(dir $(OBJ) $(ASAN_OBJ))))
 UNIT_SRC := $(wildcard test/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:test/unit/%.c=$(BUILD)/asan/%)
 FIXTURE_SRC := $(wildcard test/fixtures/*.c)
@@ -73,7 +76,7 @@ all: $(BUILD)/mcpgw
 $(BUILD)/mcpgw: $(OBJ) $(BUILD)/libllhttp.a
 	$(CC) $(CFLAGS) -o $@ $(OBJ) $(BUILD)/libllhttp.a $(LDLIBS)
 
-$(BUILD)/obj/%.o: src/%.c $(HDRS) | $(BUILD)/obj
+$(BUILD)/obj/%.o: src/%.c $(HDRS) | $(OBJ_DIRS)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 # llhttp's generated sources are compiled as shipped (strict mode chosen),
@@ -91,7 +94,7 @@ $(BUILD)/asan/llhttp/%.o: $(LLHTTP_SRC)/%.c Makefile | $(BUILD)/asan/llhttp
 $(BUILD)/asan/libllhttp.a: $(ASAN_LLHTTP_OBJ)
 	ar rcs $@ $^
 
-$(BUILD)/asan/obj/%.o: src/%.c $(HDRS) | $(BUILD)/asan/obj
+$(BUILD)/asan/obj/%.o: src/%.c $(HDRS) | $(OBJ_DIRS)
 	$(CC) $(CPPFLAGS) -std=gnu11 $(WARN) -O1 -g $(SAN) -c -o $@ $<
 
 asan: $(BUILD)/asan/mcpgw
@@ -111,7 +114,7 @@ $(BUILD)/fixtures/%: test/fixtures/%.c | $(BUILD)/fixtures
 
 fixtures: $(FIXTURE_BIN)
 
-$(BUILD)/obj $(BUILD)/llhttp $(BUILD)/asan/obj $(BUILD)/asan/llhttp $(BUILD)/fixtures:
+$(OBJ_DIRS) $(BUILD)/llhttp $(BUILD)/asan/llhttp $(BUILD)/fixtures:
 	mkdir -p $@
 
 deps:

@@ -44,8 +44,9 @@ FUZZ_WARN   := -Wall -Wextra -Werror -Wno-unused-parameter
 FUZZ_CFLAGS := -std=gnu11 -O1 -g $(FUZZ_SAN) -Iinclude -I$(LLHTTP_INC) $(LLHTTP_DEFS) -D_GNU_SOURCE
 FUZZ_LIBS   := -luv -ljansson -lyaml -lm
 
-FUZZ_LIB_SRC := $(filter-out src/main.c,$(wildcard src/*.c))
+FUZZ_LIB_SRC := $(filter-out src/main.c,$(wildcard src/*.c src/*/*.c))
 FUZZ_OBJ     := $(FUZZ_LIB_SRC:src/%.c=$(FUZZ_OUT)/obj/%.o)
+FUZZ_OBJ_DIRS := $(patsubst %/,%,$(sort $(dir $(FUZZ_OBJ))))
 FUZZ_LLHTTP  := $(FUZZ_OUT)/obj/llhttp/api.o $(FUZZ_OUT)/obj/llhttp/http.o \
                 $(FUZZ_OUT)/obj/llhttp/llhttp.o
 FUZZ_BINS    := $(FUZZ_TARGETS:%=$(FUZZ_OUT)/%)
@@ -64,7 +65,7 @@ fuzz-build: $(FUZZ_BINS)
 
 # The library is compiled for coverage (fuzzer-no-link) and linked as an
 # archive, so each target pulls in only the modules it reaches.
-$(FUZZ_OUT)/obj/%.o: src/%.c $(FUZZ_HDRS) | $(FUZZ_OUT)/obj
+$(FUZZ_OUT)/obj/%.o: src/%.c $(FUZZ_HDRS) | $(FUZZ_OBJ_DIRS)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_WARN) -fsanitize=fuzzer-no-link -c -o $@ $<
 
 # llhttp's generated sources are compiled as shipped (strict mode, as in the
@@ -80,7 +81,7 @@ $(FUZZ_BINS): $(FUZZ_OUT)/%: test/fuzz/%.c $(FUZZ_OUT)/libgw.a $(FUZZ_HDRS)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_WARN) -fsanitize=fuzzer -o $@ $< $(FUZZ_OUT)/libgw.a \
 		$(FUZZ_LIBS)
 
-$(FUZZ_OUT)/obj $(FUZZ_OUT)/obj/llhttp:
+$(FUZZ_OBJ_DIRS) $(FUZZ_OUT)/obj/llhttp:
 	mkdir -p $@
 
 # $(call fuzz_run,target,seconds)
