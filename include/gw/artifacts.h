@@ -13,11 +13,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Decodes standard base64 (padding optional, no whitespace inside).
- * Returns the decoded length, or -1 when `in` is not base64. `out` must
- * hold len / 4 * 3 + 3 bytes. */
-long gw_base64_decode(const char *in, size_t len, unsigned char *out);
-
 /* The file extension for a MIME type ("png", …; "bin" when unknown). */
 const char *gw_mime_ext(const char *mime);
 

@@ -11,7 +11,7 @@
  * state does. */
 #include <string.h>
 
-#include "gw/artifacts.h"
+#include "gw/base64.h"
 #include "gw/input_rounds.h"
 #include "gw/util.h"
 
@@ -21,31 +21,9 @@
 
 _Static_assert((STATE_BYTES * 4 + 2) / 3 == GW_ROUNDS_STATE_LEN, "state length");
 
-static const char b64url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
-static void b64url_encode(const unsigned char *in, size_t n, char *out)
-{
-    size_t o = 0;
-
-    for (size_t i = 0; i < n; i += 3) {
-        uint32_t v = (uint32_t)in[i] << 16;
-        size_t left = n - i;
-        if (left > 1)
-            v |= (uint32_t)in[i + 1] << 8;
-        if (left > 2)
-            v |= in[i + 2];
-        out[o++] = b64url[(v >> 18) & 63];
-        out[o++] = b64url[(v >> 12) & 63];
-        if (left > 1)
-            out[o++] = b64url[(v >> 6) & 63];
-        if (left > 2)
-            out[o++] = b64url[v & 63];
-    }
-    out[o] = '\0';
-}
-
-/* Only the alphabet differs from standard base64: translated, the
- * artifacts' decoder reads it. */
+/* A requestState is base64url only: the standard alphabet's own
+ * characters and padding are refused, the rest translated for the shared
+ * decoder. */
 static long b64url_decode(const char *in, size_t n, unsigned char *out)
 {
     char std[GW_ROUNDS_STATE_LEN];
@@ -103,7 +81,7 @@ void gw_rounds_state_encode(const unsigned char key[GW_ROUNDS_KEY_LEN],
     for (int i = 0; i < 8; i++)
         raw[1 + GW_ROUNDS_ID_LEN + i] = (unsigned char)(expiry_ms >> (56 - 8 * i));
     seal(key, raw, b, raw + SEALED_BYTES);
-    b64url_encode(raw, sizeof raw, out);
+    gw_base64url_encode(raw, sizeof raw, out);
 }
 
 int gw_rounds_state_decode(const unsigned char key[GW_ROUNDS_KEY_LEN], const char *state,

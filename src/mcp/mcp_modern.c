@@ -17,7 +17,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "gw/artifacts.h"
+#include "gw/base64.h"
 #include "gw/log.h"
 #include "gw/util.h"
 #include "gw/version.h"

@@ -19,43 +19,6 @@
 
 #define MAX_SEGMENTS 16
 
-static int b64_value(unsigned char c)
-{
-    if (c >= 'A' && c <= 'Z')
-        return c - 'A';
-    if (c >= 'a' && c <= 'z')
-        return c - 'a' + 26;
-    if (c >= '0' && c <= '9')
-        return c - '0' + 52;
-    if (c == '+' || c == '-')
-        return 62;
-    if (c == '/' || c == '_')
-        return 63;
-    return -1;
-}
-
-long gw_base64_decode(const char *in, size_t len, unsigned char *out)
-{
-    unsigned acc = 0;
-    int bits = 0;
-    long n = 0;
-
-    while (len > 0 && in[len - 1] == '=')
-        len--;
-    for (size_t i = 0; i < len; i++) {
-        int v = b64_value((unsigned char)in[i]);
-        if (v < 0)
-            return -1;
-        acc = (acc << 6) | (unsigned)v;
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            out[n++] = (unsigned char)(acc >> bits);
-        }
-    }
-    return len % 4 == 1 ? -1 : n;
-}
-
 static const struct {
     const char *mime, *ext;
 } mimes[] = {

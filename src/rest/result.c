@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "gw/artifacts.h"
+#include "gw/base64.h"
 #include "gw/log.h"
 #include "gw/util.h"
 

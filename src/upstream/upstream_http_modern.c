@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "gw/base64.h"
 #include "gw/json_in.h"
 #include "gw/log.h"
 #include "gw/upstream_http_internal.h"
@@ -20,23 +21,6 @@
 #define HEADER_MAX   256 /* bytes of an x-mcp-header name */
 
 /* ---- header values ---- */
-
-static char *base64(const unsigned char *in, size_t n)
-{
-    static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    char *out = gw_xmalloc(4 * ((n + 2) / 3) + 1), *o = out;
-
-    for (size_t i = 0; i < n; i += 3) {
-        unsigned v = (unsigned)in[i] << 16 | (i + 1 < n ? (unsigned)in[i + 1] << 8 : 0) |
-                     (i + 2 < n ? in[i + 2] : 0);
-        *o++ = abc[v >> 18 & 63];
-        *o++ = abc[v >> 12 & 63];
-        *o++ = i + 1 < n ? abc[v >> 6 & 63] : '=';
-        *o++ = i + 2 < n ? abc[v & 63] : '=';
-    }
-    *o = '\0';
-    return out;
-}
 
 /* A value goes as written only when it is visible ASCII or inner spaces,
  * with no space at either end, and does not look like the encoded form;
@@ -51,7 +35,7 @@ static char *header_value(const char *s)
         plain = (unsigned char)s[i] >= 0x20 && (unsigned char)s[i] < 0x7f;
     if (plain && !(n >= 11 && strncasecmp(s, "=?base64?", 9) == 0 && strcmp(s + n - 2, "?=") == 0))
         return gw_xstrdup(s);
-    b = base64((const unsigned char *)s, n);
+    b = gw_base64_encode((const unsigned char *)s, n);
     out = gw_xasprintf("=?base64?%s?=", b);
     free(b);
     return out;
