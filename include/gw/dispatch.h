@@ -156,6 +156,10 @@ struct gw_dispatch_error gw_dispatch_error(int code);
  * server's, else the gateway's (0 means not set). */
 uint64_t gw_dispatch_timeout(uint64_t asked, uint64_t policy, uint64_t server, uint64_t gateway);
 
+/* Tool calls sent upstream and not yet answered, in all: dispatch counts
+ * them on the server set. */
+unsigned gw_servers_in_flight(const struct gw_servers *s);
+
 /* The relays' counters (struct gw_relay_stats, servers.h) since start. */
 void gw_dispatch_relay_stats(const struct gw_servers *s, struct gw_relay_stats *out);
 

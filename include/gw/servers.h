@@ -170,9 +170,6 @@ struct gw_relay_stats {
 int gw_servers_release(struct gw_servers *s, const char *dialog, const char *server,
                        json_t *released);
 
-/* Tool calls sent upstream and not yet answered, in all. */
-unsigned gw_servers_in_flight(const struct gw_servers *s);
-
 /* Does the dialog hold any lease? */
 bool gw_servers_dialog_known(const struct gw_servers *s, const char *dialog);
 
