@@ -161,7 +161,6 @@ int gw_cfg_edit_distance(const char *a, const char *b, int cap);
 void gw_cfg_hash_server(struct gw_server_config *s);
 
 /* Per-server key walking and the final transport checks (config_server.c). */
-void gw_cfg_server_defaults(struct gw_cfg_ld *ld, struct gw_server_config *s);
 void gw_cfg_load_server(struct gw_cfg_ld *ld, const struct gw_yaml_node *idn,
                         const struct gw_yaml_node *body);
 void gw_cfg_free_server(struct gw_server_config *s);
