@@ -1,7 +1,7 @@
-/* Internals shared by the HTTP server's files: src/http.c (connections),
- * src/http_listen.c (listener, accepting), src/http_parse.c (requests
+/* Internals shared by the HTTP server's files: src/http/http.c (connections),
+ * src/http/http_listen.c (listener, accepting), src/http/http_parse.c (requests
  * from bytes, limits) and
- * src/http_respond.c (answers and streams), and by the fuzz targets that
+ * src/http/http_respond.c (answers and streams), and by the fuzz targets that
  * drive them. */
 #ifndef GW_HTTP_INTERNAL_H
 #define GW_HTTP_INTERNAL_H

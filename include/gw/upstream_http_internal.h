@@ -1,7 +1,7 @@
-/* Internals shared by src/upstream_http.c (the instance: lifecycle, the
- * delivery queue, the timer, the public API), src/upstream_http_xfer.c
+/* Internals shared by src/upstream/upstream_http.c (the instance: lifecycle, the
+ * delivery queue, the timer, the public API), src/upstream/upstream_http_xfer.c
  * (transfers: POST, GET stream, legacy stream, DELETE) and
- * src/upstream_http_modern.c (2026-07-28's headers and tool marks).
+ * src/upstream/upstream_http_modern.c (2026-07-28's headers and tool marks).
  * Nothing outside those files may include this header. */
 #ifndef GW_UPSTREAM_HTTP_INTERNAL_H
 #define GW_UPSTREAM_HTTP_INTERNAL_H

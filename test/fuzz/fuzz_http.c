@@ -1,6 +1,6 @@
 /* libFuzzer target for the HTTP request path: bytes on a real connection
  * to the real server (llhttp strict + the strictness scan + limits in
- * src/http_parse.c, keep-alive and pipelining in src/http.c), each
+ * src/http/http_parse.c, keep-alive and pipelining in src/http/http.c), each
  * complete request handed to the gate and the REST routes (gw_gate_handle:
  * Host/Origin, bearer token, then the router, JSON body decoding, artifact route with its
  * percent-decoding) of a daemon with no upstream servers.

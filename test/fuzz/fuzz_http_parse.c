@@ -1,4 +1,4 @@
-/* libFuzzer target for the HTTP request parser alone (src/http_parse.c:
+/* libFuzzer target for the HTTP request parser alone (src/http/http_parse.c:
  * llhttp strict, the strictness scan, the limits), with no loop, socket
  * or handler: the bytes go to gw_http__parse as a connection's reads
  * would, and each event is checked.
