@@ -396,9 +396,10 @@ test('unix socket listener with mode 0660', async (t) => {
   assert.ok(!fs.existsSync(sock), 'socket file removed on stop');
 });
 
-test('SIGTERM and SIGINT stop with exit 0', async () => {
+test('SIGTERM and SIGINT stop with exit 0', async (t) => {
   for (const sig of ['SIGTERM', 'SIGINT']) {
     const d = await start('version: 1\n');
+    t.after(() => d.stop());
     const r = await d.stop(sig);
     assert.equal(r.code, 0, `${sig}: ${d.stderr}`);
   }
