@@ -117,8 +117,7 @@ export class Daemon {
   constructor(child, dir, configPath) {
     this.child = child; this.dir = dir; this.configPath = configPath;
     this.stderr = ''; this.addr = null; this.exited = null;
-    // Set by a test whose daemon is meant to die or fail on its own (see
-    // stop()); nothing else may end it.
+    // Set by a test whose daemon is meant to die or fail (see stop()).
     this.mayExit = false;
     this.stopped = null;
     daemons.add(this);
@@ -137,9 +136,10 @@ export class Daemon {
   // - a graceful stop (SIGTERM, SIGINT) must end with status 0 (leaks are
   //   reported at exit), a SIGKILL must be what killed it;
   // - a daemon that had already exited before stop() passes only if it
-  //   exited 0 (a test that sent SIGTERM itself), or if the test set
-  //   `d.mayExit` (it kills the daemon or expects it to fail, and checks
-  //   how itself).
+  //   exited 0 (a test that sent SIGTERM itself).
+  // `d.mayExit = true` is the opt-out of a test that kills the daemon or
+  // expects it to fail, and checks how itself: its exit status is not
+  // judged here, but a sanitizer report still fails.
   // A second stop() returns the first one's result without judging again.
   async stop(sig = 'SIGTERM', timeoutMs = 20000 * slow) {
     if (this.stopped) return this.stopped;
@@ -151,11 +151,12 @@ export class Daemon {
       clearTimeout(t);
     }
     const r = this.stopped = this.exited;
+    const judged = !this.mayExit;
     let why = null;
     if (REPORT.test(this.stderr)) why = 'a sanitizer/valgrind report in its log';
-    else if (before && !this.mayExit && before.code !== 0) why = 'it had exited before the test stopped it';
-    else if (!before && (sig === 'SIGTERM' || sig === 'SIGINT') && r.code !== 0) why = `a non-zero end of a ${sig} stop`;
-    else if (!before && sig === 'SIGKILL' && r.signal !== 'SIGKILL') why = 'it ended before the SIGKILL';
+    else if (judged && before && before.code !== 0) why = 'it had exited before the test stopped it';
+    else if (judged && !before && (sig === 'SIGTERM' || sig === 'SIGINT') && r.code !== 0) why = `a non-zero end of a ${sig} stop`;
+    else if (judged && !before && sig === 'SIGKILL' && r.signal !== 'SIGKILL') why = 'it ended before the SIGKILL';
     if (why) {
       const m = REPORT.exec(this.stderr);
       const report = m ? this.stderr.slice(Math.max(0, m.index - 2000), m.index + 8000) : this.stderr.slice(-6000);
