@@ -160,10 +160,22 @@ unit: $(UNIT_BIN)
 # docs/conformance.md.
 include test/conformance/conformance.mk
 
+# A hang is a failure with a name: each integration file must finish within
+# INTEGRATION_FILE_TIMEOUT_MS (20 times that under valgrind). The harness
+# (test/integration/lib/harness.mjs) fails the file at that deadline and
+# kills what it started; the runner's --test-timeout, a minute later, is the
+# outer bound where node has it (Node >= 20.11; Debian 12's Node 18 has not).
+# The longest file (reload_storm) took 19 s under ASan on this 2-core
+# machine, the whole suite 2.5 min: 300 s leaves room for a slow box.
+INTEGRATION_FILE_TIMEOUT_MS ?= 300000
+NODE_TEST_TIMEOUT = MCPGW_TEST_FILE_TIMEOUT_MS=$(1) node --test \
+	$(if $(shell node --test-timeout=1 -e 0 2>/dev/null && echo y),--test-timeout=$(shell echo $$(($(1) + 60000))))
+
 # The SDK v2 client of mcp_modern.test.mjs runs from test/conformance.
 integration: all asan fixtures $(NODE_STAMP) $(CONFORMANCE_STAMP)
 	PATH="$(CURDIR)/$(BUILD)/tools/usr/bin:$$PATH" $(TEST_NODE_OPTIONS) \
-	MCPGW_BIN=$${MCPGW_BIN:-$(CURDIR)/$(BUILD)/asan/mcpgw} node --test test/integration/*.test.mjs
+	MCPGW_BIN=$${MCPGW_BIN:-$(CURDIR)/$(BUILD)/asan/mcpgw} \
+	$(call NODE_TEST_TIMEOUT,$(INTEGRATION_FILE_TIMEOUT_MS)) test/integration/*.test.mjs
 
 test: deps
 	@$(MAKE) --no-print-directory all
@@ -175,7 +187,8 @@ test: deps
 
 valgrind: all fixtures $(NODE_STAMP) $(CONFORMANCE_STAMP)
 	PATH="$(CURDIR)/$(BUILD)/tools/usr/bin:$$PATH" $(TEST_NODE_OPTIONS) \
-	MCPGW_BIN=$(CURDIR)/$(BUILD)/mcpgw MCPGW_WRAPPER=valgrind node --test test/integration/*.test.mjs
+	MCPGW_BIN=$(CURDIR)/$(BUILD)/mcpgw MCPGW_WRAPPER=valgrind \
+	$(call NODE_TEST_TIMEOUT,$(shell echo $$((20 * $(INTEGRATION_FILE_TIMEOUT_MS))))) test/integration/*.test.mjs
 
 # A bounded soak (not in `make test`): SOAK_SECONDS, default 600.
 soak: all fixtures $(NODE_STAMP)

@@ -19,7 +19,9 @@
 // tool's whole output). MCPGW_BIN overrides the daemon. Results go to
 // build/conformance/<run>/ (summary.md, cli.log, mcpgw.log, results/). The
 // output ends in one line per run; the exit status is 0 only if every run's
-// tool exited 0 (no unexpected failure, no listed failure that now passes).
+// tool exited 0 and this script's own count of the scored scenarios agrees:
+// no unexpected failure (a scenario without a result included), no listed
+// failure that now passes.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -280,8 +282,14 @@ for (const run of runs) {
     console.log(tail.trimEnd());
   }
   console.log(`(per scenario: ${rel(path.join(out, 'summary.md'))}; tool output: ${rel(path.join(out, 'cli.log'))})`);
-  if (r.status !== 0) worst = worst || r.status;
-  const verdict = r.status === 0 ? 'ok' : `FAILED (exit ${r.status})`;
+  // The tool judges only what it ran and saw; a scored scenario that left no
+  // result, or a count that disagrees with the list, fails the run here.
+  const why = [];
+  if (r.status !== 0) why.push(`exit ${r.status}`);
+  if (!scenarioArg && unexpected) why.push(`${unexpected} unexpected`);
+  if (!scenarioArg && stale) why.push(`${stale} listed but passing`);
+  if (why.length) worst = worst || r.status || 1;
+  const verdict = why.length ? `FAILED (${why.join(', ')})` : 'ok';
   lines.push(`conformance ${run.name}: ${want.length} scenarios, ${pass} pass, ${fail} fail `
     + `(${fail - unexpected} expected, ${unexpected} unexpected), ${stale} listed but passing, ${secs} s: ${verdict}`);
 }

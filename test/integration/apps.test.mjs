@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import readline from 'node:readline';
-import { start, waitFor, fixtures, nodeModules, root, tmpdir, slow } from './lib/harness.mjs';
+import { start, waitFor, fixtures, nodeModules, root, tmpdir, slow, track } from './lib/harness.mjs';
 
 const VANILLA = path.join(nodeModules, '@modelcontextprotocol/server-basic-vanillajs/dist/index.js');
 const APPS_HTTP = path.join(root, 'test/fixtures/apps_http.mjs');
@@ -32,7 +32,7 @@ function freePort() {
 // The server over HTTP on loopback; stopped by pid.
 async function appsHttp() {
   const port = await freePort();
-  const child = spawn(process.execPath, [APPS_HTTP], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = track(spawn(process.execPath, [APPS_HTTP], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] }));
   child.stderr.on('data', () => {});
   await waitFor(() => new Promise((resolve) => {
     const s = net.connect({ host: '127.0.0.1', port }, () => { s.destroy(); resolve(true); });
@@ -71,7 +71,7 @@ async function httpSession(url) {
 
 // The server over stdio, talked to directly; closed by pid.
 async function stdioSession() {
-  const child = spawn(process.execPath, [VANILLA, '--stdio'], { stdio: ['pipe', 'pipe', 'ignore'] });
+  const child = track(spawn(process.execPath, [VANILLA, '--stdio'], { stdio: ['pipe', 'pipe', 'ignore'] }));
   const waiting = new Map();
   readline.createInterface({ input: child.stdout }).on('line', (l) => {
     const m = JSON.parse(l);

@@ -287,10 +287,14 @@ test('a required server that cannot start fails startup with exit 1', async () =
   assert.match(r.stderr, /required server 'must' could not be made ready/);
 });
 
-test('shutdown stops every child, grandchildren included', async () => {
+test('shutdown stops every child, grandchildren included', async (t) => {
   const d = await start(`version: 1\nservers:\n${fixtureServer('gc', ['--grandchild', '--ignore-sigterm'])}`, { waitReady: true });
+  t.after(() => d.stop());
   await d.waitLog(/grandchild pid=\d+/);
   const gpid = Number(/grandchild pid=(\d+)/.exec(d.stderr)[1]);
+  // The grandchild ignores SIGTERM: if the test fails before the daemon has
+  // stopped it, it is killed here.
+  t.after(() => { try { process.kill(gpid, 'SIGKILL'); } catch { /* gone */ } });
   const pid = (await d.get('/v1/servers')).json.servers[0].instances[0].pid;
   const r = await d.stop('SIGTERM', 30000 * slow);
   assert.equal(r.code, 0, d.stderr);

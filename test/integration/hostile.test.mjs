@@ -224,16 +224,38 @@ async function grandchildOf(file, leader) {
   return waitFor(find);
 }
 
+// The instance cgroups the daemon `d` has now, from where it says it makes
+// them (src/proctree.c: "mcpgw-<pid>-<n>" under its own cgroup v2
+// directory, which it logs at start), or null when it logged that it uses
+// /proc instead.
+function cgroupsOf(d) {
+  const m = /msg="each server instance runs in its own cgroup" cgroup=("?)([^"\s]+)\1/.exec(d.stderr);
+  if (!m) return null;
+  return fs.readdirSync(m[2]).filter((n) => n.startsWith(`mcpgw-${d.pid}-`)).map((n) => path.join(m[2], n));
+}
+
 // MCPGW_CGROUP=off: the /proc path; unset: a cgroup per instance where the
 // daemon's cgroup is writable (as root on this kind of host), else /proc too.
 for (const cgroup of ['off', 'auto']) {
-  test(`a setsid grandchild that ignores SIGTERM dies at release and at shutdown (MCPGW_CGROUP=${cgroup})`, async () => {
+  test(`a setsid grandchild that ignores SIGTERM dies at release and at shutdown (MCPGW_CGROUP=${cgroup})`, async (t) => {
     const dir = tmpdir();
     const gc = [path.join(dir, 'gc1'), path.join(dir, 'gc2')];
     const yaml = 'version: 1\ngateway:\n  warm_spares: 0\nservers:\n' +
       `  a:\n    command: ${FIXTURE}\n    args: ['--setsid-grandchild', '${gc[0]}']\n` +
       `  b:\n    command: ${FIXTURE}\n    args: ['--setsid-grandchild', '${gc[1]}']\n    transform: [{prefix: b_}]\n    truely-stateless: true\n`;
     const d = await start(yaml, { env: { MCPGW_CGROUP: cgroup }, waitReady: true });
+    t.after(() => d.stop());
+    // The grandchildren left their parents' session and ignore SIGTERM: a
+    // test that fails before the daemon has killed them kills them here,
+    // from the files where the fixtures write their pids.
+    t.after(() => {
+      for (const file of gc) {
+        const lines = fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n') : [];
+        for (const l of lines.filter(Boolean)) {
+          try { process.kill(Number(l.split(' ')[1]), 'SIGKILL'); } catch { /* gone */ }
+        }
+      }
+    });
     assert.equal((await d.post('/v1/tools/echo/call', { dialog: 'd1', arguments: { text: 'x' } })).status, 200);
     const lease = (await d.get('/v1/dialogs')).json.dialogs.find((x) => x.dialog === 'd1').leases[0];
     const leased = await grandchildOf(gc[0], lease.pid);
@@ -241,6 +263,10 @@ for (const cgroup of ['off', 'auto']) {
     const servers = (await d.get('/v1/servers')).json.servers;
     const shared = await grandchildOf(gc[1], servers.find((s) => s.id === 'b').instances[0].pid);
     assert.ok(alive(shared));
+    const cgroups = cgroupsOf(d);
+    if (cgroup === 'off') assert.equal(cgroups, null, 'MCPGW_CGROUP=off: the daemon uses /proc');
+    else if (cgroups === null) t.diagnostic(`cgroups were not used (${/no writable cgroup[^\n]*/.exec(d.stderr)?.[0] ?? 'no cgroup line in the log'}): only the /proc path was tested`);
+    else assert.equal(cgroups.length, 2, `a cgroup for each instance: ${cgroups}`);
     assert.equal((await d.post('/v1/dialogs/d1/release', { serverId: 'a' })).status, 200);
     // close stdin, the fixture exits, SIGTERM (ignored), 3 s, SIGKILL.
     await waitFor(() => !alive(leased), 15000 * slow);
@@ -248,9 +274,10 @@ for (const cgroup of ['off', 'auto']) {
     const r = await d.stop('SIGTERM', 30000 * slow);
     assert.equal(r.code, 0);
     assert.ok(!alive(shared), `the grandchild ${shared} of b is gone when the daemon has exited`);
-    if (cgroup === 'auto') {
-      const left = fs.existsSync('/sys/fs/cgroup/unified') ? fs.readdirSync('/sys/fs/cgroup/unified') : [];
-      assert.deepEqual(left.filter((n) => n.startsWith(`mcpgw-${d.pid}-`)), [], 'no cgroup left');
-    }
+    await t.test('no instance cgroup is left after the stop', { skip: cgroups === null && 'the daemon used no cgroup' }, () => {
+      const gone = cgroups.filter((dir) => fs.existsSync(dir));
+      assert.deepEqual(gone, [], 'no cgroup left');
+      assert.deepEqual(cgroupsOf(d), [], 'no cgroup of this daemon under its cgroup directory');
+    });
   });
 }

@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
-import { start, waitFor, nodeModules, slow } from './lib/harness.mjs';
+import { start, waitFor, nodeModules, slow, track } from './lib/harness.mjs';
 
 const EVERYTHING = path.join(nodeModules, '.bin/mcp-server-everything');
 
@@ -21,7 +21,7 @@ function freePort() {
 
 async function everything(mode) {
   const port = await freePort();
-  const child = spawn(EVERYTHING, [mode], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = track(spawn(EVERYTHING, [mode], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] }));
   child.stderr.on('data', () => {});
   await waitFor(() => new Promise((resolve) => {
     const s = net.connect({ host: '127.0.0.1', port }, () => { s.destroy(); resolve(true); });
@@ -81,7 +81,7 @@ test('streamable HTTP: a lost session restarts the lease', async (t) => {
   const down = await d.post('/v1/tools/echo/call', { dialog: 'a', arguments: { message: '2' } });
   assert.ok([502, 503].includes(down.status), down.body);
   up = await (async () => {
-    const child = spawn(EVERYTHING, ['streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'ignore'] });
+    const child = track(spawn(EVERYTHING, ['streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'ignore'] }));
     const u = { port, child, stop: () => { try { process.kill(child.pid, 'SIGKILL'); } catch { /* gone */ } } };
     await waitFor(() => new Promise((resolve) => {
       const s = net.connect({ host: '127.0.0.1', port }, () => { s.destroy(); resolve(true); });
@@ -127,7 +127,7 @@ test('a server that is down at startup is a Problem, is retried, and recovers', 
   assert.equal(s.state, 'failed');
   const problems = (await d.get('/v1/problems')).json.problems;
   assert.ok(problems.some((p) => p.server === 'late' && p.severity === 'error'), JSON.stringify(problems));
-  const child = spawn(EVERYTHING, ['streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'ignore'] });
+  const child = track(spawn(EVERYTHING, ['streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'ignore'] }));
   t.after(() => { try { process.kill(child.pid, 'SIGKILL'); } catch { /* gone */ } });
   await waitFor(async () => (await d.get('/v1/servers')).json.servers[0].state === 'ready', 60000 * slow, 250);
   const r = await d.post('/v1/tools/echo/call', { arguments: { message: 'late but here' } });

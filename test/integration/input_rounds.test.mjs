@@ -167,6 +167,7 @@ test('an expired round is cancelled upstream and its state refused', async (t) =
 
 test('a retry without requestState is a new call; a parked round ends when the daemon stops', async (t) => {
   const d = await start(config('elicitation/create'), { waitReady: true });
+  t.after(() => d.stop());
   const body = { dialog: 'd5', arguments: { text: 'x' } };
   const r1 = await call(d, { ...body, inputResponses: { r1: accept('ignored') } });
   assert.equal(r1.status, 409, r1.body);

@@ -120,15 +120,23 @@ test('resumption replays only the named stream; other ids get nothing of it', as
   const idA = a.events.at(-1).id;
   const idB = b.events.at(-1).id;
   assert.notEqual(streamOf(idA), streamOf(idB), 'two POSTs, two streams');
+  const ended = /msg="mcp stream ended while disconnected/g;
+  const before = (d.stderr.match(ended) || []).length;
   a.cut();
   b.cut();
-  await sleep(1500 * slow); // both calls end while their streams are broken
+  // Both calls end while their streams are broken.
+  await waitFor(() => (d.stderr.match(ended) || []).length >= before + 2, 20000 * slow);
 
-  // The session's GET stream (stream 0) carries none of their messages.
+  // The session's GET stream (stream 0) carries none of their messages:
+  // what it replays comes first, so once a later message has arrived on it
+  // (the list_changed of a reload that adds a server), nothing else may
+  // have come before.
   const get = await sse(d, 'GET', { ...h, 'last-event-id': '0.0' });
   assert.equal(get.status, 200);
-  await sleep(200 * slow);
-  assert.ok(get.events.every((e) => !e.msg), get.text);
+  fs.writeFileSync(d.configPath, `${fs.readFileSync(d.configPath, 'utf8')}  more:\n    command: ${FIXTURE}\n    transform: [{prefix: more_}]\n`);
+  assert.equal((await d.post('/v1/reload', {})).status, 200);
+  await waitFor(() => get.events.some((e) => e.msg), 10000 * slow);
+  assert.deepEqual(get.events.filter((e) => e.msg).map((e) => e.msg.method), ['notifications/tools/list_changed'], get.text);
   get.cut();
 
   const ra = await sse(d, 'GET', { ...h, 'last-event-id': idA });
@@ -169,8 +177,10 @@ test('a resumed stream that breaks again resumes again; the newest connection wi
   await r1.ended;
   await waitFor(() => r2.events.length >= 1, 10000 * slow); // a replayed or priming event
   const id2 = r2.events.at(-1).id;
+  const lost = /msg="mcp stream connection lost/g;
+  const before = (d.stderr.match(lost) || []).length;
   r2.cut();
-  await sleep(300 * slow);
+  await waitFor(() => (d.stderr.match(lost) || []).length > before, 10000 * slow);
   const r3 = await sse(d, 'GET', { ...h, 'last-event-id': id2 });
   await r3.ended;
   const got = [...progressOf(post), ...progressIn(upTo(r1, id1)), ...progressIn(upTo(r2, id2)),

@@ -11,11 +11,12 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { start, waitFor, fixtures, tmpdir, sleep, slow } from './lib/harness.mjs';
+import { start, waitFor, fixtures, tmpdir, slow } from './lib/harness.mjs';
 
 const FIXTURE = path.join(fixtures, 'mcp_fixture');
-// How long a notification that must not come is waited for.
-const QUIET_MS = 500 * slow;
+// A notification that must not come is not waited for: the client is sent
+// a later one it must hear (a marker on the same stream, from the same
+// upstream), and once that has come the unwanted one would have come first.
 
 async function stopClean(d) {
   const r = await d.stop();
@@ -75,11 +76,14 @@ servers:
     return a.updates.includes('fx://b') && b.updates.includes('fx://b');
   });
 
-  // Only A subscribes to fx://a: only A hears it.
+  // Only A subscribes to fx://a: only A hears it. B's marker: fx://b,
+  // touched after.
   await a.subscribeResource({ uri: 'fx://a' });
   assert.equal(await touch('fx://a'), 'touched fx://a: notified');
   await waitFor(() => a.updates.includes('fx://a'));
-  await sleep(QUIET_MS);
+  const bMarks = count(b.updates, 'fx://b');
+  assert.equal(await touch('fx://b'), 'touched fx://b: notified');
+  await waitFor(() => count(b.updates, 'fx://b') > bMarks);
   assert.equal(count(b.updates, 'fx://a'), 0, 'B did not subscribe to fx://a');
 
   // A template URI routes like resources/read.
@@ -90,11 +94,14 @@ servers:
 
   // A lets go of fx://b; B still holds it, so the upstream is not told and
   // keeps sending, but A hears no more of it.
+  // A's marker: fx://a, touched after.
   assert.deepEqual(await a.unsubscribeResource({ uri: 'fx://b' }), {});
   const aHeard = count(a.updates, 'fx://b'), bHeard = count(b.updates, 'fx://b');
+  const aMarks = count(a.updates, 'fx://a');
   assert.equal(await touch('fx://b'), 'touched fx://b: notified');
   await waitFor(() => count(b.updates, 'fx://b') > bHeard);
-  await sleep(QUIET_MS);
+  assert.equal(await touch('fx://a'), 'touched fx://a: notified');
+  await waitFor(() => count(a.updates, 'fx://a') > aMarks);
   assert.equal(count(a.updates, 'fx://b'), aHeard, 'A unsubscribed from fx://b');
   assert.equal(unsubscribesSent(log), 0, 'B still holds fx://b upstream');
 
@@ -130,10 +137,13 @@ servers:
     assert.equal(await touch(a, 'fx://a'), 'touched fx://a: notified');
     return a.updates.includes('fx://a');
   });
-  // B's instance is another one: nothing subscribed there.
+  // B's instance is another one: nothing subscribed there. B's marker:
+  // fx://b, subscribed on its own instance and touched after.
   assert.equal(await touch(b, 'fx://a'), 'touched fx://a: not subscribed');
-  await sleep(QUIET_MS);
-  assert.equal(b.updates.length, 0);
+  await b.subscribeResource({ uri: 'fx://b' });
+  assert.equal(await touch(b, 'fx://b'), 'touched fx://b: notified');
+  await waitFor(() => b.updates.includes('fx://b'));
+  assert.deepEqual(b.updates, ['fx://b'], 'B heard nothing of fx://a');
 
   // Releasing the lease ends the subscription with the instance; A's next
   // call gets a fresh instance that holds none.

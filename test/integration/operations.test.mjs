@@ -8,34 +8,32 @@ import net from 'node:net';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { start, waitFor, sleep, fixtures, tmpdir, request, slow } from './lib/harness.mjs';
+import { start, waitFor, sleep, fixtures, tmpdir, request, slow, track } from './lib/harness.mjs';
 
 const FIXTURE = path.join(fixtures, 'mcp_fixture');
 const have = (cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
 
-test('sd_notify: READY after the first load, RELOADING/READY around a reload, STOPPING', async () => {
+test('sd_notify: READY after the first load, RELOADING/READY around a reload, STOPPING', async (t) => {
   const dir = tmpdir();
   const sock = path.join(dir, 'notify.sock');
-  const listener = spawn(path.join(fixtures, 'notify_listen'), [sock]);
+  const listener = track(spawn(path.join(fixtures, 'notify_listen'), [sock]));
+  t.after(() => listener.kill('SIGKILL'));
   let got = '';
   listener.stdout.on('data', (b) => { got += b; });
-  try {
-    await waitFor(() => got.includes('listening'));
-    const d = await start(`version: 1\nservers:\n  s:\n    truely-stateless: true\n    command: ${FIXTURE}\n`,
-      { env: { NOTIFY_SOCKET: sock } });
-    await waitFor(() => /READY=1/.test(got));
-    assert.match(got, /STATUS=/);
-    const before = got.length;
-    d.child.kill('SIGHUP');
-    await waitFor(() => /RELOADING=1\|MONOTONIC_USEC=\d+/.test(got.slice(before)) && /READY=1/.test(got.slice(before)));
-    const r = await d.stop('SIGTERM');
-    assert.equal(r.code, 0);
-    await waitFor(() => /STOPPING=1/.test(got));
-    // The child never sees NOTIFY_SOCKET.
-    assert.ok(!d.stderr.includes('NOTIFY_SOCKET='));
-  } finally {
-    listener.kill('SIGKILL');
-  }
+  await waitFor(() => got.includes('listening'));
+  const d = await start(`version: 1\nservers:\n  s:\n    truely-stateless: true\n    command: ${FIXTURE}\n`,
+    { env: { NOTIFY_SOCKET: sock } });
+  t.after(() => d.stop());
+  await waitFor(() => /READY=1/.test(got));
+  assert.match(got, /STATUS=/);
+  const before = got.length;
+  d.child.kill('SIGHUP');
+  await waitFor(() => /RELOADING=1\|MONOTONIC_USEC=\d+/.test(got.slice(before)) && /READY=1/.test(got.slice(before)));
+  const r = await d.stop('SIGTERM');
+  assert.equal(r.code, 0);
+  await waitFor(() => /STOPPING=1/.test(got));
+  // The child never sees NOTIFY_SOCKET.
+  assert.ok(!d.stderr.includes('NOTIFY_SOCKET='));
 });
 
 test('/metrics is valid Prometheus text with the documented series', async (t) => {
@@ -128,7 +126,7 @@ backend gateways
   server g1 127.0.0.1:${g1.port}
   server g2 127.0.0.1:${g2.port}
 `);
-  const hp = spawn('haproxy', ['-db', '-f', hcfg], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const hp = track(spawn('haproxy', ['-db', '-f', hcfg], { stdio: ['ignore', 'ignore', 'pipe'] }));
   let hpErr = '';
   hp.stderr.on('data', (b) => { hpErr += b; });
   t.after(() => { try { process.kill(hp.pid, 'SIGKILL'); } catch { /* gone */ } });

@@ -4,6 +4,10 @@
 // upstream's session — and SIGHUP in the daemon's first milliseconds. Each
 // test checks that the daemon survives: /healthz answers, calls work, and
 // the harness fails the test if it does not exit 0 on SIGTERM (ASan).
+// Nothing the clients see is thrown away: a reload of an unchanged file
+// changes nothing (docs/api.md "Reload"), so every POST /v1/reload answers
+// 200, every call and release is answered as it would be without reloads,
+// and a request that gets no answer at all fails the test.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -11,12 +15,16 @@ import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
-import { start, waitFor, sleep, fixtures, nodeModules, slow, bin, tmpdir } from './lib/harness.mjs';
+import { start, waitFor, sleep, fixtures, nodeModules, slow, bin, tmpdir, track } from './lib/harness.mjs';
 
 const FIXTURE = path.join(fixtures, 'mcp_fixture');
 const EVERYTHING = path.join(nodeModules, '.bin/mcp-server-everything');
 const STORM_MS = 2500 * slow;
 const base = 'version: 1\ngateway:\n  reload: {debounce_ms: 100, poll_interval_ms: 100}\n';
+
+// `p` (a request) or {status: 'no answer (…)'}: a transport failure is
+// counted as a status of its own, which no test allows.
+const answer = (p) => p.catch((e) => ({ status: `no answer (${e.message})` }));
 
 function rewrite(configPath, yaml) {
   const tmp = `${configPath}.tmp${Math.random().toString(36).slice(2)}`;
@@ -27,14 +35,20 @@ function rewrite(configPath, yaml) {
 // Every 50 ms one reload of the current file, by turns: SIGHUP, POST
 // /v1/reload, the file rewritten in place, the file deleted and re-created.
 // `yaml()` gives the content to (re)write. Resolves the number of reloads
-// triggered.
+// triggered; each POST /v1/reload must have answered 200 (the file is whole
+// whenever it is posted), unless the daemon died (survived() says why).
 async function storm(d, yaml, ms = STORM_MS) {
   const deadline = Date.now() + ms;
   let n = 0;
+  const bad = [];
   while (Date.now() < deadline && !d.exited) {
     switch (n % 4) {
     case 0: try { process.kill(d.pid, 'SIGHUP'); } catch { /* gone: survived() says why */ } break;
-    case 1: await d.post('/v1/reload', {}).catch(() => {}); break;
+    case 1: {
+      const r = await answer(d.post('/v1/reload', {}));
+      if (r.status !== 200) bad.push(`POST /v1/reload: ${r.status} ${r.body ?? ''}`);
+      break;
+    }
     case 2: rewrite(d.configPath, yaml()); break;
     default:
       fs.unlinkSync(d.configPath);
@@ -44,6 +58,7 @@ async function storm(d, yaml, ms = STORM_MS) {
     n++;
     await sleep(50);
   }
+  if (!d.exited) assert.deepEqual(bad, [], 'every POST /v1/reload of the storm answered 200');
   return n;
 }
 
@@ -70,7 +85,12 @@ test('storm: a stdio server added and removed while reloads arrive during its in
   let current = base + 'servers:\n' + a, reloads = 0;
   // Each addition is applied at once (POST /v1/reload), so that the storm
   // starts while b is inside its initialize; each removal too.
-  const apply = async (yaml) => { current = yaml; rewrite(d.configPath, yaml); await d.post('/v1/reload', {}).catch(() => {}); };
+  const apply = async (yaml) => {
+    current = yaml;
+    rewrite(d.configPath, yaml);
+    const r = await answer(d.post('/v1/reload', {}));
+    if (!d.exited) assert.equal(r.status, 200, r.body);
+  };
   for (let round = 0; round < 3 && !d.exited; round++) {
     await apply(base + 'servers:\n' + a + slowSrv);
     reloads += await storm(d, () => current, 800 * slow);
@@ -92,27 +112,32 @@ test('storm: each dialog of a leased server starts its own instance while reload
   const d = await start(yaml, { waitReady: true });
   t.after(() => d.stop());
   let stop = false, calls = 0;
-  const statuses = {};
-  // Two clients, each a new dialog per call, released after it.
+  const statuses = {}, releases = {};
+  // Two clients, each a new dialog per call, released after it. A request
+  // without an answer ends the client (the daemon may be gone): it is
+  // counted, and fails the test below.
   const client = async (k) => {
     for (let i = 0; !stop && i < 200; i++) {
       const dialog = `c${k}-${i}`;
-      const r = await call(d, 'echo', { dialog, arguments: { text: dialog } }).catch(() => ({ status: 'no answer' }));
-      if (r.status === 'no answer') return;
+      const r = await answer(call(d, 'echo', { dialog, arguments: { text: dialog } }));
       statuses[r.status] = (statuses[r.status] || 0) + 1;
-      if (r.status === 200) assert.equal(r.json.contentItems[0].text, dialog);
       calls++;
-      await d.post(`/v1/dialogs/${dialog}/release`, {}).catch(() => {});
+      if (typeof r.status !== 'number') return;
+      if (r.status === 200) assert.equal(r.json.contentItems[0].text, dialog);
+      const rel = await answer(d.post(`/v1/dialogs/${dialog}/release`, {}));
+      releases[rel.status] = (releases[rel.status] || 0) + 1;
+      if (typeof rel.status !== 'number') return;
     }
   };
   const clients = [client(0), client(1)];
   const reloads = await storm(d, () => yaml);
   stop = true;
   await Promise.all(clients);
-  t.diagnostic(`${reloads} reloads, ${calls} calls on new instances: ${JSON.stringify(statuses)}`);
+  t.diagnostic(`${reloads} reloads, ${calls} calls on new instances: ${JSON.stringify(statuses)}, releases: ${JSON.stringify(releases)}`);
   if (d.exited) await survived(d, ['s']);
   assert.ok(reloads > 10 && calls > 4, `reloads ${reloads}, calls ${calls}`);
   assert.equal(statuses[200], calls, `every call answered 200: ${JSON.stringify(statuses)}`);
+  assert.deepEqual(Object.keys(releases), ['200'], `every release answered 200: ${JSON.stringify(releases)}`);
   await survived(d, ['s']);
   assert.equal((await call(d, 'echo', { dialog: 'after', arguments: { text: 'ok' } })).status, 200);
 });
@@ -122,10 +147,12 @@ test('storm: a crashing shared server restarts while reloads arrive during its i
   const d = await start(yaml, { waitReady: true });
   t.after(() => d.stop());
   let stop = false, crashes = 0;
+  const statuses = {};
   const crasher = (async () => {
     while (!stop) {
-      const r = await call(d, 'add', { arguments: { a: 1, b: 2 } }).catch(() => null);
-      if (r === null) return;
+      const r = await answer(call(d, 'add', { arguments: { a: 1, b: 2 } }));
+      statuses[r.status] = (statuses[r.status] || 0) + 1;
+      if (typeof r.status !== 'number') return;
       if (r.status === 502) crashes++;
       // Three crashes: the backoff (0.5 s, 1 s, 2 s) stays within the test.
       if (crashes === 3) return;
@@ -135,9 +162,14 @@ test('storm: a crashing shared server restarts while reloads arrive during its i
   const reloads = await storm(d, () => yaml, 3500 * slow);
   stop = true;
   await crasher;
-  t.diagnostic(`${reloads} reloads, ${crashes} crashes`);
+  t.diagnostic(`${reloads} reloads, ${crashes} crashes: ${JSON.stringify(statuses)}`);
   if (d.exited) await survived(d, ['s']);
   assert.ok(crashes >= 2, `the server crashed ${crashes} times`);
+  // A call that crashes the server is a 502; one made while it restarts is
+  // refused with 503 (the server is not ready). Nothing else, and never no
+  // answer.
+  const other = Object.keys(statuses).filter((st) => st !== '502' && st !== '503');
+  assert.deepEqual(other, [], `only 502 and 503: ${JSON.stringify(statuses)}`);
   await survived(d, ['s']);
   const r = await call(d, 'echo', { arguments: { text: 'back' } });
   assert.equal(r.status, 200, r.body);
@@ -157,7 +189,7 @@ function freePort() {
 // every initialize for `delayMs`, so that reloads land inside it.
 async function slowEverything(delayMs) {
   const port = await freePort();
-  const child = spawn(EVERYTHING, ['streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'ignore'] });
+  const child = track(spawn(EVERYTHING, ['streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'ignore'] }));
   const stopChild = () => { try { process.kill(child.pid, 'SIGKILL'); } catch { /* gone */ } };
   await waitFor(() => new Promise((resolve) => {
     const s = net.connect({ host: '127.0.0.1', port }, () => { s.destroy(); resolve(true); });
@@ -200,24 +232,30 @@ test('storm: HTTP upstream sessions start while reloads arrive during their init
   let current = yaml;
   rewrite(d.configPath, current);
   let stop = false;
-  const statuses = {};
+  const statuses = {}, releases = {};
+  // The client's own failure (the tool never listed) fails the test after
+  // the storm.
   const client = (async () => {
     await waitFor(async () => (await d.get('/v1/tools')).json.tools.some((x) => x.name === 'echo'), 20000 * slow);
     for (let i = 0; !stop && i < 200; i++) {
       const dialog = `h${i}`;
-      const r = await call(d, 'echo', { dialog, arguments: { message: dialog } }).catch(() => null);
-      if (r === null) return;
+      const r = await answer(call(d, 'echo', { dialog, arguments: { message: dialog } }));
       statuses[r.status] = (statuses[r.status] || 0) + 1;
-      await d.post(`/v1/dialogs/${dialog}/release`, {}).catch(() => {});
+      if (typeof r.status !== 'number') return;
+      const rel = await answer(d.post(`/v1/dialogs/${dialog}/release`, {}));
+      releases[rel.status] = (releases[rel.status] || 0) + 1;
+      if (typeof rel.status !== 'number') return;
     }
   })();
   const reloads = await storm(d, () => current);
   stop = true;
-  await client.catch(() => {});
-  t.diagnostic(`${reloads} reloads, ${up.inits()} sessions initialized: ${JSON.stringify(statuses)}`);
+  const failed = await client.then(() => null, (e) => e);
+  t.diagnostic(`${reloads} reloads, ${up.inits()} sessions initialized: ${JSON.stringify(statuses)}, releases: ${JSON.stringify(releases)}`);
   if (d.exited) await survived(d, ['web']);
+  if (failed) throw failed;
   assert.ok(up.inits() >= 3, `sessions initialized: ${up.inits()}`);
   assert.deepEqual(Object.keys(statuses), ['200'], JSON.stringify(statuses));
+  assert.deepEqual(Object.keys(releases), ['200'], `every release answered 200: ${JSON.stringify(releases)}`);
   await survived(d, ['web']);
   const r = await call(d, 'echo', { dialog: 'after', arguments: { message: 'still' } });
   assert.equal(r.status, 200, r.body);
@@ -236,14 +274,18 @@ test('storm: a replacement being prepared goes on through reloads of the same fi
   // Reloads every 50 ms for 1.5 s: the 400 ms start of the replacement
   // must finish among them, not begin again at each.
   let swappedDuring = false;
+  const unanswered = [];
   const watcher = (async () => {
     for (const until = Date.now() + 1500 * slow; Date.now() < until && !swappedDuring;) {
-      swappedDuring = (await d.get('/v1/tools').catch(() => null))?.json?.tools.some((x) => x.name === 'tool_0') ?? false;
+      const r = await answer(d.get('/v1/tools'));
+      if (r.status !== 200) unanswered.push(r.status);
+      else swappedDuring = r.json.tools.some((x) => x.name === 'tool_0');
       await sleep(50);
     }
   })();
   const reloads = await storm(d, () => v2, 1500 * slow);
   await watcher;
+  assert.deepEqual(unanswered, [], 'GET /v1/tools answered 200 throughout the storm');
   const spawned = (d.stderr.slice(before).match(/msg="server process started" server=s /g) || []).length;
   t.diagnostic(`${reloads} reloads, ${spawned} processes started for the replacement`);
   await survived(d, ['s']);
@@ -270,7 +312,7 @@ test('SIGHUP in the first milliseconds: the daemon lives, loads its file, reload
   fs.writeFileSync(configPath, `version: 1\nservers:\n  s:\n    command: ${FIXTURE}\n    truely-stateless: true\n`);
   let held = 0;
   for (let round = 0; round < 3; round++) {
-    const child = spawn(bin, ['-c', configPath, '--listen', '127.0.0.1:0'], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = track(spawn(bin, ['-c', configPath, '--listen', '127.0.0.1:0'], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] }));
     let stderr = '', gone = null;
     child.stderr.on('data', (b) => { stderr += b; });
     const exited = new Promise((r) => child.on('exit', (code, signal) => { gone = { code, signal }; r(gone); }));

@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { start, run, waitFor, nodeModules, tmpdir, slow } from './lib/harness.mjs';
+import { start, run, waitFor, nodeModules, tmpdir, slow, track } from './lib/harness.mjs';
 
 const EVERYTHING = path.join(nodeModules, '.bin/mcp-server-everything');
 
@@ -21,7 +21,7 @@ function freePort() {
 
 async function everythingHttp() {
   const port = await freePort();
-  const child = spawn(EVERYTHING, ['streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'ignore'] });
+  const child = track(spawn(EVERYTHING, ['streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'ignore'] }));
   await waitFor(() => new Promise((resolve) => {
     const s = net.connect({ host: '127.0.0.1', port }, () => { s.destroy(); resolve(true); });
     s.on('error', () => resolve(false));

