@@ -257,7 +257,7 @@ test('ending a 2025 session keeps a dialog named by URL or header: Python-style 
   assert.equal(historyOf(await rest(7)), 1);
 });
 
-test('the log line of a call names its revision; an enveloped request with a 2025-era header is -32020', async (t) => {
+test('the log line of a call names its revision', async (t) => {
   const d = await start(config(), { waitReady: true });
   t.after(() => stopClean(d));
   instanceOf(await echo(d, { urlPath: '/mcp/d/rev' }));
@@ -268,7 +268,11 @@ test('the log line of a call names its revision; an enveloped request with a 202
   t.after(() => client.close());
   await client.callTool({ name: 'echo', arguments: { text: 'x' } });
   await d.waitLog(/msg="mcp tool call" tool=echo server=fx dialog=rev25 version=2025-11-25 status=ok/);
+});
 
+test('an enveloped request with a 2025-era MCP-Protocol-Version is a header mismatch (-32020)', async (t) => {
+  const d = await start(config(), { waitReady: true });
+  t.after(() => stopClean(d));
   // docs/api.md: MCP-Protocol-Version must equal the envelope's version.
   for (const v of ['2025-11-25', '2025-06-18']) {
     const r = await echo(d, { id: 'env', headers: { 'mcp-protocol-version': v } });
