@@ -223,6 +223,7 @@ test('ending a 2025 session keeps a dialog named by URL or header: Python-style 
   // The TypeScript SDK (1.32): connect, a call, terminateSession, close.
   const transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${d.port}/mcp/d/shared1`));
   const client = new Client({ name: 'mcpgw-test', version: '1.0.0' });
+  t.after(() => client.close());
   await client.connect(transport);
   const r = await client.callTool({ name: 'sequentialthinking', arguments: thought(4) });
   assert.equal(JSON.parse(r.content[0].text).thoughtHistoryLength, 4);
@@ -236,6 +237,7 @@ test('ending a 2025 session keeps a dialog named by URL or header: Python-style 
   const viaHeader = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${d.port}/mcp`),
     { requestInit: { headers: { 'X-Mcpgw-Dialog': 'shared1' } } });
   const c2 = new Client({ name: 'mcpgw-test', version: '1.0.0' });
+  t.after(() => c2.close());
   await c2.connect(viaHeader);
   await viaHeader.terminateSession();
   await c2.close();
@@ -245,6 +247,7 @@ test('ending a 2025 session keeps a dialog named by URL or header: Python-style 
   // A session's own dialog still ends with it.
   const own = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${d.port}/mcp`));
   const c3 = new Client({ name: 'mcpgw-test', version: '1.0.0' });
+  t.after(() => c3.close());
   await c3.connect(own);
   await c3.callTool({ name: 'sequentialthinking', arguments: thought(1) });
   const session = Object.keys(await dialogsOf(d)).find((k) => k.startsWith('mcp-session:'));
