@@ -41,6 +41,15 @@ enum gw_tool_mode {
 
 enum gw_tool_changes { GW_TOOL_CHANGES_WARN, GW_TOOL_CHANGES_DISABLE };
 
+/* The dialog of an /mcp 2026-07-28 request that names none
+ * (`gateway.mcp_default_dialog`): its client's, one for all, or none (a
+ * leased server's tools refuse it). */
+enum gw_mcp_default_dialog {
+    GW_MCP_DIALOG_CLIENT,
+    GW_MCP_DIALOG_SHARED,
+    GW_MCP_DIALOG_NONE,
+};
+
 /* A resolved name=value pair of `env` or `headers`. Values are secrets:
  * nothing outside the transport may print them. */
 struct gw_kv {
@@ -167,6 +176,7 @@ struct gw_gateway_config {
     char **inherit_env; /* patterns, '*' wildcard */
     size_t ninherit_env;
     enum gw_tool_changes tool_changes;
+    enum gw_mcp_default_dialog mcp_default_dialog;
     uint64_t shutdown_grace_ms;
     uint64_t reload_debounce_ms;
     uint64_t reload_poll_interval_ms;

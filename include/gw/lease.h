@@ -47,6 +47,17 @@ int gw_dialog_parse(const char *s, char *root, char *self, char *canon);
 /* Whether `s` has the form of a session's own dialog (any string). */
 bool gw_dialog_is_session(const char *s);
 
+/* The dialog of an /mcp 2026-07-28 request that names none
+ * (gateway.mcp_default_dialog): this prefix and its client's name made of
+ * the characters of one dialog part (1-GW_DIALOG_PART_MAX of them), so that
+ * no REST call or X-Mcpgw-Dialog can name it either; "mcp-default" (an
+ * ordinary dialog) when it names no client or for `shared`. */
+#define GW_DIALOG_CLIENT_PREFIX "mcp-client:"
+#define GW_DIALOG_DEFAULT       "mcp-default"
+
+/* Whether `s` has the form of a client's default dialog (any string). */
+bool gw_dialog_is_client(const char *s);
+
 struct server;
 struct slot;
 struct gw_call;

@@ -15,11 +15,17 @@
  * is 128 bits from the OS CSPRNG (uv_random) written as 32 hex characters
  * (security.md C6) and is sent only in that initialize answer. The session's
  * dialog (design §6) is its own "mcp-session:<16 hex>" name (below), unless
- * the initialize request carried `X-Mcpgw-Dialog: <dialog>` (fixed for the
- * session's life). At most `max_sessions` live at once (503 beyond); a
- * session that has had no request for `idle_ms`, no GET stream open and no
- * call in flight is ended as if DELETEd, except that the leases of a named
- * dialog are left to lease_idle_timeout (REST calls may share them).
+ * the initialize request carried `X-Mcpgw-Dialog: <dialog>` or went to
+ * /mcp/d/<dialog> (fixed for the session's life). At most `max_sessions`
+ * live at once (503 beyond); a session that has had no request for
+ * `idle_ms`, no GET stream open and no call in flight is ended as if
+ * DELETEd. Ending a session releases the leases of its own dialog only: a
+ * named dialog's are left to mcp_release, /v1/dialogs/<d>/release and
+ * lease_idle_timeout (REST calls and other sessions may share them).
+ *
+ * A 2026-07-28 request has no session: its dialog is the one it names, or
+ * gateway.mcp_default_dialog's (its client's "mcp-client:<name>",
+ * "mcp-default", or none).
  *
  * Ownership: the daemon owns the gw_mcp_server from gw_mcp_server_new()
  * until gw_mcp_server_close(), which frees it in its close callback. The
@@ -65,6 +71,15 @@ struct gw_mcp_server *gw_mcp_server_new(uv_loop_t *loop, struct gw_servers *serv
 /* Replaces the limits (tests, a future config key); applies to later
  * requests and the next sweep. */
 void gw_mcp_server_set_limits(struct gw_mcp_server *ms, const struct gw_mcp_server_limits *l);
+
+/* The dialog of a 2026-07-28 request that names none (the config's
+ * gateway.mcp_default_dialog; GW_MCP_DIALOG_CLIENT until set); applies to
+ * later requests. */
+void gw_mcp_server_set_default_dialog(struct gw_mcp_server *ms, enum gw_mcp_default_dialog mode);
+
+/* The servers' "lease" event with action "acquired": the first lease of a
+ * default dialog (mcp-client:…, mcp-default) logs how to name one. */
+void gw_mcp_server_lease_acquired(struct gw_mcp_server *ms, const char *dialog, const char *server);
 
 /* Answers one request for /mcp (any method), now or later; registers its
  * own abort callbacks. The caller must have run the Host/Origin/token gate. */

@@ -1,5 +1,4 @@
-/* Internals of the /mcp endpoint, shared by its four files and nothing
- * else:
+/* Internals of the /mcp endpoint, shared by its files and nothing else:
  *   mcp_server.c   the HTTP side: methods, headers, POST bodies, exchanges;
  *   mcp_session.c  sessions: ids, the table, expiry, the GET stream and the
  *                  events kept for Last-Event-ID;
@@ -9,6 +8,7 @@
  *   mcp_modern.c   2026-07-28 requests: the envelope and header checks,
  *                  server/discover, and the session made per request;
  *   mcp_modern_call.c  their tools/call through the input rounds;
+ *   mcp_dialog.c   their dialog: named, or gateway.mcp_default_dialog's;
  *   mcp_listen.c   subscriptions/listen streams.
  * The methods never look at HTTP and the sessions never parse JSON-RPC, so
  * the stateless 2026-07-28 revision (no initialize, no sessions) reuses
@@ -94,7 +94,7 @@ struct gw_mcp_session {
     struct gw_mcp_server *ms;
     char id[MCP_SESSION_ID_LEN + 1];
     char dialog[GW_DIALOG_MAX + 1]; /* canonical */
-    bool named_dialog;              /* from X-Mcpgw-Dialog, else "mcp-session:<hex>" */
+    bool named_dialog;              /* X-Mcpgw-Dialog or the URL's, else "mcp-session:<hex>" */
     char version[MCP_VERSION_MAX];  /* negotiated protocol version */
     json_t *client_caps;            /* owned; the client's capabilities */
     char log_level[16];             /* logging/setLevel; "info" until set; 2026-07-28: the
@@ -158,6 +158,14 @@ struct gw_mcp_call {
     struct mcp_relay *relays;
 };
 
+/* Default dialogs whose first lease was logged with the way to name one
+ * (a ring: the oldest is forgotten). */
+#define MCP_ANNOUNCED_MAX 64
+struct mcp_announced {
+    char dialogs[MCP_ANNOUNCED_MAX][GW_DIALOG_MAX + 1];
+    size_t n, next;
+};
+
 struct gw_mcp_server {
     uv_loop_t *loop;
     struct gw_servers *servers;
@@ -178,6 +186,8 @@ struct gw_mcp_server {
     struct mcp_listener *listeners; /* open subscriptions/listen streams, owned here
                                        (mcp_listen.c) until their client leaves or close */
     size_t nlisteners;
+    enum gw_mcp_default_dialog default_dialog;
+    struct mcp_announced announced;
     void (*close_cb)(void *data);
     void *close_data;
     bool closing;
@@ -314,8 +324,8 @@ void gw_mcp__call_log(void *data, json_t *params);
 
 /* ---- mcp_modern.c ---- */
 
-/* Is this POST a 2026-07-28 request (its MCP-Protocol-Version is not a
- * 2025-era one, or its _meta names a version)? An initialize without a
+/* Is this POST a 2026-07-28 request (its _meta names a version, or its
+ * MCP-Protocol-Version is not a 2025-era one)? An initialize without a
  * session never is. */
 bool gw_mcp__is_modern(const struct gw_http_request *req, json_t *body);
 /* Answers a 2026-07-28 POST (`body` borrowed). */
@@ -331,7 +341,8 @@ json_t *gw_mcp__modern_removed(json_t *id, const char *method);
 json_t *gw_mcp__discover_result(struct gw_mcp_server *ms);
 /* A request's params as the next hop gets them: a copy without the
  * envelope's io.modelcontextprotocol/ keys, which describe this hop (the
- * upstream has a revision and capabilities of its own), and without the
+ * upstream has a revision and capabilities of its own), nor the gateway's
+ * own io.mcpgw/ ones (the dialog), and without the
  * inputResponses and requestState that answer the gateway's rounds. */
 json_t *gw_mcp__hop_params(json_t *params);
 /* Frees a request's session once its exchange is answered. */
@@ -355,6 +366,16 @@ json_t *gw_mcp__modern_call(struct gw_mcp_session *s, struct gw_mcp_exchange *x,
  * *err (new reference). */
 int gw_mcp__modern_route(struct gw_mcp_session *s, struct gw_mcp_call *c, json_t *params,
                          json_t *hop, json_t **err);
+
+/* ---- mcp_dialog.c ---- */
+
+/* The dialog of a 2026-07-28 request whose params._meta is `meta`: the
+ * one X-Mcpgw-Dialog, the URL or _meta["io.mcpgw/dialog"] names, else the
+ * default (gateway.mcp_default_dialog; "" for none). 0 with `canon` set
+ * (GW_DIALOG_MAX + 1 bytes), or -1 after answering 400 (malformed, or two
+ * of them differ). */
+int gw_mcp__request_dialog(struct gw_mcp_server *ms, struct gw_http_request *req, json_t *id,
+                           json_t *meta, char *canon);
 
 /* ---- mcp_listen.c ---- */
 

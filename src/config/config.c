@@ -123,6 +123,27 @@ static int set_tool_changes(struct gw_cfg_ld *ld, const struct gw_cfg_directive 
     return UV_EINVAL;
 }
 
+static int set_default_dialog(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
+                              const struct gw_yaml_node *n, const char *key, void *base)
+{
+    static const char *const names[] = {[GW_MCP_DIALOG_CLIENT] = "client",
+                                        [GW_MCP_DIALOG_SHARED] = "shared",
+                                        [GW_MCP_DIALOG_NONE] = "none"};
+    struct gw_gateway_config *g = base;
+    const char *s = d->def;
+
+    if (n != NULL && gw_cfg_scalar_str(n, &s) != 0)
+        s = "";
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        if (strcmp(s, names[i]) == 0) {
+            g->mcp_default_dialog = (enum gw_mcp_default_dialog)i;
+            return 0;
+        }
+    }
+    gw_cfg_err(ld, n, key, "'%s' must be 'client', 'shared' or 'none'", key);
+    return UV_EINVAL;
+}
+
 const struct gw_cfg_directive gw_cfg_top_directives[] = {
     {"version", GW_CFG_CUSTOM, 0, 0, 0, NULL, NULL, "000", "integer (1)"},
     {"gateway", GW_CFG_SECTION, 0, 0, 0, NULL, NULL, "design", NULL},
@@ -169,6 +190,8 @@ const struct gw_cfg_directive gw_cfg_gateway_directives[] = {
      set_inherit_env, "design", "list of names or patterns ('*' wildcard)"},
     {"gateway.tool_changes", GW_CFG_CUSTOM, 0, 0, 0, "warn", set_tool_changes, "design",
      "warn | disable"},
+    {"gateway.mcp_default_dialog", GW_CFG_CUSTOM, 0, 0, 0, "client", set_default_dialog, "design",
+     "client | shared | none"},
     {"gateway.shutdown_grace", GW_CFG_DURATION, GW_OFF(shutdown_grace_ms), 0, 0, "10s", NULL,
      "design", NULL},
     {"gateway.reload", GW_CFG_SECTION, 0, 0, 0, NULL, NULL, "000", NULL},

@@ -72,6 +72,8 @@ static void on_servers_event(void *data, const struct gw_servers_event *ev)
         gw_mcp_server_catalog_changed(d->mcp, ev->version);
     if (d->mcp != NULL && (ev->kind == GW_EV_PROMPTS || ev->kind == GW_EV_RESOURCES))
         gw_mcp_server_extras_changed(d->mcp, name);
+    if (d->mcp != NULL && ev->kind == GW_EV_LEASE && strcmp(ev->action, "acquired") == 0)
+        gw_mcp_server_lease_acquired(d->mcp, ev->dialog, ev->server);
     if (d->events != NULL)
         gw_events_publish(d->events, name, gw_servers_event_json(ev));
 }
@@ -126,6 +128,8 @@ static json_t *swap_config(struct daemon *d, struct gw_config *next)
         http_limits(&next->gateway, &limits);
         gw_http_server_set_limits(d->http, &limits);
     }
+    if (d->mcp != NULL)
+        gw_mcp_server_set_default_dialog(d->mcp, next->gateway.mcp_default_dialog);
     if (d->watch != NULL)
         gw_watch_set_timing(d->watch, next->gateway.reload_debounce_ms,
                             next->gateway.reload_poll_interval_ms);

@@ -266,8 +266,11 @@ void gw_mcp__call_end(struct gw_mcp_call *c, const char *server, const char *dia
     char ms[24];
 
     snprintf(ms, sizeof ms, "%llu", (unsigned long long)elapsed);
+    /* The revision tells the eras apart: a 2026-07-28 request has no
+     * session whose start line would say it. */
     gw_log(GW_LOG_INFO, "mcp tool call", "tool", c->tool, "server", server, "dialog", dialog,
-           "status", status, "duration_ms", ms, NULL);
+           "version", c->s != NULL ? c->s->version : NULL, "status", status, "duration_ms", ms,
+           NULL);
     if (!c->routed)
         gw_metrics_call(c->metrics, "mcp", server, c->tool, status, (double)elapsed / 1000.0);
     unlink_call(c);

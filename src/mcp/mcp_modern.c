@@ -3,9 +3,10 @@
  * level in params._meta, and the HTTP headers repeat what the body says
  * (MCP-Protocol-Version, Mcp-Method, Mcp-Name). This file checks that
  * envelope, answers server/discover, and runs every other method through
- * mcp_methods.c on a session made for the one request: its dialog comes
- * from X-Mcpgw-Dialog or the URL (/mcp/d/{dialog}), so the request shares
- * the leases of that dialog with REST calls and 2025-era sessions.
+ * mcp_methods.c on a session made for the one request: its dialog is the
+ * one the request names (X-Mcpgw-Dialog, the URL /mcp/d/{dialog} or
+ * _meta["io.mcpgw/dialog"]), shared with REST calls and 2025-era sessions
+ * naming it, else its client's (mcp_dialog.c).
  *
  * Refusals follow the revision's transport rules: 400 with -32602 (the
  * envelope), -32020 (a header that disagrees with the body), -32022 (an
@@ -49,9 +50,11 @@ bool gw_mcp__is_modern(const struct gw_http_request *req, json_t *body)
         gw_http_header(req, "mcp-session-id") == NULL &&
         (v == NULL || gw_mcp__version_supported(v)))
         return false; /* a 2025-era session begins, whatever its _meta holds */
-    if (v != NULL)
-        return !gw_mcp__version_supported(v);
-    return json_object_get(meta_of(body), MCP_META_VERSION) != NULL;
+    /* The envelope makes it one whatever the header says: a 2025-era
+     * header is then a mismatch (-32020), not a request of no session. */
+    if (json_object_get(meta_of(body), MCP_META_VERSION) != NULL)
+        return true;
+    return v != NULL && !gw_mcp__version_supported(v);
 }
 
 /* An error answer: `status` with a JSON-RPC error for `id` (borrowed, may
@@ -359,7 +362,7 @@ json_t *gw_mcp__hop_params(json_t *params)
     kept = json_object();
     json_object_foreach(meta, key, v)
     {
-        if (strncmp(key, "io.modelcontextprotocol/", 24) != 0)
+        if (strncmp(key, "io.modelcontextprotocol/", 24) != 0 && strncmp(key, "io.mcpgw/", 9) != 0)
             json_object_set(kept, key, v);
     }
     if (json_object_size(kept) > 0)
@@ -415,7 +418,7 @@ void gw_mcp__modern_post(struct gw_mcp_server *ms, struct gw_http_request *req, 
     }
     if (check_request(req, id, method, params) != 0 ||
         check_param_headers(ms, req, id, method, params) != 0 ||
-        gw_mcp__named_dialog(req, dialog) != 0)
+        gw_mcp__request_dialog(ms, req, id, json_object_get(params, "_meta"), dialog) != 0)
         return;
     if (strcmp(method, "subscriptions/listen") == 0) {
         gw_mcp__listen(ms, req, id, params, dialog[0] ? dialog : NULL);

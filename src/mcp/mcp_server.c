@@ -506,7 +506,10 @@ static void handle_delete(struct gw_mcp_server *ms, struct gw_http_request *req)
 
     if (check_version_header(req) != 0 || session_of(ms, req, &s) != 0)
         return;
-    gw_mcp__session_end(s, true, "deleted by the client");
+    /* A dialog named by X-Mcpgw-Dialog or the URL is not the session's
+     * own: REST calls and other sessions may hold its state, so it outlives
+     * the session (mcp_release, /v1/dialogs/…/release or idle end it). */
+    gw_mcp__session_end(s, !s->named_dialog, "deleted by the client");
     gw_http_respond(req, 204, NULL, NULL, 0, NULL);
 }
 

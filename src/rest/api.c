@@ -392,10 +392,10 @@ static void route_release(struct gw_api_ctx *ctx, struct gw_http_request *req, s
     const char *id;
     json_t *released;
 
-    /* An /mcp session's own dialog may be released here (an operator
-     * freeing its instances); it is never accepted where a call names a
-     * dialog (gw_dialog_parse refuses it). */
-    if (gw_dialog_is_session(given)) {
+    /* An /mcp session's or client's own dialog may be released here (an
+     * operator freeing its instances); it is never accepted where a call
+     * names a dialog (gw_dialog_parse refuses it). */
+    if (gw_dialog_is_session(given) || gw_dialog_is_client(given)) {
         snprintf(canon, sizeof canon, "%s", given);
     } else if (gw_dialog_parse(given, root, self, canon) != 0) {
         free(given);

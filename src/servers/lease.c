@@ -62,6 +62,13 @@ bool gw_dialog_is_session(const char *s)
     return strspn(s + n, "0123456789abcdef") == GW_DIALOG_SESSION_HEX;
 }
 
+bool gw_dialog_is_client(const char *s)
+{
+    size_t n = sizeof GW_DIALOG_CLIENT_PREFIX - 1;
+
+    return strncmp(s, GW_DIALOG_CLIENT_PREFIX, n) == 0 && valid_part(s + n, strlen(s + n));
+}
+
 /* ---- the restarted ring ---- */
 
 static void restarted_add(struct gw_leases *t, const char *dialog)

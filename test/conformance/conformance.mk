@@ -6,8 +6,9 @@
 #                      the conformance CLI, the SDK v2 the backend and the
 #                      driver use, and a Node 22 binary, since both need
 #                      Node >= 20 and the CLI Node >= 22) and runs
-#                      test/conformance/run.mjs with that Node: four runs
+#                      test/conformance/run.mjs with that Node: six runs
 #                      (2025-11-25-stdio, 2026-07-28-stdio, 2026-07-28-http,
+#                      2026-07-28-stdio-leased, 2026-07-28-http-leased,
 #                      client-2026-07-28), each judged against
 #                      test/conformance/expected-failures.<run>.yaml.
 #

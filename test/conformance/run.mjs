@@ -2,7 +2,7 @@
 // Runs the official MCP conformance suite (@modelcontextprotocol/conformance)
 // against mcpgw (docs/conformance.md). Builds nothing: it uses build/mcpgw
 // (`make all`) and the packages `npm ci` put in test/conformance/node_modules;
-// `make conformance` does both. Four runs, each judged against its own
+// `make conformance` does both. Six runs, each judged against its own
 // committed test/conformance/expected-failures.<run>.yaml:
 //
 //   2025-11-25-stdio   `conformance server --requirements 2025-11-25` on /mcp,
@@ -10,6 +10,10 @@
 //   2026-07-28-stdio   `conformance server --requirements 2026-07-28` on /mcp,
 //                      the same upstreams
 //   2026-07-28-http    the same, backend.mjs behind mcpgw over streamable HTTP
+//   2026-07-28-stdio-leased, 2026-07-28-http-leased
+//                      the same two with `conf` leased (no truely-stateless):
+//                      the plain /mcp URL, a request naming no dialog, as a
+//                      client that knows nothing of dialogs sends it
 //   client-2026-07-28  `conformance client` scenarios that concern an upstream
 //                      connection, mcpgw as the client (client.mjs)
 //
@@ -33,6 +37,8 @@ const RUNS = [
   { name: '2025-11-25-stdio', requirements: '2025-11-25', upstream: 'stdio' },
   { name: '2026-07-28-stdio', requirements: '2026-07-28', upstream: 'stdio' },
   { name: '2026-07-28-http', requirements: '2026-07-28', upstream: 'http' },
+  { name: '2026-07-28-stdio-leased', requirements: '2026-07-28', upstream: 'stdio', leased: true },
+  { name: '2026-07-28-http-leased', requirements: '2026-07-28', upstream: 'http', leased: true },
   { name: 'client-2026-07-28', requirements: '2026-07-28', client: true },
 ];
 const outRoot = path.join(root, 'build/conformance');
@@ -139,22 +145,29 @@ function collect(resultsDir) {
 // in 2026-07-28), so `relay` is spoken to in 2025-11-25. The 2025-11-25 run
 // keeps `conf` on 2025-11-25 too, so that it checks the path from a 2025
 // session to a 2025 server end to end; the 2026-07-28 runs check 2026-07-28
-// on both sides.
+// on both sides. The leased runs make `conf` leased as well, as every
+// server is by default: the suite names no dialog, so its 2026-07-28
+// requests reach the dialog of their client (gateway.mcp_default_dialog).
 const relayTools = ['test_sampling', 'test_elicitation', 'test_elicitation_sep1034_defaults', 'test_elicitation_sep1330_enums'];
-function gatewayConfig(dir, upstreamUrl, confProtocol) {
+function gatewayConfig(dir, upstreamUrl, confProtocol, leased) {
   const upstream = upstreamUrl
     ? `transport: streamable_http\n    url: ${q(upstreamUrl)}`
     : `command: ${q(node)}\n    args: [${q(backend)}]`;
+  const conf = leased
+    ? `  # Leased (the default): the instance of the request's dialog serves
+  # tools, resources, prompts, completions.
+  conf:`
+    : `  # Shared: one instance serves every session (no dialog needed): tools,
+  # resources, prompts, completions.
+  conf:
+    truely-stateless: true`;
   return `# written by test/conformance/run.mjs
 version: 1
 gateway:
   artifacts_dir: ${q(path.join(dir, 'artifacts'))}
   warm_spares: 1
 servers:
-  # Shared: one instance serves every session (no dialog needed): tools,
-  # resources, prompts, completions.
-  conf:
-    truely-stateless: true
+${conf}
     required: true
     protocol: ${confProtocol}
     ${upstream}
@@ -180,7 +193,7 @@ async function serverRun(run, out, expectedFile) {
   try {
     if (run.upstream === 'http') be = await startHttpBackend({ cwd: dir, logPath: path.join(out, 'backend.log') });
     const configPath = path.join(dir, 'mcp.yaml');
-    fs.writeFileSync(configPath, gatewayConfig(dir, be?.url, run.requirements === '2025-11-25' ? 'legacy' : 'auto'));
+    fs.writeFileSync(configPath, gatewayConfig(dir, be?.url, run.requirements === '2025-11-25' ? 'legacy' : 'auto', run.leased));
     fs.copyFileSync(configPath, path.join(out, 'mcp.yaml'));
     gw = await startGateway(configPath, { cwd: dir, logPath: path.join(out, 'mcpgw.log') });
     const args = ['server', '--url', `http://127.0.0.1:${gw.port}/mcp`, '-o', path.join(out, 'results')];

@@ -91,7 +91,7 @@ test('the SDK v2 client in modern, auto and legacy modes: era, discover, catalog
   assert.equal(new Set([dialogs.pinned[0], dialogs.auto[0], dialogs.legacy[0]]).size, 3);
 });
 
-test('dialogs by header: two modern clients naming two dialogs get two instances; none named gets the way to name one', async (t) => {
+test('dialogs by header: two modern clients naming two dialogs get two instances; none named gets its client\'s', async (t) => {
   const d = await start(config(), { waitReady: true });
   t.after(() => stopClean(d));
   const a = await sdk2(url(d), { mode: 'modern', headers: { 'X-Mcpgw-Dialog': 'conv-a' } });
@@ -110,13 +110,15 @@ test('dialogs by header: two modern clients naming two dialogs get two instances
   assert.equal(rest.status, 200, rest.body);
   assert.deepEqual((await dialogsOf(d))['conv-a'], dialogs['conv-a']);
 
-  // No dialog: the leased tool fails with the way to name one; the shared
-  // server needs none.
+  // No dialog: the client's own (gateway.mcp_default_dialog: client, the
+  // default; mcp_dialogs.test.mjs has the others), an instance of its own;
+  // the shared server needs none.
   const none = await sdk2(url(d), { mode: 'modern' });
   t.after(() => none.close());
   const r = (await none.call({ op: 'callTool', name: 'echo', arguments: { text: 'x' } })).result;
-  assert.equal(r.isError, true);
-  assert.match(textOf(r), /X-Mcpgw-Dialog.*\/mcp\/d\//);
+  assert.equal(r.isError, undefined, JSON.stringify(r));
+  assert.deepEqual((await dialogsOf(d))['mcp-client:mcpgw-sdk2-test'], [r._meta['mcpgw/lease'].instance]);
+  assert.ok(![ra, rb].some((x) => x._meta['mcpgw/lease'].instance === r._meta['mcpgw/lease'].instance));
   assert.equal(textOf((await none.call({ op: 'callTool', name: 'shared_tool_0' })).result), 'tool_0 called');
 });
 

@@ -144,6 +144,7 @@ START_TEST(gateway_defaults)
     ck_assert_str_eq(g->inherit_env[0], "PATH");
     ck_assert_str_eq(g->inherit_env[15], "NO_PROXY");
     ck_assert_int_eq(g->tool_changes, GW_TOOL_CHANGES_WARN);
+    ck_assert_int_eq(g->mcp_default_dialog, GW_MCP_DIALOG_CLIENT);
     ck_assert_uint_eq(g->shutdown_grace_ms, 10000);
     ck_assert_uint_eq(g->reload_debounce_ms, 200);
     ck_assert_uint_eq(g->reload_poll_interval_ms, 1000);
@@ -174,6 +175,7 @@ START_TEST(gateway_all_keys)
                                "  allowed_origins: ['https://app.example.com']\n"
                                "  inherit_env: [PATH, 'LC_*']\n"
                                "  tool_changes: disable\n"
+                               "  mcp_default_dialog: shared\n"
                                "  shutdown_grace: 1.5\n"
                                "  reload: {debounce_ms: 50, poll_interval_ms: 2s}\n");
     const struct gw_gateway_config *g = &c->gateway;
@@ -200,6 +202,7 @@ START_TEST(gateway_all_keys)
     ck_assert_str_eq(g->allowed_origins[0], "https://app.example.com");
     ck_assert_uint_eq(g->ninherit_env, 2);
     ck_assert_int_eq(g->tool_changes, GW_TOOL_CHANGES_DISABLE);
+    ck_assert_int_eq(g->mcp_default_dialog, GW_MCP_DIALOG_SHARED);
     ck_assert_uint_eq(g->shutdown_grace_ms, 1500);
     ck_assert_uint_eq(g->reload_debounce_ms, 50);
     ck_assert_uint_eq(g->reload_poll_interval_ms, 2000);
@@ -319,11 +322,13 @@ START_TEST(bad_gateway_values)
 {
     struct gw_config *c = load("version: 1\ngateway:\n  listen: 'localhost'\n"
                                "  tool_changes: explode\n  auth_token: ''\n"
-                               "  allowed_origins: ['evil.example']\n");
+                               "  allowed_origins: ['evil.example']\n"
+                               "  mcp_default_dialog: [client]\n");
     expect_error(c, "'gateway.listen' is not a listen address: 'localhost'", 3);
     expect_error(c, "'gateway.tool_changes' must be 'warn' or 'disable'", 4);
     expect_error(c, "'gateway.auth_token' is empty", 5);
     expect_error(c, "an origin is scheme://host[:port]", 6);
+    expect_error(c, "'gateway.mcp_default_dialog' must be 'client', 'shared' or 'none'", 7);
     ck_assert(!c->ok);
     gw_config_unref(c);
 }

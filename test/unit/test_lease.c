@@ -130,6 +130,19 @@ START_TEST(dialog_ids)
                                  "mcp-session:0123456789ABCDEF", "mcp-session", "chat-1"};
     for (size_t i = 0; i < sizeof not_session / sizeof not_session[0]; i++)
         ck_assert_msg(!gw_dialog_is_session(not_session[i]), "%s", not_session[i]);
+    /* A client's default dialog: one dialog part after the prefix. */
+    ck_assert(gw_dialog_is_client("mcp-client:claude-code"));
+    ck_assert(gw_dialog_is_client("mcp-client:app_b-0123abcd"));
+    ck_assert_int_eq(gw_dialog_parse("mcp-client:claude-code", root, self, canon), UV_EINVAL);
+    char long_client[sizeof GW_DIALOG_CLIENT_PREFIX + GW_DIALOG_PART_MAX + 1];
+    snprintf(long_client, sizeof long_client, "%s%s", GW_DIALOG_CLIENT_PREFIX, long_part);
+    ck_assert(gw_dialog_is_client(long_client)); /* 64 characters */
+    strcat(long_client, "x");
+    const char *not_client[] = {"mcp-client:",     "mcp-client:a b", "mcp-client:a/b",
+                                "mcp-client:..",   "mcp-client:é",   "mcp-default",
+                                "mcp-clientapp-a", long_client};
+    for (size_t i = 0; i < sizeof not_client / sizeof not_client[0]; i++)
+        ck_assert_msg(!gw_dialog_is_client(not_client[i]), "%s", not_client[i]);
 }
 END_TEST
 
