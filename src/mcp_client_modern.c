@@ -411,7 +411,6 @@ static void round_settle(struct gw_mcp_client *c, struct pending *p)
 static void round_ask(struct gw_mcp_client *c, struct pending *p, json_t *requests)
 {
     struct input_round *r = p->round;
-    json_t *token = json_object_get(json_object_get(p->params, "_meta"), "progressToken");
     gw_mcp_handle origin = p->op;
     size_t n = json_array_size(r->keys);
 
@@ -428,11 +427,9 @@ static void round_ask(struct gw_mcp_client *c, struct pending *p, json_t *reques
         snprintf(idbuf, sizeof idbuf, "%u-%zu", r->rounds, i);
         id = json_string(idbuf);
         asked = json_is_object(params) ? json_copy(params) : json_object();
-        /* the input rounds name the request by the server's key; the
-         * progress token lets relays tell the call's caller */
+        /* the input rounds name the request by the server's key; its
+         * origin, not a token, says whose it is */
         json_object_set_new(asked, "_meta", json_pack("{s:s}", GW_MCP_META_INPUT_KEY, key));
-        if (token != NULL)
-            json_object_set(json_object_get(asked, "_meta"), "progressToken", token);
         c->stats.server_requests++;
         if (method == NULL || !gw_mcp__relayable(method) || c->cb.on_request == NULL ||
             c->cb.on_request(c->cb.data, method, id, asked, origin) != 0) {

@@ -1413,6 +1413,14 @@ START_TEST(input_required_rounds)
     json_decref(ok);
     ck_assert_int_eq(sent_count(&f, "tools/call"), 5);
     got_clear(&g);
+
+    /* a resultType neither complete nor input_required is malformed */
+    ck_assert_int_eq(
+        gw_mcp_client_call_tool(c, "t", args, NULL, 0, got_cb, &g, &h, GW_MCP_CAPS_ALL), 0);
+    answer(c, id_of(sent_nth(&f, "tools/call", 5)), "{\"resultType\":\"bogus\",\"content\":[]}");
+    ck_assert_int_eq(g.n, 1);
+    ck_assert_int_eq(g.code, GW_MCP_E_PROTOCOL);
+    got_clear(&g);
     json_decref(args);
     finish_loop(&loop, &f, c);
 }
