@@ -455,6 +455,10 @@ bool gw_mcp__result_taken(struct gw_mcp_client *c, struct pending *p, json_t *re
     const char *key;
     json_t *v;
 
+    /* the server's identity is the handshake's to learn, not something a
+     * result carries on to the gateway's callers */
+    if (strcmp(p->method, "server/discover") != 0)
+        json_object_del(json_object_get(result, "_meta"), META_SERVER_INFO);
     if (type == NULL || (t != NULL && strcmp(t, "complete") == 0))
         return false;
     /* p->params is kept exactly for the 2026-07-28 requests that may ask */

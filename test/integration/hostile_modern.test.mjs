@@ -121,6 +121,19 @@ test('/mcp results name mcpgw in _meta serverInfo, never the upstream that answe
   assert.doesNotMatch(ok.body, /hostile-upstream/);
   const list = await modern(d, 'tools/list', {});
   assert.equal(list.json.result._meta['io.modelcontextprotocol/serverInfo'].name, 'mcpgw', list.body);
+
+  // A 2025-11-25 session's results do not carry the upstream's either.
+  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  const rpc = (id, method, params, more = {}) => d.request('POST', '/mcp',
+    { headers: { ...headers, ...more }, body: JSON.stringify({ jsonrpc: '2.0', id, method, params }) });
+  const init = await rpc(1, 'initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } });
+  assert.equal(init.status, 200, init.body);
+  const session = { 'mcp-session-id': init.headers['mcp-session-id'], 'mcp-protocol-version': '2025-11-25' };
+  const legacy = await rpc(2, 'tools/call', { name: 'typed', arguments: {} }, session);
+  assert.equal(legacy.status, 200, legacy.body);
+  assert.match(legacy.body, /"typed"/);
+  assert.doesNotMatch(legacy.body, /hostile-upstream/);
+  await d.request('DELETE', '/mcp', { headers: session });
 });
 
 async function hostileHttp(args = []) {
