@@ -135,13 +135,12 @@ json_t *gw_mcp__enveloped(const struct gw_mcp_client *c, json_t *params, unsigne
 /* True when `method`'s result may ask for input (and so its params are
  * kept). */
 bool gw_mcp__may_ask(const char *method);
-/* A result object for `p` (changed in place: the server's serverInfo is
- * taken out of its _meta but in server/discover's): true when it is not
- * `p`'s answer as it stands
- * — it asked for input and `p` goes on (the owner is asked, or the
- * request was sent again), or its resultType is invalid (neither
- * "complete" nor, where a round may be, "input_required"; absent is
- * complete) and `p` has failed. */
+/* A result object for `p`, changed in place (the server's serverInfo is
+ * taken out of its _meta, but for server/discover). True when it is not
+ * `p`'s answer as it stands: it asked for input and `p` goes on (the
+ * owner is asked, or the request was sent again), or its resultType is
+ * invalid (neither "complete" nor, where a round may be,
+ * "input_required"; absent is complete) and `p` has failed. */
 bool gw_mcp__result_taken(struct gw_mcp_client *c, struct pending *p, json_t *result);
 /* An answer (result or error, borrowed) to the client's own input request
  * `id` of the request whose handle is `origin`; dropped when that round
