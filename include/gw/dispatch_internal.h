@@ -19,7 +19,8 @@
 struct gw_server_request {
     struct gw_server_request *next;
     struct gw_call *call;
-    json_t *id; /* the upstream's request id */
+    json_t *id;           /* the request's id, in the space `origin` says */
+    gw_mcp_handle origin; /* 0: the upstream's own request; else an input round's */
 };
 
 enum call_state { CALL_WAIT_INSTANCE, CALL_QUEUED, CALL_SENT, CALL_DONE };
@@ -77,7 +78,8 @@ void gw_relay_sent(struct gw_call *call);
 void gw_relay_done(struct gw_call *call);
 /* A request from the slot's instance for the caller of a call in flight
  * (gw_slot_hooks.server_request). */
-int gw_relay_request(struct slot *slot, const char *method, json_t *id, json_t *params);
+int gw_relay_request(struct slot *slot, const char *method, json_t *id, json_t *params,
+                     gw_mcp_handle origin);
 /* Registers the notifications the relay carries (progress, logging). */
 void gw_relay_routes(struct gw_servers *s);
 

@@ -41,9 +41,10 @@ struct gw_instance_cbs {
     void (*on_notification)(struct gw_instance *inst, const char *method, json_t *params,
                             void *data);
     /* sampling/createMessage, elicitation/create or roots/list (mcp_client's on_request
-     * contract): 0 = answered later with gw_instance_respond(). May be NULL. */
+     * contract: `origin` names the call that asked, when the client knows
+     * it): 0 = answered later with gw_instance_respond(). May be NULL. */
     int (*on_request)(struct gw_instance *inst, const char *method, json_t *id, json_t *params,
-                      void *data);
+                      gw_mcp_handle origin, void *data);
     void *data;
 };
 
@@ -85,8 +86,10 @@ int gw_instance_request(struct gw_instance *inst, const char *method, json_t *pa
                         uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data, gw_mcp_handle *handle,
                         unsigned caps);
 
-/* Answers a server request taken by on_request (gw_mcp_client_respond). */
-int gw_instance_respond(struct gw_instance *inst, json_t *id, json_t *result, json_t *error);
+/* Answers a server request taken by on_request, named by its id and
+ * origin (gw_mcp_client_respond). */
+int gw_instance_respond(struct gw_instance *inst, json_t *id, gw_mcp_handle origin, json_t *result,
+                        json_t *error);
 
 /* A paginated list (prompts/list, resources/list…): gw_mcp_client_list_all. */
 int gw_instance_list(struct gw_instance *inst, const char *method, const char *key,

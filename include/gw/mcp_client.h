@@ -30,9 +30,10 @@
  *     opened again when it ends unless it lasted under a second;
  *   - turns an `input_required` result of tools/call, prompts/get or
  *     resources/read into server requests to the owner (on_request, with
- *     ids of its own: strings "mcpgw-input-…", and the server's key for
- *     it in params._meta[GW_MCP_META_INPUT_KEY]), and once each is answered
- *     (gw_mcp_client_respond) retries the request with a new id,
+ *     the handle of the request that asked as their `origin`, ids of the
+ *     client's own that mean something only with that origin, and the
+ *     server's key in params._meta[GW_MCP_META_INPUT_KEY]), and once each
+ *     is answered (gw_mcp_client_respond) retries the request with a new id,
  *     `inputResponses` and the server's `requestState`, under the same
  *     handle, at most GW_MCP_MAX_INPUT_ROUNDS times. So a caller never
  *     knows which revision its upstream speaks.
@@ -168,12 +169,16 @@ struct gw_mcp_client_opts {
     /* Any other notification (progress, logging, other list_changed…);
      * `msg` is the whole message, borrowed. May be NULL. */
     void (*on_notification)(void *data, const char *method, json_t *msg);
-    /* sampling/createMessage, elicitation/create or roots/list from the
-     * server. `id`
-     * (the server's) and `params` (an object or NULL) are borrowed. Return
+    /* sampling/createMessage, elicitation/create or roots/list for the
+     * owner. `origin` 0: the server sent it, `id` is the server's and the
+     * request may belong to any call; else it is one of a 2026-07-28
+     * input round, asked by the request whose handle is `origin` (and no
+     * other), and `id` is the client's own, in a space apart from the
+     * server's. `id` and `params` (an object or NULL) are borrowed. Return
      * 0 to answer later with gw_mcp_client_respond(), non-zero to have it
      * answered -32601 now. May be NULL (everything -32601). */
-    int (*on_request)(void *data, const char *method, json_t *id, json_t *params);
+    int (*on_request)(void *data, const char *method, json_t *id, json_t *params,
+                      gw_mcp_handle origin);
     /* The last call in flight (gw_mcp_client_request, _call_tool) ended;
      * runs after that call's callback. Lists and the handshake do not
      * count. May be NULL. */
@@ -252,10 +257,12 @@ int gw_mcp_client_request(struct gw_mcp_client *c, const char *method, json_t *p
 /* Sends a notification (no answer). Returns 0 or an error as above. */
 int gw_mcp_client_notify(struct gw_mcp_client *c, const char *method, json_t *params);
 
-/* Answers a server request taken by on_request: exactly one of `result`
- * and `error` (borrowed). Returns 0, GW_MCP_E_TRANSPORT/_CLOSED/_NOT_READY
- * (the answer is dropped), or UV_EINVAL. */
-int gw_mcp_client_respond(struct gw_mcp_client *c, json_t *id, json_t *result, json_t *error);
+/* Answers a server request taken by on_request, named by its `id` and
+ * `origin` as given: exactly one of `result` and `error` (borrowed).
+ * Returns 0, GW_MCP_E_TRANSPORT/_CLOSED/_NOT_READY (the answer is
+ * dropped), or UV_EINVAL. */
+int gw_mcp_client_respond(struct gw_mcp_client *c, json_t *id, gw_mcp_handle origin, json_t *result,
+                          json_t *error);
 
 /* `ping`; the result is {}. Same contract as gw_mcp_client_request(). */
 int gw_mcp_client_ping(struct gw_mcp_client *c, uint64_t timeout_ms, gw_mcp_reply_cb cb, void *data,

@@ -105,6 +105,9 @@ void gw_mcp__bad_shape(struct gw_mcp_client *c, const char *why);
 
 /* The in-flight table, for the input rounds. */
 struct pending *gw_mcp__lookup(struct gw_mcp_client *c, uint64_t id);
+/* The request whose caller holds handle `op` (its pages or retries share
+ * it), or NULL. */
+struct pending *gw_mcp__find_op(struct gw_mcp_client *c, gw_mcp_handle op);
 void gw_mcp__finish(struct pending *p, const struct gw_mcp_reply *r);
 void gw_mcp__finish_error(struct pending *p, int code, const char *message, json_t *error);
 /* Sends request `p` again under a new id with `params` (taken): the same
@@ -132,12 +135,18 @@ json_t *gw_mcp__enveloped(const struct gw_mcp_client *c, json_t *params, unsigne
 /* True when `method`'s result may ask for input (and so its params are
  * kept). */
 bool gw_mcp__may_ask(const char *method);
-/* A 2026-07-28 result for `p`: true when it asked for input and `p` goes
- * on (the owner is asked, or the request was sent again). */
-bool gw_mcp__input_required(struct gw_mcp_client *c, struct pending *p, json_t *result);
-/* An answer (result or error, borrowed) to one of the client's own input
- * ids: 1 when `id` was one, 0 when it is the server's. */
-int gw_mcp__input_respond(struct gw_mcp_client *c, json_t *id, json_t *result, json_t *error);
+/* A result object for `p`, changed in place (the server's serverInfo is
+ * taken out of its _meta, but for server/discover). True when it is not
+ * `p`'s answer as it stands: it asked for input and `p` goes on (the
+ * owner is asked, or the request was sent again), or its resultType is
+ * invalid (neither "complete" nor, where a round may be,
+ * "input_required"; absent is complete) and `p` has failed. */
+bool gw_mcp__result_taken(struct gw_mcp_client *c, struct pending *p, json_t *result);
+/* An answer (result or error, borrowed) to the client's own input request
+ * `id` of the request whose handle is `origin`; dropped when that round
+ * has ended. */
+void gw_mcp__input_respond(struct gw_mcp_client *c, json_t *id, gw_mcp_handle origin,
+                           json_t *result, json_t *error);
 void gw_mcp__round_free(struct input_round *r);
 /* resources/subscribe and resources/unsubscribe to a 2026-07-28 server,
  * which has neither: the URI joins or leaves the listen's

@@ -256,7 +256,8 @@ struct gw_slot_hooks {
     void (*abandon_shared)(struct server *srv, int code, const char *why);
     /* A request from the slot's instance (sampling, elicitation, roots)
      * for the caller of a call in flight: gw_instance_cbs.on_request. */
-    int (*server_request)(struct slot *slot, const char *method, json_t *id, json_t *params);
+    int (*server_request)(struct slot *slot, const char *method, json_t *id, json_t *params,
+                          gw_mcp_handle origin);
     /* The slot is retired: what hangs on it (subscriptions) ends. */
     void (*slot_gone)(struct slot *slot);
 };

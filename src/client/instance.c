@@ -114,14 +114,15 @@ static void client_idle(void *data)
 }
 
 /* A server request while draining still belongs to a call in flight. */
-static int client_request(void *data, const char *method, json_t *id, json_t *params)
+static int client_request(void *data, const char *method, json_t *id, json_t *params,
+                          gw_mcp_handle origin)
 {
     struct gw_instance *inst = data;
 
     if (inst->cbs.on_request == NULL ||
         (inst->state != GW_INSTANCE_READY && inst->state != GW_INSTANCE_DRAINING))
         return -1;
-    return inst->cbs.on_request(inst, method, id, params, inst->cbs.data);
+    return inst->cbs.on_request(inst, method, id, params, origin, inst->cbs.data);
 }
 
 static void transport_message(void *data, const char *msg, size_t len)
@@ -327,9 +328,10 @@ int gw_instance_request(struct gw_instance *inst, const char *method, json_t *pa
     return gw_mcp_client_request(inst->client, method, params, timeout_ms, cb, data, handle, caps);
 }
 
-int gw_instance_respond(struct gw_instance *inst, json_t *id, json_t *result, json_t *error)
+int gw_instance_respond(struct gw_instance *inst, json_t *id, gw_mcp_handle origin, json_t *result,
+                        json_t *error)
 {
-    return gw_mcp_client_respond(inst->client, id, result, error);
+    return gw_mcp_client_respond(inst->client, id, origin, result, error);
 }
 
 json_t *gw_instance_capabilities(const struct gw_instance *inst)

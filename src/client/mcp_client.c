@@ -522,7 +522,7 @@ static void handle_response(struct gw_mcp_client *c, json_t *m, json_t *id)
         gw_mcp__bad_shape(c, "result is not an object");
         gw_mcp__finish_error(p, GW_MCP_E_PROTOCOL, "the server's result is not a JSON object",
                              NULL);
-    } else if (p->params == NULL || !gw_mcp__input_required(c, p, result)) {
+    } else if (!gw_mcp__result_taken(c, p, result)) {
         struct gw_mcp_reply r = {.code = 0, .result = result};
         gw_mcp__finish(p, &r);
     }
@@ -749,16 +749,23 @@ int gw_mcp_client_call_tool(struct gw_mcp_client *c, const char *name, json_t *a
     return rc;
 }
 
-int gw_mcp_client_cancel(struct gw_mcp_client *c, gw_mcp_handle handle, const char *reason)
+struct pending *gw_mcp__find_op(struct gw_mcp_client *c, gw_mcp_handle op)
 {
-    struct pending *p = gw_mcp__lookup(c, handle);
-    char msg[TEXT_BYTES];
+    struct pending *p = op != 0 ? gw_mcp__lookup(c, op) : NULL;
 
-    if (p == NULL || p->op != handle) {
-        p = c->head;
-        while (p && p->op != handle)
+    if (p == NULL || p->op != op) {
+        p = op != 0 ? c->head : NULL;
+        while (p && p->op != op)
             p = p->next;
     }
+    return p;
+}
+
+int gw_mcp_client_cancel(struct gw_mcp_client *c, gw_mcp_handle handle, const char *reason)
+{
+    struct pending *p = gw_mcp__find_op(c, handle);
+    char msg[TEXT_BYTES];
+
     if (p == NULL || strcmp(p->method, "initialize") == 0)
         return UV_ENOENT;
     snprintf(msg, sizeof msg, "%s was cancelled%s%.200s", p->method, reason ? ": " : "",

@@ -7,7 +7,6 @@
  * the owner, as a 2025-era server's elicitation would be, and the request
  * is sent again with the answers. The protocol facts are in
  * docs/architecture.md "Upstream revisions". */
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +21,6 @@
 #define META_SERVER_INFO  "io.modelcontextprotocol/serverInfo"
 #define META_LOG_LEVEL    "io.modelcontextprotocol/logLevel"
 #define RPC_UNSUPPORTED   -32022
-#define INPUT_ID_PREFIX   "mcpgw-input-"
 /* A listen that ends (answered, refused, or silent for sse_read_timeout)
  * is opened again, unless it lasted less than this: then the server does
  * not keep one, and asking again at once would loop. */
@@ -413,8 +411,7 @@ static void round_settle(struct gw_mcp_client *c, struct pending *p)
 static void round_ask(struct gw_mcp_client *c, struct pending *p, json_t *requests)
 {
     struct input_round *r = p->round;
-    json_t *token = json_object_get(json_object_get(p->params, "_meta"), "progressToken");
-    uint64_t pid = p->id;
+    gw_mcp_handle origin = p->op;
     size_t n = json_array_size(r->keys);
 
     r->issuing = true;
@@ -426,19 +423,19 @@ static void round_ask(struct gw_mcp_client *c, struct pending *p, json_t *reques
         char idbuf[64];
         json_t *id, *asked;
 
-        snprintf(idbuf, sizeof idbuf, INPUT_ID_PREFIX "%" PRIu64 "-%zu", pid, i);
+        /* the round's number tells a late answer to an earlier round */
+        snprintf(idbuf, sizeof idbuf, "%u-%zu", r->rounds, i);
         id = json_string(idbuf);
         asked = json_is_object(params) ? json_copy(params) : json_object();
-        /* dispatch finds the call by its token; input rounds keep the key */
+        /* the input rounds name the request by the server's key; its
+         * origin, not a token, says whose it is */
         json_object_set_new(asked, "_meta", json_pack("{s:s}", GW_MCP_META_INPUT_KEY, key));
-        if (token != NULL)
-            json_object_set(json_object_get(asked, "_meta"), "progressToken", token);
         c->stats.server_requests++;
         if (method == NULL || !gw_mcp__relayable(method) || c->cb.on_request == NULL ||
-            c->cb.on_request(c->cb.data, method, id, asked) != 0) {
+            c->cb.on_request(c->cb.data, method, id, asked, origin) != 0) {
             json_t *no = json_pack("{s:i, s:s}", "code", -32601, "message",
                                    "mcpgw cannot relay this input request");
-            gw_mcp__input_respond(c, id, NULL, no);
+            gw_mcp__input_respond(c, id, origin, NULL, no);
             json_decref(no);
         }
         json_decref(id);
@@ -448,17 +445,31 @@ static void round_ask(struct gw_mcp_client *c, struct pending *p, json_t *reques
     round_settle(c, p);
 }
 
-bool gw_mcp__input_required(struct gw_mcp_client *c, struct pending *p, json_t *result)
+bool gw_mcp__result_taken(struct gw_mcp_client *c, struct pending *p, json_t *result)
 {
     json_t *type = json_object_get(result, "resultType");
     json_t *requests = json_object_get(result, "inputRequests");
     json_t *state = json_object_get(result, "requestState");
+    const char *t = json_string_value(type);
     struct input_round *r;
     const char *key;
     json_t *v;
 
-    if (!json_is_string(type) || strcmp(json_string_value(type), "input_required") != 0)
+    /* the server's identity is the handshake's to learn, not something a
+     * result carries on to the gateway's callers */
+    if (strcmp(p->method, "server/discover") != 0)
+        json_object_del(json_object_get(result, "_meta"), META_SERVER_INFO);
+    if (type == NULL || (t != NULL && strcmp(t, "complete") == 0))
         return false;
+    /* p->params is kept exactly for the 2026-07-28 requests that may ask */
+    if (t == NULL || strcmp(t, "input_required") != 0 || p->params == NULL) {
+        gw_mcp__bad_shape(c, "result with an invalid resultType");
+        gw_mcp__finish_error(p, GW_MCP_E_PROTOCOL,
+                             "the server's result is malformed: its resultType is neither "
+                             "\"complete\" nor an input_required this request may have",
+                             NULL);
+        return true;
+    }
     if ((requests != NULL && !json_is_object(requests)) ||
         (state != NULL && !json_is_string(state)) || (requests == NULL && state == NULL)) {
         gw_mcp__finish_error(p, GW_MCP_E_PROTOCOL,
@@ -491,22 +502,21 @@ bool gw_mcp__input_required(struct gw_mcp_client *c, struct pending *p, json_t *
     return true;
 }
 
-int gw_mcp__input_respond(struct gw_mcp_client *c, json_t *id, json_t *result, json_t *error)
+void gw_mcp__input_respond(struct gw_mcp_client *c, json_t *id, gw_mcp_handle origin,
+                           json_t *result, json_t *error)
 {
     const char *s = json_string_value(id);
-    uint64_t pid;
+    unsigned round;
     size_t i;
     struct pending *p;
     struct input_round *r;
     const char *key;
 
-    if (s == NULL || strncmp(s, INPUT_ID_PREFIX, strlen(INPUT_ID_PREFIX)) != 0)
-        return 0;
-    if (sscanf(s + strlen(INPUT_ID_PREFIX), "%" SCNu64 "-%zu", &pid, &i) != 2 ||
-        (p = gw_mcp__lookup(c, pid)) == NULL || (r = p->round) == NULL ||
+    if (s == NULL || sscanf(s, "%u-%zu", &round, &i) != 2 ||
+        (p = gw_mcp__find_op(c, origin)) == NULL || (r = p->round) == NULL || r->rounds != round ||
         (key = json_string_value(json_array_get(r->keys, i))) == NULL ||
         json_object_get(r->responses, key) != NULL)
-        return 1; /* a round that ended meanwhile */
+        return; /* a round that ended meanwhile */
     if (error != NULL && r->error == NULL)
         r->error = json_incref(error);
     if (result != NULL)
@@ -515,5 +525,4 @@ int gw_mcp__input_respond(struct gw_mcp_client *c, json_t *id, json_t *result, j
         json_object_set_new(r->responses, key, json_null());
     r->waiting--;
     round_settle(c, p);
-    return 1;
 }

@@ -99,6 +99,24 @@ bool gw_mcp__relayable(const char *method)
            strcmp(method, "elicitation/create") == 0 || strcmp(method, "roots/list") == 0;
 }
 
+/* The server's own request goes to the owner without the key the input
+ * rounds name their requests by: that key is the client's to set. */
+static int relay(struct gw_mcp_client *c, const char *method, json_t *id, json_t *params)
+{
+    json_t *meta = json_object_get(params, "_meta"), *clean;
+    int rc;
+
+    if (json_object_get(meta, GW_MCP_META_INPUT_KEY) == NULL)
+        return c->cb.on_request(c->cb.data, method, id, params, 0);
+    clean = json_copy(params);
+    meta = json_copy(meta);
+    json_object_del(meta, GW_MCP_META_INPUT_KEY);
+    json_object_set_new(clean, "_meta", meta);
+    rc = c->cb.on_request(c->cb.data, method, id, clean, 0);
+    json_decref(clean);
+    return rc;
+}
+
 void gw_mcp__handle_server_request(struct gw_mcp_client *c, const char *method, json_t *id,
                                    json_t *m)
 {
@@ -115,12 +133,13 @@ void gw_mcp__handle_server_request(struct gw_mcp_client *c, const char *method, 
         return;
     }
     if (relayable && (params == NULL || json_is_object(params)) && c->cb.on_request != NULL &&
-        c->cb.on_request(c->cb.data, method, id, params) == 0)
+        relay(c, method, id, params) == 0)
         return;
     send_no_method(c, id, method, "mcpgw does not serve it");
 }
 
-int gw_mcp_client_respond(struct gw_mcp_client *c, json_t *id, json_t *result, json_t *error)
+int gw_mcp_client_respond(struct gw_mcp_client *c, json_t *id, gw_mcp_handle origin, json_t *result,
+                          json_t *error)
 {
     json_t *msg;
     int rc = gw_mcp__check_ready(c);
@@ -129,8 +148,10 @@ int gw_mcp_client_respond(struct gw_mcp_client *c, json_t *id, json_t *result, j
         return rc;
     if (id == NULL || (result == NULL) == (error == NULL))
         return UV_EINVAL;
-    if (gw_mcp__input_respond(c, id, result, error))
+    if (origin != 0) {
+        gw_mcp__input_respond(c, id, origin, result, error);
         return 0;
+    }
     msg = json_pack("{s:s, s:O}", "jsonrpc", "2.0", "id", id);
     json_object_set(msg, result ? "result" : "error", result ? result : error);
     return gw_mcp__send_json(c, msg);

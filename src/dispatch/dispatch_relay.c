@@ -4,12 +4,14 @@
  *
  * Each slot lists the calls sent on its instance and not yet answered.
  * Progress finds its call by the gateway's own token (unique per daemon,
- * so a server cannot reach another instance's calls). A server request
- * names no call, so it is attributed: to the call whose token its
- * params._meta.progressToken quotes, else to the instance's calls in flight
- * when they all belong to one dialog (always so on a leased instance); a
- * shared instance running calls of several dialogs cannot say whose it is,
- * and the upstream is told so. */
+ * so a server cannot reach another instance's calls). A request of a
+ * 2026-07-28 input round is the answer to one request, and the MCP client
+ * names it (its origin): it goes to that call and no other. A 2025-era
+ * server's request names no call, so it is attributed: to the call whose
+ * token its params._meta.progressToken quotes, else to the instance's calls
+ * in flight when they all belong to one dialog (always so on a leased
+ * instance); a shared instance running calls of several dialogs cannot say
+ * whose it is, and the upstream is told so. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,16 +36,17 @@ void gw_relay_sent(struct gw_call *c)
 }
 
 /* Answers upstream on the call's instance. */
-static void respond(struct gw_call *c, json_t *id, json_t *result, json_t *error)
+static void respond(struct gw_call *c, json_t *id, gw_mcp_handle origin, json_t *result,
+                    json_t *error)
 {
-    int rc = gw_instance_respond(c->slot->inst, id, result, error);
+    int rc = gw_instance_respond(c->slot->inst, id, origin, result, error);
 
     if (rc != 0)
         gw_log(GW_LOG_DEBUG, "could not answer a server request", "server", c->server, "error",
                gw_mcp_strerror(rc), NULL);
 }
 
-static void refuse(struct gw_servers *s, struct gw_call *c, struct slot *sl, json_t *id,
+static void refuse(struct gw_servers *s, struct slot *sl, json_t *id, gw_mcp_handle origin,
                    const char *method, const char *why)
 {
     char *msg = gw_xasprintf("mcpgw cannot relay %s: %s", method, why);
@@ -54,10 +57,9 @@ static void refuse(struct gw_servers *s, struct gw_call *c, struct slot *sl, jso
     s->relay.requests_refused++;
     gw_log(GW_LOG_INFO, "refused a server request", "server", sl->srv->cfg->id, "method", method,
            "reason", why, NULL);
-    if (gw_instance_respond(sl->inst, id, NULL, err) != 0)
+    if (gw_instance_respond(sl->inst, id, origin, NULL, err) != 0)
         gw_log(GW_LOG_DEBUG, "could not answer a server request", "server", sl->srv->cfg->id, NULL);
     json_decref(err);
-    (void)c;
 }
 
 static void request_free(struct gw_server_request *sr)
@@ -84,7 +86,7 @@ void gw_relay_done(struct gw_call *c)
         c->requests = sr->next;
         if (c->hooks != NULL && c->hooks->on_request_gone != NULL)
             c->hooks->on_request_gone(c->hooks_data, sr);
-        respond(c, sr->id, NULL, err);
+        respond(c, sr->id, sr->origin, NULL, err);
         json_decref(err);
         request_free(sr);
     }
@@ -99,7 +101,7 @@ void gw_dispatch_answer(struct gw_server_request *sr, json_t *result, json_t *er
         link = &(*link)->next;
     if (*link == sr)
         *link = sr->next;
-    respond(c, sr->id, result, error);
+    respond(c, sr->id, sr->origin, result, error);
     request_free(sr);
 }
 
@@ -160,11 +162,21 @@ void gw_relay_routes(struct gw_servers *s)
 /* ---- server requests ---- */
 
 /* The call a server request belongs to, or NULL with *why set. */
-static struct gw_call *attribute(struct slot *sl, json_t *params, const char **why)
+static struct gw_call *attribute(struct slot *sl, json_t *params, gw_mcp_handle origin,
+                                 const char **why)
 {
     json_t *meta = json_object_get(params, "_meta");
-    struct gw_call *c = by_token(sl, json_object_get(meta, "progressToken"));
+    struct gw_call *c;
 
+    if (origin != 0) {
+        for (c = sl->sent; c != NULL; c = c->sent_next) {
+            if (c->handle == origin)
+                return c;
+        }
+        *why = "the call that asked for this input has ended";
+        return NULL;
+    }
+    c = by_token(sl, json_object_get(meta, "progressToken"));
     if (c != NULL)
         return c;
     if (sl->sent == NULL) {
@@ -215,11 +227,12 @@ static size_t count_requests(const struct gw_call *c)
     return n;
 }
 
-int gw_relay_request(struct slot *sl, const char *method, json_t *id, json_t *params)
+int gw_relay_request(struct slot *sl, const char *method, json_t *id, json_t *params,
+                     gw_mcp_handle origin)
 {
     struct gw_servers *s = sl->srv->owner;
     const char *why = NULL;
-    struct gw_call *c = attribute(sl, params, &why);
+    struct gw_call *c = attribute(sl, params, origin, &why);
     struct gw_server_request *sr;
 
     if (c != NULL && c->hooks == NULL)
@@ -233,6 +246,7 @@ int gw_relay_request(struct slot *sl, const char *method, json_t *id, json_t *pa
         sr = gw_xcalloc(1, sizeof *sr);
         sr->call = c;
         sr->id = json_incref(id);
+        sr->origin = origin;
         sr->next = c->requests;
         c->requests = sr;
         if (c->hooks->on_request(c->hooks_data, sr, method, params) == 0) {
@@ -243,7 +257,7 @@ int gw_relay_request(struct slot *sl, const char *method, json_t *id, json_t *pa
         request_free(sr);
         why = "the MCP client's session cannot take the request now";
     }
-    refuse(s, c, sl, id, method, why);
+    refuse(s, sl, id, origin, method, why);
     return 0;
 }
 

@@ -334,11 +334,12 @@ void gw_mcp__modern_decorate(const char *method, json_t *result)
      * replaced by a copy before it changes. */
     meta = json_is_object(meta) ? json_copy(meta) : json_object();
     json_object_set_new(result, "_meta", meta);
-    if (json_object_get(meta, MCP_META_SERVER) == NULL)
-        json_object_set_new(meta, MCP_META_SERVER,
-                            json_pack("{s:s, s:s}", "name", "mcpgw", "version", GW_VERSION));
+    /* the client's server is the gateway, whoever answered behind it */
+    json_object_set_new(meta, MCP_META_SERVER,
+                        json_pack("{s:s, s:s, s:s}", "name", "mcpgw", "title", "mcpgw MCP gateway",
+                                  "version", GW_VERSION));
     type = json_string_value(json_object_get(result, "resultType"));
-    if (type == NULL || strcmp(type, "complete") != 0) /* an upstream's own, passed on */
+    if (type == NULL || strcmp(type, "complete") != 0) /* the gateway's own input round */
         return;
     if (listed(lists, method)) {
         json_object_set_new(result, "ttlMs", json_integer(MCP_LIST_TTL_MS));

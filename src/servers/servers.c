@@ -427,11 +427,11 @@ static void inst_notification(struct gw_instance *inst, const char *method, json
 }
 
 static int inst_request(struct gw_instance *inst, const char *method, json_t *id, json_t *params,
-                        void *data)
+                        gw_mcp_handle origin, void *data)
 {
     struct slot *slot = data;
 
-    return slot->srv->owner->hooks->server_request(slot, method, id, params);
+    return slot->srv->owner->hooks->server_request(slot, method, id, params, origin);
 }
 
 static void inst_closed(struct gw_instance *inst, void *data)
@@ -500,7 +500,8 @@ static void no_abandon(struct gw_servers *s, struct lease *l, struct slot *slot,
 static void no_abandon_shared(struct server *srv, int code, const char *why) {}
 
 /* Refused: the instance's client answers it -32601. */
-static int no_server_request(struct slot *slot, const char *method, json_t *id, json_t *params)
+static int no_server_request(struct slot *slot, const char *method, json_t *id, json_t *params,
+                             gw_mcp_handle origin)
 {
     return -1;
 }

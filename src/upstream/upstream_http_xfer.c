@@ -85,7 +85,7 @@ static struct curl_slist *build_headers(struct xfer *x)
         l = gw_http_xfer_line(l, "Cache-Control: no-cache");
     }
     x->sent_session = h->legacy && x->kind == XK_POST; /* its URL names the session */
-    if (!h->legacy && h->session) {
+    if (!h->legacy && h->session && !x->modern) {
         l = gw_http_xfer_header(l, "Mcp-Session-Id", h->session);
         x->sent_session = 1;
     }
@@ -156,7 +156,10 @@ static int on_start(struct gw_http_xfer *t)
     h->st.last_status = t->status;
     if (!gw_http_xfer_ok(t))
         return 0;
-    if (t->sid && !h->legacy && !h->session) {
+    /* 2026-07-28 has no session: the header of an answer to one of its
+     * requests means nothing, and a session kept from it would make a later
+     * 404 look like a lost session and the call go again (design §9) */
+    if (t->sid && !h->legacy && !h->session && !x->modern) {
         h->session = t->sid;
         t->sid = NULL;
         gw_log(GW_LOG_DEBUG, "upstream session established", "server", h->id, "session", h->session,
@@ -301,9 +304,28 @@ static int mentions_session(const struct xfer *x)
     return x->t.rbody && strcasestr(x->t.rbody, "session") != NULL;
 }
 
+/* A refusal that is a JSON-RPC response under the request's own id is the
+ * server's answer to that request: it read it, and may have run it. */
+static int answers_itself(const struct xfer *x)
+{
+    json_t *m, *id;
+    int yes;
+
+    if (x->rpc_id == NULL || x->t.rbody == NULL)
+        return 0;
+    m = gw_json_loadb(x->t.rbody, x->t.rlen, 0, NULL);
+    id = json_object_get(m, "id");
+    yes = id != NULL && json_equal(id, x->rpc_id);
+    json_decref(m);
+    return yes;
+}
+
+/* Only a refusal of the session itself says that the request did not run
+ * (design §9): then, and only then, it may go again on a new session. */
 static int session_lost(const struct xfer *x)
 {
-    return x->sent_session && (x->t.status == 404 || (x->t.status == 400 && mentions_session(x)));
+    return x->sent_session && (x->t.status == 404 || (x->t.status == 400 && mentions_session(x))) &&
+           !answers_itself(x);
 }
 
 static void status_sentence(const struct xfer *x, char *buf, size_t cap)

@@ -161,11 +161,12 @@ static void on_tools_changed(void *data)
 /* The owner answers every request it is given at once: a 2025 server's
  * (sent back upstream) and the input a 2026-07-28 result asks for (the
  * request is then sent again). */
-static int on_request(void *data, const char *method, json_t *id, json_t *params)
+static int on_request(void *data, const char *method, json_t *id, json_t *params,
+                      gw_mcp_handle origin)
 {
     struct harness *h = data;
     json_t *result = json_pack("{s:s}", "action", "decline");
-    int rc = gw_mcp_client_respond(h->c, id, result, NULL);
+    int rc = gw_mcp_client_respond(h->c, id, origin, result, NULL);
 
     json_decref(result);
     return rc == 0 ? 0 : -1;

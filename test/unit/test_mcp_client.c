@@ -27,7 +27,8 @@ struct fake {
     struct gw_mcp_client *c;
     int take_requests; /* on_request takes them (else -32601, as with none) */
     int asked;         /* server requests given to on_request */
-    json_t *asked_id;  /* the last one's id and params */
+    gw_mcp_handle asked_origin;
+    json_t *asked_id; /* the last one's id and params */
     json_t *asked_params;
     char asked_method[64];
 };
@@ -98,13 +99,15 @@ static void on_notification(void *data, const char *method, json_t *msg)
     ck_assert(json_is_object(msg));
 }
 
-static int on_request(void *data, const char *method, json_t *id, json_t *params)
+static int on_request(void *data, const char *method, json_t *id, json_t *params,
+                      gw_mcp_handle origin)
 {
     struct fake *f = data;
 
     if (!f->take_requests)
         return -1;
     f->asked++;
+    f->asked_origin = origin;
     snprintf(f->asked_method, sizeof f->asked_method, "%s", method);
     json_decref(f->asked_id);
     json_decref(f->asked_params);
@@ -1355,7 +1358,12 @@ START_TEST(input_required_rounds)
                                                        GW_MCP_META_INPUT_KEY)),
                      "who");
     ok = json_pack("{s:s, s:{s:s}}", "action", "accept", "content", "name", "Ada");
-    ck_assert_int_eq(gw_mcp_client_respond(c, f.asked_id, ok, NULL), 0);
+    /* named by the call that asked; an answer under the server's id space
+     * (origin 0) is the server's, not the round's */
+    ck_assert_uint_eq(f.asked_origin, h);
+    ck_assert_int_eq(gw_mcp_client_respond(c, f.asked_id, 0, ok, NULL), 0);
+    ck_assert_int_eq(sent_count(&f, "tools/call"), 1);
+    ck_assert_int_eq(gw_mcp_client_respond(c, f.asked_id, f.asked_origin, ok, NULL), 0);
     json_decref(ok);
     /* the retry: a new id, the same call, the answers and the state */
     retry = sent_nth(&f, "tools/call", 1);
@@ -1386,7 +1394,7 @@ START_TEST(input_required_rounds)
            "{\"resultType\":\"input_required\",\"inputRequests\":{\"k\":{\"method\":"
            "\"sampling/createMessage\",\"params\":{}}}}");
     json_t *no = json_pack("{s:i, s:s}", "code", -32601, "message", "no client for it");
-    ck_assert_int_eq(gw_mcp_client_respond(c, f.asked_id, NULL, no), 0);
+    ck_assert_int_eq(gw_mcp_client_respond(c, f.asked_id, f.asked_origin, NULL, no), 0);
     json_decref(no);
     ck_assert_int_eq(g.n, 1);
     ck_assert_int_eq(g.code, GW_MCP_E_RPC);
@@ -1401,9 +1409,17 @@ START_TEST(input_required_rounds)
     ck_assert_int_eq(g.code, GW_MCP_E_CANCELLED);
     /* the answer that comes after is dropped */
     ok = json_pack("{s:s}", "action", "decline");
-    ck_assert_int_eq(gw_mcp_client_respond(c, f.asked_id, ok, NULL), 0);
+    ck_assert_int_eq(gw_mcp_client_respond(c, f.asked_id, f.asked_origin, ok, NULL), 0);
     json_decref(ok);
     ck_assert_int_eq(sent_count(&f, "tools/call"), 5);
+    got_clear(&g);
+
+    /* a resultType neither complete nor input_required is malformed */
+    ck_assert_int_eq(
+        gw_mcp_client_call_tool(c, "t", args, NULL, 0, got_cb, &g, &h, GW_MCP_CAPS_ALL), 0);
+    answer(c, id_of(sent_nth(&f, "tools/call", 5)), "{\"resultType\":\"bogus\",\"content\":[]}");
+    ck_assert_int_eq(g.n, 1);
+    ck_assert_int_eq(g.code, GW_MCP_E_PROTOCOL);
     got_clear(&g);
     json_decref(args);
     finish_loop(&loop, &f, c);
