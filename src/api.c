@@ -77,10 +77,9 @@ static json_t *gateway_json(const struct gw_api_ctx *ctx)
     time_t now = time(NULL);
 
     return json_pack("{s:s, s:o, s:I, s:s?, s:o, s:b, s:O?}", "version", GW_VERSION, "startedAt",
-                     rfc3339(ctx->started_at), "uptimeSeconds",
-                     (json_int_t)(now - ctx->started_at), "configPath",
-                     ctx->config ? ctx->config->path : NULL, "loadedAt", rfc3339(ctx->loaded_at),
-                     "ready", ctx->ready, "lastReload", ctx->last_reload);
+                     rfc3339(ctx->started_at), "uptimeSeconds", (json_int_t)(now - ctx->started_at),
+                     "configPath", ctx->config ? ctx->config->path : NULL, "loadedAt",
+                     rfc3339(ctx->loaded_at), "ready", ctx->ready, "lastReload", ctx->last_reload);
 }
 
 static void route_servers(struct gw_api_ctx *ctx, struct gw_http_request *req, struct match *m)

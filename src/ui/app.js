@@ -71,7 +71,7 @@ function serverCard(s) {
   const stderrOpen = openStderr.has(s.id);
   const rows = (s.instances || []).map((i) => h('tr', {},
     h('td', { class: 'num' }, String(i.id)), h('td', {}, badge(i.state || '?')), h('td', { class: 'num' }, i.pid ? String(i.pid) : '–'),
-    h('td', {}, holderOf(s.id, i.id) || (s.sharedUpstream ? 'all' : 'spare')), h('td', {}, ago(i.since, now)),
+    h('td', {}, holderOf(s.id, i.id) || (s.sharedUpstream ? 'all' : 'none')), h('td', {}, ago(i.since, now)),
     h('td', { class: 'num' }, String(i.calls ?? 0)), h('td', { class: 'num' }, String(i.inFlight ?? 0))));
   const stderr = [];
   for (const i of s.instances || []) if (i.stderrTail && i.stderrTail.length) stderr.push(`# instance ${i.id}\n${i.stderrTail.join('\n')}`);
@@ -93,7 +93,7 @@ function serverCard(s) {
       h('caption', { class: 'sr-only' }, `Instances of ${s.id}`),
       h('thead', {}, h('tr', {}, ['#', 'state', 'pid', 'dialog', 'age', 'calls', 'in flight'].map((c, i) => h('th', { scope: 'col', class: i === 0 || i === 2 || i > 4 ? 'num' : null }, c)))),
       h('tbody', {}, rows))) : h('p', { class: 'muted' }, 'No instance running.'),
-    stderrOpen ? h('pre', { id: `stderr-${s.id}`, 'aria-label': `stderr of ${s.id}` }, stderr.join('\n\n') || '(nothing on stderr)') : null,
+    stderrOpen ? h('pre', { tabindex: 0, id: `stderr-${s.id}`, 'aria-label': `stderr of ${s.id}` }, stderr.join('\n\n') || '(nothing on stderr)') : null,
     plot(s.id));
 }
 
@@ -160,7 +160,7 @@ function renderEvents() {
   const kind = $('event-kind').value, server = $('event-server').value;
   const shown = state.events.filter((e) => (!kind || e.kind === kind) && (!server || e.data.server === server)).slice(-200).reverse();
   replace(list, shown.length ? shown.map((e) => h('li', {}, h('span', { class: 'muted' }, time(e.at)), h('span', {}, badge(e.kind, e.kind === 'problem' ? (e.data.cleared ? 'info' : e.data.severity) : e.data.state || e.data.action || 'info')), h('span', { class: 'data' }, summary(e.kind, e.data))))
-    : h('li', { class: 'muted' }, 'No events yet.'));
+    : h('li', { class: 'muted empty' }, 'No events yet.'));
   state.shownEvents = state.events.length;
   $('event-resume').hidden = true;
   $('event-state').textContent = '';

@@ -48,7 +48,7 @@ function renderList() {
     out.push(h('h3', { class: 'toolset' }, g.name));
     for (const t of ts) {
       out.push(h('button', { type: 'button', class: 'tool-btn', 'data-key': `tool:${t.name}`, 'aria-pressed': String(t.name === selected), onclick: () => select(t.name) },
-        t.name, h('small', {}, t.server !== g.name ? `${t.server} · ${t.originalName}` : t.originalName)));
+        t.name, h('small', {}, t.server && t.server !== g.name ? `${t.server} · ${t.originalName}` : t.originalName)));
     }
   }
   if (!shown) out.push(h('p', { class: 'muted' }, q ? 'No tool matches.' : 'No tools.'));
@@ -88,11 +88,11 @@ function renderTool(t) {
   });
   replace(detail,
     h('h3', {}, t.title ? `${t.name} — ${t.title}` : t.name),
-    h('p', { class: 'muted' }, `server ${t.server} · original name ${t.originalName} · toolset ${t.toolset}`),
+    h('p', { class: 'muted' }, `server ${t.server || 'the gateway'} · original name ${t.originalName} · toolset ${t.toolset}`),
     h('p', { class: 'desc' }, t.description || ''),
     annotations(t.annotations),
     form,
-    h('details', {}, h('summary', {}, 'Input schema (JSON)'), h('pre', {}, JSON.stringify(t.inputSchema, null, 2))),
+    h('details', {}, h('summary', {}, 'Input schema (JSON)'), h('pre', { tabindex: 0 }, JSON.stringify(t.inputSchema, null, 2))),
     result);
 }
 
@@ -139,13 +139,13 @@ function renderResult(r, body, out) {
       parts.push(media('img', it.artifact, `image result (${it.mimeType}, ${it.byteLength} bytes)`));
     } else if (it.type === 'input_text') {
       const audio = /^\[audio content \((audio\/[^,]+), \d+ bytes\) saved as artifact (\S+)\]$/.exec(it.text || '');
-      parts.push(h('pre', {}, it.text ?? ''));
+      parts.push(h('pre', { tabindex: 0 }, it.text ?? ''));
       if (audio) parts.push(media('audio', { ...where, relPath: audio[2] }, `audio result (${audio[1]})`));
     } else {
-      parts.push(h('pre', {}, JSON.stringify(it, null, 2)));
+      parts.push(h('pre', { tabindex: 0 }, JSON.stringify(it, null, 2)));
     }
   }
-  if (r.structuredContent !== undefined) parts.push(h('p', { class: 'muted' }, 'Structured content'), h('pre', {}, JSON.stringify(r.structuredContent, null, 2)));
+  if (r.structuredContent !== undefined) parts.push(h('p', { class: 'muted' }, 'Structured content'), h('pre', { tabindex: 0 }, JSON.stringify(r.structuredContent, null, 2)));
   Promise.all(parts).then((els) => replace(out, els));
 }
 
@@ -180,7 +180,7 @@ function renderRound(name, body, r, out) {
       const id = `sample-${key}`;
       const text = h('textarea', { id, required: true });
       const asked = (p.messages || []).map((m) => `${m.role}: ${m.content && m.content.type === 'text' ? m.content.text : JSON.stringify(m.content)}`).join('\n');
-      form.append(p.systemPrompt ? h('p', { class: 'muted' }, `System: ${p.systemPrompt}`) : null, h('pre', {}, asked),
+      form.append(p.systemPrompt ? h('p', { class: 'muted' }, `System: ${p.systemPrompt}`) : null, h('pre', { tabindex: 0 }, asked),
         h('label', { for: id }, 'Reply as the model'), text, h('div', { class: 'row' }, h('button', { type: 'submit', class: 'primary' }, 'Send reply')));
       form.addEventListener('submit', (e) => {
         e.preventDefault();
@@ -195,7 +195,7 @@ function renderRound(name, body, r, out) {
         answer(key, { roots: text.value.split('\n').map((s) => s.trim()).filter(Boolean).map((uri) => ({ uri })) }, form);
       });
     } else {
-      form.append(h('pre', {}, JSON.stringify(req, null, 2)), h('p', { class: 'muted' }, 'This request cannot be answered here.'));
+      form.append(h('pre', { tabindex: 0 }, JSON.stringify(req, null, 2)), h('p', { class: 'muted' }, 'This request cannot be answered here.'));
     }
     box.append(h('h4', {}, req.method || key), form);
   }

@@ -25,19 +25,22 @@ function control(name, prop, required) {
     input.checked = def === true;
     return { el: h('div', { class: 'field check' }, input, label, h('span', { class: 'hint full' }, prop.description || '')), read: () => input.checked };
   }
-  if (Array.isArray(prop.enum) && (type === 'string' || type === undefined)) {
-    const select = h('select', { id, 'data-name': name, required }, required ? null : h('option', { value: '' }, '—'), prop.enum.map((v) => h('option', { value: String(v) }, String(v))));
+  const choices = Array.isArray(prop.enum) ? prop.enum.map((v, i) => [v, (prop.enumNames && prop.enumNames[i]) ?? v])
+    : Array.isArray(prop.oneOf) && prop.oneOf.every((o) => o && 'const' in o) ? prop.oneOf.map((o) => [o.const, o.title ?? o.const]) : null;
+  if (choices && (type === 'string' || type === undefined)) {
+    const select = h('select', { id, 'data-name': name, required }, required ? null : h('option', { value: '' }, '—'), choices.map(([v, t]) => h('option', { value: String(v) }, String(t))));
     if (def !== undefined) select.value = String(def);
     return { el: h('div', { class: 'field' }, label, select, describe(name, prop, required)), read: () => (select.value === '' ? undefined : select.value) };
   }
-  const items = prop.items && (prop.items.enum || (prop.items.anyOf && prop.items.anyOf.map((o) => o.const)));
-  if (type === 'array' && Array.isArray(items)) {
-    const boxes = items.map((v, i) => {
+  const it = prop.items || {};
+  const items = Array.isArray(it.enum) ? it.enum.map((v) => [v, v]) : Array.isArray(it.anyOf) ? it.anyOf.map((o) => [o.const, o.title ?? o.const]) : null;
+  if (type === 'array' && items) {
+    const boxes = items.map(([v], i) => {
       const box = h('input', { type: 'checkbox', id: `${id}-${i}`, value: String(v) });
       box.checked = Array.isArray(def) && def.includes(v);
       return box;
     });
-    const group = h('fieldset', { class: 'field' }, h('legend', {}, name), boxes.map((b, i) => h('label', { for: b.id, class: 'row' }, b, String(items[i]))), describe(name, prop, required));
+    const group = h('fieldset', { class: 'field' }, h('legend', {}, name), boxes.map((b, i) => h('label', { for: b.id, class: 'row' }, b, String(items[i][1]))), describe(name, prop, required));
     return { el: group, read: () => boxes.filter((b) => b.checked).map((b) => b.value) };
   }
   if (type === 'string' || type === 'number' || type === 'integer') {
