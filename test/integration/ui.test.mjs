@@ -134,6 +134,20 @@ test('the page shows the servers, problems live, leases with Release, Try it wit
     await page.screenshot({ path: path.join(shots, 'ui-servers.png'), fullPage: true });
     assert.deepEqual(errors, [], 'the page loads without a console error');
 
+    // Idle, the page holds its one event stream and polls nothing faster
+    // than once a second.
+    const seen = [];
+    const onRequest = (r) => seen.push(new URL(r.url()).pathname);
+    page.on('request', onRequest);
+    const idleMs = 6000 * slow;
+    await new Promise((r) => setTimeout(r, idleMs));
+    page.off('request', onRequest);
+    const counts = {};
+    for (const p of seen) counts[p] = (counts[p] || 0) + 1;
+    console.log(`# idle requests in ${idleMs} ms: ${JSON.stringify(counts)}`);
+    assert.equal(counts['/v1/events'], undefined, 'the event stream stays open');
+    for (const [p, n] of Object.entries(counts)) assert.ok(n <= idleMs / 1000, `${p} polled ${n} times in ${idleMs} ms`);
+
     // A config edit that breaks a server shows its Problem; the fix removes it.
     const t0 = Date.now();
     fs.writeFileSync(d.configPath, config({ broken: true }));
