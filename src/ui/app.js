@@ -32,6 +32,12 @@ function fact(term, ...value) {
   return h('div', {}, h('dt', {}, term), h('dd', {}, ...value));
 }
 
+function wideFact(term, ...value) {
+  const el = fact(term, ...value);
+  el.className = 'wide';
+  return el;
+}
+
 function renderFacts() {
   const g = state.gateway;
   if (!g) return;
@@ -46,7 +52,7 @@ function renderFacts() {
   rerender($('facts'), [
     fact('Readiness', g.ready ? badge('ready') : badge('starting')),
     fact('Uptime', duration(uptime)),
-    fact('Config', h('span', { class: 'mono' }, g.configPath || '–')),
+    wideFact('Config', h('span', { class: 'mono' }, g.configPath || '–')),
     fact('Last reload', r ? [badge(r.ok ? 'ok' : 'refused'), ` ${time(r.at)} (${r.trigger})`, r.ok ? '' : ' · last known good kept'] : `none since start (loaded ${time(g.loadedAt)})`),
     fact('Servers', Object.keys(byState).length ? Object.entries(byState).map(([k, n], i) => [i ? ' · ' : '', `${n} ${k.replace(/_/g, ' ')}`]) : 'none'),
     fact('Instances', String(instances)),

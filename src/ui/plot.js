@@ -74,22 +74,26 @@ function fmtMs(s) {
   return ms < 10 ? `${ms.toFixed(1)} ms` : ms < 10000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
 }
 
-function line(pts, key, max, w, hgt, t0) {
-  const xy = pts.filter((p) => p[key] !== null).map((p) => `${(((p.t - t0) / KEEP_MS) * w).toFixed(1)},${(hgt - 2 - (p[key] / max) * (hgt - 4)).toFixed(1)}`);
+function line(pts, key, max, w, hgt, t0, span) {
+  const xy = pts.filter((p) => p[key] !== null).map((p) => `${(((p.t - t0) / span) * w).toFixed(1)},${(hgt - 2 - (p[key] / max) * (hgt - 4)).toFixed(1)}`);
   return xy.length ? xy.join(' ') : null;
 }
 
-// The plot of one server: calls/s (solid) on its own scale, p50 and p99
-// (dashed) on the latency scale; the last values as text beside it.
+// The plot of one server: calls/s on its own scale, p50 and p99 (dashed)
+// on the latency scale, over what the page has seen of the last 10
+// minutes (at least one); the last values and the peaks as text.
 export function plot(server) {
   const pts = series.get(server) || [];
   const last = pts[pts.length - 1];
-  const w = 300, hgt = 56, now = Date.now(), t0 = now - KEEP_MS;
-  const root = svg('svg', { viewBox: `0 0 ${w} ${hgt}`, preserveAspectRatio: 'none', role: 'img', 'aria-label': `calls per second and latency of ${server} over the last 10 minutes` });
+  const w = 300, hgt = 56, now = Date.now();
+  const span = Math.min(KEEP_MS, Math.max(60000, pts.length ? now - pts[0].t : 0));
+  const t0 = now - span;
+  const root = svg('svg', { viewBox: `0 0 ${w} ${hgt}`, preserveAspectRatio: 'none', role: 'img', 'aria-label': `calls per second and latency of ${server} over the last ${Math.round(span / 60000)} minutes` });
   const maxRate = Math.max(0.1, ...pts.map((p) => p.rate));
-  const maxLat = Math.max(0.001, ...pts.map((p) => p.p99 || 0));
+  const peakLat = Math.max(0, ...pts.map((p) => p.p99 || 0));
+  const maxLat = Math.max(0.001, peakLat);
   for (const [key, max] of [['rate', maxRate], ['p50', maxLat], ['p99', maxLat]]) {
-    const points = line(pts, key, max, w, hgt, t0);
+    const points = line(pts, key, max, w, hgt, t0, span);
     if (points) root.append(svg('polyline', { points, class: key === 'rate' ? 'calls' : key, 'vector-effect': 'non-scaling-stroke' }));
   }
   return h('div', { class: 'plot' },
@@ -97,5 +101,5 @@ export function plot(server) {
     h('span', { class: 'key key-calls' }, `calls/s ${last ? last.rate.toFixed(2) : '–'}`),
     h('span', { class: 'key key-p50' }, `p50 ${fmtMs(last && last.p50)}`),
     h('span', { class: 'key key-p99' }, `p99 ${fmtMs(last && last.p99)}`),
-    h('span', { class: 'muted' }, pts.length ? `last ${Math.round((now - pts[0].t) / 60000) || '<1'} min` : 'collecting…'));
+    h('span', { class: 'muted' }, pts.length ? `peaks ${Math.max(0, ...pts.map((p) => p.rate)).toFixed(2)}/s, ${fmtMs(peakLat || null)} · last ${Math.round(span / 60000)} min` : 'collecting…'));
 }
