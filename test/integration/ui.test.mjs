@@ -9,7 +9,7 @@ import http from 'node:http';
 import zlib from 'node:zlib';
 import { createRequire } from 'node:module';
 import puppeteer from 'puppeteer-core';
-import { start, fixtures, nodeModules, root, waitFor, slow } from './lib/harness.mjs';
+import { run, start, fixtures, nodeModules, root, waitFor, slow } from './lib/harness.mjs';
 
 const require = createRequire(import.meta.url);
 const axeSource = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
@@ -117,6 +117,11 @@ test('the page is served from memory with its headers, ETag, gzip; gateway.ui: f
     await waitFor(async () => (await d.get('/')).status === 404);
     assert.equal((await d.get('/ui/app.js')).status, 404);
     assert.ok((await d.get('/v1/servers')).json.gateway.lastReload.ok);
+    const bad = path.join(d.dir, 'bad.yaml');
+    fs.writeFileSync(bad, 'version: 1\ngateway:\n  ui: maybe\n');
+    const check = await run(['--check-config', '-c', bad]);
+    assert.notEqual(check.code, 0);
+    assert.match(check.stdout + check.stderr, /bad\.yaml:3:\d+: error: 'gateway\.ui' must be true or false/);
   } finally {
     await d.stop();
   }
