@@ -204,11 +204,16 @@ test('the page shows the servers, problems live, leases with Release, Try it wit
     await waitText(page, '#event-list', 'released');
     await page.screenshot({ path: path.join(shots, 'ui-events.png'), fullPage: true });
 
-    // Accessibility: no serious or critical violation.
+    // Accessibility, light and dark: no serious or critical violation.
     await page.evaluate(axeSource);
-    const found = await page.evaluate(async () => (await window.axe.run(document, { resultTypes: ['violations'] })).violations
-      .filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`));
-    assert.deepEqual(found, []);
+    for (const scheme of ['light', 'dark']) {
+      await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: scheme }]);
+      const found = await page.evaluate(async () => (await window.axe.run(document, { resultTypes: ['violations'] })).violations
+        .filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`));
+      assert.deepEqual(found, [], `axe-core, ${scheme}`);
+    }
+    await page.screenshot({ path: path.join(shots, 'ui-dark.png') });
+    await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'light' }]);
 
     // 400 px wide: nothing wider than the screen.
     await page.setViewport({ width: 400, height: 800 });
