@@ -28,7 +28,7 @@ ${token ? `  auth_token: ${token}\n` : ''}servers:
     command: ${everything}
     args: [stdio]
     tools:
-      whitelist: [echo, get-tiny-image, trigger-elicitation-request]
+      whitelist: [echo, get-tiny-image, trigger-elicitation-request, trigger-sampling-request]
     transform:
       - prefix: 'ev_'
   hostile:
@@ -199,6 +199,16 @@ test('the page shows the servers, problems live, leases with Release, Try it wit
     await page.screenshot({ path: path.join(shots, 'ui-input-round.png'), fullPage: true });
     await page.click('#tool-detail .round button[type="submit"]');
     await waitText(page, '#tool-detail .result pre', '- Name: Ann Example');
+
+    // Try it: a sampling round, the operator writing the model's reply.
+    await chooseTool(page, 'ev_trigger-sampling-request');
+    await page.type('#tool-detail input[data-name="prompt"]', 'say hi');
+    await page.click('#tool-detail button[type="submit"]');
+    await page.waitForSelector('#tool-detail .round textarea', { timeout: 15000 * slow });
+    await waitText(page, '#tool-detail .round pre', 'context: say hi');
+    await page.type('#tool-detail .round textarea', 'hi from the operator');
+    await page.click('#tool-detail .round button[type="submit"]');
+    await waitText(page, '#tool-detail .result pre', 'hi from the operator');
 
     // Events, newest first.
     await waitText(page, '#event-list', 'released');
