@@ -210,9 +210,23 @@ test('the page shows the servers, problems live, leases with Release, Try it wit
     await page.click('#tool-detail .round button[type="submit"]');
     await waitText(page, '#tool-detail .result pre', 'hi from the operator');
 
-    // Events, newest first.
+    // Events, newest first; the list holds still while scrolled.
     await waitText(page, '#event-list', 'released');
+    for (let i = 0; i < 25; i++) assert.equal((await d.post('/v1/reload', {})).status, 200);
+    await page.waitForFunction(() => document.querySelectorAll('#event-list li').length >= 25, { timeout: 15000 * slow });
     await page.screenshot({ path: path.join(shots, 'ui-events.png'), fullPage: true });
+    const count = () => page.$$eval('#event-list li', (lis) => lis.length);
+    const before = await count();
+    await page.$eval('#event-list', (l) => { l.scrollTop = 60; l.dispatchEvent(new Event('scroll')); });
+    assert.equal((await d.post('/v1/reload', {})).status, 200);
+    await waitText(page, '#event-state', 'paused while scrolled: 1 new');
+    assert.equal(await count(), before);
+    assert.equal(await page.$eval('#event-list', (l) => l.scrollTop), 60);
+    await page.click('#event-resume');
+    await page.waitForFunction((n) => document.querySelectorAll('#event-list li').length === n + 1, {}, before);
+    await page.select('#event-kind', 'lease');
+    assert.ok(await page.$$eval('#event-list li', (lis) => lis.length > 0 && lis.every((li) => li.textContent.includes('lease'))));
+    await page.select('#event-kind', '');
 
     // Accessibility, light and dark: no serious or critical violation.
     await page.evaluate(axeSource);
@@ -228,7 +242,8 @@ test('the page shows the servers, problems live, leases with Release, Try it wit
     // 400 px wide: nothing wider than the screen.
     await page.setViewport({ width: 400, height: 800 });
     assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 400), 'no horizontal scroll at 400 px');
-    await page.screenshot({ path: path.join(shots, 'ui-narrow.png') });
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.screenshot({ path: path.join(shots, 'ui-narrow.png'), fullPage: true });
 
     assert.deepEqual(await page.evaluate(() => window.__csp), []);
     // Chromium logs every non-2xx answer to fetch() as a console error: the
