@@ -40,9 +40,12 @@ CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubun
 SRC      := $(wildcard src/*.c src/*/*.c)
 LIB_SRC  := $(filter-out src/main.c,$(SRC))
 HDRS     := $(wildcard include/gw/*.h)
-OBJ      := $(SRC:src/%.c=$(BUILD)/obj/%.o)
-ASAN_OBJ := $(SRC:src/%.c=$(BUILD)/asan/obj/%.o)
-ASAN_LIB_OBJ := $(LIB_SRC:src/%.c=$(BUILD)/asan/obj/%.o)
+# The status page (gw/ui.h): its files in src/ui/ become one generated C file.
+UI_SRC   := $(sort $(wildcard src/ui/*.html src/ui/*.css src/ui/*.js src/ui/*.svg))
+UI_GEN   := $(BUILD)/gen/ui_files.c
+OBJ      := $(SRC:src/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/ui_files.o
+ASAN_OBJ := $(SRC:src/%.c=$(BUILD)/asan/obj/%.o) $(BUILD)/asan/obj/ui_files.o
+ASAN_LIB_OBJ := $(LIB_SRC:src/%.c=$(BUILD)/asan/obj/%.o) $(BUILD)/asan/obj/ui_files.o
 OBJ_DIRS := $(patsubst %/,%,$(sort $(dir $(OBJ) $(ASAN_OBJ))))
 UNIT_SRC := $(wildcard test/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:test/unit/%.c=$(BUILD)/asan/%)
@@ -56,9 +59,12 @@ ASAN_LLHTTP_OBJ := $(LLHTTP_OBJ:$(BUILD)/llhttp/%=$(BUILD)/asan/llhttp/%)
 # packages have the headers.
 # procps (/bin/kill, the unit's ExecReload) and man-db (its Documentation=)
 # are what `systemd-analyze verify` checks the unit against.
+# chromium is the browser test/integration/ui.test.mjs drives (puppeteer-core
+# from test/package.json; it downloads no browser of its own).
 DEB_PKGS := gcc make pkg-config libuv1-dev libyaml-dev node-llhttp libcurl4 libcurl4-openssl-dev \
             libjansson-dev check clang libclang-rt-14-dev valgrind wrk curl haproxy systemd \
-            groff-base procps man-db libwebsockets17 libwebsockets-dev libwebsockets-evlib-uv
+            groff-base procps man-db libwebsockets17 libwebsockets-dev libwebsockets-evlib-uv \
+            chromium
 # promtool comes out of Debian's prometheus package without installing it,
 # so that no Prometheus server is enabled on the machine as a side effect.
 PROMTOOL := $(BUILD)/tools/usr/bin/promtool
@@ -79,6 +85,12 @@ $(BUILD)/mcpgw: $(OBJ) $(BUILD)/libllhttp.a
 $(BUILD)/obj/%.o: src/%.c $(HDRS) | $(OBJ_DIRS)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
+$(UI_GEN): $(UI_SRC) src/ui/embed.sh | $(BUILD)/gen
+	sh src/ui/embed.sh $@ $(UI_SRC)
+
+$(BUILD)/obj/ui_files.o: $(UI_GEN) include/gw/ui.h | $(BUILD)/obj
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
 # llhttp's generated sources are compiled as shipped (strict mode chosen),
 # without our -Werror. The objects depend on the Makefile so that a change
 # of LLHTTP_DEFS rebuilds them.
@@ -95,6 +107,9 @@ $(BUILD)/asan/libllhttp.a: $(ASAN_LLHTTP_OBJ)
 	ar rcs $@ $^
 
 $(BUILD)/asan/obj/%.o: src/%.c $(HDRS) | $(OBJ_DIRS)
+	$(CC) $(CPPFLAGS) -std=gnu11 $(WARN) -O1 -g $(SAN) -c -o $@ $<
+
+$(BUILD)/asan/obj/ui_files.o: $(UI_GEN) include/gw/ui.h | $(BUILD)/asan/obj
 	$(CC) $(CPPFLAGS) -std=gnu11 $(WARN) -O1 -g $(SAN) -c -o $@ $<
 
 asan: $(BUILD)/asan/mcpgw
@@ -114,7 +129,7 @@ $(BUILD)/fixtures/%: test/fixtures/%.c | $(BUILD)/fixtures
 
 fixtures: $(FIXTURE_BIN)
 
-$(OBJ_DIRS) $(BUILD)/llhttp $(BUILD)/asan/llhttp $(BUILD)/fixtures:
+$(OBJ_DIRS) $(BUILD)/gen $(BUILD)/llhttp $(BUILD)/asan/llhttp $(BUILD)/fixtures:
 	mkdir -p $@
 
 deps:

@@ -23,7 +23,9 @@ struct gw_api_ctx {
     struct gw_config *config; /* current snapshot (not owned) */
     struct gw_problems *problems;
     bool ready; /* the first load has finished */
+    time_t started_at;
     time_t loaded_at;
+    json_t *last_reload; /* the last reload's summary and "at", or NULL; the api's own */
     struct gw_servers *servers;
     struct gw_events *events;
     struct gw_metrics *metrics;
@@ -35,8 +37,12 @@ struct gw_api_ctx {
     void *data;
 };
 
-/* Frees what the api keeps in `ctx` (the listing cache). */
+/* Frees what the api keeps in `ctx` (the listing cache, the last reload). */
 void gw_api_ctx_release(struct gw_api_ctx *ctx);
+
+/* Keeps `summary` (a reload's, reference taken) with the time it ended,
+ * for the "gateway" object of GET /v1/servers. */
+void gw_api_note_reload(struct gw_api_ctx *ctx, json_t *summary);
 
 /* Routes a request that passed the gate; `data` is the gw_api_ctx. */
 void gw_api_handle(struct gw_http_request *req, void *data);

@@ -180,6 +180,7 @@ struct gw_gateway_config {
     uint64_t shutdown_grace_ms;
     uint64_t reload_debounce_ms;
     uint64_t reload_poll_interval_ms;
+    bool ui; /* the status page at GET / (gw/ui.h) */
 };
 
 struct gw_diag {

@@ -194,6 +194,7 @@ const struct gw_cfg_directive gw_cfg_gateway_directives[] = {
      "client | shared | none"},
     {"gateway.shutdown_grace", GW_CFG_DURATION, GW_OFF(shutdown_grace_ms), 0, 0, "10s", NULL,
      "design", NULL},
+    {"gateway.ui", GW_CFG_BOOL, GW_OFF(ui), 0, 0, "true", NULL, "design", NULL},
     {"gateway.reload", GW_CFG_SECTION, 0, 0, 0, NULL, NULL, "000", NULL},
     {"gateway.reload.debounce_ms", GW_CFG_MS, GW_OFF(reload_debounce_ms), 0, 0, "200", NULL, "000",
      NULL},

@@ -193,6 +193,7 @@ static json_t *reload(struct daemon *d, const char *trigger)
         sum, "version",
         json_integer((json_int_t)gw_catalog_version(gw_servers_catalog(d->servers))));
     gw_events_publish(d->events, "reload", json_incref(sum));
+    gw_api_note_reload(&d->api, json_deep_copy(sum));
     return sum;
 }
 
@@ -483,6 +484,7 @@ static void init(struct daemon *d, const struct gw_daemon_options *opts)
                                  .events = d->events,
                                  .metrics = d->metrics,
                                  .rounds = make_rounds(d->loop),
+                                 .started_at = time(NULL),
                                  .reload = api_reload,
                                  .data = d};
     d->mcp = gw_mcp_server_new(d->loop, d->servers, d->metrics, d->api.rounds);

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "gw/ui.h"
 #include "gw/util.h"
 
 /* Nothing, or ':' and a port of 1-5 digits up to 65535. */
@@ -125,7 +126,12 @@ void gw_gate_handle(struct gw_http_request *req, void *data)
 {
     struct gw_gate *g = data;
 
-    if (check_host_origin(g, req) != 0 || check_auth(g, req) != 0)
+    if (check_host_origin(g, req) != 0)
+        return;
+    /* The page's files hold no data; its data routes need the token. */
+    if (g->config->gateway.ui && gw_ui_handle(req))
+        return;
+    if (check_auth(g, req) != 0)
         return;
     /* /mcp and /mcp/d/{dialog} take every method themselves (POST, GET,
      * DELETE; 405 with their own Allow header otherwise). */

@@ -17,6 +17,7 @@
 #include "gw/log.h"
 #include "gw/result.h"
 #include "gw/util.h"
+#include "gw/version.h"
 
 #define MAX_SEGMENTS 8
 /* The largest artifact the route serves (tool output is capped at 16 MiB). */
@@ -53,9 +54,40 @@ static void route_problems(struct gw_api_ctx *ctx, struct gw_http_request *req, 
     gw_http_respond_json(req, 200, gw_problems_to_json(ctx->problems), NULL);
 }
 
+static json_t *rfc3339(time_t t)
+{
+    char buf[32];
+    struct tm tm;
+
+    gmtime_r(&t, &tm);
+    strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return json_string(buf);
+}
+
+void gw_api_note_reload(struct gw_api_ctx *ctx, json_t *summary)
+{
+    json_object_set_new(summary, "at", rfc3339(time(NULL)));
+    json_decref(ctx->last_reload);
+    ctx->last_reload = summary;
+}
+
+/* What the status page shows in its header and a script may want too. */
+static json_t *gateway_json(const struct gw_api_ctx *ctx)
+{
+    time_t now = time(NULL);
+
+    return json_pack("{s:s, s:o, s:I, s:s?, s:o, s:b, s:O?}", "version", GW_VERSION, "startedAt",
+                     rfc3339(ctx->started_at), "uptimeSeconds", (json_int_t)(now - ctx->started_at),
+                     "configPath", ctx->config ? ctx->config->path : NULL, "loadedAt",
+                     rfc3339(ctx->loaded_at), "ready", ctx->ready, "lastReload", ctx->last_reload);
+}
+
 static void route_servers(struct gw_api_ctx *ctx, struct gw_http_request *req, struct match *m)
 {
-    gw_http_respond_json(req, 200, gw_servers_json(ctx->servers), NULL);
+    json_t *body = gw_servers_json(ctx->servers);
+
+    json_object_set_new(body, "gateway", gateway_json(ctx));
+    gw_http_respond_json(req, 200, body, NULL);
 }
 
 /* The value of query parameter `key`, copied (no percent-decoding: the
@@ -120,6 +152,8 @@ void gw_api_ctx_release(struct gw_api_ctx *ctx)
     ctx->tools_cache = NULL;
     gw_artifacts_free(ctx->artifacts);
     ctx->artifacts = NULL;
+    json_decref(ctx->last_reload);
+    ctx->last_reload = NULL;
 }
 
 /* The body for (format, toolsets) at `version`, built once. Borrowed. */

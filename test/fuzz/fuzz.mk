@@ -45,7 +45,7 @@ FUZZ_CFLAGS := -std=gnu11 -O1 -g $(FUZZ_SAN) -Iinclude -I$(LLHTTP_INC) $(LLHTTP_
 FUZZ_LIBS   := -luv -ljansson -lyaml -lm
 
 FUZZ_LIB_SRC := $(filter-out src/main.c,$(wildcard src/*.c src/*/*.c))
-FUZZ_OBJ     := $(FUZZ_LIB_SRC:src/%.c=$(FUZZ_OUT)/obj/%.o)
+FUZZ_OBJ     := $(FUZZ_LIB_SRC:src/%.c=$(FUZZ_OUT)/obj/%.o) $(FUZZ_OUT)/obj/ui_files.o
 FUZZ_OBJ_DIRS := $(patsubst %/,%,$(sort $(dir $(FUZZ_OBJ))))
 FUZZ_LLHTTP  := $(FUZZ_OUT)/obj/llhttp/api.o $(FUZZ_OUT)/obj/llhttp/http.o \
                 $(FUZZ_OUT)/obj/llhttp/llhttp.o
@@ -66,6 +66,9 @@ fuzz-build: $(FUZZ_BINS)
 # The library is compiled for coverage (fuzzer-no-link) and linked as an
 # archive, so each target pulls in only the modules it reaches.
 $(FUZZ_OUT)/obj/%.o: src/%.c $(FUZZ_HDRS) | $(FUZZ_OBJ_DIRS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_WARN) -fsanitize=fuzzer-no-link -c -o $@ $<
+
+$(FUZZ_OUT)/obj/ui_files.o: $(UI_GEN) include/gw/ui.h | $(FUZZ_OBJ_DIRS)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_WARN) -fsanitize=fuzzer-no-link -c -o $@ $<
 
 # llhttp's generated sources are compiled as shipped (strict mode, as in the

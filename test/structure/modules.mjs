@@ -34,6 +34,9 @@ const LAYERS = [
   ['base'],
 ];
 const HEADER_ONLY = { errors: 'base', version: 'base', transport: 'upstream' };
+// Folders of src/ that hold no C: the status page's files, compiled into
+// rest/ui.c's table by the Makefile.
+const ASSETS = ['ui'];
 
 const root = new URL('../..', import.meta.url).pathname;
 const src = join(root, 'src');
@@ -54,6 +57,12 @@ const sources = [];
 for (const entry of readdirSync(src)) {
   const path = join(src, entry);
   if (statSync(path).isDirectory()) {
+    if (ASSETS.includes(entry)) {
+      for (const f of readdirSync(path)) {
+        if (f.endsWith('.c') || f.endsWith('.h')) problems.push(`src/${entry}/${f}: src/${entry}/ holds the page's files, no C`);
+      }
+      continue;
+    }
     if (!rank.has(entry)) {
       problems.push(`src/${entry}/: not a folder of LAYERS in test/structure/modules.mjs`);
       continue;
