@@ -6,6 +6,7 @@
  * slot source servers_leases.c's (the lease table is lease.c's), reload
  * reconcile servers_reload.c's; calls are dispatch.c's. */
 #include "gw/servers.h"
+#include "gw/toolsearch.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -527,6 +528,7 @@ struct gw_servers *gw_servers_new(uv_loop_t *loop, struct gw_curl_uv *multi,
     s->multi = multi;
     s->problems = problems;
     s->catalog = gw_catalog_new();
+    s->search = gw_toolsearch_new();
     s->cbs = *cbs;
     s->extras = gw_extras_new();
     gw_extra_routes(s);
@@ -623,6 +625,11 @@ struct gw_catalog *gw_servers_catalog(struct gw_servers *s)
     return s->catalog;
 }
 
+struct gw_toolsearch *gw_servers_toolsearch(struct gw_servers *s)
+{
+    return s->search;
+}
+
 static const char *const role_names[] = {"discovery", "spare", "shared", "leased", "retired"};
 
 /* Every dialog reaches the same server state: a truely-stateless server,
@@ -699,6 +706,7 @@ static void on_last_timer_closed(uv_handle_t *h)
     if (--s->timers_open > 0)
         return;
     gw_catalog_free(s->catalog);
+    gw_toolsearch_free(s->search);
     gw_extras_free(s->extras);
     for (size_t i = 0; i < GW_TOOL_LOAD_BUCKETS; i++) {
         while (s->tool_loads[i] != NULL) {

@@ -45,6 +45,7 @@ struct doc {
     struct seg *seg;
     uint32_t pos; /* place in the toolset's listing */
     uint16_t len[NF];
+    float fw[NF]; /* field weight over length normalisation, set by sync */
     uint32_t *terms;
     uint32_t nterms;
 };
@@ -300,6 +301,21 @@ static void seg_index(struct gw_toolsearch *ix, struct seg *s, const struct gw_c
     s->gen = gw_cat_toolset_gen(ts);
 }
 
+/* BM25F's per-field factor of every document: the average lengths moved,
+ * so it is computed here once rather than at every posting of a query. */
+static void norms(struct gw_toolsearch *ix)
+{
+    double avg[NF];
+
+    for (int f = 0; f < NF; f++)
+        avg[f] = ix->live && ix->lensum[f] > 0 ? ix->lensum[f] / (double)ix->live : 1.0;
+    for (size_t i = 0; i < ix->ndocs; i++) {
+        struct doc *d = &ix->docs[i];
+        for (int f = 0; d->name != NULL && f < NF; f++)
+            d->fw[f] = (float)(field_w[f] / (1.0 - field_b[f] + field_b[f] * d->len[f] / avg[f]));
+    }
+}
+
 size_t gw_toolsearch_sync(struct gw_toolsearch *ix, const struct gw_catalog *cat)
 {
     const struct gw_cat_toolset *ts;
@@ -336,6 +352,8 @@ size_t gw_toolsearch_sync(struct gw_toolsearch *ix, const struct gw_catalog *cat
     }
     ix->nsegs = kept;
     ix->version = gw_catalog_version(cat);
+    if (changed > 0)
+        norms(ix);
     return changed;
 }
 
@@ -433,7 +451,7 @@ static uint32_t next_stamp(struct gw_toolsearch *ix)
  * a document keeps the best of the group's terms, so a tool that uses two
  * synonyms of one query word is not counted twice. */
 static size_t score_term(struct gw_toolsearch *ix, const struct term *t, double w, uint32_t gs,
-                         size_t ng, const double *avg)
+                         size_t ng)
 {
     double idf = log(1.0 + ((double)ix->live - t->n + 0.5) / (t->n + 0.5));
 
@@ -444,8 +462,7 @@ static size_t score_term(struct gw_toolsearch *ix, const struct term *t, double 
         if (!d->seg->allowed)
             continue;
         for (int f = 0; f < NF; f++) {
-            if (p->tf[f] != 0)
-                tf += field_w[f] * p->tf[f] / (1.0 - field_b[f] + field_b[f] * d->len[f] / avg[f]);
+            tf += d->fw[f] * p->tf[f];
         }
         s = w * idf * tf / (K1 + tf);
         if (ix->gstamp[p->doc] != gs) {
@@ -502,18 +519,32 @@ struct cand {
     double score;
 };
 
-static const struct gw_toolsearch *sort_ix; /* qsort has no context argument */
-
-static int cand_cmp(const void *a, const void *b)
+/* Whether candidate x ranks before y: score, then catalog order. */
+static bool before(const struct gw_toolsearch *ix, const struct cand *x, const struct cand *y)
 {
-    const struct cand *x = a, *y = b;
-    const struct doc *dx = &sort_ix->docs[x->doc], *dy = &sort_ix->docs[y->doc];
+    const struct doc *dx = &ix->docs[x->doc], *dy = &ix->docs[y->doc];
 
     if (x->score != y->score)
-        return x->score > y->score ? -1 : 1;
+        return x->score > y->score;
     if (dx->seg->rank != dy->seg->rank)
-        return dx->seg->rank < dy->seg->rank ? -1 : 1;
-    return dx->pos < dy->pos ? -1 : dx->pos > dy->pos;
+        return dx->seg->rank < dy->seg->rank;
+    return dx->pos < dy->pos;
+}
+
+/* Keeps the best k candidates in `top`, sorted (k is small: an insertion
+ * costs less than sorting every candidate). */
+static size_t top_add(const struct gw_toolsearch *ix, struct cand *top, size_t n, size_t k,
+                      struct cand c)
+{
+    size_t i;
+
+    if (n == k && !before(ix, &c, &top[k - 1]))
+        return n;
+    i = n < k ? n++ : k - 1;
+    for (; i > 0 && before(ix, &c, &top[i - 1]); i--)
+        top[i] = top[i - 1];
+    top[i] = c;
+    return n;
 }
 
 size_t gw_toolsearch_query(struct gw_toolsearch *ix, const struct gw_catalog *cat,
@@ -523,17 +554,14 @@ size_t gw_toolsearch_query(struct gw_toolsearch *ix, const struct gw_catalog *ca
     bool all = toolsets_csv == NULL || toolsets_csv[strspn(toolsets_csv, ",")] == '\0';
     char qname[GW_TOOLSEARCH_QUERY_MAX + 1];
     struct qwords q = {0};
-    double avg[NF];
     uint32_t as;
-    size_t ntouched = 0, ncand = 0, nout = 0;
+    size_t ntouched = 0, ncand = 0, nout = 0, qlen;
     struct cand *cands;
 
     gw_toolsearch_sync(ix, cat);
     scratch_fit(ix);
     for (size_t i = 0; i < ix->nsegs; i++)
         ix->segs[i]->allowed = all || csv_has(toolsets_csv, ix->segs[i]->name);
-    for (int f = 0; f < NF; f++)
-        avg[f] = ix->live && ix->lensum[f] > 0 ? ix->lensum[f] / ix->live : 1.0;
     gw_toolsearch_tokens(query, strlen(query), query_word, &q);
     as = next_stamp(ix);
     for (size_t i = 0; i < q.n; i++) {
@@ -549,7 +577,7 @@ size_t gw_toolsearch_query(struct gw_toolsearch *ix, const struct gw_catalog *ca
         wt[nalt++] = 1.0;
         for (size_t j = 0; j < nalt; j++)
             if ((id = term_id(ix, alt[j], false)) >= 0)
-                ng = score_term(ix, &ix->terms[id], wt[j], gs, ng, avg);
+                ng = score_term(ix, &ix->terms[id], wt[j], gs, ng);
         for (size_t j = 0; j < ng; j++) {
             uint32_t d = ix->gtouched[j];
             if (ix->astamp[d] != as) {
@@ -561,22 +589,23 @@ size_t gw_toolsearch_query(struct gw_toolsearch *ix, const struct gw_catalog *ca
         }
     }
     query_name(query, qname, sizeof qname);
-    cands = gw_xcalloc(ix->live ? ix->live : 1, sizeof *cands);
+    qlen = strlen(qname);
+    if (k == 0)
+        return 0;
+    cands = gw_xcalloc(k, sizeof *cands);
     for (size_t i = 0; i < ix->nsegs; i++) {
         const struct seg *s = ix->segs[i];
         for (size_t j = 0; s->allowed && j < s->ndocs; j++) {
             uint32_t d = s->docs[j];
-            int m = name_match(ix->docs[d].key, qname, strlen(qname));
+            int m = name_match(ix->docs[d].key, qname, qlen);
             double score = ix->astamp[d] == as ? ix->acc[d] : 0;
             if (m != 0)
                 score += m == 2 ? EXACT_BONUS : PREFIX_BONUS;
             if (score > 0)
-                cands[ncand++] = (struct cand){d, score};
+                ncand = top_add(ix, cands, ncand, k, (struct cand){d, score});
         }
     }
-    sort_ix = ix;
-    qsort(cands, ncand, sizeof *cands, cand_cmp);
-    for (size_t i = 0; i < ncand && nout < k; i++) {
+    for (size_t i = 0; i < ncand; i++) {
         const struct gw_cat_tool *t = gw_catalog_lookup(cat, ix->docs[cands[i].doc].name);
         if (t != NULL)
             out[nout++] = (struct gw_toolsearch_hit){t, cands[i].score};

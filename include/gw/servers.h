@@ -125,6 +125,10 @@ void gw_servers_close(struct gw_servers *s, uint64_t grace_ms, void (*cb)(void *
 
 bool gw_servers_settled(const struct gw_servers *s);
 struct gw_catalog *gw_servers_catalog(struct gw_servers *s);
+/* The search index over the catalog (gw/toolsearch.h); it syncs itself at
+ * each query. */
+struct gw_toolsearch;
+struct gw_toolsearch *gw_servers_toolsearch(struct gw_servers *s);
 
 /* One server's figures for /metrics. */
 struct gw_server_stats {

@@ -15,8 +15,9 @@
  * -v lists the tasks mcpgw's ranking misses at 5 with its first answers.
  *
  * Speed: the catalog's servers are committed again under other ids until
- * 2,000 tools are served; every task is asked 20 times and the p50/p99 of
- * one query are printed, with the index's memory and the cost of a full
+ * 2,000 tools are served; every task is asked 20 times and the percentiles
+ * of one query are printed (and the slowest query's best time, which
+ * preemption on a shared machine does not inflate), with the index's memory and the cost of a full
  * index and of re-indexing one server after a commit. */
 #include <ctype.h>
 #include <jansson.h>
@@ -308,7 +309,7 @@ static void speed(json_t *servers, json_t *tasks)
     struct gw_toolsearch *ix = gw_toolsearch_new();
     struct gw_toolsearch_hit hits[GW_TOOLSEARCH_LIMIT_DEFAULT];
     size_t ntasks = json_array_size(tasks), nt, rounds = 20, nq = 0, copy = 0;
-    double t0, *lat;
+    double t0, *lat, worst = 0;
     json_t *first = NULL;
 
     /* Copies of the captured servers under new ids, with the tool names
@@ -365,12 +366,23 @@ static void speed(json_t *servers, json_t *tasks)
             lat[nq++] = now_us() - t0;
         }
     }
+    /* The worst query's best time: what a query costs when the core is not
+     * taken by another process meanwhile (a shared machine's p99 is mostly
+     * preemption). */
+    for (size_t i = 0; i < ntasks; i++) {
+        double best = lat[i];
+        for (size_t r = 1; r < rounds; r++)
+            if (lat[r * ntasks + i] < best)
+                best = lat[r * ntasks + i];
+        if (best > worst)
+            worst = best;
+    }
     qsort(lat, nq, sizeof *lat, by_double);
-    printf(
-        "| search over %zu tools (%zu queries, limit 10) | p50 | p99 | max |\n|---|---|---|---|\n",
-        nt, nq);
-    printf("| one query | %.0f µs | %.0f µs | %.0f µs |\n", lat[nq / 2], lat[nq * 99 / 100],
-           lat[nq - 1]);
+    printf("| search over %zu tools (%zu queries, limit 10) | p50 | p90 | p99 | max | slowest "
+           "query's best |\n|---|---|---|---|---|---|\n",
+           nt, nq);
+    printf("| one query | %.0f µs | %.0f µs | %.0f µs | %.0f µs | %.0f µs |\n", lat[nq / 2],
+           lat[nq * 9 / 10], lat[nq * 99 / 100], lat[nq - 1], worst);
     free(lat);
     json_decref(first);
     gw_toolsearch_free(ix);
