@@ -6,7 +6,6 @@
  * slot source servers_leases.c's (the lease table is lease.c's), reload
  * reconcile servers_reload.c's; calls are dispatch.c's. */
 #include "gw/servers.h"
-#include "gw/toolsearch.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,7 @@
 #include "gw/log.h"
 #include "gw/redact.h"
 #include "gw/servers_internal.h"
+#include "gw/toolsearch.h"
 #include "gw/util.h"
 
 #define BACKOFF_MIN_MS       500
@@ -529,6 +529,7 @@ struct gw_servers *gw_servers_new(uv_loop_t *loop, struct gw_curl_uv *multi,
     s->problems = problems;
     s->catalog = gw_catalog_new();
     s->search = gw_toolsearch_new();
+    s->active = gw_ts_active_new();
     s->cbs = *cbs;
     s->extras = gw_extras_new();
     gw_extra_routes(s);
@@ -707,6 +708,7 @@ static void on_last_timer_closed(uv_handle_t *h)
         return;
     gw_catalog_free(s->catalog);
     gw_toolsearch_free(s->search);
+    gw_ts_active_free(s->active);
     gw_extras_free(s->extras);
     for (size_t i = 0; i < GW_TOOL_LOAD_BUCKETS; i++) {
         while (s->tool_loads[i] != NULL) {

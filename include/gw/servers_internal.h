@@ -112,6 +112,7 @@ struct gw_servers {
     struct gw_problems *problems;
     struct gw_catalog *catalog;
     struct gw_toolsearch *search; /* follows `catalog` (toolsearch.h) */
+    struct gw_ts_active *active;  /* /mcp's activations per dialog (servers_toolsearch.c) */
     struct gw_servers_cbs cbs;
     struct server *head;
     struct server *pending; /* replacements being prepared (reload) */

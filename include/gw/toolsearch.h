@@ -69,6 +69,34 @@ json_t *gw_toolsearch_json(struct gw_toolsearch *ix, const struct gw_catalog *ca
                            const char *query, const char *toolsets_csv, enum gw_tool_format fmt,
                            size_t limit);
 
+/* Activations (toolsearch_active.c): per dialog, the tools a client of
+ * /mcp has activated (find_tools, or a call), when gateway.tool_search is
+ * on. Bounded: at most GW_TS_ACTIVE_TOOLS names per dialog (the oldest
+ * activation goes first) and GW_TS_ACTIVE_DIALOGS dialogs (the one used
+ * least recently goes). */
+#define GW_TS_ACTIVE_TOOLS   256
+#define GW_TS_ACTIVE_DIALOGS 4096
+
+struct gw_ts_active;
+
+struct gw_ts_active *gw_ts_active_new(void);
+void gw_ts_active_free(struct gw_ts_active *a);
+
+/* Activates `name` for `dialog`; 1 if it was not active, else 0. `now`
+ * (ms) is the dialog's last use. */
+int gw_ts_active_add(struct gw_ts_active *a, const char *dialog, const char *name, uint64_t now);
+/* Deactivates `name` (NULL: every tool) for `dialog`; returns how many. */
+size_t gw_ts_active_remove(struct gw_ts_active *a, const char *dialog, const char *name);
+bool gw_ts_active_has(const struct gw_ts_active *a, const char *dialog, const char *name);
+/* The dialog's active names in activation order (a new array), or NULL
+ * when it has none. */
+json_t *gw_ts_active_json(const struct gw_ts_active *a, const char *dialog);
+/* Calls fn for each dialog with activations. */
+void gw_ts_active_each(const struct gw_ts_active *a, void (*fn)(const char *dialog, void *arg),
+                       void *arg);
+/* Forgets dialogs unused for `idle_ms` (0: never). */
+void gw_ts_active_sweep(struct gw_ts_active *a, uint64_t now, uint64_t idle_ms);
+
 /* Text processing (toolsearch_text.c), exposed for tests and the
  * benchmark. */
 

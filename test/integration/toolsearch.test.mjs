@@ -6,7 +6,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { start, fixtures, tmpdir } from './lib/harness.mjs';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { start, waitFor, fixtures, tmpdir, sdk2 } from './lib/harness.mjs';
 
 const FIXTURE = path.join(fixtures, 'mcp_fixture');
 const schema = (props) => ({ type: 'object', properties: props });
@@ -137,4 +140,118 @@ test('format=anthropic&defer_loading marks tools for the tool-search tool, never
     assert.equal(r.status, 400, url);
     assert.match(r.json.error.message, /defer_loading/);
   }
+});
+
+// ---- /mcp with gateway.tool_search enabled ----
+
+const mcpConfig = (dir) => {
+  const gh = path.join(dir, 'github.json');
+  fs.writeFileSync(gh, JSON.stringify(githubTools));
+  return `version: 1
+gateway:
+  tool_search:
+    enabled: true
+    always_loaded: ['echo']
+    max_results: 2
+servers:
+  fx:
+    command: ${FIXTURE}
+  github:
+    command: ${FIXTURE}
+    args: ['--tools-json', '${gh}']
+`;
+};
+
+async function stopClean(d) {
+  const r = await d.stop();
+  assert.doesNotMatch(d.stderr, /AddressSanitizer|LeakSanitizer|runtime error/);
+  assert.equal(r.code, 0, d.stderr.slice(-2000));
+}
+
+const toolNames = async (client) => (await client.listTools()).tools.map((x) => x.name);
+const activeOf = async (d, dialog) => (await d.get('/v1/dialogs')).json.dialogs.find((x) => x.dialog === dialog)?.activeTools;
+
+test('/mcp 2025-11-25: find_tools activates for the session, list_changed, calls activate, forget_tools, freed with the session', async (t) => {
+  const d = await start(mcpConfig(tmpdir()), { waitReady: true });
+  t.after(() => stopClean(d));
+  const transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${d.port}/mcp`), { requestInit: { headers: { 'X-Mcpgw-Dialog': 'ts-2025' } } });
+  const client = new Client({ name: 'mcpgw-test', version: '1.0.0' });
+  await client.connect(transport);
+  let changed = 0;
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => { changed++; });
+  // The SDK opens its GET stream after notifications/initialized; a ping
+  // round trip later it is open or opening, and events are kept for it.
+  await client.ping();
+
+  assert.deepEqual(await toolNames(client), ['mcp_release', 'find_tools', 'forget_tools', 'echo']);
+  const found = await client.callTool({ name: 'find_tools', arguments: { query: 'open a bug in the github repo' } });
+  assert.equal(found.isError, false, JSON.stringify(found));
+  assert.equal(found.structuredContent.tools[0].name, 'create_issue');
+  assert.ok(found.structuredContent.tools.length <= 2, 'max_results');
+  assert.equal(found.structuredContent.tools[0].inputSchema.type, 'object');
+  assert.match(found.content[0].text, /create_issue/);
+  await waitFor(() => changed > 0);
+  assert.ok((await toolNames(client)).includes('create_issue'));
+  assert.ok((await activeOf(d, 'ts-2025')).includes('create_issue'));
+
+  // A tool that is not listed can be called, and the call activates it.
+  const before = changed;
+  const sum = await client.callTool({ name: 'add', arguments: { a: 2, b: 3 } });
+  assert.match(sum.content[0].text, /5/);
+  await waitFor(() => changed > before);
+  assert.ok((await toolNames(client)).includes('add'));
+
+  const one = await client.callTool({ name: 'forget_tools', arguments: { names: ['create_issue'] } });
+  assert.match(one.content[0].text, /^1 tool removed/);
+  let names = await toolNames(client);
+  assert.ok(!names.includes('create_issue') && names.includes('add'), names.join());
+  await client.callTool({ name: 'forget_tools', arguments: {} });
+  assert.deepEqual(await toolNames(client), ['mcp_release', 'find_tools', 'forget_tools', 'echo']);
+
+  const bad = await client.callTool({ name: 'find_tools', arguments: {} });
+  assert.equal(bad.isError, true);
+  assert.match(bad.content[0].text, /needs \{"query"/);
+  const none = await client.callTool({ name: 'find_tools', arguments: { query: 'zzzqqq' } });
+  assert.equal(none.isError, false);
+  assert.match(none.content[0].text, /No tool matches/);
+
+  // Activations end with the dialog's leases.
+  await client.callTool({ name: 'find_tools', arguments: { query: 'pull requests' } });
+  assert.ok((await activeOf(d, 'ts-2025')).includes('list_pull_requests'));
+  assert.equal((await d.post('/v1/dialogs/ts-2025/release', {})).status, 200);
+  assert.equal(await activeOf(d, 'ts-2025'), undefined);
+  names = await toolNames(client);
+  assert.ok(!names.includes('list_pull_requests'), names.join());
+  await client.close();
+});
+
+test('/mcp 2026-07-28: activation per dialog, list_changed on the dialog\'s listen stream, none without a dialog', async (t) => {
+  const d = await start(mcpConfig(tmpdir()), { waitReady: true });
+  t.after(() => stopClean(d));
+  const c = await sdk2(`http://127.0.0.1:${d.port}/mcp/d/ts-a`, { mode: 'modern' });
+  t.after(() => c.close());
+  const sub = (await c.call({ op: 'listen', filter: { toolsListChanged: true } })).result;
+  assert.deepEqual(sub.honoredFilter, { toolsListChanged: true });
+  const list = async () => (await c.call({ op: 'listTools' })).result.tools.map((x) => x.name);
+  assert.deepEqual(await list(), ['mcp_release', 'find_tools', 'forget_tools', 'echo']);
+
+  const found = (await c.call({ op: 'callTool', name: 'find_tools', arguments: { query: 'show the open pull requests', limit: 1 } })).result;
+  assert.deepEqual(found.structuredContent.tools.map((x) => x.name), ['list_pull_requests']);
+  await waitFor(() => c.notifications.some((n) => n.method === 'notifications/tools/list_changed'));
+  assert.ok((await list()).includes('list_pull_requests'));
+  assert.deepEqual(await activeOf(d, 'ts-a'), ['list_pull_requests']);
+
+  // Another dialog's list is its own; a request without a dialog activates nothing.
+  const raw = (method, params, headers = {}) => d.request('POST', '/mcp', {
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': method, ...(params?.name ? { 'mcp-name': params.name } : {}), ...headers },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' } } } }),
+  });
+  const bodyOf = (r) => (r.headers['content-type'].startsWith('text/event-stream')
+    ? JSON.parse(r.body.split('\n').filter((l) => l.startsWith('data: ')).pop().slice(6)) : r.json);
+  const other = bodyOf(await raw('tools/list', {}, { 'x-mcpgw-dialog': 'ts-b' }));
+  assert.ok(!other.result.tools.some((x) => x.name === 'list_pull_requests'));
+  const anon = bodyOf(await raw('tools/call', { name: 'find_tools', arguments: { query: 'search code' } }));
+  assert.equal(anon.result.structuredContent.tools[0].name, 'search_code');
+  const anonList = bodyOf(await raw('tools/list', {}));
+  assert.deepEqual(anonList.result.tools.map((x) => x.name), ['mcp_release', 'find_tools', 'forget_tools', 'echo']);
 });
