@@ -26,6 +26,7 @@ static const double field_b[NF] = {0.3, 0.3, 0.3, 0.75, 0.75, 0.2};
 
 struct posting {
     uint32_t doc;
+    float wtf; /* BM25F's weighted, length-normalised term frequency (norms) */
     uint8_t tf[NF];
 };
 
@@ -45,7 +46,6 @@ struct doc {
     struct seg *seg;
     uint32_t pos; /* place in the toolset's listing */
     uint16_t len[NF];
-    float fw[NF]; /* field weight over length normalisation, set by sync */
     uint32_t *terms;
     uint32_t nterms;
 };
@@ -301,18 +301,28 @@ static void seg_index(struct gw_toolsearch *ix, struct seg *s, const struct gw_c
     s->gen = gw_cat_toolset_gen(ts);
 }
 
-/* BM25F's per-field factor of every document: the average lengths moved,
- * so it is computed here once rather than at every posting of a query. */
+/* BM25F's weighted term frequency of every posting: the average field
+ * lengths moved, so it is computed here, once per sync that changed
+ * something, rather than at every posting a query reads. */
 static void norms(struct gw_toolsearch *ix)
 {
     double avg[NF];
 
     for (int f = 0; f < NF; f++)
         avg[f] = ix->live && ix->lensum[f] > 0 ? ix->lensum[f] / (double)ix->live : 1.0;
-    for (size_t i = 0; i < ix->ndocs; i++) {
-        struct doc *d = &ix->docs[i];
-        for (int f = 0; d->name != NULL && f < NF; f++)
-            d->fw[f] = (float)(field_w[f] / (1.0 - field_b[f] + field_b[f] * d->len[f] / avg[f]));
+    for (size_t i = 0; i < ix->nterms; i++) {
+        const struct term *t = &ix->terms[i];
+        for (uint32_t j = 0; j < t->n; j++) {
+            struct posting *p = &t->p[j];
+            const struct doc *d = &ix->docs[p->doc];
+            double tf = 0;
+            for (int f = 0; f < NF; f++) {
+                if (p->tf[f] != 0)
+                    tf += field_w[f] * p->tf[f] /
+                          (1.0 - field_b[f] + field_b[f] * d->len[f] / avg[f]);
+            }
+            p->wtf = (float)tf;
+        }
     }
 }
 
@@ -451,20 +461,16 @@ static uint32_t next_stamp(struct gw_toolsearch *ix)
  * a document keeps the best of the group's terms, so a tool that uses two
  * synonyms of one query word is not counted twice. */
 static size_t score_term(struct gw_toolsearch *ix, const struct term *t, double w, uint32_t gs,
-                         size_t ng)
+                         size_t ng, bool all)
 {
     double idf = log(1.0 + ((double)ix->live - t->n + 0.5) / (t->n + 0.5));
 
     for (uint32_t i = 0; i < t->n; i++) {
         const struct posting *p = &t->p[i];
-        const struct doc *d = &ix->docs[p->doc];
-        double tf = 0, s;
-        if (!d->seg->allowed)
+        double s;
+        if (!all && !ix->docs[p->doc].seg->allowed)
             continue;
-        for (int f = 0; f < NF; f++) {
-            tf += d->fw[f] * p->tf[f];
-        }
-        s = w * idf * tf / (K1 + tf);
+        s = w * idf * p->wtf / (K1 + p->wtf);
         if (ix->gstamp[p->doc] != gs) {
             ix->gstamp[p->doc] = gs;
             ix->gacc[p->doc] = s;
@@ -577,7 +583,7 @@ size_t gw_toolsearch_query(struct gw_toolsearch *ix, const struct gw_catalog *ca
         wt[nalt++] = 1.0;
         for (size_t j = 0; j < nalt; j++)
             if ((id = term_id(ix, alt[j], false)) >= 0)
-                ng = score_term(ix, &ix->terms[id], wt[j], gs, ng);
+                ng = score_term(ix, &ix->terms[id], wt[j], gs, ng, all);
         for (size_t j = 0; j < ng; j++) {
             uint32_t d = ix->gtouched[j];
             if (ix->astamp[d] != as) {

@@ -40,6 +40,8 @@ static bool is_stop(const char *w)
     return false;
 }
 
+static bool vowel(char c);
+
 static bool ends(const char *w, size_t n, const char *suf)
 {
     size_t l = strlen(suf);
@@ -65,6 +67,8 @@ void gw_toolsearch_stem(char *w)
     } else if (n > 3 && w[n - 1] == 's' && !ends(w, n, "ss") && !ends(w, n, "us") &&
                !ends(w, n, "is")) {
         n -= 1;
+    } else if (n == 3 && w[2] == 's' && !vowel(w[1]) && w[1] != 's') {
+        n -= 1; /* abbreviations: prs, ids, dbs */
     }
     w[n] = '\0';
     if (n > 5 && ends(w, n, "ing")) {
@@ -125,11 +129,14 @@ void gw_toolsearch_tokens(const char *text, size_t n, void (*fn)(const char *tok
             c = prev == C_UPPER || prev == C_DIGIT ? C_LOWER : (prev == C_SEP ? C_LOWER : prev);
         /* A word ends at a separator, between letters and digits, before an
          * upper-case letter after a lower-case one (getFile), and before the
-         * last capital of a run followed by a lower-case letter (HTTPServer). */
+         * last capital of a run followed by a lower-case letter (HTTPServer),
+         * unless that is a plural's s (PRs, URLs). */
         boundary = c == C_SEP || (prev == C_DIGIT) != (c == C_DIGIT) ||
                    (prev == C_LOWER && c == C_UPPER) ||
                    (prev == C_UPPER && c == C_UPPER && i + 1 < n &&
-                    cls_of((unsigned char)text[i + 1]) == C_LOWER);
+                    cls_of((unsigned char)text[i + 1]) == C_LOWER &&
+                    !(text[i + 1] == 's' &&
+                      (i + 2 == n || cls_of((unsigned char)text[i + 2]) != C_LOWER)));
         if (boundary && len > 0) {
             emit(w, len, fn, arg);
             len = 0;
@@ -200,10 +207,14 @@ static const struct group groups[] = {
     /* files */
     {0.7, {"directory", "folder", "dir", "tree"}},
     {0.5, {"file", "document", "doc", "content"}},
+    {0.5,
+     {"file", "txt", "md", "yaml", "yml", "json", "csv", "py", "js", "ts", "html", "xml", "conf",
+      "cfg", "ini", "toml"}},
     {0.4, {"path", "location", "directory", "where"}},
     {0.5, {"allow", "allowed", "permit", "access", "permission"}},
     /* browser */
     {0.6, {"navigate", "go", "visit", "open", "goto", "url", "link", "load"}},
+    {0.5, {"url", "http", "https", "www", "address", "link"}},
     {0.6, {"page", "site", "website", "webpage", "browser", "tab", "web", "url"}},
     {0.6, {"screenshot", "capture", "snapshot", "image", "picture", "screen", "grab", "photo"}},
     {0.6, {"click", "press", "tap", "select", "hit", "button"}},
@@ -242,7 +253,7 @@ static const struct group groups[] = {
      {"map", "location", "place", "address", "geocode", "coordinate", "near", "nearby", "where",
       "latitude", "longitude"}},
     {0.5, {"direction", "route", "distance", "travel", "drive", "walk", "far"}},
-    {0.5, {"elevation", "altitude", "height"}},
+    {0.5, {"elevation", "altitude", "height", "high", "tall", "sea"}},
     {0.4, {"restaurant", "cafe", "shop", "store", "business", "place"}},
     /* misc */
     {0.5, {"think", "reason", "plan", "thought", "reflect", "brainstorm", "step"}},
