@@ -189,17 +189,19 @@ struct tools_args {
     size_t k;
 };
 
+#define DEFER_PATTERNS_MAX 64
+
 /* Marks the tools `defer` selects ("all" or comma-separated globs)
  * "defer_loading": true, but those gateway.tool_search.always_loaded
  * matches. */
 static void mark_deferred(const struct gw_gateway_config *g, json_t *tools, char *defer)
 {
     bool all = strcmp(defer, "all") == 0;
-    char *pats[64], *save = NULL;
+    char *pats[DEFER_PATTERNS_MAX], *save = NULL;
     size_t np = 0, i;
     json_t *t;
 
-    for (char *p = strtok_r(defer, ",", &save); p != NULL && np < 64;
+    for (char *p = strtok_r(defer, ",", &save); p != NULL && np < DEFER_PATTERNS_MAX;
          p = strtok_r(NULL, ",", &save))
         pats[np++] = p;
     json_array_foreach(tools, i, t)
@@ -217,6 +219,7 @@ static const char *tools_args_problem(struct tools_args *a, enum gw_tool_format 
 {
     char *end;
     unsigned long k;
+    size_t n = 0;
 
     if (a->q != NULL && gw_toolsearch_query_problem(a->q) != NULL)
         return gw_toolsearch_query_problem(a->q);
@@ -233,6 +236,10 @@ static const char *tools_args_problem(struct tools_args *a, enum gw_tool_format 
         return "defer_loading is a flag of format=anthropic";
     if (a->defer != NULL && a->defer[strspn(a->defer, ",")] == '\0')
         return "defer_loading must be 'all' or comma-separated name patterns";
+    for (const char *p = a->defer; p != NULL && (p = strchr(p, ',')) != NULL; p++) {
+        if (++n >= DEFER_PATTERNS_MAX)
+            return "defer_loading holds more than 64 patterns";
+    }
     return NULL;
 }
 
@@ -257,18 +264,20 @@ static void route_tools(struct gw_api_ctx *ctx, struct gw_http_request *req, str
                               NULL);
     } else if ((problem = tools_args_problem(&a, fmt)) != NULL) {
         gw_http_respond_error(req, 400, "bad_query", problem, NULL);
-    } else if (!not_modified(req, etag)) {
-        if (a.q == NULL && a.defer == NULL) {
-            body = tools_body(ctx, cat, version, fmt, toolsets, &len);
-            gw_http_respond(req, 200, "application/json; charset=utf-8", body, len, headers);
-        } else {
-            j = a.q != NULL ? gw_toolsearch_json(gw_servers_toolsearch(ctx->servers), cat, a.q,
-                                                 toolsets, fmt, a.k)
-                            : gw_catalog_tools_json(cat, toolsets, fmt);
-            if (a.defer != NULL)
-                mark_deferred(&ctx->config->gateway, json_object_get(j, "tools"), a.defer);
-            gw_http_respond_json(req, 200, j, headers);
-        }
+    } else if (a.defer == NULL && not_modified(req, etag)) {
+        /* answered 304 */
+    } else if (a.q == NULL && a.defer == NULL) {
+        body = tools_body(ctx, cat, version, fmt, toolsets, &len);
+        gw_http_respond(req, 200, "application/json; charset=utf-8", body, len, headers);
+    } else {
+        j = a.q != NULL ? gw_toolsearch_json(gw_servers_toolsearch(ctx->servers), cat, a.q,
+                                             toolsets, fmt, a.k)
+                        : gw_catalog_tools_json(cat, toolsets, fmt);
+        if (a.defer != NULL)
+            mark_deferred(&ctx->config->gateway, json_object_get(j, "tools"), a.defer);
+        /* what defer_loading marks also follows always_loaded, which a
+         * reload may change without a new catalog version: no ETag then */
+        gw_http_respond_json(req, 200, j, a.defer == NULL ? headers : NULL);
     }
     free(a.q);
     free(a.limit);
