@@ -183,9 +183,9 @@ test('/mcp 2025-11-25: find_tools activates for the session, list_changed, calls
   await client.connect(transport);
   let changed = 0;
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => { changed++; });
-  // The SDK opens its GET stream after notifications/initialized; a ping
-  // round trip later it is open or opening, and events are kept for it.
-  await client.ping();
+  // The SDK opens its GET stream after notifications/initialized: the
+  // access log line of that GET is the marker that it is open.
+  await d.waitLog(/msg=http method=GET path=\/mcp status=200/);
 
   assert.deepEqual(await toolNames(client), ['mcp_release', 'find_tools', 'forget_tools', 'echo']);
   const found = await client.callTool({ name: 'find_tools', arguments: { query: 'open a bug in the github repo' } });
@@ -227,6 +227,18 @@ test('/mcp 2025-11-25: find_tools activates for the session, list_changed, calls
   names = await toolNames(client);
   assert.ok(!names.includes('list_pull_requests'), names.join());
   await client.close();
+
+  // A session's own dialog: its activations end with the session.
+  const own = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${d.port}/mcp`));
+  const c2 = new Client({ name: 'mcpgw-test', version: '1.0.0' });
+  await c2.connect(own);
+  await c2.callTool({ name: 'find_tools', arguments: { query: 'search code' } });
+  const dialogs = (await d.get('/v1/dialogs')).json.dialogs.filter((x) => x.activeTools?.includes('search_code'));
+  assert.equal(dialogs.length, 1);
+  assert.match(dialogs[0].dialog, /^mcp-session:[0-9a-f]{16}$/);
+  await own.terminateSession();
+  await c2.close();
+  await waitFor(async () => (await activeOf(d, dialogs[0].dialog)) === undefined);
 });
 
 test('/mcp 2026-07-28: activation per dialog, list_changed on the dialog\'s listen stream, none without a dialog', async (t) => {
