@@ -116,15 +116,22 @@ static json_t *page_of(struct gw_mcp_session *s, json_t *id, json_t *params, jso
 
 static json_t *tools_list(struct gw_mcp_session *s, json_t *id, json_t *params)
 {
-    json_t *all, *tools = gw_mcp__ts_tools(s);
+    json_t *all, *tools = gw_mcp__ts_tools(s), *r, *result;
+    bool own = tools != NULL;
 
-    if (tools == NULL) {
+    if (!own) {
         all = gw_catalog_tools_json(gw_servers_catalog(s->ms->servers), NULL,
                                     GW_TOOL_FORMAT_MCP_WIRE);
         tools = json_incref(json_object_get(all, "tools"));
         json_decref(all);
     }
-    return page_of(s, id, params, tools, "tools");
+    r = page_of(s, id, params, tools, "tools");
+    /* a dialog's own list, which find_tools changes: not to be shared or kept */
+    if (own && s->modern && (result = json_object_get(r, "result")) != NULL) {
+        json_object_set_new(result, "ttlMs", json_integer(0));
+        json_object_set_new(result, "cacheScope", json_string("private"));
+    }
+    return r;
 }
 
 static json_t *extras_list(struct gw_mcp_session *s, json_t *id, json_t *params,

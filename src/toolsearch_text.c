@@ -90,7 +90,7 @@ void gw_toolsearch_stem(char *w)
     w[n] = '\0';
 }
 
-enum cls { C_SEP, C_LOWER, C_UPPER, C_DIGIT, C_HIGH };
+enum cls { C_SEP, C_LOWER, C_UPPER, C_DIGIT };
 
 static enum cls cls_of(unsigned char c)
 {
@@ -100,7 +100,7 @@ static enum cls cls_of(unsigned char c)
         return C_UPPER;
     if (c >= '0' && c <= '9')
         return C_DIGIT;
-    return c >= 0x80 ? C_HIGH : C_SEP;
+    return c >= 0x80 ? C_LOWER : C_SEP; /* UTF-8 bytes: in words, of no case */
 }
 
 static void emit(char *w, size_t n, void (*fn)(const char *, void *), void *arg)
@@ -125,8 +125,6 @@ void gw_toolsearch_tokens(const char *text, size_t n, void (*fn)(const char *tok
         enum cls c = i < n ? cls_of((unsigned char)text[i]) : C_SEP;
         bool boundary;
 
-        if (c == C_HIGH)
-            c = prev == C_UPPER || prev == C_DIGIT ? C_LOWER : (prev == C_SEP ? C_LOWER : prev);
         /* A word ends at a separator, between letters and digits, before an
          * upper-case letter after a lower-case one (getFile), and before the
          * last capital of a run followed by a lower-case letter (HTTPServer),

@@ -64,7 +64,8 @@ size_t gw_toolsearch_query(struct gw_toolsearch *ix, const struct gw_catalog *ca
 const char *gw_toolsearch_query_problem(const char *query);
 
 /* {"version":N,"query":q,"tools":[tool in `fmt` + "score"]} for
- * GET /v1/tools?q=. New reference. */
+ * GET /v1/tools?q=; `query` is one gw_toolsearch_query_problem() accepts
+ * (UTF-8). New reference. */
 json_t *gw_toolsearch_json(struct gw_toolsearch *ix, const struct gw_catalog *cat,
                            const char *query, const char *toolsets_csv, enum gw_tool_format fmt,
                            size_t limit);

@@ -266,6 +266,8 @@ test('/mcp 2026-07-28: activation per dialog, list_changed on the dialog\'s list
     ? JSON.parse(r.body.split('\n').filter((l) => l.startsWith('data: ')).pop().slice(6)) : r.json);
   const other = bodyOf(await raw('tools/list', {}, { 'x-mcpgw-dialog': 'ts-b' }));
   assert.ok(!other.result.tools.some((x) => x.name === 'list_pull_requests'));
+  assert.equal(other.result.cacheScope, 'private');
+  assert.equal(other.result.ttlMs, 0);
   const anon = bodyOf(await raw('tools/call', { name: 'find_tools', arguments: { query: 'search code' } }));
   assert.equal(anon.result.structuredContent.tools[0].name, 'search_code');
   const anonList = bodyOf(await raw('tools/list', {}));
