@@ -79,6 +79,7 @@ START_TEST(test_tokens_split_identifiers)
     ck_assert_str_eq(joined("v1.tools/list"), "1 tool list");
     ck_assert_str_eq(joined("s3Bucket"), "3 bucket");
     ck_assert_str_eq(joined("open PRs and URLs"), "open pr url");
+    ck_assert_str_eq(joined("caf\xc3\xa9Menu"), "caf\xc3\xa9 menu");
     /* stop words and one-letter words go; the rest is lower-cased */
     ck_assert_str_eq(joined("Take a screenshot of THE page"), "take screenshot page");
     ck_assert_str_eq(joined("  "), "");
