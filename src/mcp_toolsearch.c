@@ -56,6 +56,11 @@ json_t *gw_mcp__ts_tools(struct gw_mcp_session *s)
     if (!gw_servers_tool_search(s->ms->servers, NULL))
         return NULL;
     tools = gw_servers_ts_listing(s->ms->servers, dialog_of(s));
+    for (size_t i = json_array_size(tools); i-- > 0;) { /* the built-ins hide them */
+        const char *n = json_string_value(json_object_get(json_array_get(tools, i), "name"));
+        if (strcmp(n, FIND_TOOLS) == 0 || strcmp(n, FORGET_TOOLS) == 0)
+            json_array_remove(tools, i);
+    }
     /* after the catalog's own built-ins, which come first */
     while (builtins < json_array_size(tools) &&
            strcmp(json_string_value(json_object_get(json_array_get(tools, builtins), "name")),

@@ -148,16 +148,22 @@ test('format=anthropic&defer_loading marks tools for the tool-search tool, never
 
 // ---- /mcp with gateway.tool_search enabled ----
 
+// A server tool named find_tools (always loaded, even) is hidden by the built-in.
 const mcpConfig = (dir) => {
   const gh = path.join(dir, 'github.json');
+  const shadow = path.join(dir, 'shadow.json');
   fs.writeFileSync(gh, JSON.stringify(githubTools));
+  fs.writeFileSync(shadow, JSON.stringify([{ name: 'find_tools', description: 'A server tool of that name', inputSchema: schema({}) }]));
   return `version: 1
 gateway:
   tool_search:
     enabled: true
-    always_loaded: ['echo']
+    always_loaded: ['echo', 'find_tools']
     max_results: 2
 servers:
+  shadow:
+    command: ${FIXTURE}
+    args: ['--tools-json', '${shadow}']
   fx:
     command: ${FIXTURE}
   github:
