@@ -75,7 +75,7 @@ struct gw_toolsearch {
     size_t live;
     /* query scratch, one entry per doc slot */
     double *acc, *gacc;
-    uint32_t *astamp, *gstamp, *touched, *gtouched;
+    uint32_t *astamp, *gstamp, *gtouched;
     uint32_t stamp;
     size_t scratch_cap;
 };
@@ -119,7 +119,6 @@ void gw_toolsearch_free(struct gw_toolsearch *ix)
     free(ix->gacc);
     free(ix->astamp);
     free(ix->gstamp);
-    free(ix->touched);
     free(ix->gtouched);
     free(ix);
 }
@@ -372,7 +371,7 @@ size_t gw_toolsearch_memory(const struct gw_toolsearch *ix)
     size_t m = sizeof *ix + ix->capterms * sizeof *ix->terms + ix->nslots * sizeof *ix->slots +
                ix->capdocs * (sizeof *ix->docs + sizeof *ix->free_docs) +
                ix->nsegs * (sizeof(struct seg) + sizeof *ix->segs) +
-               ix->scratch_cap * (2 * sizeof(double) + 4 * sizeof(uint32_t));
+               ix->scratch_cap * (2 * sizeof(double) + 3 * sizeof(uint32_t));
 
     for (size_t i = 0; i < ix->nterms; i++)
         m += strlen(ix->terms[i].s) + 1 + ix->terms[i].cap * sizeof(struct posting);
@@ -441,7 +440,6 @@ static void scratch_fit(struct gw_toolsearch *ix)
     ix->gacc = gw_xrealloc(ix->gacc, ix->scratch_cap * sizeof *ix->gacc);
     ix->astamp = gw_xrealloc(ix->astamp, ix->scratch_cap * sizeof *ix->astamp);
     ix->gstamp = gw_xrealloc(ix->gstamp, ix->scratch_cap * sizeof *ix->gstamp);
-    ix->touched = gw_xrealloc(ix->touched, ix->scratch_cap * sizeof *ix->touched);
     ix->gtouched = gw_xrealloc(ix->gtouched, ix->scratch_cap * sizeof *ix->gtouched);
     memset(ix->astamp, 0, ix->scratch_cap * sizeof *ix->astamp);
     memset(ix->gstamp, 0, ix->scratch_cap * sizeof *ix->gstamp);
@@ -561,10 +559,12 @@ size_t gw_toolsearch_query(struct gw_toolsearch *ix, const struct gw_catalog *ca
     char qname[GW_TOOLSEARCH_QUERY_MAX + 1];
     struct qwords q = {0};
     uint32_t as;
-    size_t ntouched = 0, ncand = 0, nout = 0, qlen;
+    size_t ncand = 0, nout = 0, qlen;
     struct cand *cands;
 
     gw_toolsearch_sync(ix, cat);
+    if (k == 0)
+        return 0;
     scratch_fit(ix);
     for (size_t i = 0; i < ix->nsegs; i++)
         ix->segs[i]->allowed = all || csv_has(toolsets_csv, ix->segs[i]->name);
@@ -589,15 +589,12 @@ size_t gw_toolsearch_query(struct gw_toolsearch *ix, const struct gw_catalog *ca
             if (ix->astamp[d] != as) {
                 ix->astamp[d] = as;
                 ix->acc[d] = 0;
-                ix->touched[ntouched++] = d;
             }
             ix->acc[d] += ix->gacc[d];
         }
     }
     query_name(query, qname, sizeof qname);
     qlen = strlen(qname);
-    if (k == 0)
-        return 0;
     cands = gw_xcalloc(k, sizeof *cands);
     for (size_t i = 0; i < ix->nsegs; i++) {
         const struct seg *s = ix->segs[i];

@@ -341,8 +341,10 @@ static void speed(json_t *servers, json_t *tasks)
     nt = served(cat);
     t0 = now_us();
     gw_toolsearch_sync(ix, cat);
+    t0 = now_us() - t0;
+    gw_toolsearch_query(ix, cat, "list", NULL, 0, hits, 1); /* its scratch counts too */
     printf("| tools | index build | index memory | per 1,000 tools |\n|---|---|---|---|\n");
-    printf("| %zu | %.1f ms | %.0f KiB | %.0f KiB |\n\n", nt, (now_us() - t0) / 1e3,
+    printf("| %zu | %.1f ms | %.0f KiB | %.0f KiB |\n\n", nt, t0 / 1e3,
            (double)gw_toolsearch_memory(ix) / 1024.0,
            (double)gw_toolsearch_memory(ix) / 1024.0 / ((double)nt / 1000.0));
     /* One server's toolset changes (a description): only it is re-indexed. */
