@@ -22,7 +22,13 @@ static const double field_b[NF] = {0.3, 0.3, 0.3, 0.75, 0.75, 0.2};
  * which ranks before any word match (BM25F scores stay far below). */
 #define EXACT_BONUS  2000.0
 #define PREFIX_BONUS 1000.0
-#define PREFIX_MIN   3 /* shorter queries are words, not name prefixes */
+#define PREFIX_MIN   3
+/* Name coverage: a tool gets up to this much more for the share of its
+ * final name's words the query uses itself (not through a synonym), so
+ * that "take a screenshot" prefers browser_take_screenshot to a tool that
+ * only mentions screenshots. Chosen on half of the benchmark's tasks and
+ * checked on the other half (docs/performance.md). */
+#define NAME_COVER 2.0 /* shorter queries are words, not name prefixes */
 
 struct posting {
     uint32_t doc;
@@ -76,6 +82,7 @@ struct gw_toolsearch {
     /* query scratch, one entry per doc slot */
     double *acc, *gacc;
     uint32_t *astamp, *gstamp, *gtouched;
+    uint32_t *nstamp, *nhits; /* the group whose own word is in the name; names words used */
     uint32_t stamp;
     size_t scratch_cap;
 };
@@ -120,6 +127,8 @@ void gw_toolsearch_free(struct gw_toolsearch *ix)
     free(ix->astamp);
     free(ix->gstamp);
     free(ix->gtouched);
+    free(ix->nstamp);
+    free(ix->nhits);
     free(ix);
 }
 
@@ -371,7 +380,7 @@ size_t gw_toolsearch_memory(const struct gw_toolsearch *ix)
     size_t m = sizeof *ix + ix->capterms * sizeof *ix->terms + ix->nslots * sizeof *ix->slots +
                ix->capdocs * (sizeof *ix->docs + sizeof *ix->free_docs) +
                ix->nsegs * (sizeof(struct seg) + sizeof *ix->segs) +
-               ix->scratch_cap * (2 * sizeof(double) + 3 * sizeof(uint32_t));
+               ix->scratch_cap * (2 * sizeof(double) + 5 * sizeof(uint32_t));
 
     for (size_t i = 0; i < ix->nterms; i++)
         m += strlen(ix->terms[i].s) + 1 + ix->terms[i].cap * sizeof(struct posting);
@@ -441,6 +450,9 @@ static void scratch_fit(struct gw_toolsearch *ix)
     ix->astamp = gw_xrealloc(ix->astamp, ix->scratch_cap * sizeof *ix->astamp);
     ix->gstamp = gw_xrealloc(ix->gstamp, ix->scratch_cap * sizeof *ix->gstamp);
     ix->gtouched = gw_xrealloc(ix->gtouched, ix->scratch_cap * sizeof *ix->gtouched);
+    ix->nstamp = gw_xrealloc(ix->nstamp, ix->scratch_cap * sizeof *ix->nstamp);
+    ix->nhits = gw_xrealloc(ix->nhits, ix->scratch_cap * sizeof *ix->nhits);
+    memset(ix->nstamp, 0, ix->scratch_cap * sizeof *ix->nstamp);
     memset(ix->astamp, 0, ix->scratch_cap * sizeof *ix->astamp);
     memset(ix->gstamp, 0, ix->scratch_cap * sizeof *ix->gstamp);
 }
@@ -450,6 +462,7 @@ static uint32_t next_stamp(struct gw_toolsearch *ix)
     if (++ix->stamp == 0) { /* wrapped: forget every old stamp */
         memset(ix->astamp, 0, ix->scratch_cap * sizeof *ix->astamp);
         memset(ix->gstamp, 0, ix->scratch_cap * sizeof *ix->gstamp);
+        memset(ix->nstamp, 0, ix->scratch_cap * sizeof *ix->nstamp);
         ix->stamp = 1;
     }
     return ix->stamp;
@@ -457,9 +470,10 @@ static uint32_t next_stamp(struct gw_toolsearch *ix)
 
 /* Adds one term's BM25F contribution, times `w`, to the group's scores:
  * a document keeps the best of the group's terms, so a tool that uses two
- * synonyms of one query word is not counted twice. */
-static size_t score_term(struct gw_toolsearch *ix, const struct term *t, double w, uint32_t gs,
-                         size_t ng, bool all)
+ * synonyms of one query word is not counted twice. For the query's `own`
+ * word (not a synonym), the tools whose final name holds it are noted. */
+static size_t score_term(struct gw_toolsearch *ix, const struct term *t, double w, bool own,
+                         uint32_t gs, size_t ng, bool all)
 {
     double idf = log(1.0 + ((double)ix->live - t->n + 0.5) / (t->n + 0.5));
 
@@ -469,6 +483,8 @@ static size_t score_term(struct gw_toolsearch *ix, const struct term *t, double 
         if (!all && !ix->docs[p->doc].seg->allowed)
             continue;
         s = w * idf * p->wtf / (K1 + p->wtf);
+        if (own && p->tf[F_NAME] > 0)
+            ix->nstamp[p->doc] = gs;
         if (ix->gstamp[p->doc] != gs) {
             ix->gstamp[p->doc] = gs;
             ix->gacc[p->doc] = s;
@@ -583,14 +599,17 @@ size_t gw_toolsearch_query(struct gw_toolsearch *ix, const struct gw_catalog *ca
         wt[nalt++] = 1.0;
         for (size_t j = 0; j < nalt; j++)
             if ((id = term_id(ix, alt[j], false)) >= 0)
-                ng = score_term(ix, &ix->terms[id], wt[j], gs, ng, all);
+                ng = score_term(ix, &ix->terms[id], wt[j], j == nalt - 1, gs, ng, all);
         for (size_t j = 0; j < ng; j++) {
             uint32_t d = ix->gtouched[j];
             if (ix->astamp[d] != as) {
                 ix->astamp[d] = as;
                 ix->acc[d] = 0;
+                ix->nhits[d] = 0;
             }
             ix->acc[d] += ix->gacc[d];
+            if (ix->nstamp[d] == gs)
+                ix->nhits[d]++;
         }
     }
     query_name(query, qname, sizeof qname);
@@ -602,6 +621,8 @@ size_t gw_toolsearch_query(struct gw_toolsearch *ix, const struct gw_catalog *ca
             uint32_t d = s->docs[j];
             int m = name_match(ix->docs[d].key, qname, qlen);
             double score = ix->astamp[d] == as ? ix->acc[d] : 0;
+            if (ix->astamp[d] == as && ix->docs[d].len[F_NAME] > 0)
+                score += NAME_COVER * ix->nhits[d] / ix->docs[d].len[F_NAME];
             if (m != 0)
                 score += m == 2 ? EXACT_BONUS : PREFIX_BONUS;
             if (score > 0)
