@@ -12,7 +12,8 @@
  * Ranking: BM25F over six fields (final name, original name, title,
  * description, parameter names and descriptions, toolset), with per-field
  * weights and length normalisation; query words also match through a
- * curated synonym table at a discount (toolsearch_text.c). A tool whose
+ * curated synonym table at a discount (toolsearch_text.c), and a tool gets
+ * a bonus for the share of its name's words the query uses. A tool whose
  * final name is the query, or starts with it, ranks before the others.
  *
  * Bounds: a query is at most GW_TOOLSEARCH_QUERY_MAX bytes and at most
