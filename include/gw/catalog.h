@@ -218,6 +218,10 @@ const struct gw_cat_toolset *gw_catalog_toolset(const struct gw_catalog *cat, co
 const char *gw_cat_toolset_name(const struct gw_cat_toolset *ts);
 const char *gw_cat_toolset_server(const struct gw_cat_toolset *ts); /* NULL: built-in */
 size_t gw_cat_toolset_ntools(const struct gw_cat_toolset *ts);
+/* A number that changes whenever the toolset's registered tools do (a
+ * commit, a collision resolved, a reserved name), for indexes that follow
+ * the catalog (toolsearch.h). Never reused. */
+uint64_t gw_cat_toolset_gen(const struct gw_cat_toolset *ts);
 /* The i-th registered tool in listing order, or NULL past the end. */
 const struct gw_cat_tool *gw_cat_toolset_tool(const struct gw_cat_toolset *ts, size_t i);
 

@@ -151,6 +151,9 @@ struct gw_server_config {
     char catalog_hash[17];
 };
 
+/* The most tools one search answers (REST's limit, find_tools'). */
+#define GW_TOOLSEARCH_LIMIT_MAX 100
+
 struct gw_gateway_config {
     char *listen;     /* "127.0.0.1:7420", "[::1]:7420" or "unix:/path" */
     char *auth_token; /* NULL when unset; a secret */
@@ -181,6 +184,11 @@ struct gw_gateway_config {
     uint64_t reload_debounce_ms;
     uint64_t reload_poll_interval_ms;
     bool ui; /* the status page at GET / (gw/ui.h) */
+    /* gateway.tool_search (issue 29): /mcp serves find_tools/forget_tools */
+    bool tool_search_enabled;
+    char **tool_search_always_loaded; /* globs on final names */
+    size_t ntool_search_always_loaded;
+    int tool_search_max_results; /* find_tools' default limit, at most GW_TOOLSEARCH_LIMIT_MAX */
 };
 
 struct gw_diag {

@@ -386,9 +386,21 @@ int gw_mcp__request_dialog(struct gw_mcp_server *ms, struct gw_http_request *req
 void gw_mcp__listen(struct gw_mcp_server *ms, struct gw_http_request *req, json_t *id,
                     json_t *params, const char *dialog);
 /* Sends notifications/<kind>/list_changed to the listeners that asked for
- * it (`method` is the notification's). */
-void gw_mcp__listeners_notify(struct gw_mcp_server *ms, const char *method);
+ * it (`method` is the notification's): those of `dialog`, or every one
+ * when it is NULL. */
+void gw_mcp__listeners_notify(struct gw_mcp_server *ms, const char *method, const char *dialog);
 /* Shutdown: every listen stream gets its final result and ends. */
 void gw_mcp__listeners_end(struct gw_mcp_server *ms);
+
+/* ---- mcp_toolsearch.c (gateway.tool_search) ---- */
+
+/* tools/list's tools for the session when tool search is on (new
+ * reference), or NULL when it is off. */
+json_t *gw_mcp__ts_tools(struct gw_mcp_session *s);
+/* Before a tools/call when tool search is on: the answer of the built-ins
+ * find_tools and forget_tools; for any other name, activates the tool for
+ * the session's dialog and returns NULL (the call goes on). NULL when tool
+ * search is off. */
+json_t *gw_mcp__ts_call(struct gw_mcp_session *s, json_t *id, const char *name, json_t *args);
 
 #endif

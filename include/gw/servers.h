@@ -125,6 +125,25 @@ void gw_servers_close(struct gw_servers *s, uint64_t grace_ms, void (*cb)(void *
 
 bool gw_servers_settled(const struct gw_servers *s);
 struct gw_catalog *gw_servers_catalog(struct gw_servers *s);
+/* The search index over the catalog (gw/toolsearch.h); it syncs itself at
+ * each query. */
+struct gw_toolsearch;
+struct gw_toolsearch *gw_servers_toolsearch(struct gw_servers *s);
+
+/* gateway.tool_search for /mcp (servers_toolsearch.c). Whether it is
+ * enabled, with its max_results. */
+bool gw_servers_tool_search(const struct gw_servers *s, int *max_results);
+/* A dialog's tools/list when it is (MCP wire format, catalog order): the
+ * built-in tools, always_loaded and what `dialog` (NULL: none) activated.
+ * New reference. */
+json_t *gw_servers_ts_listing(struct gw_servers *s, const char *dialog);
+/* Activates the tool for the dialog (a tool always listed is not
+ * activated); 1 when its tools/list changed. Renews the dialog's use. */
+int gw_servers_ts_activate(struct gw_servers *s, const char *dialog, const char *name);
+/* Deactivates `name` (NULL: all); returns how many went. */
+size_t gw_servers_ts_forget(struct gw_servers *s, const char *dialog, const char *name);
+/* The dialog's activated names (new array), or NULL when none. */
+json_t *gw_servers_ts_active(const struct gw_servers *s, const char *dialog);
 
 /* One server's figures for /metrics. */
 struct gw_server_stats {

@@ -111,6 +111,8 @@ struct gw_servers {
     struct gw_curl_uv *multi; /* shared by every HTTP instance; the daemon's */
     struct gw_problems *problems;
     struct gw_catalog *catalog;
+    struct gw_toolsearch *search; /* follows `catalog` (toolsearch.h) */
+    struct gw_ts_active *active;  /* /mcp's activations per dialog (servers_toolsearch.c) */
     struct gw_servers_cbs cbs;
     struct server *head;
     struct server *pending; /* replacements being prepared (reload) */

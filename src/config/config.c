@@ -144,6 +144,17 @@ static int set_default_dialog(struct gw_cfg_ld *ld, const struct gw_cfg_directiv
     return UV_EINVAL;
 }
 
+static int check_max_results(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
+                             const struct gw_yaml_node *n, const char *key, void *base)
+{
+    const struct gw_gateway_config *g = base;
+
+    if (g->tool_search_max_results <= GW_TOOLSEARCH_LIMIT_MAX)
+        return 0;
+    gw_cfg_err(ld, n, key, "'%s' must be at most %d", key, GW_TOOLSEARCH_LIMIT_MAX);
+    return UV_EINVAL;
+}
+
 const struct gw_cfg_directive gw_cfg_top_directives[] = {
     {"version", GW_CFG_CUSTOM, 0, 0, 0, NULL, NULL, "000", "integer (1)"},
     {"gateway", GW_CFG_SECTION, 0, 0, 0, NULL, NULL, "design", NULL},
@@ -200,6 +211,13 @@ const struct gw_cfg_directive gw_cfg_gateway_directives[] = {
      NULL},
     {"gateway.reload.poll_interval_ms", GW_CFG_MS, GW_OFF(reload_poll_interval_ms), 0, 10, "1000",
      NULL, "000", NULL},
+    {"gateway.tool_search", GW_CFG_SECTION, 0, 0, 0, NULL, NULL, "design", NULL},
+    {"gateway.tool_search.enabled", GW_CFG_BOOL, GW_OFF(tool_search_enabled), 0, 0, "false", NULL,
+     "design", NULL},
+    {"gateway.tool_search.always_loaded", GW_CFG_STRLIST, GW_OFF(tool_search_always_loaded),
+     GW_OFF(ntool_search_always_loaded), 0, "[]", NULL, "design", NULL},
+    {"gateway.tool_search.max_results", GW_CFG_INT, GW_OFF(tool_search_max_results), 0, 1, "5",
+     check_max_results, "design", NULL},
 };
 
 const size_t gw_cfg_ntop_directives =
@@ -503,6 +521,7 @@ void gw_config_unref(struct gw_config *c)
     free(g->artifacts_dir);
     gw_cfg_free_strv(g->allowed_commands, g->nallowed_commands);
     gw_cfg_free_strv(g->reserved_tool_names, g->nreserved_tool_names);
+    gw_cfg_free_strv(g->tool_search_always_loaded, g->ntool_search_always_loaded);
     gw_cfg_free_strv(g->allowed_origins, g->nallowed_origins);
     gw_cfg_free_strv(g->inherit_env, g->ninherit_env);
     for (size_t i = 0; i < c->nservers; i++)

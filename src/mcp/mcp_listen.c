@@ -15,6 +15,7 @@
  * request's result ({resultType: complete}); its subscriptions end with it. */
 #include "gw/mcp_server_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,7 +44,8 @@ struct mcp_listener {
     struct gw_http_request *req;
     json_t *id; /* the listen request's id: the subscription id */
     unsigned kinds;
-    struct gw_subscriber *sub; /* its resourceSubscriptions, or NULL */
+    struct gw_subscriber *sub;      /* its resourceSubscriptions, or NULL */
+    char dialog[GW_DIALOG_MAX + 1]; /* "" when the request named none */
 };
 
 static void unlink_listener(struct mcp_listener *l)
@@ -171,6 +173,7 @@ void gw_mcp__listen(struct gw_mcp_server *ms, struct gw_http_request *req, json_
     l->ms = ms;
     l->req = req;
     l->id = json_incref(id);
+    snprintf(l->dialog, sizeof l->dialog, "%s", dialog ? dialog : "");
     honored = json_object();
     for (size_t i = 0; i < GW_ARRAY_SIZE(kinds); i++) {
         if (json_is_true(json_object_get(asked, kinds[i].param))) {
@@ -193,7 +196,7 @@ void gw_mcp__listen(struct gw_mcp_server *ms, struct gw_http_request *req, json_
     json_decref(ack);
 }
 
-void gw_mcp__listeners_notify(struct gw_mcp_server *ms, const char *method)
+void gw_mcp__listeners_notify(struct gw_mcp_server *ms, const char *method, const char *dialog)
 {
     struct mcp_listener *l, *next;
     unsigned bit = 0;
@@ -204,7 +207,7 @@ void gw_mcp__listeners_notify(struct gw_mcp_server *ms, const char *method)
     }
     for (l = ms->listeners; l != NULL; l = next) {
         next = l->next;
-        if (l->kinds & bit) {
+        if ((l->kinds & bit) && (dialog == NULL || strcmp(l->dialog, dialog) == 0)) {
             json_t *msg = tagged(l, method, NULL);
             send_msg(l, msg);
             json_decref(msg);

@@ -116,12 +116,22 @@ static json_t *page_of(struct gw_mcp_session *s, json_t *id, json_t *params, jso
 
 static json_t *tools_list(struct gw_mcp_session *s, json_t *id, json_t *params)
 {
-    json_t *all =
-        gw_catalog_tools_json(gw_servers_catalog(s->ms->servers), NULL, GW_TOOL_FORMAT_MCP_WIRE);
-    json_t *tools = json_incref(json_object_get(all, "tools"));
+    json_t *all, *tools = gw_mcp__ts_tools(s), *r, *result;
+    bool own = tools != NULL;
 
-    json_decref(all);
-    return page_of(s, id, params, tools, "tools");
+    if (!own) {
+        all = gw_catalog_tools_json(gw_servers_catalog(s->ms->servers), NULL,
+                                    GW_TOOL_FORMAT_MCP_WIRE);
+        tools = json_incref(json_object_get(all, "tools"));
+        json_decref(all);
+    }
+    r = page_of(s, id, params, tools, "tools");
+    /* a dialog's own list, which find_tools changes: not to be shared or kept */
+    if (own && s->modern && (result = json_object_get(r, "result")) != NULL) {
+        json_object_set_new(result, "ttlMs", json_integer(0));
+        json_object_set_new(result, "cacheScope", json_string("private"));
+    }
+    return r;
 }
 
 static json_t *extras_list(struct gw_mcp_session *s, json_t *id, json_t *params,
@@ -635,6 +645,10 @@ static json_t *tools_call(struct gw_mcp_session *s, struct gw_mcp_exchange *x, j
     empty = json_is_object(args) ? json_incref(args) : json_object();
     if (token != NULL && !json_is_string(token) && !json_is_integer(token))
         token = NULL;
+    if ((r = gw_mcp__ts_call(s, id, name, empty)) != NULL) {
+        json_decref(empty);
+        return r;
+    }
     r = s->modern ? gw_mcp__modern_call(s, x, id, name, empty, token, params)
                   : start_call(s, x, id, name, empty, token);
     json_decref(empty);

@@ -341,7 +341,7 @@ void gw_mcp__modern_decorate(const char *method, json_t *result)
     type = json_string_value(json_object_get(result, "resultType"));
     if (type == NULL || strcmp(type, "complete") != 0) /* the gateway's own input round */
         return;
-    if (listed(lists, method)) {
+    if (listed(lists, method) && json_object_get(result, "cacheScope") == NULL) {
         json_object_set_new(result, "ttlMs", json_integer(MCP_LIST_TTL_MS));
         json_object_set_new(result, "cacheScope", json_string("public"));
     } else if (strcmp(method, "resources/read") == 0) {

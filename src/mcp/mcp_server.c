@@ -559,7 +559,7 @@ static void notify_all(struct gw_mcp_server *ms, const char *method)
             gw_mcp__session_send(s, msg);
     }
     json_decref(msg);
-    gw_mcp__listeners_notify(ms, method);
+    gw_mcp__listeners_notify(ms, method, NULL);
 }
 
 static void on_notify(uv_timer_t *t)

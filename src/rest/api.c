@@ -16,6 +16,7 @@
 #include "gw/lease.h"
 #include "gw/log.h"
 #include "gw/result.h"
+#include "gw/toolsearch.h"
 #include "gw/util.h"
 #include "gw/version.h"
 
@@ -192,25 +193,129 @@ static const char *tools_body(struct gw_api_ctx *ctx, struct gw_catalog *cat, ui
     return tc->e[tc->n++].body;
 }
 
+static int hex_digit(char c)
+{
+    return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
+}
+
+/* Query parameter `key` as text: percent-decoded, '+' a space. NULL when
+ * absent. A %00 ends the text. */
+static char *query_text(const char *query, const char *key)
+{
+    char *v = query_param(query, key), *o = v;
+
+    for (const char *p = v; p != NULL && *p != '\0'; p++) {
+        if (*p == '%' && isxdigit((unsigned char)p[1]) && isxdigit((unsigned char)p[2])) {
+            *o++ = (char)(hex_digit(p[1]) * 16 + hex_digit(p[2]));
+            p += 2;
+        } else {
+            *o++ = *p == '+' ? ' ' : *p;
+        }
+    }
+    if (o != NULL)
+        *o = '\0';
+    return v;
+}
+
+/* GET /v1/tools's search parameters: q, limit, defer_loading. */
+struct tools_args {
+    char *q, *limit, *defer;
+    size_t k;
+};
+
+#define DEFER_PATTERNS_MAX 64
+
+/* Marks the tools `defer` selects ("all" or comma-separated globs)
+ * "defer_loading": true, but those gateway.tool_search.always_loaded
+ * matches. */
+static void mark_deferred(const struct gw_gateway_config *g, json_t *tools, char *defer)
+{
+    bool all = strcmp(defer, "all") == 0;
+    char *pats[DEFER_PATTERNS_MAX], *save = NULL;
+    size_t np = 0, i;
+    json_t *t;
+
+    for (char *p = strtok_r(defer, ",", &save); p != NULL && np < DEFER_PATTERNS_MAX;
+         p = strtok_r(NULL, ",", &save))
+        pats[np++] = p;
+    json_array_foreach(tools, i, t)
+    {
+        const char *name = json_string_value(json_object_get(t, "name"));
+        if ((all || gw_catalog_match_any(pats, np, name)) &&
+            !gw_catalog_match_any(g->tool_search_always_loaded, g->ntool_search_always_loaded,
+                                  name))
+            json_object_set_new(t, "defer_loading", json_true());
+    }
+}
+
+/* A sentence saying what is wrong with the search parameters, or NULL. */
+static const char *tools_args_problem(struct tools_args *a, enum gw_tool_format fmt)
+{
+    char *end;
+    unsigned long k;
+    size_t n = 0;
+
+    if (a->q != NULL && gw_toolsearch_query_problem(a->q) != NULL)
+        return gw_toolsearch_query_problem(a->q);
+    if (a->limit != NULL) {
+        if (a->q == NULL)
+            return "limit applies to a search: give q too";
+        k = strtoul(a->limit, &end, 10);
+        if (!isdigit((unsigned char)a->limit[0]) || *end != '\0' || k < 1 ||
+            k > GW_TOOLSEARCH_LIMIT_MAX)
+            return "limit must be an integer from 1 to 100";
+        a->k = k;
+    }
+    if (a->defer != NULL && fmt != GW_TOOL_FORMAT_ANTHROPIC)
+        return "defer_loading is a flag of format=anthropic";
+    if (a->defer != NULL && a->defer[strspn(a->defer, ",")] == '\0')
+        return "defer_loading must be 'all' or comma-separated name patterns";
+    for (const char *p = a->defer; p != NULL && (p = strchr(p, ',')) != NULL; p++) {
+        if (++n >= DEFER_PATTERNS_MAX)
+            return "defer_loading holds more than 64 patterns";
+    }
+    return NULL;
+}
+
 static void route_tools(struct gw_api_ctx *ctx, struct gw_http_request *req, struct match *m)
 {
     struct gw_catalog *cat = gw_servers_catalog(ctx->servers);
     uint64_t version = gw_catalog_version(cat);
     char *format = query_param(req->query, "format");
     char *toolsets = query_param(req->query, "toolset");
+    struct tools_args a = {query_text(req->query, "q"), query_param(req->query, "limit"),
+                           query_text(req->query, "defer_loading"), GW_TOOLSEARCH_LIMIT_DEFAULT};
     enum gw_tool_format fmt = GW_TOOL_FORMAT_MCP;
     char *etag = gw_xasprintf("ETag: \"%llu\"", (unsigned long long)version);
     const char *const headers[] = {etag, NULL};
+    const char *problem;
     size_t len;
     const char *body;
+    json_t *j;
 
     if (format != NULL && gw_tool_format_parse(format, &fmt) != 0) {
         gw_http_respond_error(req, 400, "bad_format", "format must be mcp, openai or anthropic",
                               NULL);
-    } else if (!not_modified(req, etag)) {
+    } else if ((problem = tools_args_problem(&a, fmt)) != NULL) {
+        gw_http_respond_error(req, 400, "bad_query", problem, NULL);
+    } else if (a.defer == NULL && not_modified(req, etag)) {
+        /* answered 304 */
+    } else if (a.q == NULL && a.defer == NULL) {
         body = tools_body(ctx, cat, version, fmt, toolsets, &len);
         gw_http_respond(req, 200, "application/json; charset=utf-8", body, len, headers);
+    } else {
+        j = a.q != NULL ? gw_toolsearch_json(gw_servers_toolsearch(ctx->servers), cat, a.q,
+                                             toolsets, fmt, a.k)
+                        : gw_catalog_tools_json(cat, toolsets, fmt);
+        if (a.defer != NULL)
+            mark_deferred(&ctx->config->gateway, json_object_get(j, "tools"), a.defer);
+        /* what defer_loading marks also follows always_loaded, which a
+         * reload may change without a new catalog version: no ETag then */
+        gw_http_respond_json(req, 200, j, a.defer == NULL ? headers : NULL);
     }
+    free(a.q);
+    free(a.limit);
+    free(a.defer);
     free(format);
     free(toolsets);
     free(etag);

@@ -23,6 +23,7 @@ struct gw_cat_toolset {
     struct gw_cat_tool **reg; /* the registered tools, in listing order */
     size_t nreg;
     struct gw_cat_firsts *firsts; /* servers' toolsets only (S8) */
+    uint64_t gen;                 /* changes whenever reg does (gw_cat_toolset_gen) */
 };
 
 /* Final name → registered tool. Chained, so removals are simple; keys are
@@ -131,9 +132,14 @@ static void set_free(struct gw_cat_toolset *ts)
     free(ts);
 }
 
+/* Generations are unique across catalogs, so that an index that outlives
+ * one catalog never mistakes another's toolset for what it indexed. */
+static uint64_t last_gen;
+
 /* Rebuilds the registered view of a toolset from its states. */
 static void set_index(struct gw_cat_toolset *ts)
 {
+    ts->gen = ++last_gen;
     free(ts->reg);
     ts->reg = gw_xcalloc(ts->build->ntools, sizeof(*ts->reg));
     ts->nreg = 0;
@@ -652,6 +658,11 @@ const char *gw_cat_toolset_name(const struct gw_cat_toolset *ts)
 const char *gw_cat_toolset_server(const struct gw_cat_toolset *ts)
 {
     return ts->builtin ? NULL : ts->name;
+}
+
+uint64_t gw_cat_toolset_gen(const struct gw_cat_toolset *ts)
+{
+    return ts->gen;
 }
 
 size_t gw_cat_toolset_ntools(const struct gw_cat_toolset *ts)

@@ -13,6 +13,7 @@
 #include "gw/log.h"
 #include "gw/redact.h"
 #include "gw/servers_internal.h"
+#include "gw/toolsearch.h"
 #include "gw/util.h"
 
 #define BACKOFF_MIN_MS       500
@@ -528,6 +529,8 @@ struct gw_servers *gw_servers_new(uv_loop_t *loop, struct gw_curl_uv *multi,
     s->multi = multi;
     s->problems = problems;
     s->catalog = gw_catalog_new();
+    s->search = gw_toolsearch_new();
+    s->active = gw_ts_active_new();
     s->cbs = *cbs;
     s->extras = gw_extras_new();
     gw_extra_routes(s);
@@ -624,6 +627,11 @@ struct gw_catalog *gw_servers_catalog(struct gw_servers *s)
     return s->catalog;
 }
 
+struct gw_toolsearch *gw_servers_toolsearch(struct gw_servers *s)
+{
+    return s->search;
+}
+
 static const char *const role_names[] = {"discovery", "spare", "shared", "leased", "retired"};
 
 /* Every dialog reaches the same server state: a truely-stateless server,
@@ -700,6 +708,8 @@ static void on_last_timer_closed(uv_handle_t *h)
     if (--s->timers_open > 0)
         return;
     gw_catalog_free(s->catalog);
+    gw_toolsearch_free(s->search);
+    gw_ts_active_free(s->active);
     gw_extras_free(s->extras);
     for (size_t i = 0; i < GW_TOOL_LOAD_BUCKETS; i++) {
         while (s->tool_loads[i] != NULL) {

@@ -8,6 +8,7 @@
 
 #include "gw/log.h"
 #include "gw/servers_internal.h"
+#include "gw/toolsearch.h"
 #include "gw/util.h"
 
 /* ---- the lease table's slot source ---- */
@@ -142,6 +143,8 @@ const struct gw_lease_source gw_server_lease_source = {
 int gw_servers_release(struct gw_servers *s, const char *dialog, const char *server,
                        json_t *released)
 {
+    if (server == NULL) /* tool search's activations go with the dialog's leases */
+        gw_ts_active_remove(s->active, dialog, NULL);
     for (struct server *srv = s->head; srv != NULL; srv = srv->next) {
         struct lease *l;
         if (server != NULL && strcmp(srv->cfg->id, server) != 0)
@@ -173,6 +176,14 @@ void gw_servers_on_sweep(uv_timer_t *t)
 
     for (struct server *srv = s->head; srv != NULL; srv = srv->next)
         gw_leases_sweep(&srv->leases, now, srv->snap->gateway.lease_idle_timeout_ms);
+    if (s->gw != NULL)
+        gw_ts_active_sweep(s->active, now, s->gw->lease_idle_timeout_ms);
+}
+
+static void add_active(const char *dialog, void *arg)
+{
+    if (json_object_get(arg, dialog) == NULL)
+        json_object_set_new(arg, dialog, json_array());
 }
 
 json_t *gw_servers_dialogs_json(const struct gw_servers *s)
@@ -190,9 +201,14 @@ json_t *gw_servers_dialogs_json(const struct gw_servers *s)
             json_array_append_new(leases, gw_lease_json(l));
         }
     }
+    gw_ts_active_each(s->active, add_active, by_dialog);
     json_object_foreach(by_dialog, dialog, leases)
     {
-        json_array_append_new(list, json_pack("{s:s, s:O}", "dialog", dialog, "leases", leases));
+        json_t *d = json_pack("{s:s, s:O}", "dialog", dialog, "leases", leases);
+        json_t *active = gw_ts_active_json(s->active, dialog);
+        if (active != NULL)
+            json_object_set_new(d, "activeTools", active);
+        json_array_append_new(list, d);
     }
     json_decref(by_dialog);
     return json_pack("{s:o}", "dialogs", list);

@@ -39,3 +39,20 @@ bench: all bench-tools
 	@command -v wrk >/dev/null || { echo "bench: wrk is missing (apt-get install wrk, or make deps)"; exit 1; }
 	cp $(BUILD)/mcpgw $(BENCH_OUT)/mcpgw
 	BENCH_QUICK=$(BENCH_QUICK) node $(BENCH_DIR)/run.mjs
+
+# Tool search (issue 29): retrieval quality on captured tool listings and
+# the speed of a search over 2,000 tools. `make bench-toolsearch`
+# (BENCH_TS_FLAGS=-v lists the misses). The ranking is the daemon's own
+# code: the program links the optimised objects.
+TS_BENCH := $(BENCH_OUT)/toolsearch_bench
+TS_DATA  := $(BENCH_DIR)/toolsearch
+
+.PHONY: bench-toolsearch
+
+$(TS_BENCH): $(BENCH_DIR)/toolsearch_bench.c $(filter-out $(BUILD)/obj/main.o,$(OBJ)) \
+             $(BUILD)/libllhttp.a $(HDRS) | $(BENCH_OUT)
+	$(CC) $(CPPFLAGS) $(BENCH_CFLAGS) -o $@ $< $(filter-out $(BUILD)/obj/main.o,$(OBJ)) \
+		$(BUILD)/libllhttp.a $(LDLIBS)
+
+bench-toolsearch: $(TS_BENCH)
+	$(TS_BENCH) $(TS_DATA)/catalog.json $(TS_DATA)/tasks.json $(BENCH_TS_FLAGS)

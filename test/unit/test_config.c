@@ -148,6 +148,9 @@ START_TEST(gateway_defaults)
     ck_assert_uint_eq(g->shutdown_grace_ms, 10000);
     ck_assert_uint_eq(g->reload_debounce_ms, 200);
     ck_assert_uint_eq(g->reload_poll_interval_ms, 1000);
+    ck_assert(!g->tool_search_enabled);
+    ck_assert_uint_eq(g->ntool_search_always_loaded, 0);
+    ck_assert_int_eq(g->tool_search_max_results, 5);
     gw_config_unref(c);
 }
 END_TEST
@@ -177,7 +180,9 @@ START_TEST(gateway_all_keys)
                                "  tool_changes: disable\n"
                                "  mcp_default_dialog: shared\n"
                                "  shutdown_grace: 1.5\n"
-                               "  reload: {debounce_ms: 50, poll_interval_ms: 2s}\n");
+                               "  reload: {debounce_ms: 50, poll_interval_ms: 2s}\n"
+                               "  tool_search: {enabled: true, always_loaded: ['browser_*'], "
+                               "max_results: 100}\n");
     const struct gw_gateway_config *g = &c->gateway;
     dump(c);
     ck_assert(c->ok);
@@ -206,6 +211,10 @@ START_TEST(gateway_all_keys)
     ck_assert_uint_eq(g->shutdown_grace_ms, 1500);
     ck_assert_uint_eq(g->reload_debounce_ms, 50);
     ck_assert_uint_eq(g->reload_poll_interval_ms, 2000);
+    ck_assert(g->tool_search_enabled);
+    ck_assert_uint_eq(g->ntool_search_always_loaded, 1);
+    ck_assert_str_eq(g->tool_search_always_loaded[0], "browser_*");
+    ck_assert_int_eq(g->tool_search_max_results, 100);
     gw_config_unref(c);
 }
 END_TEST
@@ -323,8 +332,11 @@ START_TEST(bad_gateway_values)
     struct gw_config *c = load("version: 1\ngateway:\n  listen: 'localhost'\n"
                                "  tool_changes: explode\n  auth_token: ''\n"
                                "  allowed_origins: ['evil.example']\n"
-                               "  mcp_default_dialog: [client]\n");
+                               "  mcp_default_dialog: [client]\n"
+                               "  tool_search:\n    max_results: 101\n    enabled: maybe\n");
     expect_error(c, "'gateway.listen' is not a listen address: 'localhost'", 3);
+    expect_error(c, "'gateway.tool_search.max_results' must be at most 100", 9);
+    expect_error(c, "gateway.tool_search.enabled", 10);
     expect_error(c, "'gateway.tool_changes' must be 'warn' or 'disable'", 4);
     expect_error(c, "'gateway.auth_token' is empty", 5);
     expect_error(c, "an origin is scheme://host[:port]", 6);

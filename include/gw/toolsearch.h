@@ -1,0 +1,120 @@
+/* Tool search: a relevance index over the live catalog (issue 29).
+ *
+ * Pure data like the catalog: no sockets, no loop. The index never holds a
+ * pointer into the catalog; it copies the text it needs and finds a hit's
+ * tool again by its final name. It follows the catalog lazily and
+ * incrementally: gw_toolsearch_sync() (which every query runs first) does
+ * nothing while the catalog's version is the one it saw, and otherwise
+ * re-indexes only the toolsets whose registered tools changed (each
+ * toolset carries a generation, gw_cat_toolset_gen()). So the call path
+ * never touches it; catalog commits and searches do.
+ *
+ * Ranking: BM25F over six fields (final name, original name, title,
+ * description, parameter names and descriptions, toolset), with per-field
+ * weights and length normalisation; query words also match through a
+ * curated synonym table at a discount (toolsearch_text.c), and a tool gets
+ * a bonus for the share of its name's words the query uses. A tool whose
+ * final name is the query, or starts with it, ranks before the others.
+ *
+ * Bounds: a query is at most GW_TOOLSEARCH_QUERY_MAX bytes and at most
+ * GW_TOOLSEARCH_TERMS_MAX words are used. */
+#ifndef GW_TOOLSEARCH_H
+#define GW_TOOLSEARCH_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gw/catalog.h"
+
+#define GW_TOOLSEARCH_QUERY_MAX     512
+#define GW_TOOLSEARCH_TERMS_MAX     32
+#define GW_TOOLSEARCH_LIMIT_DEFAULT 10
+#define GW_TOOLSEARCH_TOKEN_MAX     32 /* longer words are cut */
+
+/* Query flags. */
+#define GW_TOOLSEARCH_NO_SYNONYMS 1u /* for the benchmark: words match only themselves */
+
+struct gw_toolsearch;
+
+struct gw_toolsearch *gw_toolsearch_new(void);
+void gw_toolsearch_free(struct gw_toolsearch *ix);
+
+/* Brings the index up to the catalog's current state. Returns how many
+ * toolsets were (re-)indexed or dropped (0 when nothing changed). */
+size_t gw_toolsearch_sync(struct gw_toolsearch *ix, const struct gw_catalog *cat);
+
+/* Bytes the index holds (dictionary, postings, documents). */
+size_t gw_toolsearch_memory(const struct gw_toolsearch *ix);
+
+struct gw_toolsearch_hit {
+    const struct gw_cat_tool *tool; /* borrowed from the catalog */
+    double score;
+};
+
+/* Syncs, then ranks the catalog's tools for `query` (NUL-terminated text).
+ * `toolsets_csv` as gw_catalog_tools_json's (NULL or "" = all). Writes at
+ * most `k` hits, best first (ties: catalog order), to `out`; tools that
+ * match no query word are left out. Returns how many. */
+size_t gw_toolsearch_query(struct gw_toolsearch *ix, const struct gw_catalog *cat,
+                           const char *query, const char *toolsets_csv, unsigned flags,
+                           struct gw_toolsearch_hit *out, size_t k);
+
+/* Whether `query` is acceptable: 0, or a sentence saying why not (static). */
+const char *gw_toolsearch_query_problem(const char *query);
+
+/* {"version":N,"query":q,"tools":[tool in `fmt` + "score"]} for
+ * GET /v1/tools?q=; `query` is one gw_toolsearch_query_problem() accepts
+ * (UTF-8). New reference. */
+json_t *gw_toolsearch_json(struct gw_toolsearch *ix, const struct gw_catalog *cat,
+                           const char *query, const char *toolsets_csv, enum gw_tool_format fmt,
+                           size_t limit);
+
+/* Activations (toolsearch_active.c): per dialog, the tools a client of
+ * /mcp has activated (find_tools, or a call), when gateway.tool_search is
+ * on. Bounded: at most GW_TS_ACTIVE_TOOLS names per dialog (the oldest
+ * activation goes first) and GW_TS_ACTIVE_DIALOGS dialogs (the one used
+ * least recently goes). */
+#define GW_TS_ACTIVE_TOOLS   256
+#define GW_TS_ACTIVE_DIALOGS 4096
+
+struct gw_ts_active;
+
+struct gw_ts_active *gw_ts_active_new(void);
+void gw_ts_active_free(struct gw_ts_active *a);
+
+/* Activates `name` for `dialog`; 1 if it was not active, else 0. `now`
+ * (ms) is the dialog's last use. */
+int gw_ts_active_add(struct gw_ts_active *a, const char *dialog, const char *name, uint64_t now);
+/* Deactivates `name` (NULL: every tool) for `dialog`; returns how many. */
+size_t gw_ts_active_remove(struct gw_ts_active *a, const char *dialog, const char *name);
+bool gw_ts_active_has(const struct gw_ts_active *a, const char *dialog, const char *name);
+/* The dialog's active names in activation order (a new array), or NULL
+ * when it has none. */
+json_t *gw_ts_active_json(const struct gw_ts_active *a, const char *dialog);
+/* Calls fn for each dialog with activations. */
+void gw_ts_active_each(const struct gw_ts_active *a, void (*fn)(const char *dialog, void *arg),
+                       void *arg);
+/* Forgets dialogs unused for `idle_ms` (0: never). */
+void gw_ts_active_sweep(struct gw_ts_active *a, uint64_t now, uint64_t idle_ms);
+
+/* Text processing (toolsearch_text.c), exposed for tests and the
+ * benchmark. */
+
+/* Splits `text` (n bytes) into lower-cased, stemmed words: on every byte
+ * that is not an ASCII letter or digit or a UTF-8 byte, between letters
+ * and digits, and on case changes ("getHTTPServer2" → get, http, server,
+ * 2). Stop words and one-letter words are dropped. Calls `fn` for each
+ * (NUL-terminated, at most GW_TOOLSEARCH_TOKEN_MAX - 1 bytes). */
+void gw_toolsearch_tokens(const char *text, size_t n, void (*fn)(const char *tok, void *arg),
+                          void *arg);
+
+/* The light stemmer: plurals, -ing, -ed, a final e. In place. */
+void gw_toolsearch_stem(char *w);
+
+/* The stemmed words the synonym table relates to stemmed `w`, with the
+ * weight of each (< 1): up to `max` written, count returned. */
+size_t gw_toolsearch_synonyms(const char *w, const char **out, double *weight, size_t max);
+
+#endif

@@ -1,0 +1,62 @@
+/* gateway.tool_search for /mcp (issue 29): what a dialog's tools/list
+ * holds when tool search is on (the built-in toolset, the tools
+ * gateway.tool_search.always_loaded names, and the tools the dialog has
+ * activated), and the activations themselves (toolsearch_active.c), which
+ * live as long as the dialog's leases: released with them, and swept after
+ * lease_idle_timeout without use. */
+#include <string.h>
+
+#include "gw/servers_internal.h"
+#include "gw/toolsearch.h"
+#include "gw/util.h"
+
+bool gw_servers_tool_search(const struct gw_servers *s, int *max_results)
+{
+    if (s->gw == NULL || !s->gw->tool_search_enabled)
+        return false;
+    if (max_results != NULL)
+        *max_results = s->gw->tool_search_max_results;
+    return true;
+}
+
+/* Listed whatever the dialog activated: the built-ins and always_loaded. */
+static bool always_listed(const struct gw_servers *s, const struct gw_cat_tool *t)
+{
+    return t->server == NULL || gw_catalog_match_any(s->gw->tool_search_always_loaded,
+                                                     s->gw->ntool_search_always_loaded, t->name);
+}
+
+json_t *gw_servers_ts_listing(struct gw_servers *s, const char *dialog)
+{
+    const struct gw_cat_toolset *ts;
+    json_t *tools = json_array();
+
+    for (size_t i = 0; (ts = gw_catalog_toolset_at(s->catalog, i)) != NULL; i++) {
+        for (size_t j = 0; j < gw_cat_toolset_ntools(ts); j++) {
+            const struct gw_cat_tool *t = gw_cat_toolset_tool(ts, j);
+            if (always_listed(s, t) ||
+                (dialog != NULL && gw_ts_active_has(s->active, dialog, t->name)))
+                json_array_append_new(tools, gw_cat_tool_to_json(t, GW_TOOL_FORMAT_MCP_WIRE));
+        }
+    }
+    return tools;
+}
+
+int gw_servers_ts_activate(struct gw_servers *s, const char *dialog, const char *name)
+{
+    const struct gw_cat_tool *t = gw_catalog_lookup(s->catalog, name);
+
+    if (t == NULL || dialog == NULL || always_listed(s, t))
+        return 0;
+    return gw_ts_active_add(s->active, dialog, name, gw_now_ms());
+}
+
+size_t gw_servers_ts_forget(struct gw_servers *s, const char *dialog, const char *name)
+{
+    return dialog != NULL ? gw_ts_active_remove(s->active, dialog, name) : 0;
+}
+
+json_t *gw_servers_ts_active(const struct gw_servers *s, const char *dialog)
+{
+    return gw_ts_active_json(s->active, dialog);
+}

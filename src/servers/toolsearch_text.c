@@ -1,0 +1,354 @@
+/* Tool search, the words: identifier splitting, stop words, a light
+ * stemmer and the synonym table that bridges the words people use to ask
+ * for a tool and the words tools are described with.
+ *
+ * The table was written from the verbs and nouns tools use and from
+ * general English, before the benchmark's task sentences (test/bench/):
+ * each group is a set of words an agent may use for one another, with the
+ * weight a match through it gets (a word always matches itself at 1). */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gw/toolsearch.h"
+#include "gw/util.h"
+
+static const char *const stop_words[] = {
+    "a",    "about", "all",  "am",   "an",    "and",   "any",    "are",    "as",    "at",   "be",
+    "been", "but",   "by",   "can",  "could", "did",   "do",     "does",   "for",   "from", "have",
+    "how",  "if",    "in",   "into", "is",    "it",    "its",    "just",   "let",   "lets", "me",
+    "mine", "my",    "of",   "on",   "or",    "our",   "please", "should", "so",    "some", "that",
+    "the",  "their", "them", "then", "there", "these", "they",   "this",   "those", "to",   "us",
+    "was",  "we",    "were", "what", "when",  "which", "will",   "with",   "would", "you",  "your",
+};
+
+static bool is_stop(const char *w)
+{
+    size_t lo = 0, hi = sizeof stop_words / sizeof *stop_words;
+
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = strcmp(w, stop_words[mid]);
+        if (c == 0)
+            return true;
+        if (c < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return false;
+}
+
+static bool vowel(char c);
+
+static bool ends(const char *w, size_t n, const char *suf)
+{
+    size_t l = strlen(suf);
+    return n >= l && memcmp(w + n - l, suf, l) == 0;
+}
+
+static bool vowel(char c)
+{
+    return c == 'a' || c == 'e' || c == 'i' || c == 'o' || c == 'u';
+}
+
+void gw_toolsearch_stem(char *w)
+{
+    size_t n = strlen(w);
+    bool cut = false;
+
+    if (n > 4 && ends(w, n, "ies")) {
+        strcpy(w + n - 3, "y");
+        n -= 2;
+    } else if (n > 4 && (ends(w, n, "sses") || ends(w, n, "xes") || ends(w, n, "ches") ||
+                         ends(w, n, "shes") || ends(w, n, "zes"))) {
+        n -= 2;
+    } else if (n > 3 && w[n - 1] == 's' && !ends(w, n, "ss") && !ends(w, n, "us") &&
+               !ends(w, n, "is")) {
+        n -= 1;
+    } else if (n == 3 && w[2] == 's' && !vowel(w[1]) && w[1] != 's') {
+        n -= 1; /* abbreviations: prs, ids, dbs */
+    }
+    w[n] = '\0';
+    if (n > 5 && ends(w, n, "ing")) {
+        n -= 3;
+        cut = true;
+    } else if (n > 4 && ends(w, n, "ied")) {
+        strcpy(w + n - 3, "y");
+        n -= 2;
+    } else if (n > 4 && ends(w, n, "ed") && !ends(w, n, "eed")) {
+        n -= 2;
+        cut = true;
+    }
+    /* running → run, stopped → stop; but not pass/fill/add */
+    if (cut && n > 2 && w[n - 1] == w[n - 2] && !vowel(w[n - 1]) && w[n - 1] != 's' &&
+        w[n - 1] != 'l' && w[n - 1] != 'd')
+        n--;
+    if (n > 4 && w[n - 1] == 'e')
+        n--;
+    w[n] = '\0';
+}
+
+enum cls { C_SEP, C_LOWER, C_UPPER, C_DIGIT };
+
+static enum cls cls_of(unsigned char c)
+{
+    if (c >= 'a' && c <= 'z')
+        return C_LOWER;
+    if (c >= 'A' && c <= 'Z')
+        return C_UPPER;
+    if (c >= '0' && c <= '9')
+        return C_DIGIT;
+    return c >= 0x80 ? C_LOWER : C_SEP; /* UTF-8 bytes: in words, of no case */
+}
+
+static void emit(char *w, size_t n, void (*fn)(const char *, void *), void *arg)
+{
+    if (n < 2 && !(n == 1 && isdigit((unsigned char)w[0])))
+        return;
+    w[n] = '\0';
+    if (is_stop(w))
+        return;
+    gw_toolsearch_stem(w);
+    fn(w, arg);
+}
+
+void gw_toolsearch_tokens(const char *text, size_t n, void (*fn)(const char *tok, void *arg),
+                          void *arg)
+{
+    char w[GW_TOOLSEARCH_TOKEN_MAX];
+    size_t len = 0;
+    enum cls prev = C_SEP;
+
+    for (size_t i = 0; i <= n; i++) {
+        enum cls c = i < n ? cls_of((unsigned char)text[i]) : C_SEP;
+        bool boundary;
+
+        /* A word ends at a separator, between letters and digits, before an
+         * upper-case letter after a lower-case one (getFile), and before the
+         * last capital of a run followed by a lower-case letter (HTTPServer),
+         * unless that is a plural's s (PRs, URLs). */
+        boundary = c == C_SEP || (prev == C_DIGIT) != (c == C_DIGIT) ||
+                   (prev == C_LOWER && c == C_UPPER) ||
+                   (prev == C_UPPER && c == C_UPPER && i + 1 < n &&
+                    cls_of((unsigned char)text[i + 1]) == C_LOWER &&
+                    !(text[i + 1] == 's' &&
+                      (i + 2 == n || cls_of((unsigned char)text[i + 2]) != C_LOWER)));
+        if (boundary && len > 0) {
+            emit(w, len, fn, arg);
+            len = 0;
+        }
+        if (c != C_SEP && len < sizeof w - 1)
+            w[len++] = (char)tolower((unsigned char)text[i]);
+        prev = c;
+    }
+}
+
+/* Synonym groups: a weight, then words (NULL-terminated). */
+struct group {
+    double weight;
+    const char *words[20];
+};
+
+static const struct group groups[] = {
+    /* reading and finding */
+    {0.7, {"list", "show", "enumerate", "display", "view", "browse", "overview", "every"}},
+    {0.6, {"get", "fetch", "retrieve", "read", "obtain", "load", "show", "view", "see", "give"}},
+    {0.6, {"search", "find", "lookup", "look", "query", "locate", "discover", "grep", "seek"}},
+    {0.4, {"search", "list", "filter", "match"}},
+    {0.5,
+     {"info", "information", "detail", "metadata", "stat", "property", "attribute", "about",
+      "describe", "description", "inspect"}},
+    {0.5, {"status", "state", "health", "check", "progress"}},
+    {0.5, {"check", "verify", "validate", "test", "confirm"}},
+    {0.5, {"count", "number", "total", "many", "size"}},
+    /* making and changing */
+    {0.6, {"create", "add", "new", "make", "insert", "register", "generate", "build", "start"}},
+    {0.4, {"create", "open", "file", "submit", "raise", "report"}},
+    {0.6,
+     {"update", "edit", "modify", "change", "patch", "set", "alter", "amend", "adjust", "replace",
+      "rewrite"}},
+    {0.6,
+     {"delete", "remove", "erase", "drop", "destroy", "trash", "discard", "purge", "clear",
+      "unlink", "rm"}},
+    {0.5, {"close", "resolve", "finish", "complete", "archive", "done", "end", "shut"}},
+    {0.6, {"write", "save", "store", "put", "record", "persist", "overwrite"}},
+    {0.6, {"move", "rename", "relocate", "mv", "transfer"}},
+    {0.5, {"copy", "duplicate", "clone", "fork", "cp"}},
+    {0.5, {"upload", "attach", "push", "put"}},
+    {0.5, {"download", "save", "export", "pdf"}},
+    {0.5, {"merge", "combine", "integrate", "land"}},
+    {0.5, {"assign", "assignee", "owner", "give", "hand", "delegate"}},
+    {0.6, {"label", "tag", "category", "categorize", "mark"}},
+    /* talking */
+    {0.6,
+     {"send", "post", "message", "publish", "reply", "notify", "tell", "say", "share", "dm", "chat",
+      "announce", "ping"}},
+    {0.6, {"message", "msg", "chat", "conversation", "thread", "text", "dm"}},
+    {0.5, {"comment", "note", "reply", "remark", "feedback", "review", "respond"}},
+    {0.6, {"channel", "room", "group", "conversation", "space"}},
+    {0.5,
+     {"user", "person", "member", "people", "profile", "account", "who", "someone", "teammate",
+      "colleague", "contact"}},
+    {0.5, {"reaction", "react", "emoji", "like"}},
+    {0.5, {"email", "mail", "inbox"}},
+    {0.5, {"organization", "org", "team", "workspace", "company"}},
+    /* code hosting */
+    {0.7, {"repository", "repo", "project", "codebase"}},
+    {0.6, {"issue", "bug", "ticket", "problem", "defect", "task"}},
+    {0.6, {"pr", "pull", "merge", "mr"}},
+    {0.5, {"commit", "change", "revision", "history", "log", "diff"}},
+    {0.5, {"branch", "ref", "head"}},
+    {0.5, {"code", "source", "snippet", "function", "implementation"}},
+    {0.5, {"release", "version", "tag"}},
+    /* files */
+    {0.7, {"directory", "folder", "dir", "tree"}},
+    {0.5, {"file", "document", "doc", "content"}},
+    {0.5,
+     {"file", "txt", "md", "yaml", "yml", "json", "csv", "py", "js", "ts", "html", "xml", "conf",
+      "cfg", "ini", "toml"}},
+    {0.4, {"path", "location", "directory", "where"}},
+    {0.5, {"allow", "allowed", "permit", "access", "permission"}},
+    /* browser */
+    {0.6, {"navigate", "go", "visit", "open", "goto", "url", "link", "load"}},
+    {0.5, {"url", "http", "https", "www", "address", "link"}},
+    {0.6, {"page", "site", "website", "webpage", "browser", "tab", "web", "url"}},
+    {0.6, {"screenshot", "capture", "snapshot", "image", "picture", "screen", "grab", "photo"}},
+    {0.6, {"click", "press", "tap", "select", "hit", "button"}},
+    {0.5, {"type", "fill", "enter", "input", "field", "form", "text"}},
+    {0.6, {"key", "press", "keyboard", "keystroke", "shortcut"}},
+    {0.5, {"hover", "mouse", "pointer", "cursor"}},
+    {0.5, {"drag", "drop"}},
+    {0.5, {"evaluate", "javascript", "js", "script", "eval"}},
+    {0.5, {"dialog", "alert", "popup", "prompt", "modal"}},
+    {0.5, {"resize", "size", "window", "viewport", "dimension"}},
+    {0.5, {"back", "previous", "history", "return"}},
+    {0.5, {"console", "log", "error", "debug", "output", "message"}},
+    {0.5, {"network", "request", "http", "traffic", "call"}},
+    {0.5, {"wait", "sleep", "pause", "delay"}},
+    {0.5, {"scrape", "crawl", "extract", "spider", "harvest", "markdown"}},
+    {0.5, {"web", "internet", "online", "google", "news"}},
+    /* running things */
+    {0.6, {"run", "execute", "exec", "launch", "invoke", "perform", "start"}},
+    {0.5, {"command", "shell", "terminal", "cmd", "bash", "process"}},
+    {0.6, {"stop", "kill", "terminate", "cancel", "abort", "halt", "quit", "end"}},
+    {0.5, {"install", "setup", "dependency", "package"}},
+    {0.5, {"environment", "env", "variable", "config", "configuration", "setting"}},
+    {0.5,
+     {"pod", "container", "deployment", "cluster", "kubernetes", "k8", "kubectl", "namespace",
+      "node", "service"}},
+    /* data */
+    {0.5, {"database", "db", "table", "sql", "row", "record", "schema", "postgres"}},
+    {0.5, {"cache", "key", "value", "redis", "store"}},
+    {0.5, {"memory", "remember", "knowledge", "graph", "fact", "recall", "forget"}},
+    {0.5, {"entity", "node", "thing", "object", "item"}},
+    {0.6, {"relation", "relationship", "link", "connect", "connection", "edge"}},
+    {0.5, {"observation", "fact", "note", "detail"}},
+    {0.5, {"doc", "documentation", "library", "api", "reference", "manual", "guide"}},
+    /* places */
+    {0.5,
+     {"map", "location", "place", "address", "geocode", "coordinate", "near", "nearby", "where",
+      "latitude", "longitude"}},
+    {0.5, {"direction", "route", "distance", "travel", "drive", "walk", "far"}},
+    {0.5, {"elevation", "altitude", "height", "high", "tall", "sea"}},
+    {0.4, {"restaurant", "cafe", "shop", "store", "business", "place"}},
+    /* misc */
+    {0.5, {"think", "reason", "plan", "thought", "reflect", "brainstorm", "step"}},
+    {0.5, {"image", "picture", "photo", "art", "draw", "illustration", "generate"}},
+    {0.5, {"time", "date", "now", "clock", "timezone"}},
+    {0.6, {"add", "sum", "plus", "calculate", "compute", "math", "total"}},
+    {0.5, {"echo", "repeat", "back"}},
+    {0.5, {"schedule", "event", "calendar", "meeting"}},
+    {0.5, {"notification", "alert", "notify"}},
+    {0.5, {"resource", "reference", "link"}},
+    {0.5, {"sample", "llm", "model", "completion"}},
+};
+
+#define NGROUPS (sizeof groups / sizeof *groups)
+
+/* The stemmed table, built once: (stem, group) pairs sorted by stem. */
+struct pair {
+    char stem[GW_TOOLSEARCH_TOKEN_MAX];
+    unsigned short group;
+};
+
+static struct {
+    struct pair *v;
+    size_t n;
+    char (*stems)[20][GW_TOOLSEARCH_TOKEN_MAX]; /* per group, per word */
+} tab;
+
+static int pair_cmp(const void *a, const void *b)
+{
+    const struct pair *x = a, *y = b;
+    int c = strcmp(x->stem, y->stem);
+    return c != 0 ? c : (int)x->group - (int)y->group;
+}
+
+/* One group word stemmed as the tokenizer would ("get rid" → "rid"): its
+ * last word. */
+static void stem_word(const char *word, char *out)
+{
+    const char *sp = strrchr(word, ' ');
+
+    snprintf(out, GW_TOOLSEARCH_TOKEN_MAX, "%s", sp ? sp + 1 : word);
+    gw_toolsearch_stem(out);
+}
+
+static void table_build(void)
+{
+    size_t cap = 0;
+
+    for (size_t g = 0; g < NGROUPS; g++)
+        for (size_t i = 0; groups[g].words[i] != NULL; i++)
+            cap++;
+    tab.v = gw_xcalloc(cap, sizeof *tab.v);
+    tab.stems = gw_xcalloc(NGROUPS, sizeof *tab.stems);
+    for (size_t g = 0; g < NGROUPS; g++) {
+        for (size_t i = 0; groups[g].words[i] != NULL; i++) {
+            stem_word(groups[g].words[i], tab.stems[g][i]);
+            memcpy(tab.v[tab.n].stem, tab.stems[g][i], GW_TOOLSEARCH_TOKEN_MAX);
+            tab.v[tab.n++].group = (unsigned short)g;
+        }
+    }
+    qsort(tab.v, tab.n, sizeof *tab.v, pair_cmp);
+}
+
+size_t gw_toolsearch_synonyms(const char *w, const char **out, double *weight, size_t max)
+{
+    size_t lo = 0, hi, n = 0;
+    const struct pair *p;
+
+    if (tab.v == NULL)
+        table_build();
+    for (hi = tab.n; lo < hi;) {
+        size_t mid = (lo + hi) / 2;
+        if (strcmp(tab.v[mid].stem, w) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    p = &tab.v[lo];
+    for (; p < tab.v + tab.n && strcmp(p->stem, w) == 0; p++) {
+        const struct group *g = &groups[p->group];
+        for (size_t i = 0; g->words[i] != NULL; i++) {
+            const char *s = tab.stems[p->group][i];
+            size_t j;
+            if (strcmp(s, w) == 0)
+                continue;
+            for (j = 0; j < n && strcmp(out[j], s) != 0; j++)
+                ;
+            if (j < n) {
+                if (weight[j] < g->weight)
+                    weight[j] = g->weight;
+                continue;
+            }
+            if (n == max)
+                return n;
+            out[n] = s;
+            weight[n++] = g->weight;
+        }
+    }
+    return n;
+}

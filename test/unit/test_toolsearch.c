@@ -1,0 +1,319 @@
+/* Unit tests of tool search (issue 29): the tokenizer and stemmer, the
+ * synonym table, BM25F ranking and its name matches, the incremental
+ * index (only the toolsets a commit changed are indexed again), query
+ * checks and the per-dialog activations. */
+#include "gw/toolsearch.h"
+
+#include <check.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct gw_server_config server(const char *id)
+{
+    struct gw_server_config s;
+
+    memset(&s, 0, sizeof(s));
+    s.id = (char *)id;
+    s.ok = true;
+    s.load_tools = true;
+    s.mode = GW_MODE_UNSET;
+    return s;
+}
+
+/* Commits `id` with tools given as name, description pairs (NULL ends). */
+static void put(struct gw_catalog *cat, const char *id, ...)
+{
+    struct gw_server_config s = server(id);
+    json_t *list = json_array();
+    va_list ap;
+
+    va_start(ap, id);
+    for (const char *n = va_arg(ap, const char *); n != NULL; n = va_arg(ap, const char *)) {
+        const char *d = va_arg(ap, const char *);
+        json_array_append_new(list, json_pack("{s:s, s:s, s:{s:s, s:{s:{s:s, s:s}}}}", "name", n,
+                                              "description", d, "inputSchema", "type", "object",
+                                              "properties", "target", "type", "string",
+                                              "description", "what it acts on"));
+    }
+    va_end(ap);
+    ck_assert_int_ge(
+        gw_catalog_commit(cat, gw_catalog_derive(&s, list), GW_TOOL_CHANGES_WARN, NULL), 0);
+    json_decref(list);
+}
+
+struct toks {
+    char v[16][GW_TOOLSEARCH_TOKEN_MAX];
+    size_t n;
+};
+
+static void tok(const char *w, void *arg)
+{
+    struct toks *t = arg;
+
+    if (t->n < 16)
+        snprintf(t->v[t->n++], sizeof t->v[0], "%s", w);
+}
+
+static char *joined(const char *text)
+{
+    struct toks t = {0};
+    static char out[256];
+
+    gw_toolsearch_tokens(text, strlen(text), tok, &t);
+    out[0] = '\0';
+    for (size_t i = 0; i < t.n; i++) {
+        if (i > 0)
+            strcat(out, " ");
+        strcat(out, t.v[i]);
+    }
+    return out;
+}
+
+START_TEST(test_tokens_split_identifiers)
+{
+    ck_assert_str_eq(joined("getHTTPServer2"), "get http server 2");
+    ck_assert_str_eq(joined("browser_take_screenshot"), "browser take screenshot");
+    ck_assert_str_eq(joined("API-retrieve-a-page"), "api retriev page");
+    ck_assert_str_eq(joined("v1.tools/list"), "1 tool list");
+    ck_assert_str_eq(joined("s3Bucket"), "3 bucket");
+    ck_assert_str_eq(joined("open PRs and URLs"), "open pr url");
+    ck_assert_str_eq(joined("caf\xc3\xa9Menu"), "caf\xc3\xa9 menu");
+    /* stop words and one-letter words go; the rest is lower-cased */
+    ck_assert_str_eq(joined("Take a screenshot of THE page"), "take screenshot page");
+    ck_assert_str_eq(joined("  "), "");
+}
+END_TEST
+
+static const char *stem(const char *w)
+{
+    static char b[GW_TOOLSEARCH_TOKEN_MAX];
+
+    snprintf(b, sizeof b, "%s", w);
+    gw_toolsearch_stem(b);
+    return b;
+}
+
+START_TEST(test_stemmer)
+{
+    /* the forms of one word meet */
+    ck_assert_str_eq(stem("issues"), stem("issue"));
+    ck_assert_str_eq(stem("created"), stem("create"));
+    ck_assert_str_eq(stem("creating"), stem("creates"));
+    ck_assert_str_eq(stem("repositories"), stem("repository"));
+    ck_assert_str_eq(stem("running"), "run");
+    ck_assert_str_eq(stem("stopped"), "stop");
+    ck_assert_str_eq(stem("branches"), "branch");
+    ck_assert_str_eq(stem("listing"), "list");
+    /* and short or Latin-ending words are left alone */
+    ck_assert_str_eq(stem("pass"), "pass");
+    ck_assert_str_eq(stem("status"), "status");
+    ck_assert_str_eq(stem("analysis"), "analysis");
+    ck_assert_str_eq(stem("added"), "add");
+    ck_assert_str_eq(stem("filled"), "fill");
+    ck_assert_str_eq(stem("go"), "go");
+}
+END_TEST
+
+START_TEST(test_synonyms)
+{
+    const char *out[32];
+    double w[32];
+    size_t n = gw_toolsearch_synonyms(stem("delete"), out, w, 32);
+    bool remove = false;
+
+    for (size_t i = 0; i < n; i++) {
+        ck_assert(w[i] > 0 && w[i] < 1);
+        ck_assert_str_ne(out[i], stem("delete"));
+        remove = remove || strcmp(out[i], stem("remove")) == 0;
+    }
+    ck_assert(remove);
+    ck_assert_uint_eq(gw_toolsearch_synonyms("zzzz", out, w, 32), 0);
+    ck_assert_uint_le(gw_toolsearch_synonyms(stem("list"), out, w, 2), 2);
+}
+END_TEST
+
+static struct gw_catalog *sample(void)
+{
+    struct gw_catalog *cat = gw_catalog_new();
+
+    put(cat, "github", "create_issue", "Create a new issue in a GitHub repository", "list_commits",
+        "Get list of commits of a branch in a GitHub repository", "search_code",
+        "Search for code across GitHub repositories", NULL);
+    put(cat, "playwright", "browser_navigate", "Navigate to a URL", "browser_take_screenshot",
+        "Take a screenshot of the current page", "browser_click", "Perform click on a web page",
+        NULL);
+    put(cat, "slack", "slack_post_message", "Post a new message to a Slack channel", NULL);
+    return cat;
+}
+
+static const char *first(struct gw_toolsearch *ix, struct gw_catalog *cat, const char *q,
+                         unsigned flags)
+{
+    struct gw_toolsearch_hit h[5];
+
+    return gw_toolsearch_query(ix, cat, q, NULL, flags, h, 5) > 0 ? h[0].tool->name : "";
+}
+
+START_TEST(test_ranking)
+{
+    struct gw_catalog *cat = sample();
+    struct gw_toolsearch *ix = gw_toolsearch_new();
+    struct gw_toolsearch_hit h[10];
+    size_t n;
+
+    ck_assert_str_eq(first(ix, cat, "take a screenshot of the page", 0), "browser_take_screenshot");
+    ck_assert_str_eq(first(ix, cat, "github issues", 0), "create_issue");
+    ck_assert_str_eq(first(ix, cat, "show the commits on main", 0), "list_commits");
+    /* only through the synonym table: remove nothing, "send" → post */
+    ck_assert_str_eq(first(ix, cat, "send a note to the team channel", 0), "slack_post_message");
+    ck_assert_str_eq(first(ix, cat, "go to a website", 0), "browser_navigate");
+    ck_assert_str_eq(first(ix, cat, "go to a website", GW_TOOLSEARCH_NO_SYNONYMS), "");
+    /* exact and prefix names rank first, with a score far above words */
+    ck_assert_str_eq(first(ix, cat, "browser_click", 0), "browser_click");
+    ck_assert_str_eq(first(ix, cat, "Browser-Cl", 0), "browser_click");
+    n = gw_toolsearch_query(ix, cat, "browser", NULL, 0, h, 10);
+    ck_assert_uint_ge(n, 3);
+    for (size_t i = 1; i < n; i++)
+        ck_assert(h[i - 1].score >= h[i].score);
+    /* the three browser tools prefix-match; a tie keeps catalog order */
+    ck_assert_str_eq(h[0].tool->name, "browser_navigate");
+    ck_assert(h[2].score > 1000 && (n == 3 || h[3].score < 1000));
+    /* toolset filter, limit, no match */
+    n = gw_toolsearch_query(ix, cat, "create new", "slack,nosuch", 0, h, 10);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_str_eq(h[i].tool->toolset, "slack");
+    ck_assert_uint_eq(gw_toolsearch_query(ix, cat, "page", NULL, 0, h, 1), 1);
+    ck_assert_uint_eq(gw_toolsearch_query(ix, cat, "zzzqqq", NULL, 0, h, 10), 0);
+    ck_assert_uint_eq(gw_toolsearch_query(ix, cat, "page", NULL, 0, h, 0), 0);
+    gw_toolsearch_free(ix);
+    gw_catalog_free(cat);
+}
+END_TEST
+
+START_TEST(test_incremental)
+{
+    struct gw_catalog *cat = sample();
+    struct gw_toolsearch *ix = gw_toolsearch_new();
+    size_t mem;
+
+    ck_assert_uint_eq(gw_toolsearch_sync(ix, cat), 4); /* mcp_admin and three servers */
+    ck_assert_uint_eq(gw_toolsearch_sync(ix, cat), 0);
+    mem = gw_toolsearch_memory(ix);
+    ck_assert_uint_gt(mem, 0);
+    /* one server changes: only its toolset is indexed again */
+    put(cat, "slack", "slack_add_reaction", "Add a reaction emoji to a message", NULL);
+    ck_assert_uint_eq(gw_toolsearch_sync(ix, cat), 1);
+    ck_assert_str_eq(first(ix, cat, "add an emoji", 0), "slack_add_reaction");
+    ck_assert_str_ne(first(ix, cat, "slack_post_message", 0), "slack_post_message");
+    /* a removed server leaves the index */
+    ck_assert_int_eq(gw_catalog_remove(cat, "playwright", NULL), 1);
+    ck_assert_uint_eq(gw_toolsearch_sync(ix, cat), 1);
+    ck_assert_str_eq(first(ix, cat, "take a screenshot", 0), "");
+    /* the same commit again changes nothing the index sees */
+    put(cat, "slack", "slack_add_reaction", "Add a reaction emoji to a message", NULL);
+    ck_assert_uint_eq(gw_toolsearch_sync(ix, cat), 0);
+    gw_toolsearch_free(ix);
+    gw_catalog_free(cat);
+}
+END_TEST
+
+START_TEST(test_query_problems)
+{
+    char big[GW_TOOLSEARCH_QUERY_MAX + 2];
+
+    ck_assert_ptr_null(gw_toolsearch_query_problem("take a screenshot"));
+    ck_assert_str_eq(gw_toolsearch_query_problem(" \t"), "q must hold at least one word");
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    ck_assert_str_eq(gw_toolsearch_query_problem(big), "q is longer than 512 bytes");
+    big[GW_TOOLSEARCH_QUERY_MAX] = '\0';
+    ck_assert_ptr_null(gw_toolsearch_query_problem(big));
+    ck_assert_str_eq(gw_toolsearch_query_problem("caf\xc3"), "q must be UTF-8 text");
+    ck_assert_ptr_null(gw_toolsearch_query_problem("caf\xc3\xa9"));
+}
+END_TEST
+
+START_TEST(test_json)
+{
+    struct gw_catalog *cat = sample();
+    struct gw_toolsearch *ix = gw_toolsearch_new();
+    json_t *j = gw_toolsearch_json(ix, cat, "take a screenshot", NULL, GW_TOOL_FORMAT_ANTHROPIC, 2);
+    json_t *t0 = json_array_get(json_object_get(j, "tools"), 0);
+
+    ck_assert_int_eq(json_integer_value(json_object_get(j, "version")),
+                     (json_int_t)gw_catalog_version(cat));
+    ck_assert_str_eq(json_string_value(json_object_get(j, "query")), "take a screenshot");
+    ck_assert_str_eq(json_string_value(json_object_get(t0, "name")), "browser_take_screenshot");
+    ck_assert_ptr_nonnull(json_object_get(t0, "input_schema"));
+    ck_assert(json_real_value(json_object_get(t0, "score")) > 0);
+    ck_assert_uint_le(json_array_size(json_object_get(j, "tools")), 2);
+    json_decref(j);
+    gw_toolsearch_free(ix);
+    gw_catalog_free(cat);
+}
+END_TEST
+
+START_TEST(test_activations)
+{
+    struct gw_ts_active *a = gw_ts_active_new();
+    json_t *names;
+    char name[32];
+
+    ck_assert_int_eq(gw_ts_active_add(a, "d1", "create_issue", 10), 1);
+    ck_assert_int_eq(gw_ts_active_add(a, "d1", "create_issue", 11), 0);
+    ck_assert_int_eq(gw_ts_active_add(a, "d1", "list_commits", 12), 1);
+    ck_assert(gw_ts_active_has(a, "d1", "create_issue"));
+    ck_assert(!gw_ts_active_has(a, "d2", "create_issue"));
+    names = gw_ts_active_json(a, "d1");
+    ck_assert_uint_eq(json_array_size(names), 2);
+    json_decref(names);
+    ck_assert_ptr_null(gw_ts_active_json(a, "d2"));
+    ck_assert_uint_eq(gw_ts_active_remove(a, "d1", "create_issue"), 1);
+    ck_assert_uint_eq(gw_ts_active_remove(a, "d1", "create_issue"), 0);
+    /* bounded: the oldest activation goes */
+    for (int i = 0; i < GW_TS_ACTIVE_TOOLS + 5; i++) {
+        snprintf(name, sizeof name, "t%d", i);
+        gw_ts_active_add(a, "d3", name, 20);
+    }
+    ck_assert(!gw_ts_active_has(a, "d3", "t0"));
+    ck_assert(gw_ts_active_has(a, "d3", "t260"));
+    /* idle dialogs are swept, least recently used first */
+    gw_ts_active_sweep(a, 1000, 985);
+    ck_assert(!gw_ts_active_has(a, "d1", "list_commits"));
+    ck_assert(gw_ts_active_has(a, "d3", "t260"));
+    ck_assert_uint_eq(gw_ts_active_remove(a, "d3", NULL), GW_TS_ACTIVE_TOOLS);
+    ck_assert_ptr_null(gw_ts_active_json(a, "d3"));
+    gw_ts_active_free(a);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("toolsearch");
+    TCase *tc = tcase_create("toolsearch");
+
+    tcase_set_timeout(tc, 20);
+    tcase_add_test(tc, test_tokens_split_identifiers);
+    tcase_add_test(tc, test_stemmer);
+    tcase_add_test(tc, test_synonyms);
+    tcase_add_test(tc, test_ranking);
+    tcase_add_test(tc, test_incremental);
+    tcase_add_test(tc, test_query_problems);
+    tcase_add_test(tc, test_json);
+    tcase_add_test(tc, test_activations);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(suite());
+    int failed;
+
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
