@@ -263,7 +263,8 @@ test('/mcp 2026-07-28: activation per dialog, list_changed on the dialog\'s list
   assert.ok((await list()).includes('list_pull_requests'));
   assert.deepEqual(await activeOf(d, 'ts-a'), ['list_pull_requests']);
 
-  // Another dialog's list is its own; a request without a dialog activates nothing.
+  // Another dialog's list is its own; a request that names no dialog activates for its
+  // client's default dialog (gateway.mcp_default_dialog: client), not for ts-a.
   const raw = (method, params, headers = {}) => d.request('POST', '/mcp', {
     headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': method, ...(params?.name ? { 'mcp-name': params.name } : {}), ...headers },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' } } } }),
@@ -277,5 +278,7 @@ test('/mcp 2026-07-28: activation per dialog, list_changed on the dialog\'s list
   const anon = bodyOf(await raw('tools/call', { name: 'find_tools', arguments: { query: 'search code' } }));
   assert.equal(anon.result.structuredContent.tools[0].name, 'search_code');
   const anonList = bodyOf(await raw('tools/list', {}));
-  assert.deepEqual(anonList.result.tools.map((x) => x.name), ['mcp_release', 'find_tools', 'forget_tools', 'echo']);
+  assert.deepEqual(anonList.result.tools.map((x) => x.name), ['mcp_release', 'find_tools', 'forget_tools', 'echo', 'search_code']);
+  assert.deepEqual(await activeOf(d, 'mcp-client:raw'), ['search_code']);
+  assert.ok(!(await list()).includes('search_code'));
 });
