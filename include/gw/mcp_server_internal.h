@@ -156,6 +156,10 @@ struct gw_mcp_call {
     struct gw_metrics *metrics; /* borrowed: tool calls are counted on it */
     uint64_t started_ms;
     struct mcp_relay *relays;
+    /* the revision of its session or request, kept for the log line: the
+     * session may be gone by the time the call ends (a DELETE, a client
+     * that hung up) */
+    char version[MCP_VERSION_MAX];
 };
 
 /* Default dialogs whose first lease was logged with the way to name one

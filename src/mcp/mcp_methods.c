@@ -279,8 +279,7 @@ void gw_mcp__call_end(struct gw_mcp_call *c, const char *server, const char *dia
     /* The revision tells the eras apart: a 2026-07-28 request has no
      * session whose start line would say it. */
     gw_log(GW_LOG_INFO, "mcp tool call", "tool", c->tool, "server", server, "dialog", dialog,
-           "version", c->s != NULL ? c->s->version : NULL, "status", status, "duration_ms", ms,
-           NULL);
+           "version", c->version, "status", status, "duration_ms", ms, NULL);
     if (!c->routed)
         gw_metrics_call(c->metrics, "mcp", server, c->tool, status, (double)elapsed / 1000.0);
     unlink_call(c);
@@ -432,6 +431,7 @@ struct gw_mcp_call *gw_mcp__call_new(struct gw_mcp_session *s, struct gw_mcp_exc
     c->tool = gw_xstrdup(name);
     c->started_ms = gw_now_ms();
     c->metrics = s->ms->metrics;
+    memcpy(c->version, s->version, sizeof c->version);
     return c;
 }
 

@@ -8,10 +8,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { start, run, tmpdir, fixtures, nodeModules, sdk2 } from './lib/harness.mjs';
+import { start, run, tmpdir, fixtures, nodeModules, sdk2, waitFor } from './lib/harness.mjs';
 
 const FIXTURE = path.join(fixtures, 'mcp_fixture');
 const THINKING = path.join(nodeModules, '.bin/mcp-server-sequential-thinking');
@@ -271,6 +272,45 @@ test('the log line of a call names its revision', async (t) => {
   t.after(() => client.close());
   await client.callTool({ name: 'echo', arguments: { text: 'x' } });
   await d.waitLog(/msg="mcp tool call" tool=echo server=fx dialog=rev25 version=2025-11-25 status=ok/);
+});
+
+// A call that ends because its client went away is what an operator looks
+// up most: its line names the revision too, though the request (2026-07-28)
+// or the session (2025) is gone by the time the call ends.
+test('the log line of a call its client abandoned names its revision', async (t) => {
+  const d = await start(config(), { waitReady: true });
+  t.after(() => stopClean(d));
+  const inFlight = async (dialog) => (await d.get('/v1/dialogs')).json.dialogs
+    .find((x) => x.dialog === dialog)?.leases[0]?.inFlight;
+  const lineOf = async (dialog) => {
+    const re = new RegExp(`msg="mcp tool call" tool=sleep server=fx dialog=${dialog} [^\\n]*`);
+    await d.waitLog(re);
+    return re.exec(d.stderr)[0];
+  };
+  const call = { name: 'sleep', arguments: { ms: 60000 } };
+
+  // 2026-07-28: the client hangs up while the call runs upstream.
+  const req = http.request({ host: d.host, port: d.port, method: 'POST', path: '/mcp/d/gone26', headers: {
+    ...JSON_ACCEPT, 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': 'sleep' } });
+  req.on('error', () => {});
+  req.end(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { ...call, _meta: {
+    'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} } } }));
+  await waitFor(async () => (await inFlight('gone26')) === 1);
+  req.destroy();
+  assert.match(await lineOf('gone26'), /version=2026-07-28 /);
+
+  // 2025-11-25: the session is deleted while its call runs.
+  const init = await d.request('POST', '/mcp/d/gone25', { headers: JSON_ACCEPT, body: JSON.stringify({
+    jsonrpc: '2.0', id: 1, method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }) });
+  assert.equal(init.status, 200, init.body);
+  const h = { ...JSON_ACCEPT, 'mcp-session-id': init.headers['mcp-session-id'], 'mcp-protocol-version': '2025-11-25' };
+  const pending = d.request('POST', '/mcp/d/gone25', { headers: h, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: call }) })
+    .catch(() => null);
+  await waitFor(async () => (await inFlight('gone25')) === 1);
+  assert.equal((await d.request('DELETE', '/mcp/d/gone25', { headers: h })).status, 204);
+  assert.match(await lineOf('gone25'), /version=2025-11-25 /);
+  await pending;
 });
 
 test('an enveloped request with a 2025-era MCP-Protocol-Version is a header mismatch (-32020)', async (t) => {
