@@ -35,7 +35,9 @@ static bool dialog_char(char c)
 /* "mcp-client:" and `name` in the characters of a dialog part: any other
  * byte becomes '_'. A name that had to change (or is "." or "..", or
  * longer than a part) is cut and given a hash of the name as it was, so
- * that two names the client apps chose never give one dialog. */
+ * that names differing only in the bytes replaced do not share a dialog
+ * (a client that wants another's dialog can name it anyway: the name is
+ * what the client says, not an identity). */
 static void client_dialog(const char *name, char *out)
 {
     size_t p = sizeof GW_DIALOG_CLIENT_PREFIX - 1, n = strlen(name);
