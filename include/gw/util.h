@@ -4,6 +4,7 @@
 #ifndef GW_UTIL_H
 #define GW_UTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -26,6 +27,10 @@ void gw_say(char *why, size_t cap, const char *fmt, ...) __attribute__((format(p
  * NUL-terminated, like snprintf(dst, cap, "%s", src) at a fraction of
  * its cost (per-call paths). Returns strlen(src). */
 size_t gw_strlcpy(char *dst, const char *src, size_t cap);
+
+/* Whether `name` is an item of the comma-separated `csv` (a query's
+ * toolset=a,b list: REST's listing and its search filter alike). */
+bool gw_csv_has(const char *csv, const char *name);
 
 /* FNV-1a (64 bits) of a NUL-terminated string, for the in-memory hash
  * tables (tool names, dialogs). */

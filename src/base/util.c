@@ -75,6 +75,21 @@ size_t gw_strlcpy(char *dst, const char *src, size_t cap)
     return n;
 }
 
+bool gw_csv_has(const char *csv, const char *name)
+{
+    size_t nl = strlen(name);
+
+    for (const char *p = csv;;) {
+        const char *e = strchr(p, ',');
+        size_t l = e ? (size_t)(e - p) : strlen(p);
+        if (l == nl && memcmp(p, name, l) == 0)
+            return true;
+        if (e == NULL)
+            return false;
+        p = e + 1;
+    }
+}
+
 size_t gw_fmt_int(char *buf, long long v)
 {
     char tmp[24];

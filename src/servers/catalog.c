@@ -732,22 +732,6 @@ json_t *gw_cat_tool_to_json(const struct gw_cat_tool *t, enum gw_tool_format fmt
     }
 }
 
-/* Whether `name` is an item of the comma-separated `csv`. */
-static bool csv_has(const char *csv, const char *name)
-{
-    size_t nl = strlen(name);
-
-    for (const char *p = csv;;) {
-        const char *e = strchr(p, ',');
-        size_t l = e ? (size_t)(e - p) : strlen(p);
-        if (l == nl && memcmp(p, name, l) == 0)
-            return true;
-        if (e == NULL)
-            return false;
-        p = e + 1;
-    }
-}
-
 json_t *gw_catalog_tools_json(const struct gw_catalog *cat, const char *toolsets_csv,
                               enum gw_tool_format fmt)
 {
@@ -756,7 +740,7 @@ json_t *gw_catalog_tools_json(const struct gw_catalog *cat, const char *toolsets
 
     for (size_t i = 0; i < cat->nsets; i++) {
         const struct gw_cat_toolset *ts = cat->sets[i];
-        if (!all && !csv_has(toolsets_csv, ts->name))
+        if (!all && !gw_csv_has(toolsets_csv, ts->name))
             continue;
         for (size_t j = 0; j < ts->nreg; j++)
             json_array_append_new(tools, gw_cat_tool_to_json(ts->reg[j], fmt));

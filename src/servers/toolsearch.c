@@ -519,21 +519,6 @@ static void query_name(const char *query, char *out, size_t cap)
     out[n] = '\0';
 }
 
-static bool csv_has(const char *csv, const char *name)
-{
-    size_t nl = strlen(name);
-
-    for (const char *p = csv;;) {
-        const char *e = strchr(p, ',');
-        size_t l = e ? (size_t)(e - p) : strlen(p);
-        if (l == nl && memcmp(p, name, l) == 0)
-            return true;
-        if (e == NULL)
-            return false;
-        p = e + 1;
-    }
-}
-
 struct cand {
     uint32_t doc;
     double score;
@@ -583,7 +568,7 @@ size_t gw_toolsearch_query(struct gw_toolsearch *ix, const struct gw_catalog *ca
         return 0;
     scratch_fit(ix);
     for (size_t i = 0; i < ix->nsegs; i++)
-        ix->segs[i]->allowed = all || csv_has(toolsets_csv, ix->segs[i]->name);
+        ix->segs[i]->allowed = all || gw_csv_has(toolsets_csv, ix->segs[i]->name);
     gw_toolsearch_tokens(query, strlen(query), query_word, &q);
     as = next_stamp(ix);
     for (size_t i = 0; i < q.n; i++) {
