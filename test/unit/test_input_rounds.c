@@ -109,6 +109,7 @@ struct fake_call {
     const struct gw_call_hooks *hooks;
     void *hooks_data;
     bool done;
+    bool parked;
 };
 
 static struct fake_call calls[MAX_CALLS];
@@ -151,7 +152,20 @@ static void fake_cancel(struct gw_call *call, const char *reason)
     finish((struct fake_call *)call, -5104, NULL);
 }
 
-static const struct gw_rounds_upstream fake_up = {fake_call, NULL, fake_answer, fake_cancel};
+/* Calls whose round is parked now: dispatch frees their slots. */
+static int nparked;
+
+static void fake_park(struct gw_call *call, bool parked)
+{
+    struct fake_call *c = (struct fake_call *)call;
+
+    ck_assert(c->parked != parked);
+    c->parked = parked;
+    nparked += parked ? 1 : -1;
+}
+
+static const struct gw_rounds_upstream fake_up = {fake_call, NULL, fake_answer, fake_cancel,
+                                                  fake_park};
 
 /* What the receiver got: its last answer. */
 struct got {
@@ -184,6 +198,7 @@ static struct gw_rounds *rr;
 static void setup(void)
 {
     ncalls = nanswered = ncancelled = 0;
+    nparked = 0;
     memset(calls, 0, sizeof calls);
     ck_assert_int_eq(uv_loop_init(&loop), 0);
     ck_assert_int_eq(gw_rounds_new(&loop, 60000, &fake_up, &rr), 0);
@@ -254,6 +269,7 @@ START_TEST(two_requests_one_round_then_the_missing_one)
     ck_assert_int_eq(ask(c, 2, "sampling/createMessage"), 0);
     run_until(&g, 1);
     ck_assert(!g.had_outcome);
+    ck_assert(c->parked);
     ck_assert_uint_eq(json_object_size(g.requests), 2);
     ck_assert_str_eq(
         json_string_value(json_object_get(json_object_get(g.requests, "r1"), "method")),
@@ -265,10 +281,12 @@ START_TEST(two_requests_one_round_then_the_missing_one)
     resp = json_pack("{s:o, s:{}}", "r1", accept_name("Ann"), "nokey");
     ck_assert_int_eq(resume("d1", args, g.state, resp, &g2, &why), 0);
     ck_assert_int_eq(g2.answers, 0); /* never inside resume */
+    ck_assert(!c->parked);           /* taken up before its answers go upstream */
     ck_assert_uint_eq(nanswered, 1);
     ck_assert_ptr_eq(answered[0], (void *)1);
     ck_assert_str_eq(json_string_value(json_object_get(answers[0], "action")), "accept");
     run_until(&g2, 1);
+    ck_assert(c->parked);
     ck_assert_uint_eq(json_object_size(g2.requests), 1);
     ck_assert_ptr_nonnull(json_object_get(g2.requests, "r2"));
     json_decref(resp);
@@ -459,12 +477,23 @@ START_TEST(rounds_are_bounded_per_dialog)
         struct fake_call *c = start("busy", NULL, &g[i]);
         ck_assert_int_eq(ask(c, 1, "elicitation/create"), 0);
     }
-    /* The 65th round of the dialog is refused; another dialog still asks. */
+    /* The 65th round of the dialog is refused: its request upstream at
+     * once, and its caller on the next loop turn (the call cancelled),
+     * not after its timeout; another dialog still asks. */
     ck_assert_int_ne(ask(start("busy", NULL, &g[GW_ROUNDS_PER_DIALOG]), 1, "elicitation/create"),
                      0);
     ck_assert_int_eq(
         ask(start("calm", NULL, &g[GW_ROUNDS_PER_DIALOG + 1]), 1, "elicitation/create"), 0);
-    run_until(&g[0], 1);
+    run_until(&g[GW_ROUNDS_PER_DIALOG], 1);
+    ck_assert(g[GW_ROUNDS_PER_DIALOG].had_outcome);
+    ck_assert_int_eq(g[GW_ROUNDS_PER_DIALOG].outcome_code, GW_SERVERS_E_ROUNDS_FULL);
+    ck_assert_uint_eq(ncancelled, 1);
+    ck_assert(!calls[GW_ROUNDS_PER_DIALOG].parked);
+    /* The others are parked, and hold no slot while they are. */
+    for (int i = 0; i < GW_ROUNDS_PER_DIALOG; i++)
+        run_until(&g[i], 1);
+    run_until(&g[GW_ROUNDS_PER_DIALOG + 1], 1);
+    ck_assert_int_eq(nparked, GW_ROUNDS_PER_DIALOG + 1);
     for (size_t i = 0; i < ncalls; i++) {
         if (!calls[i].done)
             finish(&calls[i], 0, NULL);
