@@ -3,6 +3,7 @@
  * the upstream's server requests and the call's outcome through the hooks
  * the module gave it, and records what the module answers upstream. */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -101,7 +102,7 @@ END_TEST
 
 /* ---- the test as dispatch ---- */
 
-#define MAX_CALLS 80
+#define MAX_CALLS (GW_ROUNDS_MAX + 8)
 
 struct fake_call {
     gw_call_cb cb;
@@ -503,6 +504,30 @@ START_TEST(rounds_are_bounded_per_dialog)
 }
 END_TEST
 
+START_TEST(rounds_are_bounded_in_all)
+{
+    static struct got g[GW_ROUNDS_MAX + 1];
+    char dialog[32];
+
+    memset(g, 0, sizeof g);
+    for (int i = 0; i < GW_ROUNDS_MAX; i++) {
+        snprintf(dialog, sizeof dialog, "d%d", i / GW_ROUNDS_PER_DIALOG);
+        ck_assert_int_eq(ask(start(dialog, NULL, &g[i]), 1, "elicitation/create"), 0);
+    }
+    /* A dialog with no round yet is refused too, at once. */
+    ck_assert_int_ne(ask(start("fresh", NULL, &g[GW_ROUNDS_MAX]), 1, "elicitation/create"), 0);
+    run_until(&g[GW_ROUNDS_MAX], 1);
+    ck_assert(g[GW_ROUNDS_MAX].had_outcome);
+    ck_assert_int_eq(g[GW_ROUNDS_MAX].outcome_code, GW_SERVERS_E_ROUNDS_FULL);
+    ck_assert_uint_eq(ncancelled, 1);
+    for (int i = 0; i < GW_ROUNDS_MAX; i++)
+        run_until(&g[i], 1);
+    ck_assert_int_eq(nparked, GW_ROUNDS_MAX);
+    for (size_t i = 0; i < sizeof g / sizeof g[0]; i++)
+        json_decref(g[i].requests);
+}
+END_TEST
+
 START_TEST(close_cancels_parked_rounds)
 {
     struct got g = {0};
@@ -537,6 +562,7 @@ static Suite *rounds_suite(void)
     tcase_add_test(tb, outcome_while_parked_waits_for_the_retry);
     tcase_add_test(tb, expired_round_is_cancelled_upstream);
     tcase_add_test(tb, rounds_are_bounded_per_dialog);
+    tcase_add_test(tb, rounds_are_bounded_in_all);
     tcase_add_test(tb, close_cancels_parked_rounds);
     suite_add_tcase(s, tc);
     suite_add_tcase(s, tb);
