@@ -110,3 +110,50 @@ test('the round beyond a dialog\'s 64 is refused at once with 429 naming the rou
   // Its place is free again: the dialog parks one more.
   await park(d, 'busy', 'again');
 });
+
+// A raw 2026-07-28 tools/call of fx's echo on /mcp/d/<dialog>, able to
+// answer elicitations; `extra` joins its params (a retry's).
+async function modernEcho(d, dialog, text, extra = {}) {
+  const body = {
+    jsonrpc: '2.0', id: 1, method: 'tools/call',
+    params: {
+      name: 'echo', arguments: { text }, ...extra,
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+        'io.modelcontextprotocol/clientCapabilities': { elicitation: {} },
+        'io.modelcontextprotocol/clientInfo': { name: 'limits', version: '1' },
+      },
+    },
+  };
+  const r = await d.request('POST', `/mcp/d/${dialog}`, {
+    body: JSON.stringify(body),
+    headers: {
+      'content-type': 'application/json', accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'echo',
+    },
+    timeoutMs: 2 * LONG_MS,
+  });
+  assert.equal(r.status, 200, r.body);
+  return r.json.result;
+}
+
+test('on /mcp (2026-07-28) too, parked rounds leave the slots to other calls', async (t) => {
+  const log = path.join(tmpdir(), 'fx.log');
+  const d = await start(config(2, log), { waitReady: true });
+  t.after(() => stopClean(d));
+
+  const parked = [];
+  for (const text of ['m1', 'm2', 'm3']) {
+    const r = await modernEcho(d, 'm', text);
+    assert.equal(r.resultType, 'input_required', JSON.stringify(r));
+    parked.push({ text, r });
+  }
+  const other = await d.post('/v1/tools/plain_echo/call', { arguments: { text: 'free' }, timeout_ms: LONG_MS });
+  assert.equal(other.status, 200, other.body);
+  for (const { text, r } of parked) {
+    const [key] = Object.keys(r.inputRequests);
+    const done = await modernEcho(d, 'm', text, { inputResponses: { [key]: accept }, requestState: r.requestState });
+    assert.equal(done.resultType, 'complete', JSON.stringify(done));
+    assert.match(done.content.map((c) => c.text).join('\n'), new RegExp(`^${text}$`, 'm'));
+  }
+});
