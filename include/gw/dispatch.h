@@ -135,6 +135,15 @@ void gw_dispatch_answer(struct gw_server_request *sr, json_t *result, json_t *er
  * when it was sent); the callback fires inside with GW_MCP_E_CANCELLED. */
 void gw_dispatch_cancel(struct gw_call *call, const char *reason);
 
+/* The call's caller was asked for input and the call waits for its
+ * answer (an input round is parked, input_rounds.h). While parked a call
+ * that was sent holds no concurrency slot (gateway.max_concurrent, its
+ * tool's max_instances): calls queued behind the limit take it. Unparked
+ * (the caller answered), it takes its slot back at once, over the limit
+ * if need be: it was admitted when it was sent, and its upstream waits
+ * for the answers it is about to get. */
+void gw_dispatch_park(struct gw_call *call, bool parked);
+
 /* What an outcome code means to a caller: the one table both front ends
  * answer from. */
 struct gw_dispatch_error {

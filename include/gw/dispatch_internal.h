@@ -33,6 +33,7 @@ struct gw_call {
     struct slot *slot;
     struct gw_call **waiting_on; /* the list it waits in (a lease's or a server's), or NULL */
     bool retried;                /* sent again after its session was lost (design §9) */
+    bool parked;                 /* sent, and holding no slot (gw_dispatch_park) */
     char server[65];
     char *tool;     /* final name */
     char *original; /* ORIGINAL name */

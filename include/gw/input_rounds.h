@@ -28,6 +28,7 @@
 #define GW_INPUT_ROUNDS_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <uv.h>
 
@@ -35,9 +36,11 @@
 #include "gw/errors.h"
 #include "gw/sha256.h"
 
-/* Rounds parked (handed to a caller, waiting for its retry) per dialog and
- * in all; a server request that would park one more is refused upstream
- * with a JSON-RPC error, as when no client can answer it. */
+/* Rounds that asked (until their call ends) per dialog and in all. A call
+ * whose server request would make one more is refused at once: the
+ * request gets a JSON-RPC error, the call is cancelled upstream and its
+ * caller gets GW_SERVERS_E_LIMIT. A parked round holds no concurrency
+ * slot (gw_dispatch_park): these caps are what bounds them. */
 #define GW_ROUNDS_PER_DIALOG 64
 #define GW_ROUNDS_MAX        4096
 /* How long a parked round waits for its retry before the upstream call is
@@ -100,6 +103,8 @@ struct gw_rounds_upstream {
                  struct gw_call **out);
     void (*answer)(struct gw_server_request *sr, json_t *result, json_t *error);
     void (*cancel)(struct gw_call *call, const char *reason);
+    /* The call's round is parked (true) or taken up again (false). */
+    void (*park)(struct gw_call *call, bool parked);
 };
 
 /* Counters since start, for /metrics. */

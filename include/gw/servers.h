@@ -44,6 +44,8 @@ enum {
         GW_E_SERVERS_BASE - 7, /* the upstream did not declare what the request needs */
     GW_SERVERS_E_SUBS_FULL =
         GW_E_SERVERS_BASE - 8, /* a subscription limit (subscriptions.h) is reached */
+    GW_SERVERS_E_ROUNDS_FULL =
+        GW_E_SERVERS_BASE - 9, /* 429: the input round caps (input_rounds.h) are reached */
 };
 
 struct gw_servers;

@@ -18,7 +18,9 @@
  *
  * Ownership: the caller owns a subscriber from gw_subscriber_new() until
  * gw_subscriber_free(), which must come before gw_servers_close() calls
- * back. Hooks fire on the loop, never inside a call into this module. */
+ * back. Hooks fire on the loop, never inside a call into this module; a
+ * hook may free any subscriber, its own included (the others due to hear
+ * the same update then do not). */
 #ifndef GW_SUBSCRIPTIONS_H
 #define GW_SUBSCRIPTIONS_H
 

@@ -283,8 +283,11 @@ static void on_reply(void *data, const struct gw_mcp_reply *reply)
     struct gw_call *c = data;
     struct gw_servers *s = c->s;
 
-    s->in_flight--;
-    tool_add(s, c, -1);
+    if (!c->parked) {
+        s->in_flight--;
+        tool_add(s, c, -1);
+    }
+    c->parked = false;
     touch_lease(c);
     if (reply->code == GW_MCP_E_NOT_RUN && !c->retried) {
         retry_later(c);
@@ -717,6 +720,23 @@ void gw_dispatch_cancel(struct gw_call *c, const char *reason)
     case CALL_DONE:
         break;
     }
+}
+
+void gw_dispatch_park(struct gw_call *c, bool parked)
+{
+    struct gw_servers *s = c->s;
+
+    if (c->state != CALL_SENT || c->parked == parked)
+        return;
+    c->parked = parked;
+    if (!parked) {
+        s->in_flight++;
+        tool_add(s, c, 1);
+        return;
+    }
+    s->in_flight--;
+    tool_add(s, c, -1);
+    pump(s);
 }
 
 unsigned gw_servers_in_flight(const struct gw_servers *s)

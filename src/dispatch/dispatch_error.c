@@ -56,6 +56,12 @@ static const struct row rows[] = {
     {GW_SERVERS_E_SUBS_FULL,
      {429, "limit_reached", RPC_INTERNAL_ERROR, "subscriptions_full",
       "the session holds as many resource subscriptions as the gateway keeps", false}},
+    {GW_SERVERS_E_ROUNDS_FULL,
+     {429, "limit_reached", 0, "rounds_full",
+      "as many input rounds as the gateway keeps (64 per dialog, 4,096 in all) wait for their "
+      "callers; the server's request for input was refused and the call cancelled: answer "
+      "those rounds or let them expire, then call again",
+      true}},
     {GW_MCP_E_TIMEOUT,
      {504, "call_timeout", 0, "timeout",
       "the tool did not answer in time; the call was cancelled upstream", false}},

@@ -13,6 +13,13 @@
  *             call's stored outcome, or requests still missing); the
  *             timer, at 0, gives it on the next loop turn, never inside
  *             gw_rounds_resume
+ *   REFUSED   a receiver waits and the call's first server request would
+ *             go over a cap; the timer, at 0, cancels the call (never
+ *             inside dispatch's hook), whose outcome reaches the receiver
+ *             as GW_SERVERS_E_ROUNDS_FULL
+ *
+ * A parked round's call holds no concurrency slot (gw_dispatch_park) from
+ * the moment it is handed out until a retry takes it up.
  *
  * Rounds that have asked once are listed in the registry (bounded per
  * dialog and in all) until they end; a parked one is found by its id,
@@ -27,7 +34,7 @@
 #include "gw/mcp_client.h"
 #include "gw/util.h"
 
-enum round_state { R_LIVE, R_SETTLING, R_PARKED, R_DELIVER };
+enum round_state { R_LIVE, R_SETTLING, R_PARKED, R_DELIVER, R_REFUSED };
 
 /* One server request of the call, waiting for the caller's response. */
 struct pending {
@@ -80,7 +87,8 @@ struct gw_rounds {
 };
 
 static const struct gw_rounds_upstream dispatch_up = {gw_dispatch_call, gw_dispatch_request,
-                                                      gw_dispatch_answer, gw_dispatch_cancel};
+                                                      gw_dispatch_answer, gw_dispatch_cancel,
+                                                      gw_dispatch_park};
 
 int gw_rounds_new(uv_loop_t *loop, uint64_t expiry_ms, const struct gw_rounds_upstream *up,
                   struct gw_rounds **out)
@@ -229,8 +237,17 @@ static void arm(struct gw_round *r, enum round_state st, uint64_t ms)
 static void on_outcome(void *data, const struct gw_call_outcome *o)
 {
     struct gw_round *r = data;
+    struct gw_call_outcome refused;
 
     r->call = NULL;
+    if (r->state == R_REFUSED) { /* cancelled for the caps: what the caller is told */
+        refused = (struct gw_call_outcome){.code = GW_SERVERS_E_ROUNDS_FULL,
+                                           .lease = o->lease,
+                                           .server = o->server,
+                                           .tool = o->tool,
+                                           .dialog = o->dialog};
+        o = &refused;
+    }
     if (r->has_rcv && !r->in_resume) {
         deliver_outcome(r, o);
         round_free(r);
@@ -295,6 +312,8 @@ static void hand_out(struct gw_round *r)
     gw_rounds_state_encode(r->rr->key, r->id, gw_now_ms() + r->rr->expiry_ms, &b, state);
     reqs = input_requests(r);
     arm(r, R_PARKED, r->rr->expiry_ms);
+    if (r->call != NULL)
+        r->rr->up->park(r->call, true);
     r->rr->stats.asked++;
     rcv = take_receiver(r);
     a = (struct gw_rounds_answer){.input_requests = reqs, .request_state = state};
@@ -326,6 +345,10 @@ static void on_timer(uv_timer_t *t)
         } else {
             hand_out(r);
         }
+        break;
+    case R_REFUSED:
+        if (r->call != NULL)
+            r->rr->up->cancel(r->call, "the gateway's input round caps are reached");
         break;
     case R_PARKED:
         r->rr->stats.expired++;
@@ -368,16 +391,15 @@ static size_t asked_by(const struct gw_rounds *rr, const char *dialog)
     return n;
 }
 
-/* Room for this round among those that asked: 0, or -1 when a bound is
- * full (the request is then refused upstream by dispatch). */
+/* Room for this round among those that asked: 0, or -1 when a cap is
+ * full. */
 static int enlist(struct gw_round *r)
 {
     struct gw_rounds *rr = r->rr;
 
     if (r->listed)
         return 0;
-    if (rr->closing || rr->nasked >= GW_ROUNDS_MAX ||
-        asked_by(rr, r->dialog) >= GW_ROUNDS_PER_DIALOG)
+    if (rr->nasked >= GW_ROUNDS_MAX || asked_by(rr, r->dialog) >= GW_ROUNDS_PER_DIALOG)
         return -1;
     r->next = rr->asked;
     if (rr->asked != NULL)
@@ -441,8 +463,16 @@ static int h_request(void *data, struct gw_server_request *sr, const char *metho
     struct gw_round *r = data;
     struct pending *p;
 
-    if (r->nreq == GW_ROUNDS_REQUESTS_MAX || enlist(r) != 0) {
+    if (r->nreq == GW_ROUNDS_REQUESTS_MAX || r->state == R_REFUSED ||
+        (r->rr->closing && !r->listed)) {
         r->rr->stats.refused++;
+        return -1;
+    }
+    if (enlist(r) != 0) {
+        /* Refused at once, not parked behind the caps: the request gets
+         * its error from dispatch, and the call ends next turn. */
+        r->rr->stats.refused++;
+        arm(r, R_REFUSED, 0);
         return -1;
     }
     p = &r->req[r->nreq++];
@@ -675,6 +705,8 @@ int gw_rounds_resume(struct gw_rounds *rr, const char *state, json_t *responses,
     r->rcv = *rcv;
     r->has_rcv = true;
     r->state = R_LIVE;
+    if (r->call != NULL)
+        rr->up->park(r->call, false);
     if (responses != NULL)
         answer_given(r, responses);
     rr->stats.resumed++;

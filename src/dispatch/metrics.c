@@ -356,7 +356,9 @@ char *gw_metrics_render(const struct gw_metrics *m, const struct gw_metrics_view
            "Tool calls by front end (rest, mcp), server, tool and outcome.");
     series(&o, "mcpgw_tool_calls_total", m->calls, call_labels, 4);
     histograms(&o, m);
-    header(&o, "mcpgw_tool_calls_in_flight", "gauge", "Tool calls sent upstream, not answered.");
+    header(&o, "mcpgw_tool_calls_in_flight", "gauge",
+           "Tool calls sent upstream and not answered (not those whose input round waits for "
+           "the caller).");
     outf(&o, "mcpgw_tool_calls_in_flight %u\n", v->calls_in_flight);
     relays(&o, v->relay);
     if (v->rounds != NULL)

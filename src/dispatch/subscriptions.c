@@ -38,9 +38,18 @@ struct gw_subscriber {
     struct sub_entry *entries;
     size_t n;       /* entries */
     size_t pending; /* subscribe calls in flight */
+    size_t held;    /* deliveries of an update that will reach it */
     uint64_t round; /* the last updated notification it heard */
-    bool closed;    /* freed by its owner; freed here when pending reaches 0 */
+    bool closed;    /* freed by its owner; freed here once nothing holds it */
 };
+
+/* A subscriber its owner let go of is freed when no subscribe call and no
+ * delivery holds it any more. */
+static void sub_release(struct gw_subscriber *sub)
+{
+    if (sub->closed && sub->pending == 0 && sub->held == 0)
+        free(sub);
+}
 
 /* ---- upstream ---- */
 
@@ -205,8 +214,7 @@ int gw_subs_call_done(struct gw_call *c, int code)
         if (topic_find(c->slot, uri) == NULL)
             tell_upstream(c->slot, uri);
     }
-    if (sub->closed && sub->pending == 0)
-        free(sub);
+    sub_release(sub);
     return code;
 }
 
@@ -232,29 +240,67 @@ static bool covers(const char *topic, const char *uri)
     return uri[n] == '\0' || (n > 0 && topic[n - 1] == '/') || uri[n] == '/';
 }
 
+/* The subscribers an update of `uri` reaches, each once (marked with
+ * `round`) and held: gathered before any hears it, because a hook may end
+ * any subscriber (a listen stream too slow to keep up ends its own), and
+ * with it entries and topics of this slot. Returns how many are in `*out`
+ * (`buf` when they fit, else an allocation). */
+static size_t gather(struct slot *sl, const char *uri, uint64_t round, struct gw_subscriber **buf,
+                     size_t cap, struct gw_subscriber ***out)
+{
+    size_t n = 0;
+
+    for (const struct gw_sub_topic *t = sl->topics; t != NULL; t = t->next) {
+        for (const struct sub_entry *e = covers(t->uri, uri) ? t->holders : NULL; e != NULL;
+             e = e->tnext)
+            n++;
+    }
+    *out = n <= cap ? buf : gw_xcalloc(n, sizeof **out);
+    n = 0;
+    for (const struct gw_sub_topic *t = sl->topics; t != NULL; t = t->next) {
+        for (const struct sub_entry *e = covers(t->uri, uri) ? t->holders : NULL; e != NULL;
+             e = e->tnext) {
+            if (e->sub->round == round)
+                continue;
+            e->sub->round = round;
+            e->sub->held++;
+            (*out)[n++] = e->sub;
+        }
+    }
+    return n;
+}
+
 static void on_updated(struct slot *sl, const char *method, json_t *params)
 {
     const char *uri = json_string_value(json_object_get(params, "uri"));
     uint64_t round = ++sl->srv->owner->subs_round;
-    json_t *shown = json_incref(params);
+    struct gw_subscriber *buf[8], **subs;
+    json_t *shown;
+    size_t n;
 
-    if (uri != NULL && sl->srv->cfg->resource_namespace) {
+    if (uri == NULL)
+        return;
+    shown = json_incref(params);
+    if (sl->srv->cfg->resource_namespace) {
         char *ns = gw_catalog_ns_uri(sl->srv->cfg->id, uri);
         json_decref(shown);
         shown = json_copy(params);
         json_object_set_new(shown, "uri", json_string(ns));
         free(ns);
     }
-    for (struct gw_sub_topic *t = uri ? sl->topics : NULL; t != NULL; t = t->next) {
-        if (!covers(t->uri, uri))
-            continue;
-        for (struct sub_entry *e = t->holders; e != NULL; e = e->tnext) {
-            if (e->sub->round == round)
-                continue;
-            e->sub->round = round;
-            e->sub->hooks->on_updated(e->sub->data, shown);
-        }
+    n = gather(sl, uri, round, buf, GW_ARRAY_SIZE(buf), &subs);
+    /* From here on only `subs` is read: the slot's topics and their
+     * entries may be gone after any hook. */
+    for (size_t i = 0; i < n; i++) {
+        if (!subs[i]->closed)
+            subs[i]->hooks->on_updated(subs[i]->data, shown);
     }
+    for (size_t i = 0; i < n; i++) {
+        subs[i]->held--;
+        sub_release(subs[i]);
+    }
+    if (subs != buf)
+        free(subs);
     json_decref(shown);
 }
 
@@ -281,8 +327,7 @@ void gw_subscriber_free(struct gw_subscriber *sub, bool tell_upstream)
     while (sub->entries != NULL)
         entry_end(sub->entries, tell_upstream);
     sub->closed = true;
-    if (sub->pending == 0)
-        free(sub);
+    sub_release(sub);
 }
 
 /* Is `e` a subscription to `uri` as the client knows it? `ns` is the

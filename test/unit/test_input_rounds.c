@@ -3,6 +3,7 @@
  * the upstream's server requests and the call's outcome through the hooks
  * the module gave it, and records what the module answers upstream. */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -120,7 +121,7 @@ END_TEST
 
 /* ---- the test as dispatch ---- */
 
-#define MAX_CALLS 80
+#define MAX_CALLS (GW_ROUNDS_MAX + 8)
 
 struct fake_call {
     gw_call_cb cb;
@@ -128,6 +129,7 @@ struct fake_call {
     const struct gw_call_hooks *hooks;
     void *hooks_data;
     bool done;
+    bool parked;
 };
 
 static struct fake_call calls[MAX_CALLS];
@@ -170,7 +172,20 @@ static void fake_cancel(struct gw_call *call, const char *reason)
     finish((struct fake_call *)call, -5104, NULL);
 }
 
-static const struct gw_rounds_upstream fake_up = {fake_call, NULL, fake_answer, fake_cancel};
+/* Calls whose round is parked now: dispatch frees their slots. */
+static int nparked;
+
+static void fake_park(struct gw_call *call, bool parked)
+{
+    struct fake_call *c = (struct fake_call *)call;
+
+    ck_assert(c->parked != parked);
+    c->parked = parked;
+    nparked += parked ? 1 : -1;
+}
+
+static const struct gw_rounds_upstream fake_up = {fake_call, NULL, fake_answer, fake_cancel,
+                                                  fake_park};
 
 /* What the receiver got: its last answer. */
 struct got {
@@ -203,6 +218,7 @@ static struct gw_rounds *rr;
 static void setup(void)
 {
     ncalls = nanswered = ncancelled = 0;
+    nparked = 0;
     memset(calls, 0, sizeof calls);
     ck_assert_int_eq(uv_loop_init(&loop), 0);
     ck_assert_int_eq(gw_rounds_new(&loop, 60000, &fake_up, &rr), 0);
@@ -273,6 +289,7 @@ START_TEST(two_requests_one_round_then_the_missing_one)
     ck_assert_int_eq(ask(c, 2, "sampling/createMessage"), 0);
     run_until(&g, 1);
     ck_assert(!g.had_outcome);
+    ck_assert(c->parked);
     ck_assert_uint_eq(json_object_size(g.requests), 2);
     ck_assert_str_eq(
         json_string_value(json_object_get(json_object_get(g.requests, "r1"), "method")),
@@ -284,10 +301,12 @@ START_TEST(two_requests_one_round_then_the_missing_one)
     resp = json_pack("{s:o, s:{}}", "r1", accept_name("Ann"), "nokey");
     ck_assert_int_eq(resume("d1", args, g.state, resp, &g2, &why), 0);
     ck_assert_int_eq(g2.answers, 0); /* never inside resume */
+    ck_assert(!c->parked);           /* taken up before its answers go upstream */
     ck_assert_uint_eq(nanswered, 1);
     ck_assert_ptr_eq(answered[0], (void *)1);
     ck_assert_str_eq(json_string_value(json_object_get(answers[0], "action")), "accept");
     run_until(&g2, 1);
+    ck_assert(c->parked);
     ck_assert_uint_eq(json_object_size(g2.requests), 1);
     ck_assert_ptr_nonnull(json_object_get(g2.requests, "r2"));
     json_decref(resp);
@@ -478,16 +497,51 @@ START_TEST(rounds_are_bounded_per_dialog)
         struct fake_call *c = start("busy", NULL, &g[i]);
         ck_assert_int_eq(ask(c, 1, "elicitation/create"), 0);
     }
-    /* The 65th round of the dialog is refused; another dialog still asks. */
+    /* The 65th round of the dialog is refused: its request upstream at
+     * once, and its caller on the next loop turn (the call cancelled),
+     * not after its timeout; another dialog still asks. */
     ck_assert_int_ne(ask(start("busy", NULL, &g[GW_ROUNDS_PER_DIALOG]), 1, "elicitation/create"),
                      0);
     ck_assert_int_eq(
         ask(start("calm", NULL, &g[GW_ROUNDS_PER_DIALOG + 1]), 1, "elicitation/create"), 0);
-    run_until(&g[0], 1);
+    run_until(&g[GW_ROUNDS_PER_DIALOG], 1);
+    ck_assert(g[GW_ROUNDS_PER_DIALOG].had_outcome);
+    ck_assert_int_eq(g[GW_ROUNDS_PER_DIALOG].outcome_code, GW_SERVERS_E_ROUNDS_FULL);
+    ck_assert_uint_eq(ncancelled, 1);
+    ck_assert(!calls[GW_ROUNDS_PER_DIALOG].parked);
+    /* The others are parked, and hold no slot while they are. */
+    for (int i = 0; i < GW_ROUNDS_PER_DIALOG; i++)
+        run_until(&g[i], 1);
+    run_until(&g[GW_ROUNDS_PER_DIALOG + 1], 1);
+    ck_assert_int_eq(nparked, GW_ROUNDS_PER_DIALOG + 1);
     for (size_t i = 0; i < ncalls; i++) {
         if (!calls[i].done)
             finish(&calls[i], 0, NULL);
     }
+    for (size_t i = 0; i < sizeof g / sizeof g[0]; i++)
+        json_decref(g[i].requests);
+}
+END_TEST
+
+START_TEST(rounds_are_bounded_in_all)
+{
+    static struct got g[GW_ROUNDS_MAX + 1];
+    char dialog[32];
+
+    memset(g, 0, sizeof g);
+    for (int i = 0; i < GW_ROUNDS_MAX; i++) {
+        snprintf(dialog, sizeof dialog, "d%d", i / GW_ROUNDS_PER_DIALOG);
+        ck_assert_int_eq(ask(start(dialog, NULL, &g[i]), 1, "elicitation/create"), 0);
+    }
+    /* A dialog with no round yet is refused too, at once. */
+    ck_assert_int_ne(ask(start("fresh", NULL, &g[GW_ROUNDS_MAX]), 1, "elicitation/create"), 0);
+    run_until(&g[GW_ROUNDS_MAX], 1);
+    ck_assert(g[GW_ROUNDS_MAX].had_outcome);
+    ck_assert_int_eq(g[GW_ROUNDS_MAX].outcome_code, GW_SERVERS_E_ROUNDS_FULL);
+    ck_assert_uint_eq(ncancelled, 1);
+    for (int i = 0; i < GW_ROUNDS_MAX; i++)
+        run_until(&g[i], 1);
+    ck_assert_int_eq(nparked, GW_ROUNDS_MAX);
     for (size_t i = 0; i < sizeof g / sizeof g[0]; i++)
         json_decref(g[i].requests);
 }
@@ -528,6 +582,7 @@ static Suite *rounds_suite(void)
     tcase_add_test(tb, outcome_while_parked_waits_for_the_retry);
     tcase_add_test(tb, expired_round_is_cancelled_upstream);
     tcase_add_test(tb, rounds_are_bounded_per_dialog);
+    tcase_add_test(tb, rounds_are_bounded_in_all);
     tcase_add_test(tb, close_cancels_parked_rounds);
     suite_add_tcase(s, tc);
     suite_add_tcase(s, tb);
