@@ -4,6 +4,7 @@
  * the abort callback, is ignored rather than written to a dead socket. */
 #include "gw/http_internal.h"
 
+#include "gw/heap.h"
 #include "gw/json_out.h"
 #include "gw/log.h"
 
@@ -15,6 +16,9 @@
 /* A response head is built from our own strings and from header values
  * the routes pass; this bound only catches a bug. */
 #define HEAD_MAX (64 * 1024)
+
+/* A JSON answer this long asks for a heap trim (gw_heap_trim_soon). */
+#define BIG_ANSWER (64 * 1024)
 
 struct sbuf {
     struct buf b;
@@ -155,6 +159,11 @@ void gw_http_respond_json(struct gw_http_request *req, int status, json_t *body,
     }
     gw_http_respond(req, status, "application/json; charset=utf-8", s, len, extra_headers);
     free(s);
+    /* A large answer was a large tree (a /v1/servers listing of 1,000
+     * instances is ~2.5 MB of nodes for 300 KB of text), freed among the
+     * allocations made meanwhile: without a trim it stays resident. */
+    if (len >= BIG_ANSWER)
+        gw_heap_trim_soon();
 }
 
 void gw_http_respond_error(struct gw_http_request *req, int status, const char *code,
