@@ -179,10 +179,23 @@ static size_t raw_len(const struct in *in)
 /* A string token; calls make(text, len, data) with the decoded text. */
 static int string_token(struct in *in, int (*make)(const char *, size_t, void *), void *data)
 {
+    const unsigned char *q = in->p;
     char stack[STACK_STR], *out = stack;
-    size_t raw = raw_len(in), n = 0;
+    size_t raw, n = 0;
     int rc;
 
+    /* Most strings are printable ASCII without escapes: such a string is
+     * its own text, passed from the input without the length scan and the
+     * byte-by-byte copy below (the key of a member is only read while the
+     * input is). ~3,000 instructions of a 2026-07-28 tools/call. */
+    while (q < in->end && *q >= 0x20 && *q < 0x80 && *q != '"' && *q != '\\')
+        q++;
+    if (q < in->end && *q == '"') {
+        const char *text = (const char *)in->p;
+        in->p = q + 1;
+        return make(text, (size_t)(q - (const unsigned char *)text), data);
+    }
+    raw = raw_len(in);
     if (raw >= sizeof stack)
         out = gw_xmalloc(raw + 1);
     rc = string_body(in, out, &n);

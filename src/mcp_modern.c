@@ -252,9 +252,9 @@ static struct gw_mcp_session *session_new(struct gw_mcp_server *ms, const char *
 
     s->ms = ms;
     s->modern = true;
-    snprintf(s->dialog, sizeof s->dialog, "%s", dialog);
-    snprintf(s->version, sizeof s->version, "%s", MCP_MODERN_VERSION);
-    snprintf(s->log_level, sizeof s->log_level, "%s", level ? level : "");
+    gw_strlcpy(s->dialog, dialog, sizeof s->dialog);
+    gw_strlcpy(s->version, MCP_MODERN_VERSION, sizeof s->version);
+    gw_strlcpy(s->log_level, level ? level : "", sizeof s->log_level);
     s->client_caps = json_incref(caps);
     s->caps = gw_mcp_caps_of(caps);
     s->next = ms->modern;
