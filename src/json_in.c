@@ -282,18 +282,21 @@ struct member {
 static int make_member(const char *key, size_t n, void *data)
 {
     struct member *m = data;
+    size_t size = json_object_size(m->obj);
     json_t *v;
 
-    if ((m->in->flags & JSON_REJECT_DUPLICATES) && json_object_getn(m->obj, key, n) != NULL)
-        return -1;
     skip_ws(m->in);
     if (m->in->p >= m->in->end || *m->in->p != ':')
         return -1;
     m->in->p++;
     v = value(m->in, m->depth);
-    if (v == NULL)
+    if (v == NULL || json_object_setn_new_nocheck(m->obj, key, n, v) != 0)
         return -1;
-    return json_object_setn_new_nocheck(m->obj, key, n, v);
+    /* A duplicate replaced the member before it instead of adding one:
+     * seen by the size, so each key is hashed once, not twice. */
+    if ((m->in->flags & JSON_REJECT_DUPLICATES) && json_object_size(m->obj) == size)
+        return -1;
+    return 0;
 }
 
 static json_t *object(struct in *in, int depth)

@@ -298,8 +298,13 @@ static void modern_done(struct gw_mcp_exchange *x)
 
         if (!json_is_object(result))
             continue;
-        result = json_copy(result); /* it may be the upstream's own object */
-        json_object_set_new(reply, "result", result);
+        /* It may be the upstream's own object, shared: decorated on a copy
+         * unless the reply holds the only reference (a tools/call's reply
+         * is already a copy). */
+        if (result->refcount > 1) {
+            result = json_copy(result);
+            json_object_set_new(reply, "result", result);
+        }
         gw_mcp__modern_decorate(x->method, result);
     }
     if (x->req != NULL && x->streaming) {
