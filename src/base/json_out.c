@@ -60,6 +60,16 @@ static bool put_string(struct gw_jbuf *b, const char *str, size_t n)
 
     reserve(b, n + 2);
     b->p[b->len++] = '"';
+    /* Printable ASCII without quote or backslash, most keys and values, is
+     * written as it is in one copy; the loop below starts where it ends. */
+    while (s < end && *s >= 0x20 && *s < 0x80 && *s != '"' && *s != '\\')
+        s++;
+    if (s == end) {
+        memcpy(b->p + b->len, str, n);
+        b->len += n;
+        b->p[b->len++] = '"';
+        return true;
+    }
     while (s < end) {
         if (*s >= 0x20 && *s != '"' && *s != '\\') {
             size_t k = *s < 0x80 ? 1 : gw_utf8_seq_len(s, (size_t)(end - s));

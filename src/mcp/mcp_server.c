@@ -18,9 +18,21 @@
 
 static const char *const allow_header[] = {"Allow: GET, POST, DELETE", NULL};
 
+/* Built member by member: json_pack parses its format on every call
+ * (~2,000 instructions), and every answer of /mcp comes through here. */
 json_t *gw_mcp__result(json_t *id, json_t *result)
 {
-    return json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result", result);
+    json_t *r;
+
+    if (id == NULL || result == NULL) { /* as json_pack's "O" and "o" would */
+        json_decref(result);
+        return NULL;
+    }
+    r = json_object();
+    json_object_set_new(r, "jsonrpc", json_string("2.0"));
+    json_object_set(r, "id", id);
+    json_object_set_new(r, "result", result);
+    return r;
 }
 
 json_t *gw_mcp__error(json_t *id, int code, const char *message)
@@ -60,15 +72,28 @@ static void refuse(struct gw_http_request *req, int status, int code, const char
 /* Does the Accept header allow `type` ("application/json")? A missing header
  * allows everything (curl); wildcards count. Parameters (q=…) are not
  * weighed: a type listed at all is taken as acceptable. */
+/* Whether `h` holds `n` bytes equal to `w` (ASCII, any case) at some
+ * position. strcasestr costs ~800 instructions on a short Accept header
+ * (its two-way setup), and this runs up to four times per request. */
+static bool has_ci(const char *h, const char *w, size_t n)
+{
+    for (; *h != '\0'; h++)
+        if ((*h | 0x20) == (*w | 0x20) && strncasecmp(h, w, n) == 0)
+            return true;
+    return false;
+}
+
 static bool accepts(const char *accept, const char *type)
 {
     size_t major = strcspn(type, "/");
-    char wild[64];
 
-    if (accept == NULL || strstr(accept, "*/*") != NULL || strcasestr(accept, type) != NULL)
+    if (accept == NULL || strstr(accept, "*/*") != NULL || has_ci(accept, type, strlen(type)))
         return true;
-    snprintf(wild, sizeof wild, "%.*s/*", (int)major, type);
-    return strcasestr(accept, wild) != NULL;
+    /* a "<major>/ *" wildcard (written without the space) */
+    for (const char *p = accept; (p = strstr(p, "/*")) != NULL; p += 2)
+        if ((size_t)(p - accept) >= major && strncasecmp(p - major, type, major) == 0)
+            return true;
+    return false;
 }
 
 /* Checks MCP-Protocol-Version when present (absent: the spec's 2025-03-26
@@ -273,8 +298,13 @@ static void modern_done(struct gw_mcp_exchange *x)
 
         if (!json_is_object(result))
             continue;
-        result = json_copy(result); /* it may be the upstream's own object */
-        json_object_set_new(reply, "result", result);
+        /* It may be the upstream's own object, shared: decorated on a copy
+         * unless the reply holds the only reference (a tools/call's reply
+         * is already a copy). */
+        if (result->refcount > 1) {
+            result = json_copy(result);
+            json_object_set_new(reply, "result", result);
+        }
         gw_mcp__modern_decorate(x->method, result);
     }
     if (x->req != NULL && x->streaming) {

@@ -21,14 +21,16 @@ struct secret {
 struct gw_redact {
     struct secret *s; /* longest first */
     size_t n, cap;
-    int first[256]; /* the longest secret starting with each byte, or -1 */
+    /* The longest secret starting with each byte, or -1; allocated with
+     * the first secret. Most servers have none, and every instance holds
+     * two redactors (its transport's and its MCP client's): a table in
+     * each cost 2 KB per lease. */
+    int *first;
 };
 
 struct gw_redact *gw_redact_new(void)
 {
-    struct gw_redact *r = gw_xcalloc(1, sizeof(*r));
-    memset(r->first, -1, sizeof(r->first));
-    return r;
+    return gw_xcalloc(1, sizeof(struct gw_redact));
 }
 
 static size_t *kmp_table(const char *p, size_t n)
@@ -49,7 +51,9 @@ static size_t *kmp_table(const char *p, size_t n)
  * longest one. */
 static void relink(struct gw_redact *r)
 {
-    memset(r->first, -1, sizeof(r->first));
+    if (r->first == NULL)
+        r->first = gw_xmalloc(256 * sizeof(*r->first));
+    memset(r->first, -1, 256 * sizeof(*r->first));
     for (size_t i = r->n; i-- > 0;) {
         unsigned char c = (unsigned char)r->s[i].v[0];
         r->s[i].next = r->first[c];
@@ -196,5 +200,6 @@ void gw_redact_free(struct gw_redact *r)
         free(r->s[i].rfail);
     }
     free(r->s);
+    free(r->first);
     free(r);
 }

@@ -5,10 +5,13 @@ wrk.method = os.getenv("BENCH_METHOD") or "POST"
 wrk.body = os.getenv("BENCH_BODY")
 if wrk.method == "GET" then wrk.body = nil end
 wrk.headers["Content-Type"] = "application/json"
+-- BENCH_HEADER: one "Name: value" header, or several separated by newlines.
 local extra = os.getenv("BENCH_HEADER")
 if extra then
-  local k, v = extra:match("^([^:]+):%s*(.*)$")
-  if k then wrk.headers[k] = v end
+  for line in extra:gmatch("[^\n]+") do
+    local k, v = line:match("^([^:]+):%s*(.*)$")
+    if k then wrk.headers[k] = v end
+  end
 end
 
 bad = 0

@@ -61,10 +61,12 @@ struct pending {
 static void echo(struct fx *f, struct gw_http_request *req)
 {
     const char *x = gw_http_header(req, "x-test");
-    json_t *j =
-        json_pack("{s:s,s:s,s:s,s:s%,s:i,s:s?,s:s,s:b}", "method", req->method, "path", req->path,
-                  "query", req->query, "body", req->body, req->body_len, "n",
-                  (int)atomic_load(&f->handled), "x", x, "peer", req->peer, "unix", req->is_unix);
+    /* a name asked for in any case finds the header */
+    const char *xc = gw_http_header(req, "X-Test");
+    json_t *j = json_pack("{s:s,s:s,s:s,s:s%,s:i,s:s?,s:s?,s:s,s:b}", "method", req->method, "path",
+                          req->path, "query", req->query, "body", req->body, req->body_len, "n",
+                          (int)atomic_load(&f->handled), "x", x, "xc", xc, "peer", req->peer,
+                          "unix", req->is_unix);
     gw_http_respond_json(req, 200, j, (const char *const[]){"X-Echo: yes", NULL});
 }
 
@@ -460,6 +462,7 @@ static void c_get(struct fx *f)
     ck_assert_str_eq(jstr(j, "path"), "/hello/w");
     ck_assert_str_eq(jstr(j, "query"), "x=1&y=%20");
     ck_assert_str_eq(jstr(j, "x"), "abc");
+    ck_assert_str_eq(jstr(j, "xc"), "abc");
     ck_assert_str_eq(jstr(j, "body"), "");
     ck_assert(strncmp(jstr(j, "peer"), "127.0.0.1:", 10) == 0);
     json_decref(j);
