@@ -37,7 +37,7 @@ ${token ? `  auth_token: ${token}\n` : ''}servers:
 ${broken ? '    request_timeout: soon\n' : ''}`;
 }
 
-const tools = JSON.stringify([{ name: 'echo', description: `Echoes. ${HOSTILE}`, inputSchema: { type: 'object', properties: { text: { type: 'string' } } } }]);
+const tools = JSON.stringify([{ name: 'echo', description: `Echoes. ${HOSTILE}`, inputSchema: { type: 'object', properties: { text: { type: 'string' }, loud: { type: 'boolean', description: 'Shout the text back' } } } }]);
 
 let browser;
 before(async () => {
@@ -177,6 +177,17 @@ test('the page shows the servers, problems live, leases with Release, Try it wit
     assert.ok((await text(page, '#tool-detail .desc')).includes(HOSTILE));
     assert.equal(await page.$('#tool-detail img[src="x"], img[src$="/x"]'), null);
     assert.equal(await page.evaluate(() => window.__pwned), undefined);
+
+    // A boolean is a checkbox at the start of its field, its label beside it
+    // and its description on the line below, across the whole field.
+    const box = await page.$eval('#tool-detail .field.check', (f) => {
+      const r = (el) => el.getBoundingClientRect();
+      const [field, input, label, hint] = [r(f), r(f.querySelector('input')), r(f.querySelector('label')), r(f.querySelector('.hint'))];
+      return { fieldLeft: field.left, inputLeft: input.left, inputRight: input.right, labelLeft: label.left, hintLeft: hint.left, hintTop: hint.top, inputBottom: input.bottom };
+    });
+    assert.ok(box.inputRight - box.inputLeft < 32, `the checkbox is a box, not stretched: ${JSON.stringify(box)}`);
+    assert.ok(box.labelLeft - box.fieldLeft < 48, `the label is beside the checkbox: ${JSON.stringify(box)}`);
+    assert.ok(box.hintLeft - box.fieldLeft < 4 && box.hintTop >= box.inputBottom - 1, `the description is below: ${JSON.stringify(box)}`);
 
     // Try it: echo.
     await page.type('#tool-filter', 'ev_');
