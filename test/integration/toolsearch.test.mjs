@@ -221,6 +221,10 @@ test('/mcp 2025-11-25: find_tools activates for the session, list_changed, calls
   const bad = await client.callTool({ name: 'find_tools', arguments: {} });
   assert.equal(bad.isError, true);
   assert.match(bad.content[0].text, /needs \{"query"/);
+  // The sentence names find_tools' own argument, not GET /v1/tools' q=.
+  const blank = await client.callTool({ name: 'find_tools', arguments: { query: '  ' } });
+  assert.equal(blank.isError, true);
+  assert.equal(blank.content[0].text, 'the query must hold at least one word');
   const none = await client.callTool({ name: 'find_tools', arguments: { query: 'zzzqqq' } });
   assert.equal(none.isError, false);
   assert.match(none.content[0].text, /No tool matches/);

@@ -224,13 +224,13 @@ START_TEST(test_query_problems)
     char big[GW_TOOLSEARCH_QUERY_MAX + 2];
 
     ck_assert_ptr_null(gw_toolsearch_query_problem("take a screenshot"));
-    ck_assert_str_eq(gw_toolsearch_query_problem(" \t"), "q must hold at least one word");
+    ck_assert_str_eq(gw_toolsearch_query_problem(" \t"), "the query must hold at least one word");
     memset(big, 'x', sizeof big - 1);
     big[sizeof big - 1] = '\0';
-    ck_assert_str_eq(gw_toolsearch_query_problem(big), "q is longer than 512 bytes");
+    ck_assert_str_eq(gw_toolsearch_query_problem(big), "the query is longer than 512 bytes");
     big[GW_TOOLSEARCH_QUERY_MAX] = '\0';
     ck_assert_ptr_null(gw_toolsearch_query_problem(big));
-    ck_assert_str_eq(gw_toolsearch_query_problem("caf\xc3"), "q must be UTF-8 text");
+    ck_assert_str_eq(gw_toolsearch_query_problem("caf\xc3"), "the query must be UTF-8 text");
     ck_assert_ptr_null(gw_toolsearch_query_problem("caf\xc3\xa9"));
 }
 END_TEST
