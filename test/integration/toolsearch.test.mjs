@@ -285,4 +285,13 @@ test('/mcp 2026-07-28: activation per dialog, list_changed on the dialog\'s list
   assert.deepEqual(anonList.result.tools.map((x) => x.name), ['mcp_release', 'find_tools', 'forget_tools', 'echo', 'search_code']);
   assert.deepEqual(await activeOf(d, 'mcp-client:raw'), ['search_code']);
   assert.ok(!(await list()).includes('search_code'));
+
+  // A dialog that holds activations but no lease is listed by /v1/dialogs, so
+  // releasing it works: its activations end (it was 404 unknown_dialog).
+  const rel = await d.post('/v1/dialogs/mcp-client:raw/release', {});
+  assert.equal(rel.status, 200, rel.body);
+  assert.deepEqual(rel.json.released, []);
+  assert.ok(!(await d.get('/v1/dialogs')).json.dialogs.some((x) => x.dialog === 'mcp-client:raw'));
+  assert.deepEqual(bodyOf(await raw('tools/list', {})).result.tools.map((x) => x.name), ['mcp_release', 'find_tools', 'forget_tools', 'echo']);
+  assert.equal((await d.post('/v1/dialogs/mcp-client:raw/release', {})).status, 404, 'a dialog with nothing is unknown');
 });
