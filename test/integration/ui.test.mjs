@@ -22,6 +22,7 @@ function config({ broken = false, token } = {}) {
 gateway:
   warm_spares: 0
   artifacts_dir: ./artifacts
+  tool_search: {enabled: true}
 ${token ? `  auth_token: ${token}\n` : ''}servers:
   everything:
     truely-stateless: true
@@ -169,6 +170,19 @@ test('the page shows the servers, problems live, leases with Release, Try it wit
     assert.equal(call.status, 200, call.body);
     await waitText(page, '#dialog-list', 'd1');
     await page.click('#dialog-list button[data-key="release:d1:hostile"]');
+    await page.waitForFunction(() => document.querySelector('#dialog-list').textContent.includes('No dialog holds'), { timeout: 15000 * slow });
+    assert.deepEqual((await d.get('/v1/dialogs')).json.dialogs, []);
+
+    // A dialog that only found tools (tool search, no lease) is shown with
+    // them, and Release ends its activations.
+    const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+    const found = await d.request('POST', '/mcp', {
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'find_tools', 'x-mcpgw-dialog': 'finder' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'find_tools', arguments: { query: 'tiny image' }, _meta: meta } }),
+    });
+    assert.equal(found.status, 200, found.body);
+    await waitText(page, '#dialog-list', 'ev_get-tiny-image');
+    await page.click('#dialog-list button[data-key="release:finder:"]');
     await page.waitForFunction(() => document.querySelector('#dialog-list').textContent.includes('No dialog holds'), { timeout: 15000 * slow });
     assert.deepEqual((await d.get('/v1/dialogs')).json.dialogs, []);
 
