@@ -62,6 +62,10 @@ test('GET /v1/tools?q= ranks the catalog, follows reloads and refuses bad querie
   assert.equal(shot.json.tools[0].originalName, 'browser_take_screenshot');
   assert.ok(shot.json.tools[0].inputSchema);
   assert.equal(typeof shot.json.tools[0].score, 'number');
+  // Scores are rounded to thousandths and written so (3.491, not 3.4910000000000001).
+  const written = [...shot.body.matchAll(/"score":([^,}]*)/g)].map((m) => m[1]);
+  assert.equal(written.length, shot.json.tools.length);
+  for (const w of written) assert.match(w, /^\d+(\.\d{1,3})?$/, shot.body.slice(0, 300));
   assert.ok(shot.json.tools.every((x, i, a) => i === 0 || a[i - 1].score >= x.score), 'best first');
   assert.equal(shot.headers.etag, `"${shot.json.version}"`);
 
