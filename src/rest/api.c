@@ -227,10 +227,11 @@ struct tools_args {
 
 /* Marks the tools `defer` selects ("all" or comma-separated globs)
  * "defer_loading": true, but those gateway.tool_search.always_loaded
- * matches. */
+ * matches. "true" is "all": the Messages API's field is a boolean, and a
+ * caller writing it so would otherwise defer nothing, silently. */
 static void mark_deferred(const struct gw_gateway_config *g, json_t *tools, char *defer)
 {
-    bool all = strcmp(defer, "all") == 0;
+    bool all = strcmp(defer, "all") == 0 || strcmp(defer, "true") == 0;
     char *pats[DEFER_PATTERNS_MAX], *save = NULL;
     size_t np = 0, i;
     json_t *t;

@@ -128,6 +128,10 @@ test('format=anthropic&defer_loading marks tools for the tool-search tool, never
   for (const n of ['create_issue', 'browser_click', 'browser_take_screenshot', 'mcp_release'])
     assert.equal(byName[n].defer_loading, true, n);
   assert.ok(byName.create_issue.input_schema);
+  // defer_loading=true, as the Messages API spells the field, is 'all' (it was a
+  // pattern matching no tool: nothing deferred, nothing said).
+  const yes = await d.get('/v1/tools?format=anthropic&defer_loading=true');
+  assert.deepEqual(yes.json.tools.map((x) => [x.name, x.defer_loading]), all.json.tools.map((x) => [x.name, x.defer_loading]));
 
   const globs = await d.get(`/v1/tools?format=anthropic&defer_loading=${encodeURIComponent('browser_*,search_*')}`);
   const deferred = globs.json.tools.filter((x) => x.defer_loading).map((x) => x.name).sort();
