@@ -143,7 +143,7 @@ test('mcp_default_dialog: shared puts every client in mcp-default; none refuses;
   const r = await echo(d, { client: 'app-a', id: 2 });
   assert.equal(r.status, 200, r.body);
   assert.equal(r.json.result.isError, true);
-  assert.match(r.json.result.content[0].text, /leases an instance per dialog and the request names none.*X-Mcpgw-Dialog.*\/mcp\/d\//);
+  assert.match(r.json.result.content[0].text, /leases an instance per dialog and the request names none.*X-Mcpgw-Dialog.*\/mcp\/d\/.*_meta\["io\.mcpgw\/dialog"\]/);
   // Naming one still works.
   assert.equal(instanceOf(await echo(d, { id: 4, urlPath: '/mcp/d/named' })), (await dialogsOf(d)).named[0]);
 
