@@ -303,3 +303,29 @@ test('/mcp 2026-07-28: activation per dialog, list_changed on the dialog\'s list
   assert.deepEqual(bodyOf(await raw('tools/list', {})).result.tools.map((x) => x.name), ['mcp_release', 'find_tools', 'forget_tools', 'echo']);
   assert.equal((await d.post('/v1/dialogs/mcp-client:raw/release', {})).status, 404, 'a dialog with nothing is unknown');
 });
+
+test('a reload that turns tool search off or on, or changes always_loaded, tells /mcp listeners their tool list changed', async (t) => {
+  const dir = tmpdir();
+  const d = await start(mcpConfig(dir), { waitReady: true });
+  t.after(() => stopClean(d));
+  const c = await sdk2(`http://127.0.0.1:${d.port}/mcp/d/ts-r`, { mode: 'modern' });
+  t.after(() => c.close());
+  await c.call({ op: 'listen', filter: { toolsListChanged: true } });
+  const list = async () => (await c.call({ op: 'listTools' })).result.tools.map((x) => x.name);
+  const heard = () => c.notifications.filter((n) => n.method === 'notifications/tools/list_changed').length;
+  assert.deepEqual(await list(), ['mcp_release', 'find_tools', 'forget_tools', 'echo']);
+
+  const steps = [
+    [mcpConfig(dir).replace('enabled: true', 'enabled: false'), (names) => names.includes('create_issue')],
+    [mcpConfig(dir), (names) => names.length === 4],
+    [mcpConfig(dir).replace("['echo', 'find_tools']", "['echo', 'search_code']"), (names) => names.includes('search_code')],
+  ];
+  for (const [yaml, check] of steps) {
+    const before = heard();
+    fs.writeFileSync(d.configPath, yaml);
+    const r = await d.post('/v1/reload', {});
+    assert.equal(r.status, 200, r.body);
+    assert.ok(check(await list()), (await list()).join());
+    await waitFor(() => heard() > before);
+  }
+});
