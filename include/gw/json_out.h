@@ -5,14 +5,15 @@
 #include <jansson.h>
 #include <stddef.h>
 
-/* The text json_dumps(j, JSON_COMPACT) gives, byte for byte, and its
- * length in *len (may be NULL). NULL where json_dumps fails (a top level
- * that is not an object or array, a string that is not UTF-8). Free with
- * free(). jansson 2.14 runs a loop check per container (a "%p" snprintf
- * and a hash insert) and grows its buffer by small steps; this writer
- * does neither, and falls back to json_dumps where it would differ:
- * reals (their formatting is jansson's own) and very deep trees (where
- * only jansson's loop check tells a cycle from depth). */
+/* The text json_dumps(j, JSON_COMPACT) gives, byte for byte but for reals,
+ * and its length in *len (may be NULL). NULL where json_dumps fails (a top
+ * level that is not an object or array, a string that is not UTF-8). Free
+ * with free(). jansson 2.14 runs a loop check per container (a "%p"
+ * snprintf and a hash insert) and grows its buffer by small steps; this
+ * writer does neither, and uses json_dumps for reals (jansson's form, with
+ * the fewest of 15 to 17 significant digits that read back as the same
+ * double: 0.1, not 0.10000000000000001) and very deep trees (where only
+ * jansson's loop check tells a cycle from depth). */
 char *gw_json_dump(const json_t *j, size_t *len);
 
 /* JSON text written piece by piece, for messages whose envelope is known
@@ -30,8 +31,8 @@ void gw_jbuf_put(struct gw_jbuf *b, const char *s, size_t n);
 /* `s` quoted and escaped; -1 (and a buffer to discard) if not UTF-8. */
 int gw_jbuf_string(struct gw_jbuf *b, const char *s, size_t n);
 void gw_jbuf_int(struct gw_jbuf *b, json_int_t v);
-/* Any value as json_dumps(JSON_COMPACT | JSON_ENCODE_ANY) writes it; -1
- * where that fails (not UTF-8, a cycle). */
+/* Any value as json_dumps(JSON_COMPACT | JSON_ENCODE_ANY) writes it (reals
+ * as gw_json_dump writes them); -1 where that fails (not UTF-8, a cycle). */
 int gw_jbuf_value(struct gw_jbuf *b, const json_t *j);
 /* The text, NUL-terminated, for free(); `b` is empty again. */
 char *gw_jbuf_take(struct gw_jbuf *b, size_t *len);

@@ -95,6 +95,12 @@ void gw_mcp_server_catalog_changed(struct gw_mcp_server *ms, uint64_t version);
  * notifications/resources/list_changed, coalesced like the tools'. */
 void gw_mcp_server_extras_changed(struct gw_mcp_server *ms, const char *type);
 
+/* gateway.tool_search changed (enabled, always_loaded): every dialog's
+ * tools/list may have, with no new catalog version, so sessions with a GET
+ * stream and toolsListChanged listeners get notifications/tools/list_changed,
+ * coalesced like the catalog's. */
+void gw_mcp_server_tool_search_changed(struct gw_mcp_server *ms);
+
 /* Live sessions (for /metrics and tests). */
 size_t gw_mcp_server_sessions(const struct gw_mcp_server *ms);
 

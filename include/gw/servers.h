@@ -191,7 +191,7 @@ struct gw_relay_stats {
 int gw_servers_release(struct gw_servers *s, const char *dialog, const char *server,
                        json_t *released);
 
-/* Does the dialog hold any lease? */
+/* Does the dialog hold any lease, or any tool search activation? */
 bool gw_servers_dialog_known(const struct gw_servers *s, const char *dialog);
 
 #endif

@@ -89,6 +89,7 @@ void gw_ts_active_free(struct gw_ts_active *a);
 int gw_ts_active_add(struct gw_ts_active *a, const char *dialog, const char *name, uint64_t now);
 /* Deactivates `name` (NULL: every tool) for `dialog`; returns how many. */
 size_t gw_ts_active_remove(struct gw_ts_active *a, const char *dialog, const char *name);
+/* Is `name` active for `dialog` (NULL: has the dialog any activation)? */
 bool gw_ts_active_has(const struct gw_ts_active *a, const char *dialog, const char *name);
 /* The dialog's active names in activation order (a new array), or NULL
  * when it has none. */

@@ -1,7 +1,8 @@
 /* gw_json_dump: json_dumps(JSON_COMPACT) without its per-container cost.
  * Output rules copied from jansson 2.14 dump.c: insertion order, no
  * spaces, '/' and DEL not escaped, control characters as \b \f \n \r \t
- * or \u00XX (upper-case hex), every other code point as raw UTF-8. */
+ * or \u00XX (upper-case hex), every other code point as raw UTF-8. One
+ * difference: a real has the fewest digits that read back as it. */
 #include "gw/json_out.h"
 
 #include <stdbool.h>
@@ -107,6 +108,24 @@ static bool put_dumped(struct gw_jbuf *b, const json_t *j)
     return true;
 }
 
+/* A real in jansson's form with the fewest significant digits (15 to 17)
+ * that read back as the same double: jansson's 17 write a score rounded
+ * to 3.491 as 3.4910000000000001, the same number in more bytes. */
+static bool put_real(struct gw_jbuf *b, const json_t *j)
+{
+    for (int digits = 15; digits < 17; digits++) {
+        char *s = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(digits));
+        bool exact = s != NULL && strtod(s, NULL) == json_real_value(j);
+
+        if (exact)
+            put(b, s, strlen(s));
+        free(s);
+        if (exact)
+            return true;
+    }
+    return put_dumped(b, j);
+}
+
 static bool put_value(struct gw_jbuf *b, const json_t *j, int depth);
 
 static bool put_object(struct gw_jbuf *b, const json_t *j, int depth)
@@ -159,7 +178,7 @@ static bool put_value(struct gw_jbuf *b, const json_t *j, int depth)
         put(b, num, gw_fmt_int(num, json_integer_value(j)));
         return true;
     case JSON_REAL:
-        return put_dumped(b, j);
+        return put_real(b, j);
     case JSON_TRUE:
         put(b, "true", 4);
         return true;

@@ -110,10 +110,31 @@ static void http_limits(const struct gw_gateway_config *g, struct gw_http_limits
     l->keepalive_timeout_ms = g->keepalive_timeout_ms;
 }
 
+/* Does /mcp's tools/list read differently under `b` (tool search turned
+ * on or off, another always_loaded)? max_results changes no list. */
+static bool tool_search_changed(const struct gw_gateway_config *a,
+                                const struct gw_gateway_config *b)
+{
+    if (a->tool_search_enabled != b->tool_search_enabled)
+        return true;
+    if (!b->tool_search_enabled)
+        return false;
+    if (a->ntool_search_always_loaded != b->ntool_search_always_loaded)
+        return true;
+    for (size_t i = 0; i < b->ntool_search_always_loaded; i++) {
+        if (strcmp(a->tool_search_always_loaded[i], b->tool_search_always_loaded[i]) != 0)
+            return true;
+    }
+    return false;
+}
+
 /* Swaps in `next` (an ok snapshot, reference taken over) and lets the
  * servers follow. Returns the servers' summary. */
 static json_t *swap_config(struct daemon *d, struct gw_config *next)
 {
+    if (d->config != NULL && d->mcp != NULL &&
+        tool_search_changed(&d->config->gateway, &next->gateway))
+        gw_mcp_server_tool_search_changed(d->mcp);
     if (d->config != NULL && strcmp(d->config->gateway.listen, next->gateway.listen) != 0 &&
         d->opts->listen == NULL)
         gw_log(GW_LOG_WARN, "gateway.listen changed; it takes effect at the next restart", NULL);

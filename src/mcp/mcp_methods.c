@@ -482,7 +482,8 @@ static json_t *start_call(struct gw_mcp_session *s, struct gw_mcp_exchange *x, j
  * as -32602. */
 #define NEED_DIALOG_SENTENCE                                                                       \
     "this server leases an instance per dialog and the request names none: send the header "       \
-    "X-Mcpgw-Dialog: <root> or <root>/<self>, or use the URL /mcp/d/<root>[/<self>]"
+    "X-Mcpgw-Dialog: <root> or <root>/<self>, use the URL /mcp/d/<root>[/<self>], or set "         \
+    "params._meta[\"io.mcpgw/dialog\"]"
 
 static json_t *need_dialog(json_t *id)
 {

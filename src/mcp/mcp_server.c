@@ -599,7 +599,7 @@ static void on_notify(uv_timer_t *t)
     unsigned extras = ms->extras_pending;
 
     ms->extras_pending = 0;
-    if (v != ms->notified_version) {
+    if (v != ms->notified_version || (extras & 4u)) {
         ms->notified_version = v;
         notify_all(ms, "notifications/tools/list_changed");
     }
@@ -650,6 +650,15 @@ void gw_mcp_server_extras_changed(struct gw_mcp_server *ms, const char *type)
     if (ms->closing)
         return;
     ms->extras_pending |= strcmp(type, "prompts") == 0 ? 1u : 2u;
+    if (!uv_is_active((uv_handle_t *)&ms->notify))
+        uv_timer_start(&ms->notify, on_notify, MCP_NOTIFY_DELAY_MS, 0);
+}
+
+void gw_mcp_server_tool_search_changed(struct gw_mcp_server *ms)
+{
+    if (ms->closing)
+        return;
+    ms->extras_pending |= 4u;
     if (!uv_is_active((uv_handle_t *)&ms->notify))
         uv_timer_start(&ms->notify, on_notify, MCP_NOTIFY_DELAY_MS, 0);
 }

@@ -7,7 +7,8 @@
  * it. A change of the dialog's list is announced with
  * notifications/tools/list_changed to its sessions' GET streams (2025-11-25)
  * and its subscriptions/listen streams (2026-07-28). A 2026-07-28 request
- * that names no dialog finds tools but activates none. */
+ * left without a dialog (gateway.mcp_default_dialog: none) finds tools but
+ * activates none. */
 #include "gw/mcp_server_internal.h"
 
 #include <stdlib.h>

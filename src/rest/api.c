@@ -227,10 +227,11 @@ struct tools_args {
 
 /* Marks the tools `defer` selects ("all" or comma-separated globs)
  * "defer_loading": true, but those gateway.tool_search.always_loaded
- * matches. */
+ * matches. "true" is "all": the Messages API's field is a boolean, and a
+ * caller writing it so would otherwise defer nothing, silently. */
 static void mark_deferred(const struct gw_gateway_config *g, json_t *tools, char *defer)
 {
-    bool all = strcmp(defer, "all") == 0;
+    bool all = strcmp(defer, "all") == 0 || strcmp(defer, "true") == 0;
     char *pats[DEFER_PATTERNS_MAX], *save = NULL;
     size_t np = 0, i;
     json_t *t;
@@ -522,6 +523,8 @@ static void route_dialogs(struct gw_api_ctx *ctx, struct gw_http_request *req, s
     gw_http_respond_json(req, 200, gw_servers_dialogs_json(ctx->servers), NULL);
 }
 
+static int percent_decode(char *s);
+
 static void route_release(struct gw_api_ctx *ctx, struct gw_http_request *req, struct match *m)
 {
     char root[GW_DIALOG_PART_MAX + 1], self[GW_DIALOG_PART_MAX + 1], canon[GW_DIALOG_MAX + 1];
@@ -533,7 +536,14 @@ static void route_release(struct gw_api_ctx *ctx, struct gw_http_request *req, s
 
     /* An /mcp session's or client's own dialog may be released here (an
      * operator freeing its instances); it is never accepted where a call
-     * names a dialog (gw_dialog_parse refuses it). */
+     * names a dialog (gw_dialog_parse refuses it). The name may come
+     * percent-encoded (encodeURIComponent and Python's quote() write its
+     * ':' as %3A): what decodes to a dialog is one. */
+    if (percent_decode(given) != 0) {
+        free(given);
+        gw_http_respond_error(req, 400, "bad_dialog", "the dialog must be root or root/self", NULL);
+        return;
+    }
     if (gw_dialog_is_session(given) || gw_dialog_is_client(given)) {
         snprintf(canon, sizeof canon, "%s", given);
     } else if (gw_dialog_parse(given, root, self, canon) != 0) {

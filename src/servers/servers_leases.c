@@ -166,7 +166,9 @@ bool gw_servers_dialog_known(const struct gw_servers *s, const char *dialog)
         if (gw_lease_find(&srv->leases, dialog) != NULL)
             return true;
     }
-    return false;
+    /* /v1/dialogs lists a dialog that only activated tools: it is released
+     * like one with leases (its activations end). */
+    return gw_ts_active_has(s->active, dialog, NULL);
 }
 
 void gw_servers_on_sweep(uv_timer_t *t)

@@ -411,11 +411,11 @@ const char *gw_toolsearch_query_problem(const char *query)
     size_t n = strlen(query);
 
     if (n > GW_TOOLSEARCH_QUERY_MAX)
-        return "q is longer than 512 bytes";
+        return "the query is longer than 512 bytes";
     if (query[strspn(query, " \t\r\n")] == '\0')
-        return "q must hold at least one word";
+        return "the query must hold at least one word";
     if (!utf8_valid(query, n))
-        return "q must be UTF-8 text";
+        return "the query must be UTF-8 text";
     return NULL;
 }
 

@@ -138,7 +138,7 @@ bool gw_ts_active_has(const struct gw_ts_active *a, const char *dialog, const ch
 {
     const struct entry *e = find(a, dialog);
 
-    return e != NULL && name_at(e, name) < e->n;
+    return e != NULL && (name == NULL ? e->n > 0 : name_at(e, name) < e->n);
 }
 
 json_t *gw_ts_active_json(const struct gw_ts_active *a, const char *dialog)

@@ -114,8 +114,8 @@ function renderServers() {
 /* ---- dialogs ---- */
 
 async function release(dialog, server) {
-  const r = await postJson(`/v1/dialogs/${dialog}/release`, { serverId: server });
-  say(r.status === 200 ? `Released ${server} from ${dialog}.` : `Release failed: HTTP ${r.status} ${r.body?.error?.message || ''}`, r.status !== 200);
+  const r = await postJson(`/v1/dialogs/${dialog}/release`, server ? { serverId: server } : {});
+  say(r.status === 200 ? `Released ${server || 'the tools found'} from ${dialog}.` : `Release failed: HTTP ${r.status} ${r.body?.error?.message || ''}`, r.status !== 200);
   refresh('dialogs', 'servers');
 }
 
@@ -128,6 +128,11 @@ function renderDialogs() {
         h('td', { class: 'num' }, l.pid ? String(l.pid) : '–'), h('td', {}, ago(l.since, now)), h('td', {}, ago(l.lastUsed, now)),
         h('td', { class: 'num' }, String(l.inFlight ?? 0)),
         h('td', {}, h('button', { type: 'button', 'data-key': `release:${d.dialog}:${l.server}`, 'aria-label': `Release ${l.server} from ${d.dialog}`, onclick: () => release(d.dialog, l.server) }, 'Release'))));
+    }
+    // A dialog holding no lease is listed for the tools it activated (tool search).
+    if (!d.leases.length && d.activeTools?.length) {
+      rows.push(h('tr', {}, h('td', { class: 'mono' }, d.dialog), h('td', { colspan: 6, class: 'muted' }, `no lease · tools found: ${d.activeTools.join(', ')}`),
+        h('td', {}, h('button', { type: 'button', 'data-key': `release:${d.dialog}:`, 'aria-label': `Release the tools found by ${d.dialog}`, onclick: () => release(d.dialog) }, 'Release'))));
     }
   }
   rerender($('dialog-list'), rows.length ? h('div', { class: 'table-wrap card' }, h('table', {},

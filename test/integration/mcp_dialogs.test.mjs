@@ -116,6 +116,13 @@ test('mcp_default_dialog: client — each client app its own dialog, one app\'s 
   // A REST body cannot name a client's dialog (':' is outside the syntax).
   const rest = await d.post('/v1/tools/echo/call', { dialog: 'mcp-client:app-a', arguments: { text: 'x' } });
   assert.equal(rest.status, 400);
+  // The route takes the name percent-encoded too, as encodeURIComponent or
+  // Python's quote() write it (':' as %3A); it was 400 bad_dialog.
+  instanceOf(await echo(d, { client: 'app-a', id: 6 }));
+  const enc = await d.post(`/v1/dialogs/${encodeURIComponent('mcp-client:app-a')}/release`, {});
+  assert.equal(enc.status, 200, enc.body);
+  assert.deepEqual(enc.json.released, ['fx']);
+  assert.equal((await d.post('/v1/dialogs/bad%00/release', {})).status, 400);
 });
 
 test('client dialogs are released when idle, like any other', async (t) => {
@@ -143,7 +150,7 @@ test('mcp_default_dialog: shared puts every client in mcp-default; none refuses;
   const r = await echo(d, { client: 'app-a', id: 2 });
   assert.equal(r.status, 200, r.body);
   assert.equal(r.json.result.isError, true);
-  assert.match(r.json.result.content[0].text, /leases an instance per dialog and the request names none.*X-Mcpgw-Dialog.*\/mcp\/d\//);
+  assert.match(r.json.result.content[0].text, /leases an instance per dialog and the request names none.*X-Mcpgw-Dialog.*\/mcp\/d\/.*_meta\["io\.mcpgw\/dialog"\]/);
   // Naming one still works.
   assert.equal(instanceOf(await echo(d, { id: 4, urlPath: '/mcp/d/named' })), (await dialogsOf(d)).named[0]);
 

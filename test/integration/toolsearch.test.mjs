@@ -62,6 +62,10 @@ test('GET /v1/tools?q= ranks the catalog, follows reloads and refuses bad querie
   assert.equal(shot.json.tools[0].originalName, 'browser_take_screenshot');
   assert.ok(shot.json.tools[0].inputSchema);
   assert.equal(typeof shot.json.tools[0].score, 'number');
+  // Scores are rounded to thousandths and written so (3.491, not 3.4910000000000001).
+  const written = [...shot.body.matchAll(/"score":([^,}]*)/g)].map((m) => m[1]);
+  assert.equal(written.length, shot.json.tools.length);
+  for (const w of written) assert.match(w, /^\d+(\.\d{1,3})?$/, shot.body.slice(0, 300));
   assert.ok(shot.json.tools.every((x, i, a) => i === 0 || a[i - 1].score >= x.score), 'best first');
   assert.equal(shot.headers.etag, `"${shot.json.version}"`);
 
@@ -124,6 +128,10 @@ test('format=anthropic&defer_loading marks tools for the tool-search tool, never
   for (const n of ['create_issue', 'browser_click', 'browser_take_screenshot', 'mcp_release'])
     assert.equal(byName[n].defer_loading, true, n);
   assert.ok(byName.create_issue.input_schema);
+  // defer_loading=true, as the Messages API spells the field, is 'all' (it was a
+  // pattern matching no tool: nothing deferred, nothing said).
+  const yes = await d.get('/v1/tools?format=anthropic&defer_loading=true');
+  assert.deepEqual(yes.json.tools.map((x) => [x.name, x.defer_loading]), all.json.tools.map((x) => [x.name, x.defer_loading]));
 
   const globs = await d.get(`/v1/tools?format=anthropic&defer_loading=${encodeURIComponent('browser_*,search_*')}`);
   const deferred = globs.json.tools.filter((x) => x.defer_loading).map((x) => x.name).sort();
@@ -221,6 +229,10 @@ test('/mcp 2025-11-25: find_tools activates for the session, list_changed, calls
   const bad = await client.callTool({ name: 'find_tools', arguments: {} });
   assert.equal(bad.isError, true);
   assert.match(bad.content[0].text, /needs \{"query"/);
+  // The sentence names find_tools' own argument, not GET /v1/tools' q=.
+  const blank = await client.callTool({ name: 'find_tools', arguments: { query: '  ' } });
+  assert.equal(blank.isError, true);
+  assert.equal(blank.content[0].text, 'the query must hold at least one word');
   const none = await client.callTool({ name: 'find_tools', arguments: { query: 'zzzqqq' } });
   assert.equal(none.isError, false);
   assert.match(none.content[0].text, /No tool matches/);
@@ -281,4 +293,39 @@ test('/mcp 2026-07-28: activation per dialog, list_changed on the dialog\'s list
   assert.deepEqual(anonList.result.tools.map((x) => x.name), ['mcp_release', 'find_tools', 'forget_tools', 'echo', 'search_code']);
   assert.deepEqual(await activeOf(d, 'mcp-client:raw'), ['search_code']);
   assert.ok(!(await list()).includes('search_code'));
+
+  // A dialog that holds activations but no lease is listed by /v1/dialogs, so
+  // releasing it works: its activations end (it was 404 unknown_dialog).
+  const rel = await d.post('/v1/dialogs/mcp-client:raw/release', {});
+  assert.equal(rel.status, 200, rel.body);
+  assert.deepEqual(rel.json.released, []);
+  assert.ok(!(await d.get('/v1/dialogs')).json.dialogs.some((x) => x.dialog === 'mcp-client:raw'));
+  assert.deepEqual(bodyOf(await raw('tools/list', {})).result.tools.map((x) => x.name), ['mcp_release', 'find_tools', 'forget_tools', 'echo']);
+  assert.equal((await d.post('/v1/dialogs/mcp-client:raw/release', {})).status, 404, 'a dialog with nothing is unknown');
+});
+
+test('a reload that turns tool search off or on, or changes always_loaded, tells /mcp listeners their tool list changed', async (t) => {
+  const dir = tmpdir();
+  const d = await start(mcpConfig(dir), { waitReady: true });
+  t.after(() => stopClean(d));
+  const c = await sdk2(`http://127.0.0.1:${d.port}/mcp/d/ts-r`, { mode: 'modern' });
+  t.after(() => c.close());
+  await c.call({ op: 'listen', filter: { toolsListChanged: true } });
+  const list = async () => (await c.call({ op: 'listTools' })).result.tools.map((x) => x.name);
+  const heard = () => c.notifications.filter((n) => n.method === 'notifications/tools/list_changed').length;
+  assert.deepEqual(await list(), ['mcp_release', 'find_tools', 'forget_tools', 'echo']);
+
+  const steps = [
+    [mcpConfig(dir).replace('enabled: true', 'enabled: false'), (names) => names.includes('create_issue')],
+    [mcpConfig(dir), (names) => names.length === 4],
+    [mcpConfig(dir).replace("['echo', 'find_tools']", "['echo', 'search_code']"), (names) => names.includes('search_code')],
+  ];
+  for (const [yaml, check] of steps) {
+    const before = heard();
+    fs.writeFileSync(d.configPath, yaml);
+    const r = await d.post('/v1/reload', {});
+    assert.equal(r.status, 200, r.body);
+    assert.ok(check(await list()), (await list()).join());
+    await waitFor(() => heard() > before);
+  }
 });

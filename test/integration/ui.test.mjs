@@ -22,6 +22,7 @@ function config({ broken = false, token } = {}) {
 gateway:
   warm_spares: 0
   artifacts_dir: ./artifacts
+  tool_search: {enabled: true}
 ${token ? `  auth_token: ${token}\n` : ''}servers:
   everything:
     truely-stateless: true
@@ -37,7 +38,7 @@ ${token ? `  auth_token: ${token}\n` : ''}servers:
 ${broken ? '    request_timeout: soon\n' : ''}`;
 }
 
-const tools = JSON.stringify([{ name: 'echo', description: `Echoes. ${HOSTILE}`, inputSchema: { type: 'object', properties: { text: { type: 'string' } } } }]);
+const tools = JSON.stringify([{ name: 'echo', description: `Echoes. ${HOSTILE}`, inputSchema: { type: 'object', properties: { text: { type: 'string' }, loud: { type: 'boolean', description: 'Shout the text back' } } } }]);
 
 let browser;
 before(async () => {
@@ -172,11 +173,35 @@ test('the page shows the servers, problems live, leases with Release, Try it wit
     await page.waitForFunction(() => document.querySelector('#dialog-list').textContent.includes('No dialog holds'), { timeout: 15000 * slow });
     assert.deepEqual((await d.get('/v1/dialogs')).json.dialogs, []);
 
+    // A dialog that only found tools (tool search, no lease) is shown with
+    // them, and Release ends its activations.
+    const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+    const found = await d.request('POST', '/mcp', {
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'find_tools', 'x-mcpgw-dialog': 'finder' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'find_tools', arguments: { query: 'tiny image' }, _meta: meta } }),
+    });
+    assert.equal(found.status, 200, found.body);
+    await waitText(page, '#dialog-list', 'ev_get-tiny-image');
+    await page.click('#dialog-list button[data-key="release:finder:"]');
+    await page.waitForFunction(() => document.querySelector('#dialog-list').textContent.includes('No dialog holds'), { timeout: 15000 * slow });
+    assert.deepEqual((await d.get('/v1/dialogs')).json.dialogs, []);
+
     // The hostile description is text; its handler never runs.
     await chooseTool(page, 'echo');
     assert.ok((await text(page, '#tool-detail .desc')).includes(HOSTILE));
     assert.equal(await page.$('#tool-detail img[src="x"], img[src$="/x"]'), null);
     assert.equal(await page.evaluate(() => window.__pwned), undefined);
+
+    // A boolean is a checkbox at the start of its field, its label beside it
+    // and its description on the line below, across the whole field.
+    const box = await page.$eval('#tool-detail .field.check', (f) => {
+      const r = (el) => el.getBoundingClientRect();
+      const [field, input, label, hint] = [r(f), r(f.querySelector('input')), r(f.querySelector('label')), r(f.querySelector('.hint'))];
+      return { fieldLeft: field.left, inputLeft: input.left, inputRight: input.right, labelLeft: label.left, hintLeft: hint.left, hintTop: hint.top, inputBottom: input.bottom };
+    });
+    assert.ok(box.inputRight - box.inputLeft < 32, `the checkbox is a box, not stretched: ${JSON.stringify(box)}`);
+    assert.ok(box.labelLeft - box.fieldLeft < 48, `the label is beside the checkbox: ${JSON.stringify(box)}`);
+    assert.ok(box.hintLeft - box.fieldLeft < 4 && box.hintTop >= box.inputBottom - 1, `the description is below: ${JSON.stringify(box)}`);
 
     // Try it: echo.
     await page.type('#tool-filter', 'ev_');

@@ -224,13 +224,13 @@ START_TEST(test_query_problems)
     char big[GW_TOOLSEARCH_QUERY_MAX + 2];
 
     ck_assert_ptr_null(gw_toolsearch_query_problem("take a screenshot"));
-    ck_assert_str_eq(gw_toolsearch_query_problem(" \t"), "q must hold at least one word");
+    ck_assert_str_eq(gw_toolsearch_query_problem(" \t"), "the query must hold at least one word");
     memset(big, 'x', sizeof big - 1);
     big[sizeof big - 1] = '\0';
-    ck_assert_str_eq(gw_toolsearch_query_problem(big), "q is longer than 512 bytes");
+    ck_assert_str_eq(gw_toolsearch_query_problem(big), "the query is longer than 512 bytes");
     big[GW_TOOLSEARCH_QUERY_MAX] = '\0';
     ck_assert_ptr_null(gw_toolsearch_query_problem(big));
-    ck_assert_str_eq(gw_toolsearch_query_problem("caf\xc3"), "q must be UTF-8 text");
+    ck_assert_str_eq(gw_toolsearch_query_problem("caf\xc3"), "the query must be UTF-8 text");
     ck_assert_ptr_null(gw_toolsearch_query_problem("caf\xc3\xa9"));
 }
 END_TEST
@@ -266,6 +266,8 @@ START_TEST(test_activations)
     ck_assert_int_eq(gw_ts_active_add(a, "d1", "list_commits", 12), 1);
     ck_assert(gw_ts_active_has(a, "d1", "create_issue"));
     ck_assert(!gw_ts_active_has(a, "d2", "create_issue"));
+    ck_assert(gw_ts_active_has(a, "d1", NULL));
+    ck_assert(!gw_ts_active_has(a, "d2", NULL));
     names = gw_ts_active_json(a, "d1");
     ck_assert_uint_eq(json_array_size(names), 2);
     json_decref(names);
@@ -285,6 +287,7 @@ START_TEST(test_activations)
     ck_assert(gw_ts_active_has(a, "d3", "t260"));
     ck_assert_uint_eq(gw_ts_active_remove(a, "d3", NULL), GW_TS_ACTIVE_TOOLS);
     ck_assert_ptr_null(gw_ts_active_json(a, "d3"));
+    ck_assert(!gw_ts_active_has(a, "d3", NULL));
     gw_ts_active_free(a);
 }
 END_TEST
