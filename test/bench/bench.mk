@@ -39,9 +39,11 @@ bench: all bench-tools
 	@command -v wrk >/dev/null || { echo "bench: wrk is missing (apt-get install wrk, or make deps)"; exit 1; }
 	cp $(BUILD)/mcpgw $(BENCH_OUT)/mcpgw
 	BENCH_QUICK=$(BENCH_QUICK) node $(BENCH_DIR)/run.mjs
+	@$(MAKE) --no-print-directory bench-toolsearch
 
 # Tool search (issue 29): retrieval quality on captured tool listings and
-# the speed of a search over 2,000 tools. `make bench-toolsearch`
+# the speed of a search over 2,000 tools, the last tables of `make bench`
+# (about a second); alone: `make bench-toolsearch`
 # (BENCH_TS_FLAGS=-v lists the misses). The ranking is the daemon's own
 # code: the program links the optimised objects.
 TS_BENCH := $(BENCH_OUT)/toolsearch_bench
