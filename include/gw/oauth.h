@@ -255,4 +255,75 @@ struct gw_oauth_token_request {
 char *gw_oauth_token_body(const struct gw_oauth_token_request *r);
 char *gw_oauth_basic_auth(const struct gw_oauth_client *c);
 
+/* ---- one server's client, on the loop (oauth_client.c) ----
+ *
+ * Every fetch goes through the shared gw_curl_uv with the rules above:
+ * each URL (and each redirect hop of a metadata fetch, at most
+ * GW_OAUTH_MAX_HOPS) checked by gw_oauth_url_check against the server's
+ * host, each connected address checked too (unless it is the server's own
+ * host), a body of at most GW_OAUTH_BODY_MAX bytes, GW_OAUTH_FETCH_MS per
+ * fetch. One operation runs at a time; a second call of the same kind
+ * while one runs waits for its outcome (refresh is single-flight), another
+ * kind answers -EBUSY. */
+#define GW_OAUTH_BODY_MAX  (256u << 10)
+#define GW_OAUTH_FETCH_MS  10000
+#define GW_OAUTH_MAX_HOPS  3
+#define GW_OAUTH_PENDING   8   /* authorization requests waiting for their redirect */
+#define GW_OAUTH_FLOW_SECS 600 /* how long one waits */
+
+struct gw_curl_uv;
+struct gw_oauth;
+
+struct gw_oauth_settings {
+    const char *server_url;   /* the MCP server (its protected resource) */
+    const char *redirect_uri; /* where the browser comes back */
+    const char *client_id;    /* a configured client, or NULL: register */
+    const char *client_secret;
+    unsigned auth;      /* GW_OAUTH_AUTH_*; 0: chosen from the metadata */
+    const char *scopes; /* replaces the spec's selection; or NULL */
+    bool omit_resource; /* no RFC 8707 resource parameter */
+};
+
+/* `s` is copied. The loop and multi must outlive it. */
+struct gw_oauth *gw_oauth_new(struct gw_curl_uv *multi, const struct gw_oauth_settings *s);
+
+/* Stops any fetch; the waiting callbacks are dropped without a call. */
+void gw_oauth_free(struct gw_oauth *o);
+
+/* A 401's WWW-Authenticate value: its resource_metadata and scope guide
+ * the next authorization. Returns gw_oauth_challenge_parse's result. */
+int gw_oauth_challenged(struct gw_oauth *o, const char *www_authenticate);
+
+/* rc 0 with `text` the result (the authorization URL for authorize; NULL
+ * for redeem and refresh), or a negative code with `text` a sentence that
+ * holds no secret. */
+typedef void (*gw_oauth_cb)(void *data, int rc, const char *text);
+
+/* Discovers, registers when needed, and answers the URL to send the
+ * browser to; the flow (state, PKCE verifier, expected issuer) waits for
+ * its redirect up to GW_OAUTH_FLOW_SECS. Returns 0 (cb runs once, maybe
+ * before the call returns when a URL is refused) or -EBUSY. The same holds
+ * for redeem and refresh. */
+int gw_oauth_authorize(struct gw_oauth *o, gw_oauth_cb cb, void *data);
+
+/* Does a pending flow of `o` carry this state? (For the callback route,
+ * which has only the query to find the server by.) */
+bool gw_oauth_owns_state(const struct gw_oauth *o, const char *query);
+
+/* Redeems the query of the redirect back: the state is used up whatever
+ * the outcome; the code is exchanged at the token endpoint. Returns 0,
+ * -EBUSY, or -EACCES when no pending flow has that state (cb is
+ * then not called). */
+int gw_oauth_redeem(struct gw_oauth *o, const char *query, gw_oauth_cb cb, void *data);
+
+/* Uses the refresh token; a refusal forgets the grant. Returns 0,
+ * -EBUSY, or -ENOENT when there is no refresh token. */
+int gw_oauth_refresh(struct gw_oauth *o, gw_oauth_cb cb, void *data);
+
+/* The access token to send, or NULL when there is none. */
+const char *gw_oauth_access_token(const struct gw_oauth *o);
+
+/* When the access token expires (ms, gw_now_ms's clock; 0 unknown). */
+uint64_t gw_oauth_expires_ms(const struct gw_oauth *o);
+
 #endif

@@ -1,0 +1,375 @@
+/* One server's OAuth client on a real loop and libcurl (gw/oauth.h,
+ * oauth_client.c) against a small authorization server and protected
+ * resource on loopback, run by the test's own loop: the discovery order
+ * (a 404 moves on, a redirect is followed), Dynamic Client Registration,
+ * the authorization URL, the code exchange with the PKCE verifier that
+ * matches the challenge sent, state used once, a single-flight refresh
+ * that keeps the refresh token, and refusals (a metadata address, an
+ * oversized document) that fetch nothing. */
+#include <arpa/inet.h>
+#include <check.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#include "gw/curl_uv.h"
+#include "gw/oauth.h"
+
+/* ---- the responder ---- */
+
+struct conn {
+    uv_tcp_t tcp;
+    char buf[65536];
+    size_t len;
+};
+
+static struct {
+    uv_tcp_t server;
+    int port;
+    char paths[32][160];
+    int npaths;
+    char last_body[4096];
+    char last_auth[256];
+    int token_posts;
+    int big_prm;
+} R;
+
+static void on_closed(uv_handle_t *h)
+{
+    free(h->data);
+}
+
+static void on_written(uv_write_t *w, int status)
+{
+    free(w->data);
+    free(w);
+}
+
+static void reply(struct conn *c, int status, const char *extra, const char *body)
+{
+    size_t blen = strlen(body);
+    char *out = malloc(blen + 512);
+    int n = snprintf(out, 512,
+                     "HTTP/1.1 %d X\r\nContent-Type: application/json\r\nContent-Length: "
+                     "%zu\r\nConnection: close\r\n%s\r\n",
+                     status, blen, extra ? extra : "");
+    memcpy(out + n, body, blen);
+    uv_write_t *w = malloc(sizeof(*w));
+    w->data = out;
+    uv_buf_t b = uv_buf_init(out, (unsigned)(n + (int)blen));
+    uv_write(w, (uv_stream_t *)&c->tcp, &b, 1, on_written);
+    uv_close((uv_handle_t *)&c->tcp, on_closed);
+}
+
+static char *doc(const char *fmt)
+{
+    static char out[8192];
+    char origin[64];
+    snprintf(origin, sizeof(origin), "http://127.0.0.1:%d", R.port);
+    /* every %s is the origin */
+    snprintf(out, sizeof(out), fmt, origin, origin, origin, origin, origin, origin);
+    return out;
+}
+
+static void route(struct conn *c, const char *method, const char *path, const char *body)
+{
+    if (R.npaths < 32)
+        snprintf(R.paths[R.npaths++], 160, "%s %s", method, path);
+    if (strcmp(path, "/.well-known/oauth-protected-resource") == 0) {
+        if (R.big_prm) {
+            char *big = malloc(300 << 10);
+            memset(big, ' ', (300 << 10) - 1);
+            big[(300 << 10) - 1] = 0;
+            reply(c, 200, NULL, big);
+            free(big);
+            return;
+        }
+        reply(c, 200, NULL,
+              doc("{\"resource\":\"%s/mcp\",\"authorization_servers\":[\"%s/tenant\"],"
+                  "\"scopes_supported\":[\"mcp:tools\",\"offline_access\"]}"));
+    } else if (strcmp(path, "/.well-known/openid-configuration/tenant") == 0) {
+        reply(c, 302, "Location: /meta\r\n", "");
+    } else if (strcmp(path, "/meta") == 0) {
+        reply(c, 200, NULL,
+              doc("{\"issuer\":\"%s/tenant\",\"authorization_endpoint\":\"%s/authorize\","
+                  "\"token_endpoint\":\"%s/token\",\"registration_endpoint\":\"%s/register\","
+                  "\"code_challenge_methods_supported\":[\"S256\"],"
+                  "\"authorization_response_iss_parameter_supported\":true,"
+                  "\"token_endpoint_auth_methods_supported\":[\"none\"]}"));
+    } else if (strcmp(path, "/register") == 0 && strcmp(method, "POST") == 0) {
+        reply(c, 201, NULL, "{\"client_id\":\"client-1\",\"token_endpoint_auth_method\":\"none\"}");
+    } else if (strcmp(path, "/token") == 0 && strcmp(method, "POST") == 0) {
+        R.token_posts++;
+        snprintf(R.last_body, sizeof(R.last_body), "%s", body);
+        if (strstr(body, "grant_type=refresh_token"))
+            reply(c, 200, NULL, "{\"access_token\":\"at-2\",\"token_type\":\"Bearer\"}");
+        else
+            reply(c, 200, NULL,
+                  "{\"access_token\":\"at-1\",\"token_type\":\"Bearer\",\"expires_in\":60,"
+                  "\"refresh_token\":\"rt-1\"}");
+    } else {
+        reply(c, 404, NULL, "{}");
+    }
+}
+
+static void on_alloc(uv_handle_t *h, size_t size, uv_buf_t *b)
+{
+    struct conn *c = h->data;
+    *b = uv_buf_init(c->buf + c->len, (unsigned)(sizeof(c->buf) - c->len - 1));
+}
+
+static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
+{
+    struct conn *c = s->data;
+    if (n < 0) {
+        uv_close((uv_handle_t *)s, on_closed);
+        return;
+    }
+    c->len += (size_t)n;
+    c->buf[c->len] = 0;
+    char *end = strstr(c->buf, "\r\n\r\n");
+    if (!end)
+        return;
+    const char *cl = strcasestr(c->buf, "content-length:");
+    size_t want = cl && cl < end ? strtoul(cl + 15, NULL, 10) : 0;
+    if (c->len < (size_t)(end + 4 - c->buf) + want)
+        return;
+    const char *auth = strcasestr(c->buf, "authorization:");
+    if (auth && auth < end)
+        snprintf(R.last_auth, sizeof(R.last_auth), "%.*s", (int)strcspn(auth, "\r"), auth);
+    char method[8] = "", path[128] = "";
+    sscanf(c->buf, "%7s %127s", method, path);
+    uv_read_stop(s);
+    route(c, method, path, end + 4);
+}
+
+static void on_connection(uv_stream_t *server, int status)
+{
+    struct conn *c = calloc(1, sizeof(*c));
+    uv_tcp_init(server->loop, &c->tcp);
+    c->tcp.data = c;
+    uv_accept(server, (uv_stream_t *)&c->tcp);
+    uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
+}
+
+static void responder_start(uv_loop_t *loop)
+{
+    struct sockaddr_in a;
+    int len = sizeof(a);
+    memset(&R, 0, sizeof(R));
+    uv_ip4_addr("127.0.0.1", 0, &a);
+    uv_tcp_init(loop, &R.server);
+    ck_assert_int_eq(uv_tcp_bind(&R.server, (struct sockaddr *)&a, 0), 0);
+    ck_assert_int_eq(uv_listen((uv_stream_t *)&R.server, 16, on_connection), 0);
+    uv_tcp_getsockname(&R.server, (struct sockaddr *)&a, &len);
+    R.port = ntohs(a.sin_port);
+}
+
+/* ---- the client side ---- */
+
+struct outcome {
+    int done, rc;
+    char text[4096];
+};
+
+static void on_outcome(void *data, int rc, const char *text)
+{
+    struct outcome *o = data;
+    o->done++;
+    o->rc = rc;
+    snprintf(o->text, sizeof(o->text), "%s", text ? text : "");
+}
+
+static void run_until(uv_loop_t *loop, const int *flag)
+{
+    for (int i = 0; i < 100000 && !*flag; i++)
+        uv_run(loop, UV_RUN_ONCE);
+    ck_assert(*flag);
+}
+
+static void multi_closed(void *data)
+{
+    *(int *)data = 1;
+}
+
+struct fixture {
+    uv_loop_t loop;
+    struct gw_curl_uv *multi;
+    struct gw_oauth *o;
+    char url[128], redirect[128];
+};
+
+static void setup_fixture(struct fixture *f)
+{
+    char why[200];
+    uv_loop_init(&f->loop);
+    responder_start(&f->loop);
+    f->multi = gw_curl_uv_new(&f->loop);
+    ck_assert_int_eq(gw_curl_uv_open(f->multi, why, sizeof(why)), 0);
+    snprintf(f->url, sizeof(f->url), "http://127.0.0.1:%d/mcp", R.port);
+    snprintf(f->redirect, sizeof(f->redirect), "http://127.0.0.1:1/oauth/callback");
+    struct gw_oauth_settings s = {.server_url = f->url, .redirect_uri = f->redirect};
+    f->o = gw_oauth_new(f->multi, &s);
+}
+
+static void teardown_fixture(struct fixture *f)
+{
+    int closed = 0;
+    gw_oauth_free(f->o);
+    gw_curl_uv_close(f->multi, multi_closed, &closed);
+    run_until(&f->loop, &closed);
+    uv_close((uv_handle_t *)&R.server, NULL);
+    uv_run(&f->loop, UV_RUN_DEFAULT);
+    ck_assert_int_eq(uv_loop_close(&f->loop), 0);
+}
+
+static char *param(const char *url, const char *name)
+{
+    bool dup;
+    const char *q = strchr(url, '?');
+    return gw_oauth_form_get(q ? q + 1 : "", name, &dup);
+}
+
+START_TEST(test_full_flow)
+{
+    struct fixture f;
+    struct outcome a = {0}, r = {0}, r2 = {0}, x = {0}, y = {0};
+    setup_fixture(&f);
+
+    ck_assert_int_eq(gw_oauth_authorize(f.o, on_outcome, &a), 0);
+    run_until(&f.loop, &a.done);
+    ck_assert_msg(a.rc == 0, "%s", a.text);
+    static const char *order[] = {
+        "GET /.well-known/oauth-protected-resource/mcp",
+        "GET /.well-known/oauth-protected-resource",
+        "GET /.well-known/oauth-authorization-server/tenant",
+        "GET /.well-known/openid-configuration/tenant",
+        "GET /meta",
+        "POST /register",
+    };
+    ck_assert_int_eq(R.npaths, 6);
+    for (int i = 0; i < 6; i++)
+        ck_assert_str_eq(R.paths[i], order[i]);
+
+    char prefix[128];
+    snprintf(prefix, sizeof(prefix), "http://127.0.0.1:%d/authorize?response_type=code&", R.port);
+    ck_assert_msg(strncmp(a.text, prefix, strlen(prefix)) == 0, "%s", a.text);
+    char *client = param(a.text, "client_id"), *resource = param(a.text, "resource");
+    char *scope = param(a.text, "scope"), *state = param(a.text, "state");
+    char *challenge = param(a.text, "code_challenge");
+    ck_assert_str_eq(client, "client-1");
+    ck_assert_str_eq(resource, f.url);
+    ck_assert_str_eq(scope, "mcp:tools"); /* offline_access: the AS does not list it */
+
+    /* The redirect back, with the issuer RFC 9207 asks for. */
+    char *q = NULL, issuer[64];
+    snprintf(issuer, sizeof(issuer), "http://127.0.0.1:%d/tenant", R.port);
+    gw_oauth_form_add(&q, "code", "the-code");
+    gw_oauth_form_add(&q, "state", state);
+    gw_oauth_form_add(&q, "iss", issuer);
+    ck_assert(gw_oauth_owns_state(f.o, q));
+    ck_assert_int_eq(gw_oauth_redeem(f.o, q, on_outcome, &r), 0);
+    run_until(&f.loop, &r.done);
+    ck_assert_msg(r.rc == 0, "%s", r.text);
+    ck_assert_str_eq(gw_oauth_access_token(f.o), "at-1");
+    ck_assert_uint_gt(gw_oauth_expires_ms(f.o), 0);
+    ck_assert_int_eq(R.token_posts, 1);
+    char *verifier = gw_oauth_form_get(R.last_body, "code_verifier", &(bool){0});
+    char expect[GW_OAUTH_RANDOM_LEN];
+    gw_oauth_pkce_challenge(verifier, expect);
+    ck_assert_str_eq(expect, challenge);
+    ck_assert_ptr_nonnull(strstr(R.last_body, "code=the-code"));
+    ck_assert_ptr_nonnull(strstr(R.last_body, "client_id=client-1"));
+    ck_assert_ptr_nonnull(strstr(R.last_body, "resource=http%3A%2F%2F127.0.0.1"));
+    ck_assert_str_eq(R.last_auth, ""); /* a public client: no Authorization */
+
+    /* The state is spent. */
+    ck_assert(!gw_oauth_owns_state(f.o, q));
+    ck_assert_int_eq(gw_oauth_redeem(f.o, q, on_outcome, &r2), -EACCES);
+    ck_assert_int_eq(R.token_posts, 1);
+
+    /* Two refreshes at once make one request; the refresh token is kept. */
+    ck_assert_int_eq(gw_oauth_refresh(f.o, on_outcome, &x), 0);
+    ck_assert_int_eq(gw_oauth_refresh(f.o, on_outcome, &y), 0);
+    run_until(&f.loop, &y.done);
+    ck_assert_int_eq(x.done, 1);
+    ck_assert_int_eq(x.rc, 0);
+    ck_assert_int_eq(y.rc, 0);
+    ck_assert_int_eq(R.token_posts, 2);
+    ck_assert_ptr_nonnull(strstr(R.last_body, "refresh_token=rt-1"));
+    ck_assert_str_eq(gw_oauth_access_token(f.o), "at-2");
+
+    free(q);
+    free(verifier);
+    free(client);
+    free(resource);
+    free(scope);
+    free(state);
+    free(challenge);
+    teardown_fixture(&f);
+}
+END_TEST
+
+START_TEST(test_refusals)
+{
+    struct fixture f;
+    struct outcome a = {0}, b = {0}, c = {0};
+    setup_fixture(&f);
+
+    /* A challenge pointing at the metadata service: nothing fetched. */
+    ck_assert_int_eq(gw_oauth_challenged(f.o, "Bearer resource_metadata=\"https://169.254.169.254/"
+                                              "latest/meta-data\""),
+                     0);
+    ck_assert_int_eq(gw_oauth_authorize(f.o, on_outcome, &a), 0);
+    run_until(&f.loop, &a.done);
+    ck_assert_int_eq(a.rc, -EACCES);
+    ck_assert_msg(strstr(a.text, "metadata address") != NULL, "%s", a.text);
+    ck_assert_int_eq(R.npaths, 0);
+
+    /* Plain http to a host that is not loopback. */
+    ck_assert_int_eq(gw_oauth_challenged(f.o, "Bearer resource_metadata=\"http://example.com/x\""),
+                     0);
+    ck_assert_int_eq(gw_oauth_authorize(f.o, on_outcome, &b), 0);
+    run_until(&f.loop, &b.done);
+    ck_assert_int_eq(b.rc, -EACCES);
+    ck_assert_int_eq(R.npaths, 0);
+
+    /* An oversized document. */
+    char rm[128];
+    snprintf(rm, sizeof(rm),
+             "Bearer resource_metadata=\"http://127.0.0.1:%d/.well-known/oauth-"
+             "protected-resource\"",
+             R.port);
+    ck_assert_int_eq(gw_oauth_challenged(f.o, rm), 0);
+    R.big_prm = 1;
+    ck_assert_int_eq(gw_oauth_authorize(f.o, on_outcome, &c), 0);
+    run_until(&f.loop, &c.done);
+    ck_assert_int_eq(c.rc, -EFBIG);
+    ck_assert_int_eq(R.npaths, 1);
+
+    /* Nothing to refresh; a redirect with a state nobody issued. */
+    ck_assert_int_eq(gw_oauth_refresh(f.o, on_outcome, &c), -ENOENT);
+    ck_assert_int_eq(gw_oauth_redeem(f.o, "code=x&state=forged", on_outcome, &c), -EACCES);
+    teardown_fixture(&f);
+}
+END_TEST
+
+int main(void)
+{
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    Suite *s = suite_create("oauth_client");
+    TCase *tc = tcase_create("loop");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_full_flow);
+    tcase_add_test(tc, test_refusals);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    curl_global_cleanup();
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
