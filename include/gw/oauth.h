@@ -279,12 +279,18 @@ struct gw_oauth_settings {
     const char *redirect_uri; /* where the browser comes back */
     const char *client_id;    /* a configured client, or NULL: register */
     const char *client_secret;
-    unsigned auth;      /* GW_OAUTH_AUTH_*; 0: chosen from the metadata */
-    const char *scopes; /* replaces the spec's selection; or NULL */
-    bool omit_resource; /* no RFC 8707 resource parameter */
+    unsigned auth;         /* GW_OAUTH_AUTH_*; 0: chosen from the metadata */
+    const char *scopes;    /* replaces the spec's selection; or NULL */
+    bool omit_resource;    /* no RFC 8707 resource parameter */
+    const char *store_dir; /* gw_oauth_store_open's directory; NULL: memory only */
 };
 
-/* `s` is copied. The loop and multi must outlive it. */
+/* `s` is copied. The loop and multi must outlive it. With a store_dir,
+ * the grant saved for this server's URL (and the registration for its
+ * issuer) is loaded at once: a restart refreshes and sends it without
+ * asking anyone. Registrations (not configured clients) and grants are
+ * saved as they change; a refused refresh and gw_oauth_forget remove the
+ * grant's file. */
 struct gw_oauth *gw_oauth_new(struct gw_curl_uv *multi, const struct gw_oauth_settings *s);
 
 /* Stops any fetch; the waiting callbacks are dropped without a call. */
@@ -325,5 +331,37 @@ const char *gw_oauth_access_token(const struct gw_oauth *o);
 
 /* When the access token expires (ms, gw_now_ms's clock; 0 unknown). */
 uint64_t gw_oauth_expires_ms(const struct gw_oauth *o);
+
+/* Drops the grant (and its file). Returns 0 or -EBUSY while an operation
+ * runs. */
+int gw_oauth_forget(struct gw_oauth *o);
+
+/* ---- storage (oauth_store.c) ---- */
+
+#define GW_OAUTH_NAME_LEN 48 /* "grant-" + 32 hex digits + ".json" */
+#define GW_OAUTH_FILE_MAX (64u << 10)
+
+/* The state directory: `configured` (gateway.state_dir), else
+ * $STATE_DIRECTORY (its first entry), else $XDG_STATE_HOME/mcpgw, else
+ * $HOME/.local/state/mcpgw; absolute values only. Heap, or NULL. */
+char *gw_oauth_state_dir(const char *configured);
+
+/* Creates <state_dir>/oauth at 0700 (restricting one that is wider),
+ * refusing one that is not a directory of this user. *dir is heap. */
+int gw_oauth_store_open(const char *state_dir, char **dir, char *why, size_t cap);
+
+/* The file name of `key` under `kind` ("client", "grant"): a digest, so
+ * that no URL shapes a path. */
+void gw_oauth_store_name(const char *kind, const char *key, char out[GW_OAUTH_NAME_LEN]);
+
+/* Writes a file whole (0600; temp, fsync, rename, fsync of dir). Returns
+ * 0 or a negative errno. */
+int gw_oauth_store_write(const char *dir, const char *name, const char *data, size_t len);
+
+/* A regular file's content (not through a symlink, at most `max` bytes),
+ * NUL-terminated heap; NULL when absent or unusable. */
+char *gw_oauth_store_read(const char *dir, const char *name, size_t max);
+
+int gw_oauth_store_remove(const char *dir, const char *name);
 
 #endif

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "gw/http_xfer.h"
+#include "gw/log.h"
 #include "gw/util.h"
 
 enum op { OP_NONE, OP_AUTHORIZE, OP_REDEEM, OP_REFRESH };
@@ -45,12 +46,15 @@ struct gw_oauth {
     struct gw_oauth_asm asm_;
     struct gw_oauth_client client; /* registered (or configured) for asm_.issuer */
     char *client_issuer;
+    bool client_registered; /* o->client came from registration: saved */
+    char *store_dir;        /* NULL: memory only */
 
     struct flow flows[GW_OAUTH_PENDING];
     struct flow *redeeming;
 
     struct gw_oauth_token token;
     uint64_t expires_ms;
+    time_t expires_at; /* the same on the wall clock, for the file */
 
     enum op op;
     struct waiter *waiters;
@@ -252,7 +256,7 @@ static void prm_done(struct gw_oauth *o, CURLcode rc)
     for (int i = 0; i < o->nurls; i++)
         free(o->urls[i]);
     o->nurls = o->iurl = o->hops = 0;
-    if (o->asm_.issuer && strcmp(o->asm_.issuer, o->prm.issuer) == 0) {
+    if (o->asm_.authorization_endpoint && strcmp(o->asm_.issuer, o->prm.issuer) == 0) {
         have_client(o);
         return;
     }
@@ -304,13 +308,18 @@ static void asm_next(struct gw_oauth *o)
     fetch(o, o->urls[o->iurl], NULL, NULL, asm_done);
 }
 
-static void set_client(struct gw_oauth *o, struct gw_oauth_client *c)
+static void save_client(struct gw_oauth *o);
+
+static void set_client(struct gw_oauth *o, struct gw_oauth_client *c, bool registered)
 {
     gw_oauth_client_clear(&o->client);
+    o->client_registered = registered;
     o->client = *c;
     memset(c, 0, sizeof(*c));
     free(o->client_issuer);
     o->client_issuer = gw_xstrdup(o->asm_.issuer);
+    if (registered)
+        save_client(o);
 }
 
 static void dcr_done(struct gw_oauth *o, CURLcode rc)
@@ -328,7 +337,7 @@ static void dcr_done(struct gw_oauth *o, CURLcode rc)
         failf(o, -EINVAL, "%s", why);
         return;
     }
-    set_client(o, &c);
+    set_client(o, &c, true);
     have_client(o);
 }
 
@@ -369,7 +378,7 @@ static void have_client(struct gw_oauth *o)
                   o->asm_.issuer);
             return;
         }
-        set_client(o, &c);
+        set_client(o, &c, false);
         same = true;
     }
     char *scopes = o->scopes
@@ -433,6 +442,146 @@ int gw_oauth_authorize(struct gw_oauth *o, gw_oauth_cb cb, void *data)
     return 0;
 }
 
+/* ---- persistence ---- */
+
+static void store(struct gw_oauth *o, const char *kind, const char *key, json_t *j)
+{
+    char name[GW_OAUTH_NAME_LEN];
+    char *text = json_dumps(j, JSON_COMPACT);
+    json_decref(j);
+    gw_oauth_store_name(kind, key, name);
+    if (gw_oauth_store_write(o->store_dir, name, text, strlen(text)) < 0)
+        gw_log(GW_LOG_WARN, "oauth: could not save a file", "dir", o->store_dir, "file", name,
+               NULL);
+    memset(text, 0, strlen(text));
+    free(text);
+}
+
+static void save_client(struct gw_oauth *o)
+{
+    if (!o->store_dir)
+        return;
+    json_t *j =
+        json_pack("{s:s, s:s, s:s}", "issuer", o->client_issuer, "client_id", o->client.client_id,
+                  "token_endpoint_auth_method", gw_oauth_auth_name(o->client.auth));
+    if (o->client.client_secret)
+        json_object_set_new(j, "client_secret", json_string(o->client.client_secret));
+    store(o, "client", o->client_issuer, j);
+}
+
+static void save_grant(struct gw_oauth *o)
+{
+    if (!o->store_dir || !o->asm_.token_endpoint)
+        return;
+    json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I}", "server", o->server_url, "issuer",
+                          o->asm_.issuer, "token_endpoint", o->asm_.token_endpoint, "client_id",
+                          o->client.client_id, "token_endpoint_auth_method",
+                          gw_oauth_auth_name(o->client.auth), "access_token", o->token.access_token,
+                          "expires_at", (json_int_t)o->expires_at);
+    if (o->prm.resource)
+        json_object_set_new(j, "resource", json_string(o->prm.resource));
+    if (o->token.refresh_token)
+        json_object_set_new(j, "refresh_token", json_string(o->token.refresh_token));
+    if (o->token.scope)
+        json_object_set_new(j, "scope", json_string(o->token.scope));
+    store(o, "grant", o->server_url, j);
+}
+
+static void drop_grant(struct gw_oauth *o)
+{
+    char name[GW_OAUTH_NAME_LEN];
+    gw_oauth_token_clear(&o->token);
+    o->expires_ms = 0;
+    o->expires_at = 0;
+    if (!o->store_dir)
+        return;
+    gw_oauth_store_name("grant", o->server_url, name);
+    gw_oauth_store_remove(o->store_dir, name);
+}
+
+static json_t *load_file(struct gw_oauth *o, const char *kind, const char *key)
+{
+    char name[GW_OAUTH_NAME_LEN];
+    gw_oauth_store_name(kind, key, name);
+    char *text = gw_oauth_store_read(o->store_dir, name, GW_OAUTH_FILE_MAX);
+    json_t *j = text ? json_loads(text, 0, NULL) : NULL;
+    if (text)
+        memset(text, 0, strlen(text));
+    free(text);
+    if (!json_is_object(j)) {
+        json_decref(j);
+        return NULL;
+    }
+    return j;
+}
+
+/* The grant saved for this server, and the registration of its issuer:
+ * enough to send the token and refresh it; authorizing again rediscovers
+ * the rest. A file that does not fit is ignored. */
+static void load(struct gw_oauth *o)
+{
+    json_t *g = load_file(o, "grant", o->server_url), *c = NULL;
+    const char *issuer = json_string_value(json_object_get(g, "issuer"));
+    const char *te = json_string_value(json_object_get(g, "token_endpoint"));
+    const char *at = json_string_value(json_object_get(g, "access_token"));
+    const char *server = json_string_value(json_object_get(g, "server"));
+    const char *gcid = json_string_value(json_object_get(g, "client_id"));
+    char why[200];
+    if (!issuer || !te || !at || !server || !gcid || strcmp(server, o->server_url) != 0 ||
+        gw_oauth_url_check(te, o->server_host, why, sizeof(why)) < 0)
+        goto out;
+    struct gw_oauth_client client = {0};
+    if (o->configured.client_id) { /* the grant must be this client's */
+        if (strcmp(gcid, o->configured.client_id) != 0)
+            goto out;
+        client.client_id = gw_xstrdup(gcid);
+        client.client_secret = gw_xstrdup(o->configured.client_secret);
+        client.auth = gw_oauth_auth_parse(
+            json_string_value(json_object_get(g, "token_endpoint_auth_method")));
+    } else {
+        c = load_file(o, "client", issuer);
+        const char *cid = json_string_value(json_object_get(c, "client_id"));
+        const char *ci = json_string_value(json_object_get(c, "issuer"));
+        if (!cid || !ci || strcmp(ci, issuer) != 0 || strcmp(cid, gcid) != 0)
+            goto out;
+        client.client_id = gw_xstrdup(cid);
+        client.client_secret = gw_xstrdup(json_string_value(json_object_get(c, "client_secret")));
+        client.auth = gw_oauth_auth_parse(
+            json_string_value(json_object_get(c, "token_endpoint_auth_method")));
+        o->client_registered = true;
+    }
+    if (!client.auth) {
+        gw_oauth_client_clear(&client);
+        goto out;
+    }
+    o->client = client;
+    o->client_issuer = gw_xstrdup(issuer);
+    o->asm_.issuer = gw_xstrdup(issuer);
+    o->asm_.token_endpoint = gw_xstrdup(te);
+    o->prm.issuer = gw_xstrdup(issuer);
+    o->prm.resource = gw_xstrdup(json_string_value(json_object_get(g, "resource")));
+    o->token.access_token = gw_xstrdup(at);
+    o->token.refresh_token = gw_xstrdup(json_string_value(json_object_get(g, "refresh_token")));
+    o->token.scope = gw_xstrdup(json_string_value(json_object_get(g, "scope")));
+    json_int_t exp = json_integer_value(json_object_get(g, "expires_at"));
+    o->expires_at = (time_t)exp;
+    if (exp > 0) {
+        time_t now = time(NULL);
+        o->expires_ms = gw_now_ms() + (exp > now ? (uint64_t)(exp - now) * 1000 : 0) + 1;
+    }
+out:
+    json_decref(c);
+    json_decref(g);
+}
+
+int gw_oauth_forget(struct gw_oauth *o)
+{
+    if (o->op != OP_NONE)
+        return -EBUSY;
+    drop_grant(o);
+    return 0;
+}
+
 /* ---- tokens ---- */
 
 static struct flow *find_flow(const struct gw_oauth *o, const char *query)
@@ -463,10 +612,8 @@ static void token_done(struct gw_oauth *o, CURLcode rc)
     if (fetch_failed(o, rc, "the token endpoint"))
         return;
     if (gw_oauth_token_read(o->x.rbody, o->x.rlen, &t, why, sizeof(why)) < 0) {
-        if (refreshing) { /* a refused refresh token is dead: forget the grant */
-            gw_oauth_token_clear(&o->token);
-            o->expires_ms = 0;
-        }
+        if (refreshing) /* a refused refresh token is dead: forget the grant */
+            drop_grant(o);
         failf(o, -EACCES, "%s (HTTP %ld)", why, o->x.status);
         return;
     }
@@ -477,6 +624,8 @@ static void token_done(struct gw_oauth *o, CURLcode rc)
     gw_oauth_token_clear(&o->token);
     o->token = t;
     o->expires_ms = t.expires_in ? gw_now_ms() + (uint64_t)t.expires_in * 1000 : 0;
+    o->expires_at = t.expires_in ? time(NULL) + (time_t)t.expires_in : 0;
+    save_grant(o);
     finish(o, 0, NULL);
 }
 
@@ -577,6 +726,9 @@ struct gw_oauth *gw_oauth_new(struct gw_curl_uv *multi, const struct gw_oauth_se
         gw_strlcpy(o->server_host, u.host, sizeof(o->server_host));
         gw_oauth_url_clear(&u);
     }
+    o->store_dir = gw_xstrdup(s->store_dir);
+    if (o->store_dir)
+        load(o);
     return o;
 }
 
@@ -601,6 +753,7 @@ void gw_oauth_free(struct gw_oauth *o)
     free(o->redirect_uri);
     free(o->scopes);
     free(o->client_issuer);
+    free(o->store_dir);
     gw_oauth_client_clear(&o->configured);
     gw_oauth_client_clear(&o->client);
     gw_oauth_challenge_clear(&o->challenge);

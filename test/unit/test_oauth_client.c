@@ -5,14 +5,20 @@
  * the authorization URL, the code exchange with the PKCE verifier that
  * matches the challenge sent, state used once, a single-flight refresh
  * that keeps the refresh token, and refusals (a metadata address, an
- * oversized document) that fetch nothing. */
+ * oversized document) that fetch nothing; the state directory's order,
+ * the store's modes and atomic files, and a restart that reuses the grant
+ * on disk until a refused refresh removes it. */
 #include <arpa/inet.h>
 #include <check.h>
 #include <curl/curl.h>
+#include <dirent.h>
 #include <errno.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include "gw/curl_uv.h"
@@ -35,6 +41,7 @@ static struct {
     char last_auth[256];
     int token_posts;
     int big_prm;
+    int refuse_refresh;
 } R;
 
 static void on_closed(uv_handle_t *h)
@@ -104,7 +111,9 @@ static void route(struct conn *c, const char *method, const char *path, const ch
     } else if (strcmp(path, "/token") == 0 && strcmp(method, "POST") == 0) {
         R.token_posts++;
         snprintf(R.last_body, sizeof(R.last_body), "%s", body);
-        if (strstr(body, "grant_type=refresh_token"))
+        if (strstr(body, "grant_type=refresh_token") && R.refuse_refresh)
+            reply(c, 400, NULL, "{\"error\":\"invalid_grant\"}");
+        else if (strstr(body, "grant_type=refresh_token"))
             reply(c, 200, NULL, "{\"access_token\":\"at-2\",\"token_type\":\"Bearer\"}");
         else
             reply(c, 200, NULL,
@@ -202,7 +211,7 @@ struct fixture {
     char url[128], redirect[128];
 };
 
-static void setup_fixture(struct fixture *f)
+static void setup_fixture_in(struct fixture *f, const char *store_dir)
 {
     char why[200];
     uv_loop_init(&f->loop);
@@ -211,8 +220,14 @@ static void setup_fixture(struct fixture *f)
     ck_assert_int_eq(gw_curl_uv_open(f->multi, why, sizeof(why)), 0);
     snprintf(f->url, sizeof(f->url), "http://127.0.0.1:%d/mcp", R.port);
     snprintf(f->redirect, sizeof(f->redirect), "http://127.0.0.1:1/oauth/callback");
-    struct gw_oauth_settings s = {.server_url = f->url, .redirect_uri = f->redirect};
+    struct gw_oauth_settings s = {
+        .server_url = f->url, .redirect_uri = f->redirect, .store_dir = store_dir};
     f->o = gw_oauth_new(f->multi, &s);
+}
+
+static void setup_fixture(struct fixture *f)
+{
+    setup_fixture_in(f, NULL);
 }
 
 static void teardown_fixture(struct fixture *f)
@@ -357,19 +372,188 @@ START_TEST(test_refusals)
 }
 END_TEST
 
+/* Authorizes f->o against the responder: authorize, then the redirect. */
+static void authorize_fully(struct fixture *f)
+{
+    struct outcome a = {0}, r = {0};
+    char issuer[64];
+    ck_assert_int_eq(gw_oauth_authorize(f->o, on_outcome, &a), 0);
+    run_until(&f->loop, &a.done);
+    ck_assert_msg(a.rc == 0, "%s", a.text);
+    char *state = param(a.text, "state"), *q = NULL;
+    snprintf(issuer, sizeof(issuer), "http://127.0.0.1:%d/tenant", R.port);
+    gw_oauth_form_add(&q, "code", "c");
+    gw_oauth_form_add(&q, "state", state);
+    gw_oauth_form_add(&q, "iss", issuer);
+    ck_assert_int_eq(gw_oauth_redeem(f->o, q, on_outcome, &r), 0);
+    run_until(&f->loop, &r.done);
+    ck_assert_msg(r.rc == 0, "%s", r.text);
+    free(state);
+    free(q);
+}
+
+static char *tmpdir(void)
+{
+    char *d = strdup("/tmp/test_oauth_XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(d));
+    return d;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    return remove(path);
+}
+
+static void rm_tree(const char *root)
+{
+    nftw(root, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+static mode_t mode_of(const char *path)
+{
+    struct stat st;
+    ck_assert_int_eq(lstat(path, &st), 0);
+    return st.st_mode & 07777;
+}
+
+static int count_files(const char *dir)
+{
+    int n = 0;
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while ((e = readdir(d)))
+        n += e->d_name[0] != '.' || (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."));
+    closedir(d);
+    return n;
+}
+
+START_TEST(test_state_dir)
+{
+    char *d;
+    setenv("STATE_DIRECTORY", "/var/lib/mcpgw:/var/lib/other", 1);
+    setenv("XDG_STATE_HOME", "/xdg", 1);
+    setenv("HOME", "/home/u", 1);
+    d = gw_oauth_state_dir("/conf");
+    ck_assert_str_eq(d, "/conf");
+    free(d);
+    d = gw_oauth_state_dir(NULL);
+    ck_assert_str_eq(d, "/var/lib/mcpgw");
+    free(d);
+    unsetenv("STATE_DIRECTORY");
+    d = gw_oauth_state_dir(NULL);
+    ck_assert_str_eq(d, "/xdg/mcpgw");
+    free(d);
+    setenv("XDG_STATE_HOME", "relative", 1);
+    d = gw_oauth_state_dir(NULL);
+    ck_assert_str_eq(d, "/home/u/.local/state/mcpgw");
+    free(d);
+    unsetenv("XDG_STATE_HOME");
+    unsetenv("HOME");
+    ck_assert_ptr_null(gw_oauth_state_dir(NULL));
+}
+END_TEST
+
+START_TEST(test_store_files)
+{
+    char *root = tmpdir(), *dir, why[200], name[GW_OAUTH_NAME_LEN], path[512];
+    char *state = malloc(strlen(root) + 16);
+    sprintf(state, "%s/a/b", root);
+    ck_assert_int_eq(gw_oauth_store_open(state, &dir, why, sizeof(why)), 0);
+    ck_assert_uint_eq(mode_of(dir), 0700);
+    chmod(dir, 0755); /* widened by hand: restricted again */
+    free(dir);
+    ck_assert_int_eq(gw_oauth_store_open(state, &dir, why, sizeof(why)), 0);
+    ck_assert_uint_eq(mode_of(dir), 0700);
+    free(dir);
+    ck_assert_int_eq(gw_oauth_store_open("relative", &dir, why, sizeof(why)) < 0, 1);
+    ck_assert_int_eq(gw_oauth_store_open(state, &dir, why, sizeof(why)), 0);
+
+    gw_oauth_store_name("grant", "https://mcp.example/mcp", name);
+    ck_assert_uint_eq(strlen(name), strlen("grant-") + 32 + strlen(".json"));
+    ck_assert_int_eq(gw_oauth_store_write(dir, name, "{\"a\":1}", 7), 0);
+    ck_assert_int_eq(gw_oauth_store_write(dir, name, "{\"a\":2}", 7), 0);
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    ck_assert_uint_eq(mode_of(path), 0600);
+    ck_assert_int_eq(count_files(dir), 1); /* no temporary file left */
+    char *back = gw_oauth_store_read(dir, name, 1024);
+    ck_assert_str_eq(back, "{\"a\":2}");
+    free(back);
+    ck_assert_ptr_null(gw_oauth_store_read(dir, name, 3)); /* over the cap */
+    /* A symlink in place of a file is not followed. */
+    char link[512];
+    snprintf(link, sizeof(link), "%s/link.json", dir);
+    ck_assert_int_eq(symlink(path, link), 0);
+    ck_assert_ptr_null(gw_oauth_store_read(dir, "link.json", 1024));
+    unlink(link);
+    ck_assert_int_eq(gw_oauth_store_remove(dir, name), 0);
+    ck_assert_int_eq(gw_oauth_store_remove(dir, name), 0);
+    ck_assert_int_eq(count_files(dir), 0);
+    free(dir);
+    free(state);
+    rm_tree(root);
+    free(root);
+}
+END_TEST
+
+START_TEST(test_restart_reuses_grant)
+{
+    char *root = tmpdir(), *dir, why[200], name[GW_OAUTH_NAME_LEN], path[600];
+    struct fixture f;
+    struct outcome x = {0}, y = {0};
+    ck_assert_int_eq(gw_oauth_store_open(root, &dir, why, sizeof(why)), 0);
+    setup_fixture_in(&f, dir);
+    authorize_fully(&f);
+    ck_assert_int_eq(count_files(dir), 2); /* the registration and the grant */
+    gw_oauth_store_name("grant", f.url, name);
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    ck_assert_uint_eq(mode_of(path), 0600);
+    int paths_before = R.npaths;
+
+    /* "Restart": a new client for the same server and directory. */
+    gw_oauth_free(f.o);
+    struct gw_oauth_settings s = {
+        .server_url = f.url, .redirect_uri = f.redirect, .store_dir = dir};
+    f.o = gw_oauth_new(f.multi, &s);
+    ck_assert_str_eq(gw_oauth_access_token(f.o), "at-1");
+    ck_assert_uint_gt(gw_oauth_expires_ms(f.o), 0);
+    ck_assert_int_eq(R.npaths, paths_before); /* nothing fetched */
+    ck_assert_int_eq(gw_oauth_refresh(f.o, on_outcome, &x), 0);
+    run_until(&f.loop, &x.done);
+    ck_assert_msg(x.rc == 0, "%s", x.text);
+    ck_assert_ptr_nonnull(strstr(R.last_body, "refresh_token=rt-1"));
+    ck_assert_ptr_nonnull(strstr(R.last_body, "client_id=client-1"));
+    ck_assert_str_eq(gw_oauth_access_token(f.o), "at-2");
+
+    /* A refused refresh forgets the grant, on disk too. */
+    R.refuse_refresh = 1;
+    ck_assert_int_eq(gw_oauth_refresh(f.o, on_outcome, &y), 0);
+    run_until(&f.loop, &y.done);
+    ck_assert_int_eq(y.rc, -EACCES);
+    ck_assert_ptr_nonnull(strstr(y.text, "invalid_grant"));
+    ck_assert_ptr_null(gw_oauth_access_token(f.o));
+    ck_assert_int_eq(access(path, F_OK), -1);
+    ck_assert_int_eq(count_files(dir), 1);
+    teardown_fixture(&f);
+    free(dir);
+    rm_tree(root);
+    free(root);
+}
+END_TEST
+
 int main(void)
 {
-    curl_global_init(CURL_GLOBAL_DEFAULT);
     Suite *s = suite_create("oauth_client");
     TCase *tc = tcase_create("loop");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_full_flow);
     tcase_add_test(tc, test_refusals);
+    tcase_add_test(tc, test_state_dir);
+    tcase_add_test(tc, test_store_files);
+    tcase_add_test(tc, test_restart_reuses_grant);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
-    curl_global_cleanup();
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
