@@ -300,6 +300,10 @@ void gw_oauth_free(struct gw_oauth *o);
  * the next authorization. Returns gw_oauth_challenge_parse's result. */
 int gw_oauth_challenged(struct gw_oauth *o, const char *www_authenticate);
 
+/* Was the server's last word a Bearer challenge, with no token obtained
+ * since? (What moves a server to needs_authorization.) */
+bool gw_oauth_needs_authorization(const struct gw_oauth *o);
+
 /* rc 0 with `text` the result (the authorization URL for authorize; NULL
  * for redeem and refresh), or a negative code with `text` a sentence that
  * holds no secret. */

@@ -42,6 +42,7 @@ struct gw_oauth {
     bool omit_resource;
 
     struct gw_oauth_challenge challenge;
+    bool challenged; /* a 401 since the last token was obtained */
     struct gw_oauth_prm prm;
     struct gw_oauth_asm asm_;
     struct gw_oauth_client client; /* registered (or configured) for asm_.issuer */
@@ -625,6 +626,7 @@ static void token_done(struct gw_oauth *o, CURLcode rc)
     o->token = t;
     o->expires_ms = t.expires_in ? gw_now_ms() + (uint64_t)t.expires_in * 1000 : 0;
     o->expires_at = t.expires_in ? time(NULL) + (time_t)t.expires_in : 0;
+    o->challenged = false;
     save_grant(o);
     finish(o, 0, NULL);
 }
@@ -705,8 +707,14 @@ int gw_oauth_challenged(struct gw_oauth *o, const char *www_authenticate)
     if (rc == 0) {
         gw_oauth_challenge_clear(&o->challenge);
         o->challenge = c;
+        o->challenged = true;
     }
     return rc;
+}
+
+bool gw_oauth_needs_authorization(const struct gw_oauth *o)
+{
+    return o->challenged;
 }
 
 struct gw_oauth *gw_oauth_new(struct gw_curl_uv *multi, const struct gw_oauth_settings *s)

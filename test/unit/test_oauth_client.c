@@ -7,7 +7,8 @@
  * that keeps the refresh token, and refusals (a metadata address, an
  * oversized document) that fetch nothing; the state directory's order,
  * the store's modes and atomic files, and a restart that reuses the grant
- * on disk until a refused refresh removes it. */
+ * on disk until a refused refresh removes it; the HTTP transport handing
+ * a 401's challenge to the client and sending its token once it has one. */
 #include <arpa/inet.h>
 #include <check.h>
 #include <curl/curl.h>
@@ -23,6 +24,7 @@
 
 #include "gw/curl_uv.h"
 #include "gw/oauth.h"
+#include "gw/upstream_http.h"
 
 /* ---- the responder ---- */
 
@@ -85,7 +87,19 @@ static void route(struct conn *c, const char *method, const char *path, const ch
 {
     if (R.npaths < 32)
         snprintf(R.paths[R.npaths++], 160, "%s %s", method, path);
-    if (strcmp(path, "/.well-known/oauth-protected-resource") == 0) {
+    if (strcmp(path, "/mcp") == 0) {
+        if (strcmp(R.last_auth, "Authorization: Bearer at-1") == 0) {
+            reply(c, 200, NULL, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}");
+            return;
+        }
+        char challenge[256];
+        snprintf(
+            challenge, sizeof(challenge),
+            "WWW-Authenticate: Bearer error=\"invalid_token\", "
+            "resource_metadata=\"http://127.0.0.1:%d/.well-known/oauth-protected-resource\"\r\n",
+            R.port);
+        reply(c, 401, challenge, "{}");
+    } else if (strcmp(path, "/.well-known/oauth-protected-resource") == 0) {
         if (R.big_prm) {
             char *big = malloc(300 << 10);
             memset(big, ' ', (300 << 10) - 1);
@@ -146,6 +160,7 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
     size_t want = cl && cl < end ? strtoul(cl + 15, NULL, 10) : 0;
     if (c->len < (size_t)(end + 4 - c->buf) + want)
         return;
+    R.last_auth[0] = 0;
     const char *auth = strcasestr(c->buf, "authorization:");
     if (auth && auth < end)
         snprintf(R.last_auth, sizeof(R.last_auth), "%.*s", (int)strcspn(auth, "\r"), auth);
@@ -540,6 +555,81 @@ START_TEST(test_restart_reuses_grant)
 }
 END_TEST
 
+/* ---- the HTTP transport with the client ---- */
+
+struct tctx {
+    char msg[1024];
+    int msgs, closed;
+};
+
+static void t_message(void *data, const char *msg, size_t len)
+{
+    struct tctx *t = data;
+    snprintf(t->msg, sizeof(t->msg), "%.*s", (int)len, msg);
+    t->msgs++;
+}
+
+static void t_down(void *data, int code, const char *why) {}
+
+static void t_not_run(void *data, json_t *id, const char *why) {}
+
+static void t_closed(void *data)
+{
+    ((struct tctx *)data)->closed = 1;
+}
+
+static void ping(struct fixture *f, struct gw_upstream_http *h, struct tctx *t)
+{
+    static const char msg[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}";
+    int before = t->msgs;
+    ck_assert_int_eq(gw_transport_send(gw_upstream_http_transport(h), msg, strlen(msg)), 0);
+    while (t->msgs == before)
+        uv_run(&f->loop, UV_RUN_ONCE);
+}
+
+START_TEST(test_transport_bearer)
+{
+    struct fixture f;
+    struct tctx t = {0};
+    struct gw_upstream_http *h;
+    char why[200];
+    setup_fixture(&f);
+    struct gw_server_config cfg = {
+        .id = "t", .ok = true, .transport = GW_TRANSPORT_STREAMABLE_HTTP, .url = f.url};
+    cfg.timeout_ms = 2000;
+    cfg.sse_read_timeout_ms = 30000;
+    struct gw_upstream_http_options o;
+    gw_upstream_http_options_init(&o);
+    o.get_stream = 0;
+    o.oauth = f.o;
+    struct gw_transport_cbs cbs = {t_message, t_down, t_not_run, t_closed, &t};
+    ck_assert_int_eq(gw_upstream_http_start(&f.loop, f.multi, &cfg, &o, &cbs, &h, why, sizeof(why)),
+                     0);
+
+    /* Without a token: a 401 whose challenge the client keeps. */
+    ck_assert(!gw_oauth_needs_authorization(f.o));
+    ping(&f, h, &t);
+    ck_assert_msg(strstr(t.msg, "\"httpStatus\":401") != NULL, "%s", t.msg);
+    ck_assert_str_eq(R.last_auth, "");
+    ck_assert(gw_oauth_needs_authorization(f.o));
+
+    /* Authorizing starts from the challenge's resource_metadata. */
+    int first = R.npaths;
+    authorize_fully(&f);
+    ck_assert_str_eq(R.paths[first], "GET /.well-known/oauth-protected-resource");
+    ck_assert(!gw_oauth_needs_authorization(f.o));
+
+    /* Now the token goes with the request. */
+    ping(&f, h, &t);
+    ck_assert_msg(strstr(t.msg, "\"result\"") != NULL, "%s", t.msg);
+    ck_assert_str_eq(R.last_auth, "Authorization: Bearer at-1");
+
+    gw_upstream_http_kill(h);
+    run_until(&f.loop, &t.closed);
+    teardown_fixture(&f);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("oauth_client");
@@ -550,6 +640,7 @@ int main(void)
     tcase_add_test(tc, test_state_dir);
     tcase_add_test(tc, test_store_files);
     tcase_add_test(tc, test_restart_reuses_grant);
+    tcase_add_test(tc, test_transport_bearer);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
