@@ -279,13 +279,14 @@ struct gw_oauth_settings {
     const char *redirect_uri; /* where the browser comes back */
     const char *client_id;    /* a configured client, or NULL: register */
     const char *client_secret;
-    unsigned auth;         /* GW_OAUTH_AUTH_*; 0: chosen from the metadata */
-    const char *scopes;    /* replaces the spec's selection; or NULL */
-    bool omit_resource;    /* no RFC 8707 resource parameter */
-    const char *store_dir; /* gw_oauth_store_open's directory; NULL: memory only */
+    unsigned auth;      /* GW_OAUTH_AUTH_*; 0: chosen from the metadata */
+    const char *scopes; /* replaces the spec's selection; or NULL */
+    bool omit_resource; /* no RFC 8707 resource parameter */
+    const char
+        *state_dir; /* files go to <state_dir>/oauth (made on first save); NULL: memory only */
 };
 
-/* `s` is copied. The loop and multi must outlive it. With a store_dir,
+/* `s` is copied. The loop and multi must outlive it. With a state_dir,
  * the grant saved for this server's URL (and the registration for its
  * issuer) is loaded at once: a restart refreshes and sends it without
  * asking anyone. Registrations (not configured clients) and grants are
@@ -312,9 +313,13 @@ typedef void (*gw_oauth_cb)(void *data, int rc, const char *text);
 /* Discovers, registers when needed, and answers the URL to send the
  * browser to; the flow (state, PKCE verifier, expected issuer) waits for
  * its redirect up to GW_OAUTH_FLOW_SECS. Returns 0 (cb runs once, maybe
- * before the call returns when a URL is refused) or -EBUSY. The same holds
+ * before the call returns when a URL is refused), -EBUSY, or -EINVAL when
+ * there is no redirect_uri. The same holds
  * for redeem and refresh. */
 int gw_oauth_authorize(struct gw_oauth *o, gw_oauth_cb cb, void *data);
+
+/* Sets the redirect_uri of the flows to come (copied). */
+void gw_oauth_set_redirect_uri(struct gw_oauth *o, const char *uri);
 
 /* Does a pending flow of `o` carry this state? (For the callback route,
  * which has only the query to find the server by.) */

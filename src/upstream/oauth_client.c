@@ -48,7 +48,9 @@ struct gw_oauth {
     struct gw_oauth_client client; /* registered (or configured) for asm_.issuer */
     char *client_issuer;
     bool client_registered; /* o->client came from registration: saved */
-    char *store_dir;        /* NULL: memory only */
+    char *state_dir;        /* NULL: memory only */
+    char *store_dir;        /* <state_dir>/oauth */
+    bool store_ready;       /* made (or checked) by gw_oauth_store_open */
 
     struct flow flows[GW_OAUTH_PENDING];
     struct flow *redeeming;
@@ -425,8 +427,16 @@ static void have_client(struct gw_oauth *o)
     free(url);
 }
 
+void gw_oauth_set_redirect_uri(struct gw_oauth *o, const char *uri)
+{
+    free(o->redirect_uri);
+    o->redirect_uri = gw_xstrdup(uri);
+}
+
 int gw_oauth_authorize(struct gw_oauth *o, gw_oauth_cb cb, void *data)
 {
+    if (!o->redirect_uri)
+        return -EINVAL;
     int j = join(o, OP_AUTHORIZE, cb, data);
     if (j != 0)
         return j < 0 ? j : 0;
@@ -447,7 +457,17 @@ int gw_oauth_authorize(struct gw_oauth *o, gw_oauth_cb cb, void *data)
 
 static void store(struct gw_oauth *o, const char *kind, const char *key, json_t *j)
 {
-    char name[GW_OAUTH_NAME_LEN];
+    char name[GW_OAUTH_NAME_LEN], why[300], *dir;
+    if (!o->store_ready) {
+        if (gw_oauth_store_open(o->state_dir, &dir, why, sizeof(why)) < 0) {
+            gw_log(GW_LOG_WARN, "oauth: cannot keep the grant across restarts", "reason", why,
+                   NULL);
+            json_decref(j);
+            return;
+        }
+        free(dir);
+        o->store_ready = true;
+    }
     char *text = json_dumps(j, JSON_COMPACT);
     json_decref(j);
     gw_oauth_store_name(kind, key, name);
@@ -734,9 +754,11 @@ struct gw_oauth *gw_oauth_new(struct gw_curl_uv *multi, const struct gw_oauth_se
         gw_strlcpy(o->server_host, u.host, sizeof(o->server_host));
         gw_oauth_url_clear(&u);
     }
-    o->store_dir = gw_xstrdup(s->store_dir);
-    if (o->store_dir)
+    if (s->state_dir) {
+        o->state_dir = gw_xstrdup(s->state_dir);
+        o->store_dir = gw_xasprintf("%s/oauth", s->state_dir);
         load(o);
+    }
     return o;
 }
 
@@ -762,6 +784,7 @@ void gw_oauth_free(struct gw_oauth *o)
     free(o->scopes);
     free(o->client_issuer);
     free(o->store_dir);
+    free(o->state_dir);
     gw_oauth_client_clear(&o->configured);
     gw_oauth_client_clear(&o->client);
     gw_oauth_challenge_clear(&o->challenge);

@@ -236,7 +236,7 @@ static void setup_fixture_in(struct fixture *f, const char *store_dir)
     snprintf(f->url, sizeof(f->url), "http://127.0.0.1:%d/mcp", R.port);
     snprintf(f->redirect, sizeof(f->redirect), "http://127.0.0.1:1/oauth/callback");
     struct gw_oauth_settings s = {
-        .server_url = f->url, .redirect_uri = f->redirect, .store_dir = store_dir};
+        .server_url = f->url, .redirect_uri = f->redirect, .state_dir = store_dir};
     f->o = gw_oauth_new(f->multi, &s);
 }
 
@@ -515,9 +515,11 @@ START_TEST(test_restart_reuses_grant)
     char *root = tmpdir(), *dir, why[200], name[GW_OAUTH_NAME_LEN], path[600];
     struct fixture f;
     struct outcome x = {0}, y = {0};
-    ck_assert_int_eq(gw_oauth_store_open(root, &dir, why, sizeof(why)), 0);
-    setup_fixture_in(&f, dir);
+    setup_fixture_in(&f, root); /* <root>/oauth is made on the first save */
+    dir = NULL;
     authorize_fully(&f);
+    ck_assert_int_eq(gw_oauth_store_open(root, &dir, why, sizeof(why)), 0);
+    ck_assert_uint_eq(mode_of(dir), 0700);
     ck_assert_int_eq(count_files(dir), 2); /* the registration and the grant */
     gw_oauth_store_name("grant", f.url, name);
     snprintf(path, sizeof(path), "%s/%s", dir, name);
@@ -527,7 +529,7 @@ START_TEST(test_restart_reuses_grant)
     /* "Restart": a new client for the same server and directory. */
     gw_oauth_free(f.o);
     struct gw_oauth_settings s = {
-        .server_url = f.url, .redirect_uri = f.redirect, .store_dir = dir};
+        .server_url = f.url, .redirect_uri = f.redirect, .state_dir = root};
     f.o = gw_oauth_new(f.multi, &s);
     ck_assert_str_eq(gw_oauth_access_token(f.o), "at-1");
     ck_assert_uint_gt(gw_oauth_expires_ms(f.o), 0);
