@@ -338,6 +338,11 @@ int gw_oauth_refresh(struct gw_oauth *o, gw_oauth_cb cb, void *data);
 /* The access token to send, or NULL when there is none. */
 const char *gw_oauth_access_token(const struct gw_oauth *o);
 
+/* Adds the client's secrets (tokens, client secrets) to a redactor, so
+ * that an upstream echoing one does not publish it (gw/redact.h). */
+struct gw_redact;
+void gw_oauth_redact_add(const struct gw_oauth *o, struct gw_redact *r);
+
 /* When the access token expires (ms, gw_now_ms's clock; 0 unknown). */
 uint64_t gw_oauth_expires_ms(const struct gw_oauth *o);
 

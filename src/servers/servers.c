@@ -101,6 +101,8 @@ char *gw_servers_mask(const struct server *srv, const char *text)
 
     gw_redact_add_server(r, srv->cfg);
     gw_redact_add(r, srv->snap->gateway.auth_token);
+    if (srv->oauth != NULL)
+        gw_oauth_redact_add(srv->oauth, r);
     copy[gw_redact_line(r, copy, strlen(copy), false)] = '\0';
     gw_redact_free(r);
     return copy;

@@ -13,6 +13,7 @@
 
 #include "gw/http_xfer.h"
 #include "gw/log.h"
+#include "gw/redact.h"
 #include "gw/util.h"
 
 enum op { OP_NONE, OP_AUTHORIZE, OP_REDEEM, OP_REFRESH };
@@ -711,6 +712,14 @@ int gw_oauth_refresh(struct gw_oauth *o, gw_oauth_cb cb, void *data)
 const char *gw_oauth_access_token(const struct gw_oauth *o)
 {
     return o->token.access_token;
+}
+
+void gw_oauth_redact_add(const struct gw_oauth *o, struct gw_redact *r)
+{
+    gw_redact_add(r, o->token.access_token);
+    gw_redact_add(r, o->token.refresh_token);
+    gw_redact_add(r, o->client.client_secret);
+    gw_redact_add(r, o->configured.client_secret);
 }
 
 uint64_t gw_oauth_expires_ms(const struct gw_oauth *o)

@@ -24,6 +24,7 @@
 
 #include "gw/curl_uv.h"
 #include "gw/oauth.h"
+#include "gw/redact.h"
 #include "gw/upstream_http.h"
 
 /* ---- the responder ---- */
@@ -331,6 +332,14 @@ START_TEST(test_full_flow)
     ck_assert_int_eq(R.token_posts, 2);
     ck_assert_ptr_nonnull(strstr(R.last_body, "refresh_token=rt-1"));
     ck_assert_str_eq(gw_oauth_access_token(f.o), "at-2");
+
+    /* Its secrets are masked where the gateway masks configured ones. */
+    struct gw_redact *red = gw_redact_new();
+    char line[] = "echo: at-2 and rt-1";
+    gw_oauth_redact_add(f.o, red);
+    line[gw_redact_line(red, line, strlen(line), false)] = 0;
+    ck_assert_str_eq(line, "echo: *** and ***");
+    gw_redact_free(red);
 
     free(q);
     free(verifier);
