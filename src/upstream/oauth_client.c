@@ -2,7 +2,7 @@
  * discovery, registration and the token endpoint through http_xfer, each
  * URL and each connected address checked, and the operations built from
  * them. */
-#include "gw/oauth.h"
+#include "gw/oauth_internal.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -11,63 +11,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "gw/http_xfer.h"
 #include "gw/log.h"
 #include "gw/redact.h"
 #include "gw/util.h"
-
-enum op { OP_NONE, OP_AUTHORIZE, OP_REDEEM, OP_REFRESH };
-
-struct waiter {
-    gw_oauth_cb cb;
-    void *data;
-    struct waiter *next;
-};
-
-struct flow {
-    char state[GW_OAUTH_RANDOM_LEN], verifier[GW_OAUTH_RANDOM_LEN];
-    char *issuer, *token_endpoint, *resource;
-    bool iss_supported;
-    time_t created;
-};
-
-struct gw_oauth;
-typedef void (*step_fn)(struct gw_oauth *o, CURLcode rc);
-
-struct gw_oauth {
-    struct gw_http_xfer x; /* first: the fetch in flight (one at a time) */
-    struct gw_curl_uv *multi;
-    char *server_url, *redirect_uri, *scopes;
-    char server_host[256];
-    struct gw_oauth_client configured; /* client_id NULL: none */
-    bool omit_resource;
-
-    struct gw_oauth_challenge challenge;
-    bool challenged; /* a 401 since the last token was obtained */
-    struct gw_oauth_prm prm;
-    struct gw_oauth_asm asm_;
-    struct gw_oauth_client client; /* registered (or configured) for asm_.issuer */
-    char *client_issuer;
-    bool client_registered; /* o->client came from registration: saved */
-    char *state_dir;        /* NULL: memory only */
-    char *store_dir;        /* <state_dir>/oauth */
-    bool store_ready;       /* made (or checked) by gw_oauth_store_open */
-
-    struct flow flows[GW_OAUTH_PENDING];
-    struct flow *redeeming;
-
-    struct gw_oauth_token token;
-    uint64_t expires_ms;
-    time_t expires_at; /* the same on the wall clock, for the file */
-
-    enum op op;
-    struct waiter *waiters;
-    step_fn step;
-    char *urls[3];
-    int nurls, iurl, hops;
-    char *body;
-    bool busy; /* a fetch is in the multi */
-};
 
 static const struct gw_http_xfer_ops xfer_ops;
 
@@ -312,8 +258,6 @@ static void asm_next(struct gw_oauth *o)
     fetch(o, o->urls[o->iurl], NULL, NULL, asm_done);
 }
 
-static void save_client(struct gw_oauth *o);
-
 static void set_client(struct gw_oauth *o, struct gw_oauth_client *c, bool registered)
 {
     gw_oauth_client_clear(&o->client);
@@ -323,7 +267,7 @@ static void set_client(struct gw_oauth *o, struct gw_oauth_client *c, bool regis
     free(o->client_issuer);
     o->client_issuer = gw_xstrdup(o->asm_.issuer);
     if (registered)
-        save_client(o);
+        gw_oauth__save_client(o);
 }
 
 static void dcr_done(struct gw_oauth *o, CURLcode rc)
@@ -454,153 +398,11 @@ int gw_oauth_authorize(struct gw_oauth *o, gw_oauth_cb cb, void *data)
     return 0;
 }
 
-/* ---- persistence ---- */
-
-static void store(struct gw_oauth *o, const char *kind, const char *key, json_t *j)
-{
-    char name[GW_OAUTH_NAME_LEN], why[300], *dir;
-    if (!o->store_ready) {
-        if (gw_oauth_store_open(o->state_dir, &dir, why, sizeof(why)) < 0) {
-            gw_log(GW_LOG_WARN, "oauth: cannot keep the grant across restarts", "reason", why,
-                   NULL);
-            json_decref(j);
-            return;
-        }
-        free(dir);
-        o->store_ready = true;
-    }
-    char *text = json_dumps(j, JSON_COMPACT);
-    json_decref(j);
-    gw_oauth_store_name(kind, key, name);
-    if (gw_oauth_store_write(o->store_dir, name, text, strlen(text)) < 0)
-        gw_log(GW_LOG_WARN, "oauth: could not save a file", "dir", o->store_dir, "file", name,
-               NULL);
-    memset(text, 0, strlen(text));
-    free(text);
-}
-
-static void save_client(struct gw_oauth *o)
-{
-    if (!o->store_dir)
-        return;
-    json_t *j =
-        json_pack("{s:s, s:s, s:s}", "issuer", o->client_issuer, "client_id", o->client.client_id,
-                  "token_endpoint_auth_method", gw_oauth_auth_name(o->client.auth));
-    if (o->client.client_secret)
-        json_object_set_new(j, "client_secret", json_string(o->client.client_secret));
-    store(o, "client", o->client_issuer, j);
-}
-
-static void save_grant(struct gw_oauth *o)
-{
-    if (!o->store_dir || !o->asm_.token_endpoint)
-        return;
-    json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I}", "server", o->server_url, "issuer",
-                          o->asm_.issuer, "token_endpoint", o->asm_.token_endpoint, "client_id",
-                          o->client.client_id, "token_endpoint_auth_method",
-                          gw_oauth_auth_name(o->client.auth), "access_token", o->token.access_token,
-                          "expires_at", (json_int_t)o->expires_at);
-    if (o->prm.resource)
-        json_object_set_new(j, "resource", json_string(o->prm.resource));
-    if (o->token.refresh_token)
-        json_object_set_new(j, "refresh_token", json_string(o->token.refresh_token));
-    if (o->token.scope)
-        json_object_set_new(j, "scope", json_string(o->token.scope));
-    store(o, "grant", o->server_url, j);
-}
-
-static void drop_grant(struct gw_oauth *o)
-{
-    char name[GW_OAUTH_NAME_LEN];
-    gw_oauth_token_clear(&o->token);
-    o->expires_ms = 0;
-    o->expires_at = 0;
-    if (!o->store_dir)
-        return;
-    gw_oauth_store_name("grant", o->server_url, name);
-    gw_oauth_store_remove(o->store_dir, name);
-}
-
-static json_t *load_file(struct gw_oauth *o, const char *kind, const char *key)
-{
-    char name[GW_OAUTH_NAME_LEN];
-    gw_oauth_store_name(kind, key, name);
-    char *text = gw_oauth_store_read(o->store_dir, name, GW_OAUTH_FILE_MAX);
-    json_t *j = text ? json_loads(text, 0, NULL) : NULL;
-    if (text)
-        memset(text, 0, strlen(text));
-    free(text);
-    if (!json_is_object(j)) {
-        json_decref(j);
-        return NULL;
-    }
-    return j;
-}
-
-/* The grant saved for this server, and the registration of its issuer:
- * enough to send the token and refresh it; authorizing again rediscovers
- * the rest. A file that does not fit is ignored. */
-static void load(struct gw_oauth *o)
-{
-    json_t *g = load_file(o, "grant", o->server_url), *c = NULL;
-    const char *issuer = json_string_value(json_object_get(g, "issuer"));
-    const char *te = json_string_value(json_object_get(g, "token_endpoint"));
-    const char *at = json_string_value(json_object_get(g, "access_token"));
-    const char *server = json_string_value(json_object_get(g, "server"));
-    const char *gcid = json_string_value(json_object_get(g, "client_id"));
-    char why[200];
-    if (!issuer || !te || !at || !server || !gcid || strcmp(server, o->server_url) != 0 ||
-        gw_oauth_url_check(te, o->server_host, why, sizeof(why)) < 0)
-        goto out;
-    struct gw_oauth_client client = {0};
-    if (o->configured.client_id) { /* the grant must be this client's */
-        if (strcmp(gcid, o->configured.client_id) != 0)
-            goto out;
-        client.client_id = gw_xstrdup(gcid);
-        client.client_secret = gw_xstrdup(o->configured.client_secret);
-        client.auth = gw_oauth_auth_parse(
-            json_string_value(json_object_get(g, "token_endpoint_auth_method")));
-    } else {
-        c = load_file(o, "client", issuer);
-        const char *cid = json_string_value(json_object_get(c, "client_id"));
-        const char *ci = json_string_value(json_object_get(c, "issuer"));
-        if (!cid || !ci || strcmp(ci, issuer) != 0 || strcmp(cid, gcid) != 0)
-            goto out;
-        client.client_id = gw_xstrdup(cid);
-        client.client_secret = gw_xstrdup(json_string_value(json_object_get(c, "client_secret")));
-        client.auth = gw_oauth_auth_parse(
-            json_string_value(json_object_get(c, "token_endpoint_auth_method")));
-        o->client_registered = true;
-    }
-    if (!client.auth) {
-        gw_oauth_client_clear(&client);
-        goto out;
-    }
-    o->client = client;
-    o->client_issuer = gw_xstrdup(issuer);
-    o->asm_.issuer = gw_xstrdup(issuer);
-    o->asm_.token_endpoint = gw_xstrdup(te);
-    o->prm.issuer = gw_xstrdup(issuer);
-    o->prm.resource = gw_xstrdup(json_string_value(json_object_get(g, "resource")));
-    o->token.access_token = gw_xstrdup(at);
-    o->token.refresh_token = gw_xstrdup(json_string_value(json_object_get(g, "refresh_token")));
-    o->token.scope = gw_xstrdup(json_string_value(json_object_get(g, "scope")));
-    json_int_t exp = json_integer_value(json_object_get(g, "expires_at"));
-    o->expires_at = (time_t)exp;
-    if (exp > 0) {
-        time_t now = time(NULL);
-        o->expires_ms = gw_now_ms() + (exp > now ? (uint64_t)(exp - now) * 1000 : 0) + 1;
-    }
-out:
-    json_decref(c);
-    json_decref(g);
-}
-
 int gw_oauth_forget(struct gw_oauth *o)
 {
     if (o->op != OP_NONE)
         return -EBUSY;
-    drop_grant(o);
+    gw_oauth__drop_grant(o);
     return 0;
 }
 
@@ -635,7 +437,7 @@ static void token_done(struct gw_oauth *o, CURLcode rc)
         return;
     if (gw_oauth_token_read(o->x.rbody, o->x.rlen, &t, why, sizeof(why)) < 0) {
         if (refreshing) /* a refused refresh token is dead: forget the grant */
-            drop_grant(o);
+            gw_oauth__drop_grant(o);
         failf(o, -EACCES, "%s (HTTP %ld)", why, o->x.status);
         return;
     }
@@ -648,7 +450,7 @@ static void token_done(struct gw_oauth *o, CURLcode rc)
     o->expires_ms = t.expires_in ? gw_now_ms() + (uint64_t)t.expires_in * 1000 : 0;
     o->expires_at = t.expires_in ? time(NULL) + (time_t)t.expires_in : 0;
     o->challenged = false;
-    save_grant(o);
+    gw_oauth__save_grant(o);
     finish(o, 0, NULL);
 }
 
@@ -766,7 +568,7 @@ struct gw_oauth *gw_oauth_new(struct gw_curl_uv *multi, const struct gw_oauth_se
     if (s->state_dir) {
         o->state_dir = gw_xstrdup(s->state_dir);
         o->store_dir = gw_xasprintf("%s/oauth", s->state_dir);
-        load(o);
+        gw_oauth__load(o);
     }
     return o;
 }
