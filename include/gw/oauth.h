@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <uv.h>
 
 #define GW_OAUTH_URL_MAX 2048 /* the longest URL metadata may hand us */
 
@@ -292,9 +293,11 @@ struct gw_oauth_settings {
  * asking anyone. Registrations (not configured clients) and grants are
  * saved as they change; a refused refresh and gw_oauth_forget remove the
  * grant's file. */
-struct gw_oauth *gw_oauth_new(struct gw_curl_uv *multi, const struct gw_oauth_settings *s);
+struct gw_oauth *gw_oauth_new(uv_loop_t *loop, struct gw_curl_uv *multi,
+                              const struct gw_oauth_settings *s);
 
-/* Stops any fetch; the waiting callbacks are dropped without a call. */
+/* Stops any fetch; the waiting callbacks are dropped without a call. The
+ * memory goes on a later loop turn (a timer is closed). */
 void gw_oauth_free(struct gw_oauth *o);
 
 /* A 401's WWW-Authenticate value: its resource_metadata and scope guide
@@ -331,7 +334,10 @@ bool gw_oauth_owns_state(const struct gw_oauth *o, const char *query);
  * then not called). */
 int gw_oauth_redeem(struct gw_oauth *o, const char *query, gw_oauth_cb cb, void *data);
 
-/* Uses the refresh token; a refusal forgets the grant. Returns 0,
+/* Uses the refresh token; a refusal forgets the grant. The client does
+ * this by itself when four fifths of the access token's life (at most a
+ * minute before its end) have passed, and at once for a loaded grant
+ * whose token has expired. Returns 0,
  * -EBUSY, or -ENOENT when there is no refresh token. */
 int gw_oauth_refresh(struct gw_oauth *o, gw_oauth_cb cb, void *data);
 

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
+#include <uv.h>
 
 #include "gw/http_xfer.h"
 #include "gw/oauth.h"
@@ -50,6 +51,7 @@ struct gw_oauth {
     struct flow flows[GW_OAUTH_PENDING];
     struct flow *redeeming;
 
+    uv_timer_t ahead; /* the refresh ahead of expiry */
     struct gw_oauth_token token;
     uint64_t expires_ms;
     time_t expires_at; /* the same on the wall clock, for the file */

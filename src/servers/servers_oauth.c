@@ -26,7 +26,7 @@ struct gw_oauth *gw_server_oauth(struct server *srv)
         .redirect_uri = redirect,
         .state_dir = state_dir,
     };
-    srv->oauth = gw_oauth_new(srv->owner->multi, &s);
+    srv->oauth = gw_oauth_new(srv->owner->loop, srv->owner->multi, &s);
     free(redirect);
     free(state_dir);
     return srv->oauth;

@@ -27,6 +27,8 @@ static int addr_ok(const struct sockaddr *sa)
 
 /* ---- operations and their waiters ---- */
 
+static void schedule_ahead(struct gw_oauth *o);
+
 static void finish(struct gw_oauth *o, int rc, const char *text)
 {
     struct waiter *w = o->waiters;
@@ -38,6 +40,7 @@ static void finish(struct gw_oauth *o, int rc, const char *text)
     o->nurls = o->iurl = o->hops = 0;
     free(o->body);
     o->body = NULL;
+    schedule_ahead(o);
     while (w) {
         struct waiter *next = w->next;
         w->cb(w->data, rc, text);
@@ -403,6 +406,7 @@ int gw_oauth_forget(struct gw_oauth *o)
     if (o->op != OP_NONE)
         return -EBUSY;
     gw_oauth__drop_grant(o);
+    schedule_ahead(o);
     return 0;
 }
 
@@ -548,12 +552,48 @@ bool gw_oauth_needs_authorization(const struct gw_oauth *o)
     return o->challenged;
 }
 
-struct gw_oauth *gw_oauth_new(struct gw_curl_uv *multi, const struct gw_oauth_settings *s)
+/* ---- refresh ahead of expiry ---- */
+
+static void ahead_done(void *data, int rc, const char *why)
+{
+    if (rc < 0)
+        gw_log(GW_LOG_WARN, "oauth: the refresh ahead of expiry failed", "server",
+               ((struct gw_oauth *)data)->server_url, "reason", why, NULL);
+}
+
+static void on_ahead(uv_timer_t *t)
+{
+    struct gw_oauth *o = t->data;
+    if (o->op != OP_NONE) { /* after what runs now */
+        uv_timer_start(&o->ahead, on_ahead, 1000, 0);
+        return;
+    }
+    gw_oauth_refresh(o, ahead_done, o);
+}
+
+/* A grant that can be refreshed is, when four fifths of its access
+ * token's life (at most a minute before its end) have passed, so that
+ * calls never meet an expired token; one already expired, at once. */
+static void schedule_ahead(struct gw_oauth *o)
+{
+    uv_timer_stop(&o->ahead);
+    if (!o->token.refresh_token || !o->expires_ms || !o->asm_.token_endpoint)
+        return;
+    uint64_t now = gw_now_ms(), left = o->expires_ms > now ? o->expires_ms - now : 0;
+    uint64_t margin = left / 5 < 60000 ? left / 5 : 60000;
+    uv_timer_start(&o->ahead, on_ahead, left - margin, 0);
+}
+
+struct gw_oauth *gw_oauth_new(uv_loop_t *loop, struct gw_curl_uv *multi,
+                              const struct gw_oauth_settings *s)
 {
     struct gw_oauth *o = gw_xcalloc(1, sizeof(*o));
     struct gw_oauth_url u;
     char why[8];
     o->multi = multi;
+    uv_timer_init(loop, &o->ahead);
+    o->ahead.data = o;
+    uv_unref((uv_handle_t *)&o->ahead);
     o->server_url = gw_xstrdup(s->server_url);
     o->redirect_uri = gw_xstrdup(s->redirect_uri);
     o->scopes = gw_xstrdup(s->scopes);
@@ -569,8 +609,14 @@ struct gw_oauth *gw_oauth_new(struct gw_curl_uv *multi, const struct gw_oauth_se
         o->state_dir = gw_xstrdup(s->state_dir);
         o->store_dir = gw_xasprintf("%s/oauth", s->state_dir);
         gw_oauth__load(o);
+        schedule_ahead(o);
     }
     return o;
+}
+
+static void on_ahead_closed(uv_handle_t *h)
+{
+    free(h->data);
 }
 
 void gw_oauth_free(struct gw_oauth *o)
@@ -602,5 +648,5 @@ void gw_oauth_free(struct gw_oauth *o)
     gw_oauth_prm_clear(&o->prm);
     gw_oauth_asm_clear(&o->asm_);
     gw_oauth_token_clear(&o->token);
-    free(o);
+    uv_close((uv_handle_t *)&o->ahead, on_ahead_closed); /* frees o */
 }

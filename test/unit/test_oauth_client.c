@@ -45,6 +45,8 @@ static struct {
     int token_posts;
     int big_prm;
     int refuse_refresh;
+    int short_ttl; /* the code's tokens live 1 s */
+    int refreshed; /* refresh grants answered */
 } R;
 
 static void on_closed(uv_handle_t *h)
@@ -128,8 +130,12 @@ static void route(struct conn *c, const char *method, const char *path, const ch
         snprintf(R.last_body, sizeof(R.last_body), "%s", body);
         if (strstr(body, "grant_type=refresh_token") && R.refuse_refresh)
             reply(c, 400, NULL, "{\"error\":\"invalid_grant\"}");
-        else if (strstr(body, "grant_type=refresh_token"))
+        else if (strstr(body, "grant_type=refresh_token") && ++R.refreshed)
             reply(c, 200, NULL, "{\"access_token\":\"at-2\",\"token_type\":\"Bearer\"}");
+        else if (R.short_ttl)
+            reply(c, 200, NULL,
+                  "{\"access_token\":\"at-1\",\"token_type\":\"Bearer\",\"expires_in\":1,"
+                  "\"refresh_token\":\"rt-1\"}");
         else
             reply(c, 200, NULL,
                   "{\"access_token\":\"at-1\",\"token_type\":\"Bearer\",\"expires_in\":60,"
@@ -238,7 +244,7 @@ static void setup_fixture_in(struct fixture *f, const char *store_dir)
     snprintf(f->redirect, sizeof(f->redirect), "http://127.0.0.1:1/oauth/callback");
     struct gw_oauth_settings s = {
         .server_url = f->url, .redirect_uri = f->redirect, .state_dir = store_dir};
-    f->o = gw_oauth_new(f->multi, &s);
+    f->o = gw_oauth_new(&f->loop, f->multi, &s);
 }
 
 static void setup_fixture(struct fixture *f)
@@ -539,7 +545,7 @@ START_TEST(test_restart_reuses_grant)
     gw_oauth_free(f.o);
     struct gw_oauth_settings s = {
         .server_url = f.url, .redirect_uri = f.redirect, .state_dir = root};
-    f.o = gw_oauth_new(f.multi, &s);
+    f.o = gw_oauth_new(&f.loop, f.multi, &s);
     ck_assert_str_eq(gw_oauth_access_token(f.o), "at-1");
     ck_assert_uint_gt(gw_oauth_expires_ms(f.o), 0);
     ck_assert_int_eq(R.npaths, paths_before); /* nothing fetched */
@@ -563,6 +569,23 @@ START_TEST(test_restart_reuses_grant)
     free(dir);
     rm_tree(root);
     free(root);
+}
+END_TEST
+
+START_TEST(test_refresh_ahead)
+{
+    struct fixture f;
+    setup_fixture(&f);
+    R.short_ttl = 1;
+    authorize_fully(&f);
+    ck_assert_str_eq(gw_oauth_access_token(f.o), "at-1");
+    /* Nobody asks: the client refreshes before the second is over. */
+    run_until(&f.loop, &R.refreshed);
+    while (strcmp(gw_oauth_access_token(f.o), "at-2") != 0)
+        uv_run(&f.loop, UV_RUN_ONCE);
+    ck_assert_int_eq(R.refreshed, 1);
+    ck_assert_ptr_nonnull(strstr(R.last_body, "refresh_token=rt-1"));
+    teardown_fixture(&f);
 }
 END_TEST
 
@@ -652,6 +675,7 @@ int main(void)
     tcase_add_test(tc, test_store_files);
     tcase_add_test(tc, test_restart_reuses_grant);
     tcase_add_test(tc, test_transport_bearer);
+    tcase_add_test(tc, test_refresh_ahead);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
