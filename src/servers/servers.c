@@ -684,7 +684,9 @@ size_t gw_servers_stats(const struct gw_servers *s, struct gw_server_stats *out,
         struct gw_server_stats *st = n < cap ? &out[n] : NULL;
         if (st == NULL)
             continue;
-        *st = (struct gw_server_stats){.id = srv->cfg->id, .restarts = srv->restarts};
+        *st = (struct gw_server_stats){.id = srv->cfg->id,
+                                       .restarts = srv->restarts,
+                                       .needs_authorization = srv->state == SRV_NEEDS_AUTH};
         st->leases = (unsigned)gw_server_count_slots(srv, ROLE_LEASED, false);
         for (const struct slot *sl = srv->slots; sl != NULL; sl = sl->next)
             st->instances[gw_instance_state(sl->inst)]++;

@@ -79,6 +79,7 @@ test('authorize through the browser, call with the token, keep the grant across 
   assert.deepEqual(await toolNames(d), ['mcp_release']);
   const problems = (await d.get('/v1/problems')).json;
   assert.match(JSON.stringify(problems), /requires authorization/);
+  assert.match((await d.get('/metrics')).body, /^mcpgw_server_needs_authorization\{server="secured"\} 1$/m);
 
   // The browser goes to the authorization server and back.
   const page = await browse(s.authorize);
@@ -102,6 +103,7 @@ test('authorize through the browser, call with the token, keep the grant across 
   assert.equal(call.status, 200, call.body);
   assert.match(call.body, /called by client-1/);
   assert.equal((await server(d)).authorize, undefined);
+  assert.match((await d.get('/metrics')).body, /^mcpgw_server_needs_authorization\{server="secured"\} 0$/m);
 
   // The state was spent.
   const again = await get(page.hops[2].url);
