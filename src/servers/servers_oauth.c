@@ -12,21 +12,44 @@
 #include "gw/oauth.h"
 #include "gw/util.h"
 
+/* gateway.oauth.redirect_uri, else the gateway's own callback URL (NULL
+ * before the gateway listens). Heap. */
+static char *redirect_uri(const struct gw_servers *s, const struct gw_gateway_config *gw)
+{
+    if (gw->oauth_redirect_uri)
+        return gw_xstrdup(gw->oauth_redirect_uri);
+    return s->base_url ? gw_xasprintf("%s/oauth/callback", s->base_url) : NULL;
+}
+
 struct gw_oauth *gw_server_oauth(struct server *srv)
 {
+    static const unsigned methods[] = {0, GW_OAUTH_AUTH_NONE, GW_OAUTH_AUTH_BASIC,
+                                       GW_OAUTH_AUTH_POST};
     const struct gw_server_config *cfg = srv->cfg;
-    if (srv->oauth ||
+    if (srv->oauth || cfg->oauth_off ||
         (cfg->transport != GW_TRANSPORT_STREAMABLE_HTTP && cfg->transport != GW_TRANSPORT_SSE))
         return srv->oauth;
-    char *redirect =
-        srv->owner->base_url ? gw_xasprintf("%s/oauth/callback", srv->owner->base_url) : NULL;
-    char *state_dir = gw_oauth_state_dir(NULL);
+    char *redirect = redirect_uri(srv->owner, &srv->snap->gateway);
+    char *state_dir = gw_oauth_state_dir(srv->snap->gateway.state_dir);
+    char *scopes = NULL;
+    for (size_t i = 0; cfg->has_oauth_scopes && i < cfg->noauth_scopes; i++) {
+        char *next = scopes ? gw_xasprintf("%s %s", scopes, cfg->oauth_scopes[i])
+                            : gw_xstrdup(cfg->oauth_scopes[i]);
+        free(scopes);
+        scopes = next;
+    }
     struct gw_oauth_settings s = {
         .server_url = cfg->url,
         .redirect_uri = redirect,
+        .client_id = cfg->oauth_client_id,
+        .client_secret = cfg->oauth_client_secret,
+        .auth = methods[cfg->oauth_method],
+        .scopes = cfg->has_oauth_scopes ? (scopes ? scopes : "") : NULL,
+        .omit_resource = cfg->oauth_omit_resource,
         .state_dir = state_dir,
     };
     srv->oauth = gw_oauth_new(srv->owner->loop, srv->owner->multi, &s);
+    free(scopes);
     free(redirect);
     free(state_dir);
     return srv->oauth;
@@ -83,11 +106,13 @@ void gw_servers_set_base_url(struct gw_servers *s, const char *url)
 {
     free(s->base_url);
     s->base_url = gw_xstrdup(url);
-    char *redirect = gw_xasprintf("%s/oauth/callback", url);
-    for (struct server *srv = s->head; srv != NULL; srv = srv->next)
-        if (srv->oauth)
+    for (struct server *srv = s->head; srv != NULL; srv = srv->next) {
+        if (srv->oauth && !srv->snap->gateway.oauth_redirect_uri) {
+            char *redirect = redirect_uri(s, &srv->snap->gateway);
             gw_oauth_set_redirect_uri(srv->oauth, redirect);
-    free(redirect);
+            free(redirect);
+        }
+    }
 }
 
 struct gw_oauth *gw_servers_oauth(struct gw_servers *s, const char *id)

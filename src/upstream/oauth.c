@@ -380,7 +380,7 @@ char *gw_oauth_dcr_request(const char *redirect_uri, const char *scopes)
                           "redirect_uris", redirect_uri, "grant_types", "authorization_code",
                           "refresh_token", "response_types", "code", "token_endpoint_auth_method",
                           "none", "application_type", "native");
-    if (scopes)
+    if (scopes && *scopes)
         json_object_set_new(j, "scope", json_string(scopes));
     char *s = json_dumps(j, JSON_COMPACT);
     json_decref(j);

@@ -49,7 +49,7 @@ char *gw_oauth_authz_url(const struct gw_oauth_authz_request *r)
     gw_oauth_form_add(&q, "code_challenge", challenge);
     gw_oauth_form_add(&q, "code_challenge_method", "S256");
     gw_oauth_form_add(&q, "state", r->state);
-    if (r->scope)
+    if (r->scope && *r->scope)
         gw_oauth_form_add(&q, "scope", r->scope);
     if (r->resource)
         gw_oauth_form_add(&q, "resource", r->resource);

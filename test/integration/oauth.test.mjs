@@ -165,3 +165,20 @@ test('a forged or replayed callback is refused and changes nothing', async (t) =
   assert.equal((await server(d)).state, 'needs_authorization');
   assert.ok(!d.stderr.includes('state=forged'), 'the callback query reached the log');
 });
+
+test('servers.<id>.oauth.off keeps a 401 an error; gateway.oauth.redirect_uri is the redirect sent', async (t) => {
+  const as = await oauthServer();
+  t.after(() => as.stop());
+  const yaml2 = `version: 1\ngateway:\n  oauth:\n    redirect_uri: https://gw.example/oauth/callback\nservers:\n`
+    + `  secured:\n    transport: streamable_http\n    url: ${as.url}\n`
+    + `  plain:\n    transport: streamable_http\n    url: ${as.url}\n    oauth: {off: true}\n`;
+  const d = await start(yaml2, { env: { XDG_STATE_HOME: tmpdir(), STATE_DIRECTORY: '' } });
+  t.after(() => d.stop());
+  const byId = async (id) => (await d.get('/v1/servers')).json.servers.find((s) => s.id === id);
+  await waitFor(async () => (await byId('secured')).state === 'needs_authorization');
+  await waitFor(async () => (await byId('plain')).state === 'failed');
+  assert.equal((await byId('plain')).authorize, undefined);
+  const r = await get(`http://${d.addr}/v1/servers/secured/authorize`);
+  assert.equal(r.status, 302, r.body);
+  assert.equal(new URL(r.headers.location).searchParams.get('redirect_uri'), 'https://gw.example/oauth/callback');
+});
