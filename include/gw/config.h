@@ -190,7 +190,8 @@ struct gw_gateway_config {
     uint64_t reload_debounce_ms;
     uint64_t reload_poll_interval_ms;
     char *state_dir; /* NULL: $STATE_DIRECTORY, $XDG_STATE_HOME/mcpgw, ~/.local/state/mcpgw */
-    char *oauth_redirect_uri; /* NULL: http://<listen>/oauth/callback */
+    char *oauth_redirect_uri;        /* NULL: http://<listen>/oauth/callback */
+    char *oauth_client_metadata_url; /* the gateway's Client ID Metadata Document; NULL: none */
 };
 
 struct gw_diag {

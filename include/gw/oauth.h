@@ -283,8 +283,11 @@ struct gw_oauth_settings {
     unsigned auth;      /* GW_OAUTH_AUTH_*; 0: chosen from the metadata */
     const char *scopes; /* replaces the spec's selection; or NULL */
     bool omit_resource; /* no RFC 8707 resource parameter */
-    const char
-        *state_dir; /* files go to <state_dir>/oauth (made on first save); NULL: memory only */
+    /* Used as the client_id, without registration, where the server
+     * supports Client ID Metadata Documents; or NULL. */
+    const char *client_metadata_url;
+    /* Files go to <state_dir>/oauth (made on first save); NULL: memory only. */
+    const char *state_dir;
 };
 
 /* `s` is copied. The loop and multi must outlive it. With a state_dir,

@@ -33,6 +33,7 @@ struct gw_oauth {
     struct gw_http_xfer x; /* first: the fetch in flight (one at a time) */
     struct gw_curl_uv *multi;
     char *server_url, *redirect_uri, *scopes;
+    char *cimd_url; /* gateway.oauth.client_metadata_url, or NULL */
     char server_host[256];
     struct gw_oauth_client configured; /* client_id NULL: none */
     bool omit_resource;

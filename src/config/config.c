@@ -176,6 +176,8 @@ const struct gw_cfg_directive gw_cfg_gateway_directives[] = {
     {"gateway.oauth", GW_CFG_SECTION, 0, 0, 0, NULL, NULL, "design", NULL},
     {"gateway.oauth.redirect_uri", GW_CFG_STRING, GW_OFF(oauth_redirect_uri), 0, 0, NULL,
      gw_cfg_set_redirect_uri, "design", NULL},
+    {"gateway.oauth.client_metadata_url", GW_CFG_STRING, GW_OFF(oauth_client_metadata_url), 0, 0,
+     NULL, gw_cfg_set_client_metadata_url, "design", NULL},
     {"gateway.reload", GW_CFG_SECTION, 0, 0, 0, NULL, NULL, "000", NULL},
     {"gateway.reload.debounce_ms", GW_CFG_MS, GW_OFF(reload_debounce_ms), 0, 0, "200", NULL, "000",
      NULL},
@@ -484,6 +486,7 @@ void gw_config_unref(struct gw_config *c)
     free(g->artifacts_dir);
     free(g->state_dir);
     free(g->oauth_redirect_uri);
+    free(g->oauth_client_metadata_url);
     gw_cfg_free_strv(g->allowed_commands, g->nallowed_commands);
     gw_cfg_free_strv(g->reserved_tool_names, g->nreserved_tool_names);
     gw_cfg_free_strv(g->allowed_origins, g->nallowed_origins);

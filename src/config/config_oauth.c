@@ -37,6 +37,22 @@ int gw_cfg_set_redirect_uri(struct gw_cfg_ld *ld, const struct gw_cfg_directive 
     return UV_EINVAL;
 }
 
+int gw_cfg_set_client_metadata_url(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
+                                   const struct gw_yaml_node *n, const char *key, void *base)
+{
+    struct gw_gateway_config *g = base;
+    const char *u = g->oauth_client_metadata_url;
+    /* A client_id URL: https with a path (the CIMD draft), nothing to hide. */
+    if (n == NULL || u == NULL ||
+        (strncmp(u, "https://", 8) == 0 && strchr(u + 8, '/') && !strpbrk(u, "#? \t\"<>\\")))
+        return 0;
+    gw_cfg_err(ld, n, key,
+               "'%s' must be an https URL with a path (where the gateway's client metadata "
+               "document is served), not '%s'",
+               key, u);
+    return UV_EINVAL;
+}
+
 int gw_cfg_set_oauth_secret(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
                             const struct gw_yaml_node *n, const char *key, void *base)
 {

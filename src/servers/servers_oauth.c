@@ -46,6 +46,7 @@ struct gw_oauth *gw_server_oauth(struct server *srv)
         .auth = methods[cfg->oauth_method],
         .scopes = cfg->has_oauth_scopes ? (scopes ? scopes : "") : NULL,
         .omit_resource = cfg->oauth_omit_resource,
+        .client_metadata_url = srv->snap->gateway.oauth_client_metadata_url,
         .state_dir = state_dir,
     };
     srv->oauth = gw_oauth_new(srv->owner->loop, srv->owner->multi, &s);

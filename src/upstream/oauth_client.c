@@ -316,6 +316,13 @@ static void flow_clear(struct flow *f)
 static void have_client(struct gw_oauth *o)
 {
     bool same = o->client_issuer && strcmp(o->client_issuer, o->asm_.issuer) == 0;
+    /* A Client ID Metadata Document: its URL is the client_id, no
+     * registration (a public client: the document names no secret). */
+    if (!same && !o->configured.client_id && o->cimd_url && o->asm_.cimd_supported) {
+        struct gw_oauth_client c = {gw_xstrdup(o->cimd_url), NULL, GW_OAUTH_AUTH_NONE};
+        set_client(o, &c, true);
+        same = true;
+    }
     if (!same && o->configured.client_id) {
         struct gw_oauth_client c = {gw_xstrdup(o->configured.client_id),
                                     gw_xstrdup(o->configured.client_secret), o->configured.auth};
@@ -597,6 +604,7 @@ struct gw_oauth *gw_oauth_new(uv_loop_t *loop, struct gw_curl_uv *multi,
     o->server_url = gw_xstrdup(s->server_url);
     o->redirect_uri = gw_xstrdup(s->redirect_uri);
     o->scopes = gw_xstrdup(s->scopes);
+    o->cimd_url = gw_xstrdup(s->client_metadata_url);
     o->omit_resource = s->omit_resource;
     o->configured.client_id = gw_xstrdup(s->client_id);
     o->configured.client_secret = gw_xstrdup(s->client_secret);
@@ -639,6 +647,7 @@ void gw_oauth_free(struct gw_oauth *o)
     free(o->server_url);
     free(o->redirect_uri);
     free(o->scopes);
+    free(o->cimd_url);
     free(o->client_issuer);
     free(o->store_dir);
     free(o->state_dir);

@@ -205,6 +205,10 @@ version: 1
 gateway:
   artifacts_dir: ${q(path.join(dir, 'artifacts'))}
   state_dir: ${q(path.join(dir, 'state'))}
+  oauth:
+    # The suite's authorization servers expect this client_id where they
+    # support Client ID Metadata Documents (auth/basic-cimd).
+    client_metadata_url: https://conformance-test.local/client-metadata.json
 servers:
   up:
     truely-stateless: true

@@ -1509,6 +1509,7 @@ START_TEST(oauth_keys)
                                "  state_dir: /var/lib/x\n"
                                "  oauth:\n"
                                "    redirect_uri: https://gw.example/oauth/callback\n"
+                               "    client_metadata_url: https://gw.example/client.json\n"
                                "servers:\n"
                                "  a:\n"
                                "    transport: streamable_http\n"
@@ -1528,6 +1529,7 @@ START_TEST(oauth_keys)
     ck_assert_uint_eq(count(c, GW_SEV_ERROR), 0);
     ck_assert_str_eq(c->gateway.state_dir, "/var/lib/x");
     ck_assert_str_eq(c->gateway.oauth_redirect_uri, "https://gw.example/oauth/callback");
+    ck_assert_str_eq(c->gateway.oauth_client_metadata_url, "https://gw.example/client.json");
     const struct gw_server_config *a = srv(c, "a"), *b = srv(c, "b");
     ck_assert_str_eq(a->oauth_client_id, "cid");
     ck_assert_str_eq(a->oauth_client_secret, "s3cret-value");
@@ -1551,6 +1553,7 @@ START_TEST(oauth_keys)
              "  state_dir: relative/dir\n"
              "  oauth:\n"
              "    redirect_uri: ftp://x/\n"
+             "    client_metadata_url: http://gw.example/c.json\n"
              "servers:\n"
              "  a:\n"
              "    transport: streamable_http\n"
@@ -1561,9 +1564,10 @@ START_TEST(oauth_keys)
              "      scopes: ['a b']\n");
     expect_error(c, "'gateway.state_dir' must be an absolute path", 3);
     expect_error(c, "'gateway.oauth.redirect_uri' must be the http(s) URL", 5);
-    expect_error(c, "'servers.a.oauth.token_endpoint_auth_method' must be none", 11);
-    expect_error(c, "'servers.a.oauth.resource' can only be 'omit'", 12);
-    expect_error(c, "'servers.a.oauth.scopes': a scope is one word", 13);
+    expect_error(c, "'gateway.oauth.client_metadata_url' must be an https URL", 6);
+    expect_error(c, "'servers.a.oauth.token_endpoint_auth_method' must be none", 12);
+    expect_error(c, "'servers.a.oauth.resource' can only be 'omit'", 13);
+    expect_error(c, "'servers.a.oauth.scopes': a scope is one word", 14);
     gw_config_unref(c);
     unsetenv("GW_TEST_OAUTH_SECRET");
 }

@@ -47,6 +47,7 @@ static struct {
     int refuse_refresh;
     int short_ttl; /* the code's tokens live 1 s */
     int refreshed; /* refresh grants answered */
+    int cimd;      /* the metadata advertises client ID metadata documents */
 } R;
 
 static void on_closed(uv_handle_t *h)
@@ -117,12 +118,16 @@ static void route(struct conn *c, const char *method, const char *path, const ch
     } else if (strcmp(path, "/.well-known/openid-configuration/tenant") == 0) {
         reply(c, 302, "Location: /meta\r\n", "");
     } else if (strcmp(path, "/meta") == 0) {
-        reply(c, 200, NULL,
-              doc("{\"issuer\":\"%s/tenant\",\"authorization_endpoint\":\"%s/authorize\","
-                  "\"token_endpoint\":\"%s/token\",\"registration_endpoint\":\"%s/register\","
-                  "\"code_challenge_methods_supported\":[\"S256\"],"
-                  "\"authorization_response_iss_parameter_supported\":true,"
-                  "\"token_endpoint_auth_methods_supported\":[\"none\"]}"));
+        const char *d =
+            doc("{\"issuer\":\"%s/tenant\",\"authorization_endpoint\":\"%s/authorize\","
+                "\"token_endpoint\":\"%s/token\",\"registration_endpoint\":\"%s/register\","
+                "\"code_challenge_methods_supported\":[\"S256\"],"
+                "\"authorization_response_iss_parameter_supported\":true,"
+                "\"token_endpoint_auth_methods_supported\":[\"none\"]}");
+        char meta[8400];
+        snprintf(meta, sizeof(meta), "{%s%s",
+                 R.cimd ? "\"client_id_metadata_document_supported\":true," : "", d + 1);
+        reply(c, 200, NULL, meta);
     } else if (strcmp(path, "/register") == 0 && strcmp(method, "POST") == 0) {
         reply(c, 201, NULL, "{\"client_id\":\"client-1\",\"token_endpoint_auth_method\":\"none\"}");
     } else if (strcmp(path, "/token") == 0 && strcmp(method, "POST") == 0) {
@@ -572,6 +577,29 @@ START_TEST(test_restart_reuses_grant)
 }
 END_TEST
 
+START_TEST(test_client_metadata_document)
+{
+    struct fixture f;
+    struct outcome a = {0};
+    setup_fixture(&f);
+    R.cimd = 1;
+    gw_oauth_free(f.o);
+    struct gw_oauth_settings s = {.server_url = f.url,
+                                  .redirect_uri = f.redirect,
+                                  .client_metadata_url = "https://gw.example/client.json"};
+    f.o = gw_oauth_new(&f.loop, f.multi, &s);
+    ck_assert_int_eq(gw_oauth_authorize(f.o, on_outcome, &a), 0);
+    run_until(&f.loop, &a.done);
+    ck_assert_msg(a.rc == 0, "%s", a.text);
+    char *client = param(a.text, "client_id");
+    ck_assert_str_eq(client, "https://gw.example/client.json");
+    for (int i = 0; i < R.npaths; i++) /* no registration */
+        ck_assert_str_ne(R.paths[i], "POST /register");
+    free(client);
+    teardown_fixture(&f);
+}
+END_TEST
+
 START_TEST(test_refresh_ahead)
 {
     struct fixture f;
@@ -676,6 +704,7 @@ int main(void)
     tcase_add_test(tc, test_restart_reuses_grant);
     tcase_add_test(tc, test_transport_bearer);
     tcase_add_test(tc, test_refresh_ahead);
+    tcase_add_test(tc, test_client_metadata_document);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
