@@ -11,7 +11,7 @@
 #include "gw/http_xfer.h"
 #include "gw/oauth.h"
 
-enum op { OP_NONE, OP_AUTHORIZE, OP_REDEEM, OP_REFRESH };
+enum op { OP_NONE, OP_AUTHORIZE, OP_REDEEM, OP_REFRESH, OP_REVOKE };
 
 struct waiter {
     gw_oauth_cb cb;

@@ -408,12 +408,40 @@ int gw_oauth_authorize(struct gw_oauth *o, gw_oauth_cb cb, void *data)
     return 0;
 }
 
+static void revoke_done(struct gw_oauth *o, CURLcode rc)
+{
+    if (rc != CURLE_OK || !gw_http_xfer_ok(&o->x))
+        gw_log(GW_LOG_WARN, "oauth: the authorization server did not confirm the revocation",
+               "server", o->server_url, NULL);
+    finish(o, 0, NULL);
+}
+
 int gw_oauth_forget(struct gw_oauth *o)
 {
     if (o->op != OP_NONE)
         return -EBUSY;
+    /* RFC 7009: the refresh token, whose revocation ends the grant (and,
+     * at most servers, its access tokens); else the access token. */
+    const char *hint = o->token.refresh_token ? "refresh_token" : "access_token";
+    char *token =
+        gw_xstrdup(o->token.refresh_token ? o->token.refresh_token : o->token.access_token);
     gw_oauth__drop_grant(o);
     schedule_ahead(o);
+    if (token && o->asm_.revocation_endpoint && o->client.client_id) {
+        o->op = OP_REVOKE;
+        gw_oauth_form_add(&o->body, "token", token);
+        gw_oauth_form_add(&o->body, "token_type_hint", hint);
+        if (o->client.auth != GW_OAUTH_AUTH_BASIC)
+            gw_oauth_form_add(&o->body, "client_id", o->client.client_id);
+        if (o->client.auth == GW_OAUTH_AUTH_POST)
+            gw_oauth_form_add(&o->body, "client_secret", o->client.client_secret);
+        char *basic = gw_oauth_basic_auth(&o->client);
+        fetch(o, o->asm_.revocation_endpoint, o->body, basic, revoke_done);
+        free(basic);
+    }
+    if (token)
+        memset(token, 0, strlen(token));
+    free(token);
     return 0;
 }
 

@@ -59,6 +59,8 @@ void gw_oauth__save_grant(struct gw_oauth *o)
         json_object_set_new(j, "refresh_token", json_string(o->token.refresh_token));
     if (o->token.scope)
         json_object_set_new(j, "scope", json_string(o->token.scope));
+    if (o->asm_.revocation_endpoint)
+        json_object_set_new(j, "revocation_endpoint", json_string(o->asm_.revocation_endpoint));
     store(o, "grant", o->server_url, j);
 }
 
@@ -133,6 +135,9 @@ void gw_oauth__load(struct gw_oauth *o)
     o->client_issuer = gw_xstrdup(issuer);
     o->asm_.issuer = gw_xstrdup(issuer);
     o->asm_.token_endpoint = gw_xstrdup(te);
+    const char *re = json_string_value(json_object_get(g, "revocation_endpoint"));
+    if (re && gw_oauth_url_check(re, o->server_host, why, sizeof(why)) == 0)
+        o->asm_.revocation_endpoint = gw_xstrdup(re);
     o->prm.issuer = gw_xstrdup(issuer);
     o->prm.resource = gw_xstrdup(json_string_value(json_object_get(g, "resource")));
     o->token.access_token = gw_xstrdup(at);

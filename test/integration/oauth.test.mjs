@@ -144,10 +144,13 @@ test('authorize through the browser, call with the token, keep the grant across 
   assert.match((await d.post('/v1/tools/whoami/call', { dialog: 'd1', arguments: {} })).body, /called by client-1/);
   await d.waitLog(/msg="oauth token refreshed" server=secured/);
 
-  // DELETE forgets the grant, on disk too.
+  // DELETE forgets the grant, on disk too, and revokes its refresh token
+  // (RFC 7009) at the authorization server.
   const del = await d.request('DELETE', '/v1/servers/secured/authorize');
   assert.equal(del.status, 200, del.body);
   assert.deepEqual(fs.readdirSync(dir).filter((f) => f.startsWith('grant-')), []);
+  await waitFor(() => as.events.some((e) => e.event === 'revoke'));
+  assert.deepEqual(as.events.find((e) => e.event === 'revoke'), { event: 'revoke', token_type_hint: 'refresh_token', client_id: 'client-1', known: true });
 });
 
 test('a forged or replayed callback is refused and changes nothing', async (t) => {
