@@ -20,8 +20,8 @@ import { start, waitFor, root, tmpdir, slow, track } from './lib/harness.mjs';
 
 const FIXTURE = path.join(root, 'test/fixtures/oauth_server.mjs');
 
-async function oauthServer() {
-  const child = track(spawn(process.execPath, [FIXTURE], { stdio: ['ignore', 'pipe', 'pipe'] }));
+async function oauthServer(env = {}) {
+  const child = track(spawn(process.execPath, [FIXTURE], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
   child.stderr.on('data', () => {});
   const events = [];
   const lines = readline.createInterface({ input: child.stdout });
@@ -184,4 +184,28 @@ test('servers.<id>.oauth.off keeps a 401 an error; gateway.oauth.redirect_uri is
   const r = await get(`http://${d.addr}/v1/servers/secured/authorize`);
   assert.equal(r.status, 302, r.body);
   assert.equal(new URL(r.headers.location).searchParams.get('redirect_uri'), 'https://gw.example/oauth/callback');
+});
+
+test('hostile metadata: a metadata-address authorization server, a 50 MB document, a silent server: a 502 naming it, never a fetch, /healthz throughout', async (t) => {
+  for (const [hostile, why] of [['metadata', /169\.254\.169\.254 is a cloud metadata address/], ['big', /larger than 262144 bytes/], ['slow', /could not be fetched: .*(timed out|Timeout)/i]]) {
+    const as = await oauthServer({ HOSTILE: hostile });
+    const d = await start(yaml(as.url), { env: { XDG_STATE_HOME: tmpdir(), STATE_DIRECTORY: '' } });
+    try {
+      await waitFor(async () => (await server(d)).state === 'needs_authorization');
+      const pending = d.get('/v1/servers/secured/authorize', { timeoutMs: 30000 * slow });
+      if (hostile === 'slow') {
+        await waitFor(() => as.events.some((e) => e.event === 'slow'));
+        assert.equal((await d.get('/healthz')).status, 200); /* the loop is free while it waits */
+      }
+      const r = await pending;
+      assert.equal(r.status, 502, `${hostile}: ${r.body}`);
+      assert.equal(r.json.error.code, 'authorization_unavailable');
+      assert.match(r.json.error.message, why);
+      assert.equal((await server(d)).state, 'needs_authorization');
+      assert.ok(!as.events.some((e) => e.event === 'register' || e.event === 'authorize'), hostile);
+    } finally {
+      await d.stop();
+      as.stop();
+    }
+  }
 });
