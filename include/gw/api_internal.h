@@ -1,5 +1,6 @@
-/* The REST front's insides shared by its files: api.c (the routes) and
- * api_call.c (POST /v1/tools/{name}/call, its input rounds included). */
+/* The REST front's insides shared by its files: api.c (the routes),
+ * api_call.c (POST /v1/tools/{name}/call, its input rounds included) and
+ * api_oauth.c (the OAuth routes). */
 #ifndef GW_API_INTERNAL_H
 #define GW_API_INTERNAL_H
 
@@ -30,5 +31,12 @@ int gw_api__bad_request(struct gw_http_request *req, const char *code, const cha
 
 /* POST /v1/tools/{tool}/call. */
 void gw_api__route_call(struct gw_api_ctx *ctx, struct gw_http_request *req, const char *tool);
+
+/* The OAuth routes (api_oauth.c). */
+void gw_api__route_authorize(struct gw_api_ctx *ctx, struct gw_http_request *req, const char *id);
+void gw_api__route_authorize_post(struct gw_api_ctx *ctx, struct gw_http_request *req,
+                                  const char *id);
+void gw_api__route_deauthorize(struct gw_api_ctx *ctx, struct gw_http_request *req, const char *id);
+void gw_api__route_callback(struct gw_api_ctx *ctx, struct gw_http_request *req);
 
 #endif

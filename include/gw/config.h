@@ -84,6 +84,14 @@ struct gw_cfg_strv {
     size_t n;
 };
 
+/* servers.<id>.oauth.token_endpoint_auth_method */
+enum gw_oauth_method {
+    GW_OAUTH_METHOD_AUTO, /* chosen from the authorization server's metadata */
+    GW_OAUTH_METHOD_NONE,
+    GW_OAUTH_METHOD_BASIC,
+    GW_OAUTH_METHOD_POST,
+};
+
 struct gw_server_config {
     char *id;
     int line, col; /* of the server's key */
@@ -114,6 +122,17 @@ struct gw_server_config {
     uint64_t timeout_ms;          /* connect timeout, default 10s */
     uint64_t sse_read_timeout_ms; /* default 300s */
     bool terminate_on_close;      /* default true */
+    /* servers.<id>.oauth (docs/config.md): what the OAuth client of a server
+     * that answers 401 with a Bearer challenge uses instead of discovery's
+     * choices; all optional. */
+    bool oauth_off;            /* a 401 stays an error */
+    char *oauth_client_id;     /* NULL: register (Dynamic Client Registration) */
+    char *oauth_client_secret; /* a secret; NULL when none */
+    enum gw_oauth_method oauth_method;
+    char **oauth_scopes; /* replaces the spec's selection when has_oauth_scopes */
+    size_t noauth_scopes;
+    bool has_oauth_scopes;
+    bool oauth_omit_resource; /* resource: omit (no RFC 8707 parameter) */
 
     uint64_t request_timeout_ms; /* 0: gateway.request_timeout applies */
     json_t *init_config;         /* `config`, sent as initialize params.config; NULL if absent */
@@ -189,6 +208,9 @@ struct gw_gateway_config {
     char **tool_search_always_loaded; /* globs on final names */
     size_t ntool_search_always_loaded;
     int tool_search_max_results; /* find_tools' default limit, at most GW_TOOLSEARCH_LIMIT_MAX */
+    char *state_dir; /* NULL: $STATE_DIRECTORY, $XDG_STATE_HOME/mcpgw, ~/.local/state/mcpgw */
+    char *oauth_redirect_uri;        /* NULL: http://<listen>/oauth/callback */
+    char *oauth_client_metadata_url; /* the gateway's Client ID Metadata Document; NULL: none */
 };
 
 struct gw_diag {

@@ -89,6 +89,23 @@ void gw_cfg_diag_at(struct gw_cfg_ld *ld, enum gw_severity sev, enum gw_scope sc
                     const char *server, const char *file, int line, int col, const char *key,
                     const char *msg);
 
+/* config_oauth.c: the setters of the OAuth keys and what frees them. */
+int gw_cfg_set_state_dir(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
+                         const struct gw_yaml_node *n, const char *key, void *base);
+int gw_cfg_set_redirect_uri(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
+                            const struct gw_yaml_node *n, const char *key, void *base);
+int gw_cfg_set_client_metadata_url(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
+                                   const struct gw_yaml_node *n, const char *key, void *base);
+int gw_cfg_set_oauth_secret(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
+                            const struct gw_yaml_node *n, const char *key, void *base);
+int gw_cfg_set_oauth_method(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
+                            const struct gw_yaml_node *n, const char *key, void *base);
+int gw_cfg_set_oauth_resource(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
+                              const struct gw_yaml_node *n, const char *key, void *base);
+int gw_cfg_set_oauth_scopes(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
+                            const struct gw_yaml_node *n, const char *key, void *base);
+void gw_cfg_free_server_oauth(struct gw_server_config *s);
+
 /* Memory: abort with a message on exhaustion, as the daemon does. */
 
 /* "a.b" + "." + "c" */

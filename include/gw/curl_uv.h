@@ -38,10 +38,14 @@ struct gw_curl_uv_xfer {
     CURL *easy;
     gw_curl_uv_done_cb done;
     int loopback_only; /* refuse to connect anywhere but loopback */
+    /* When set, an address it answers 0 for is refused like a non-loopback
+     * one under loopback_only (the OAuth client's rule on private,
+     * link-local and metadata addresses, gw/oauth.h). */
+    int (*addr_ok)(const struct sockaddr *sa);
     /* ---- set by this module ---- */
     int added;
     struct gw_curl_uv_xfer *next, *prev; /* the multi's list of added transfers */
-    char refused[80]; /* non-empty: a connection was refused by the loopback rule */
+    char refused[80]; /* non-empty: a connection was refused by the loopback rule or addr_ok */
 };
 
 /* Creates the shared object without touching libcurl (which is loaded on

@@ -17,8 +17,9 @@
 #include "gw/curl_uv.h"
 #include "gw/sse.h"
 
-#define GW_HTTP_XFER_EXCERPT_MAX 1024 /* bytes of an error body kept */
-#define GW_HTTP_XFER_SESSION_MAX 256  /* an Mcp-Session-Id (and event id) we keep */
+#define GW_HTTP_XFER_EXCERPT_MAX   1024 /* bytes of an error body kept */
+#define GW_HTTP_XFER_SESSION_MAX   256  /* an Mcp-Session-Id (and event id) we keep */
+#define GW_HTTP_XFER_CHALLENGE_MAX 2048 /* a WWW-Authenticate value we keep */
 
 enum gw_http_xfer_method { GW_HTTP_XFER_POST, GW_HTTP_XFER_GET, GW_HTTP_XFER_DELETE };
 
@@ -56,6 +57,7 @@ struct gw_http_xfer_request {
     size_t body_max;     /* a 2xx non-SSE body kept up to this; 0: discarded */
     size_t event_max;    /* one SSE event, at most */
     int loopback_only;   /* refuse to connect anywhere but loopback */
+    int (*addr_ok)(const struct sockaddr *sa); /* gw_curl_uv_xfer's; NULL: none */
     const char *user_agent;
 };
 
@@ -74,6 +76,7 @@ struct gw_http_xfer {
     size_t rlen, rcap;
     unsigned events;      /* SSE events received */
     char *sid;            /* the answer's Mcp-Session-Id (visible ASCII), or NULL */
+    char *www_auth;       /* its WWW-Authenticate (printable ASCII, bounded), or NULL */
     char ctype[64];       /* its Content-Type, truncated */
     uint64_t retry_after; /* its Retry-After in ms; 0 when none */
     uint64_t last_byte_ms;

@@ -18,6 +18,7 @@
 #include "gw/config.h"
 #include "gw/curl_uv.h"
 #include "gw/mcp_client.h"
+#include "gw/oauth.h"
 
 struct gw_instance;
 
@@ -58,11 +59,13 @@ struct gw_instance_cbs {
  * to speak (AUTO probes). A probe whose transport dies (a server that
  * exits on a request before initialize) is not a failure: the instance
  * starts its transport again and speaks 2025-era to it, once; on_ready or
- * on_failed follows as usual. */
+ * on_failed follows as usual. `oauth` (may be NULL) is the server's OAuth
+ * client, handed to an HTTP or SSE transport; it must outlive the
+ * instance. */
 int gw_instance_start(uv_loop_t *loop, struct gw_curl_uv *multi, struct gw_config *snap,
-                      const struct gw_server_config *cfg, enum gw_mcp_era era,
-                      const struct gw_instance_cbs *cbs, uint64_t seq, struct gw_instance **out,
-                      char **why);
+                      const struct gw_server_config *cfg, struct gw_oauth *oauth,
+                      enum gw_mcp_era era, const struct gw_instance_cbs *cbs, uint64_t seq,
+                      struct gw_instance **out, char **why);
 
 /* Stops taking calls; once none is in flight — or after `grace_ms` (0:
  * no deadline), when the calls still in flight fail — runs the transport's

@@ -152,12 +152,34 @@ struct gw_server_stats {
     const char *id; /* borrowed: valid until the next gw_servers_apply */
     unsigned leases;
     unsigned restarts;
+    bool needs_authorization;                /* state needs_authorization (OAuth) */
     unsigned instances[GW_INSTANCE_NSTATES]; /* by enum gw_instance_state */
 };
 
 /* Fills `out` with the figures of up to `cap` servers, in file order, and
  * returns how many servers there are. */
 size_t gw_servers_stats(const struct gw_servers *s, struct gw_server_stats *out, size_t cap);
+
+/* ---- OAuth (servers_oauth.c) ----
+ * An HTTP or SSE server whose instance fails after a 401 with a Bearer
+ * challenge goes to state needs_authorization: no restart, a Problem and
+ * an event saying where to authorize, counted as started by /readyz. */
+
+/* "http://<listen>" as the daemon listens (copied); the authorize URL and
+ * the default redirect_uri are built on it. */
+void gw_servers_set_base_url(struct gw_servers *s, const char *url);
+
+/* The OAuth client of server `id`, or NULL (no such server, not HTTP or
+ * SSE, or never started). */
+struct gw_oauth *gw_servers_oauth(struct gw_servers *s, const char *id);
+
+/* The id of the server whose pending authorization has the `state` in
+ * this query, or NULL. Borrowed until the next reload. */
+const char *gw_servers_oauth_state_owner(struct gw_servers *s, const char *query);
+
+/* Server `id` now holds a grant: a server in needs_authorization starts
+ * (state starting, then its tools appear). */
+void gw_servers_authorized(struct gw_servers *s, const char *id);
 
 /* GET /v1/servers and GET /v1/dialogs bodies. New references. */
 json_t *gw_servers_json(const struct gw_servers *s);

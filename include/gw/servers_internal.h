@@ -25,7 +25,14 @@
 #include "gw/lease.h"
 #include "gw/servers.h"
 
-enum server_state { SRV_STARTING, SRV_READY, SRV_DEGRADED, SRV_FAILED, SRV_STOPPED };
+enum server_state {
+    SRV_STARTING,
+    SRV_READY,
+    SRV_DEGRADED,
+    SRV_FAILED,
+    SRV_STOPPED,
+    SRV_NEEDS_AUTH, /* answered 401 with a Bearer challenge: waits for authorization */
+};
 
 enum slot_role {
     ROLE_DISCOVERY, /* the first instance: lists the tools, then becomes a spare */
@@ -78,6 +85,8 @@ struct server {
     enum gw_mcp_era era;
     unsigned restarts;
     char *last_error;
+    struct gw_oauth *oauth; /* HTTP and SSE servers: made at their first spawn (servers_oauth.c) */
+    bool oauth_refreshed;   /* a refresh since it was last ready: a second 401 needs a person */
     json_t *stderr_tail;
     time_t loaded_at;
 };
@@ -136,6 +145,7 @@ struct gw_servers {
     bool entering; /* inside gw_dispatch_call: outcomes are deferred */
     /* Prompts and resources (servers_extra.c). */
     struct gw_extras *extras;
+    char *base_url; /* "http://<listen>" for the authorize and callback URLs; NULL: unknown */
     uint64_t extras_version;
     /* Relays (dispatch_relay.c; counted by the supervisor for its /metrics). */
     uint64_t next_token;
@@ -156,6 +166,12 @@ void gw_server_problem(struct server *srv, const char *what, enum gw_severity se
                        const char *message);
 void gw_server_clear_problems(struct server *srv, const char *what);
 void gw_server_set_error(struct server *srv, const char *why);
+/* servers_oauth.c: the server's OAuth client for a new instance (made on
+ * the first spawn of an HTTP or SSE server; NULL for others), and the
+ * failure of an instance that met a Bearer challenge: true when it moved
+ * the server to needs_authorization (nothing more to do then). */
+struct gw_oauth *gw_server_oauth(struct server *srv);
+bool gw_server_oauth_failed(struct server *srv);
 /* An instance's death as a Problem: the reason and the last stderr lines. */
 void gw_server_death_problem(struct server *srv, const char *what, enum gw_severity sev,
                              const char *why, json_t *tail);

@@ -70,6 +70,7 @@
 #include <uv.h>
 
 #include "gw/errors.h"
+#include "gw/oauth.h"
 #include "gw/config.h"
 #include "gw/curl_uv.h"
 #include "gw/transport.h"
@@ -94,6 +95,12 @@ struct gw_upstream_http_options {
     uint64_t retry_base_ms;     /* first retry delay, doubled each time; default 250 */
     uint64_t retry_max_ms;      /* cap on a retry delay and on Retry-After; default 5000 */
     uint64_t reconnect_max_ms;  /* cap on the GET stream's reconnect delay; default 30000 */
+    /* The server's OAuth client (gw/oauth.h), owned by the caller and
+     * outliving the instance; NULL: none. Every request then carries its
+     * access token as `Authorization: Bearer` (unless cfg->headers sets
+     * Authorization), and a 401's Bearer challenge is handed to it
+     * (gw_oauth_challenged); the request fails as any 4xx does. */
+    struct gw_oauth *oauth;
 };
 
 struct gw_upstream_http_stats {

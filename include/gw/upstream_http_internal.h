@@ -66,6 +66,7 @@ struct gw_upstream_http {
     struct gw_curl_uv *multi;
     struct gw_transport_cbs cbs;
     struct gw_upstream_http_options o;
+    int own_authorization; /* cfg->headers sets Authorization: no bearer token added */
     int legacy;
     char *id;
     char *url;      /* as configured; may hold credentials: never shown */

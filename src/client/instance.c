@@ -20,6 +20,7 @@ struct gw_instance {
     struct gw_config *snap;
     const struct gw_server_config *cfg;
     struct gw_instance_cbs cbs;
+    struct gw_oauth *oauth;         /* the server's, or NULL (it outlives us) */
     struct gw_transport *transport; /* NULL once closed */
     struct gw_mcp_client *client;
     enum gw_instance_state state;
@@ -194,8 +195,8 @@ static int start_transport(struct gw_instance *inst, const struct gw_gateway_con
 {
     struct gw_transport_cbs tcbs = {transport_message, transport_down, transport_not_run,
                                     transport_closed, inst};
-    int rc = gw_upstream_start(inst->loop, inst->multi, gw, inst->cfg, &tcbs, &inst->transport, buf,
-                               cap);
+    int rc = gw_upstream_start(inst->loop, inst->multi, gw, inst->cfg, inst->oauth, &tcbs,
+                               &inst->transport, buf, cap);
 
     if (rc == 0)
         inst->pid = gw_transport_pid(inst->transport);
@@ -247,9 +248,9 @@ static int make_client(struct gw_instance *inst, const struct gw_gateway_config 
 }
 
 int gw_instance_start(uv_loop_t *loop, struct gw_curl_uv *multi, struct gw_config *snap,
-                      const struct gw_server_config *cfg, enum gw_mcp_era era,
-                      const struct gw_instance_cbs *cbs, uint64_t seq, struct gw_instance **out,
-                      char **why)
+                      const struct gw_server_config *cfg, struct gw_oauth *oauth,
+                      enum gw_mcp_era era, const struct gw_instance_cbs *cbs, uint64_t seq,
+                      struct gw_instance **out, char **why)
 {
     const struct gw_gateway_config *gw = &snap->gateway;
     struct gw_instance *inst = gw_xcalloc(1, sizeof *inst);
@@ -258,6 +259,7 @@ int gw_instance_start(uv_loop_t *loop, struct gw_curl_uv *multi, struct gw_confi
 
     inst->loop = loop;
     inst->multi = multi;
+    inst->oauth = oauth;
     inst->cfg = cfg;
     inst->cbs = *cbs;
     inst->seq = seq;

@@ -206,6 +206,13 @@ const struct gw_cfg_directive gw_cfg_gateway_directives[] = {
     {"gateway.shutdown_grace", GW_CFG_DURATION, GW_OFF(shutdown_grace_ms), 0, 0, "10s", NULL,
      "design", NULL},
     {"gateway.ui", GW_CFG_BOOL, GW_OFF(ui), 0, 0, "true", NULL, "design", NULL},
+    {"gateway.state_dir", GW_CFG_STRING, GW_OFF(state_dir), 0, 0, NULL, gw_cfg_set_state_dir,
+     "design", NULL},
+    {"gateway.oauth", GW_CFG_SECTION, 0, 0, 0, NULL, NULL, "design", NULL},
+    {"gateway.oauth.redirect_uri", GW_CFG_STRING, GW_OFF(oauth_redirect_uri), 0, 0, NULL,
+     gw_cfg_set_redirect_uri, "design", NULL},
+    {"gateway.oauth.client_metadata_url", GW_CFG_STRING, GW_OFF(oauth_client_metadata_url), 0, 0,
+     NULL, gw_cfg_set_client_metadata_url, "design", NULL},
     {"gateway.reload", GW_CFG_SECTION, 0, 0, 0, NULL, NULL, "000", NULL},
     {"gateway.reload.debounce_ms", GW_CFG_MS, GW_OFF(reload_debounce_ms), 0, 0, "200", NULL, "000",
      NULL},
@@ -519,6 +526,9 @@ void gw_config_unref(struct gw_config *c)
     free(g->listen);
     free(g->auth_token);
     free(g->artifacts_dir);
+    free(g->state_dir);
+    free(g->oauth_redirect_uri);
+    free(g->oauth_client_metadata_url);
     gw_cfg_free_strv(g->allowed_commands, g->nallowed_commands);
     gw_cfg_free_strv(g->reserved_tool_names, g->nreserved_tool_names);
     gw_cfg_free_strv(g->tool_search_always_loaded, g->ntool_search_always_loaded);

@@ -465,6 +465,19 @@ const struct gw_cfg_directive gw_cfg_server_directives[] = {
      NULL, "design", NULL},
     {"servers.<id>.prompts", GW_CFG_CUSTOM, 0, 0, 0, NULL, set_prompts, "004",
      "list of prompt-name globs; absent: every prompt, []: none"},
+    {"servers.<id>.oauth", GW_CFG_SECTION, 0, 0, 0, NULL, NULL, "design", NULL},
+    {"servers.<id>.oauth.off", GW_CFG_BOOL, SRV_OFF(oauth_off), 0, 0, "false", NULL, "design",
+     NULL},
+    {"servers.<id>.oauth.client_id", GW_CFG_STRING, SRV_OFF(oauth_client_id), 0, 0, NULL, NULL,
+     "design", NULL},
+    {"servers.<id>.oauth.client_secret", GW_CFG_CUSTOM, 0, 0, 0, NULL, gw_cfg_set_oauth_secret,
+     "design", "env value"},
+    {"servers.<id>.oauth.token_endpoint_auth_method", GW_CFG_CUSTOM, 0, 0, 0, NULL,
+     gw_cfg_set_oauth_method, "design", "none | client_secret_basic | client_secret_post"},
+    {"servers.<id>.oauth.scopes", GW_CFG_CUSTOM, 0, 0, 0, NULL, gw_cfg_set_oauth_scopes, "design",
+     "list of strings"},
+    {"servers.<id>.oauth.resource", GW_CFG_CUSTOM, 0, 0, 0, NULL, gw_cfg_set_oauth_resource,
+     "design", "omit"},
     {"servers.<id>.tools", GW_CFG_SECTION, 0, 0, 0, NULL, NULL, "000", NULL},
     {"servers.<id>.tools.whitelist", GW_CFG_STRLIST, SRV_OFF(whitelist), SRV_OFF(nwhitelist), 0,
      "[]", NULL, "000", NULL},
@@ -759,6 +772,7 @@ void gw_cfg_free_server(struct gw_server_config *s)
     free(s->url);
     free_kv(s->headers, s->nheaders);
     free(s->session_id);
+    gw_cfg_free_server_oauth(s);
     json_decref(s->init_config);
     gw_cfg_free_strv(s->whitelist, s->nwhitelist);
     gw_cfg_free_strv(s->blacklist, s->nblacklist);

@@ -464,7 +464,14 @@ static int start_http(struct daemon *d)
         return -1;
     }
     gw_http_server_set_response_hook(d->http, gw_api_on_response, &d->api);
-    gw_log(GW_LOG_INFO, "listening", "addr", gw_http_server_address(d->http), NULL);
+    const char *addr = gw_http_server_address(d->http);
+    gw_log(GW_LOG_INFO, "listening", "addr", addr, NULL);
+    /* Where a browser is sent back after authorizing an OAuth server. */
+    if (strncmp(addr, "unix:", 5) != 0) {
+        char *base = gw_xasprintf("http://%s", addr);
+        gw_servers_set_base_url(d->servers, base);
+        free(base);
+    }
     return 0;
 }
 

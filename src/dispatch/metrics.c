@@ -267,6 +267,13 @@ static void server_gauges(struct out *o, const struct gw_metrics_view *v)
         out_label(o, v->servers[i].id);
         outf(o, "\"} %u\n", v->servers[i].restarts);
     }
+    header(o, "mcpgw_server_needs_authorization", "gauge",
+           "1 while a server waits for an OAuth authorization, by server.");
+    for (size_t i = 0; i < v->nservers; i++) {
+        outf(o, "mcpgw_server_needs_authorization{server=\"");
+        out_label(o, v->servers[i].id);
+        outf(o, "\"} %d\n", v->servers[i].needs_authorization ? 1 : 0);
+    }
 }
 
 static long rss_bytes(void)

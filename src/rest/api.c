@@ -634,11 +634,36 @@ static void route_artifact(struct gw_api_ctx *ctx, struct gw_http_request *req, 
     free(given);
 }
 
+static void route_authorize(struct gw_api_ctx *ctx, struct gw_http_request *req, struct match *m)
+{
+    gw_api__route_authorize(ctx, req, m->arg[0]);
+}
+
+static void route_authorize_post(struct gw_api_ctx *ctx, struct gw_http_request *req,
+                                 struct match *m)
+{
+    gw_api__route_authorize_post(ctx, req, m->arg[0]);
+}
+
+static void route_deauthorize(struct gw_api_ctx *ctx, struct gw_http_request *req, struct match *m)
+{
+    gw_api__route_deauthorize(ctx, req, m->arg[0]);
+}
+
+static void route_callback(struct gw_api_ctx *ctx, struct gw_http_request *req, struct match *m)
+{
+    gw_api__route_callback(ctx, req);
+}
+
 static const struct route routes[] = {
     {"GET", "/healthz", route_healthz},
     {"GET", "/readyz", route_readyz},
     {"GET", "/v1/problems", route_problems},
     {"GET", "/v1/servers", route_servers},
+    {"GET", "/v1/servers/*/authorize", route_authorize},
+    {"POST", "/v1/servers/*/authorize", route_authorize_post},
+    {"DELETE", "/v1/servers/*/authorize", route_deauthorize},
+    {"GET", "/oauth/callback", route_callback},
     {"GET", "/v1/tools", route_tools},
     {"GET", "/v1/tools/*", route_tool},
     {"POST", "/v1/tools/*/call", route_call},

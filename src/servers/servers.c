@@ -22,8 +22,8 @@
 #define SWEEP_MS             1000
 #define SPARE_TOPUP_DELAY_MS 25
 
-static const char *const server_state_names[] = {"starting", "ready", "degraded", "failed",
-                                                 "stopped"};
+static const char *const server_state_names[] = {"starting", "ready",   "degraded",
+                                                 "failed",   "stopped", "needs_authorization"};
 
 /* ---- events ---- */
 
@@ -71,6 +71,8 @@ void gw_server_set_state(struct server *srv, enum server_state st)
     if (srv->state == st)
         return;
     srv->state = st;
+    if (st == SRV_READY)
+        srv->oauth_refreshed = false;
     if (srv->replaces != NULL)
         return; /* a replacement being prepared is not visible yet */
     gw_server_emit(srv->owner, &(struct gw_servers_event){.kind = GW_EV_SERVER,
@@ -100,6 +102,8 @@ char *gw_servers_mask(const struct server *srv, const char *text)
 
     gw_redact_add_server(r, srv->cfg);
     gw_redact_add(r, srv->snap->gateway.auth_token);
+    if (srv->oauth != NULL)
+        gw_oauth_redact_add(srv->oauth, r);
     copy[gw_redact_line(r, copy, strlen(copy), false)] = '\0';
     gw_redact_free(r);
     return copy;
@@ -257,6 +261,7 @@ static void server_free_if_done(struct server *srv)
     gw_config_unref(srv->snap);
     gw_leases_free(&srv->leases);
     free(srv->last_error);
+    gw_oauth_free(srv->oauth);
     json_decref(srv->stderr_tail);
     json_decref(srv->extensions);
     free(srv);
@@ -381,6 +386,8 @@ static void inst_failed(struct gw_instance *inst, const char *why, void *data)
         gw_server_pending_failed(srv, why);
         return;
     }
+    if (gw_server_oauth_failed(srv))
+        return;
     gw_server_set_error(srv, why);
     if (role == ROLE_LEASED || (role == ROLE_SPARE && srv->state == SRV_READY)) {
         gw_server_death_problem(srv, "instance", GW_SEV_WARNING, why, tail);
@@ -465,8 +472,8 @@ struct slot *gw_slot_spawn(struct server *srv, enum slot_role role)
 
     slot->srv = srv;
     slot->role = role;
-    if (gw_instance_start(srv->owner->loop, srv->owner->multi, srv->snap, srv->cfg, era, &cbs,
-                          ++srv->seq, &slot->inst, &why) != 0) {
+    if (gw_instance_start(srv->owner->loop, srv->owner->multi, srv->snap, srv->cfg,
+                          gw_server_oauth(srv), era, &cbs, ++srv->seq, &slot->inst, &why) != 0) {
         free(slot);
         if (srv->replaces != NULL) {
             gw_server_pending_failed(srv, why);
@@ -657,20 +664,25 @@ static json_t *server_json(const struct server *srv)
         json_array_append_new(insts, o);
     }
     gw_format_time(srv->loaded_at, loaded, sizeof loaded);
-    return json_pack("{s:s, s:s, s:s, s:s?, s:b, s:s, s:b, s:i, s:o, s:i, s:s?, s:s, s:s, s:s, "
-                     "s:i, s:O?, s:o}",
-                     "id", srv->cfg->id, "transport", gw_transport_name(srv->cfg->transport),
-                     "protocol", gw_protocol_name(srv->cfg->protocol), "protocolVersion",
-                     srv->era == GW_MCP_ERA_MODERN   ? GW_MCP_MODERN_VERSION
-                     : srv->era == GW_MCP_ERA_LEGACY ? "2025-era"
-                                                     : NULL,
-                     "sharedUpstream", server_shared_upstream(srv), "state",
-                     server_state_names[srv->state], "leased", !srv->cfg->truely_stateless, "tools",
-                     ts ? (int)gw_cat_toolset_ntools(ts) : 0, "instances", insts, "leases",
-                     (int)gw_server_count_slots(srv, ROLE_LEASED, false), "lastError",
-                     srv->last_error, "configHash", srv->cfg->spawn_hash, "catalogHash",
-                     srv->cfg->catalog_hash, "loadedAt", loaded, "restarts", (int)srv->restarts,
-                     "lastStderr", srv->stderr_tail, "config", gw_server_config_to_json(srv->cfg));
+    json_t *j = json_pack(
+        "{s:s, s:s, s:s, s:s?, s:b, s:s, s:b, s:i, s:o, s:i, s:s?, s:s, s:s, s:s, "
+        "s:i, s:O?, s:o}",
+        "id", srv->cfg->id, "transport", gw_transport_name(srv->cfg->transport), "protocol",
+        gw_protocol_name(srv->cfg->protocol), "protocolVersion",
+        srv->era == GW_MCP_ERA_MODERN   ? GW_MCP_MODERN_VERSION
+        : srv->era == GW_MCP_ERA_LEGACY ? "2025-era"
+                                        : NULL,
+        "sharedUpstream", server_shared_upstream(srv), "state", server_state_names[srv->state],
+        "leased", !srv->cfg->truely_stateless, "tools", ts ? (int)gw_cat_toolset_ntools(ts) : 0,
+        "instances", insts, "leases", (int)gw_server_count_slots(srv, ROLE_LEASED, false),
+        "lastError", srv->last_error, "configHash", srv->cfg->spawn_hash, "catalogHash",
+        srv->cfg->catalog_hash, "loadedAt", loaded, "restarts", (int)srv->restarts, "lastStderr",
+        srv->stderr_tail, "config", gw_server_config_to_json(srv->cfg));
+    if (srv->state == SRV_NEEDS_AUTH && srv->owner->base_url != NULL)
+        json_object_set_new(
+            j, "authorize",
+            json_sprintf("%s/v1/servers/%s/authorize", srv->owner->base_url, srv->cfg->id));
+    return j;
 }
 
 size_t gw_servers_stats(const struct gw_servers *s, struct gw_server_stats *out, size_t cap)
@@ -681,7 +693,9 @@ size_t gw_servers_stats(const struct gw_servers *s, struct gw_server_stats *out,
         struct gw_server_stats *st = n < cap ? &out[n] : NULL;
         if (st == NULL)
             continue;
-        *st = (struct gw_server_stats){.id = srv->cfg->id, .restarts = srv->restarts};
+        *st = (struct gw_server_stats){.id = srv->cfg->id,
+                                       .restarts = srv->restarts,
+                                       .needs_authorization = srv->state == SRV_NEEDS_AUTH};
         st->leases = (unsigned)gw_server_count_slots(srv, ROLE_LEASED, false);
         for (const struct slot *sl = srv->slots; sl != NULL; sl = sl->next)
             st->instances[gw_instance_state(sl->inst)]++;
@@ -711,6 +725,7 @@ static void on_last_timer_closed(uv_handle_t *h)
     gw_toolsearch_free(s->search);
     gw_ts_active_free(s->active);
     gw_extras_free(s->extras);
+    free(s->base_url);
     for (size_t i = 0; i < GW_TOOL_LOAD_BUCKETS; i++) {
         while (s->tool_loads[i] != NULL) {
             struct gw_tool_load *t = s->tool_loads[i];

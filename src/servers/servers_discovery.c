@@ -102,6 +102,14 @@ static void listing_failed(struct server *srv, struct slot *slot, const char *me
         free(msg);
         return;
     }
+    /* A 401 on the listing (a grant that stopped working, a new
+     * authorization server): refresh or ask for a person, not a restart. */
+    if (srv->state != SRV_READY && gw_server_oauth_failed(srv)) {
+        gw_slot_retire(slot);
+        free(why);
+        free(msg);
+        return;
+    }
     gw_server_set_error(srv, why);
     gw_server_problem(srv, "start", GW_SEV_ERROR, NULL, msg);
     free(why);

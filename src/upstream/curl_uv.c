@@ -222,7 +222,7 @@ static void name_address(const struct sockaddr *sa, char *buf, size_t cap)
 static curl_socket_t open_socket(void *clientp, curlsocktype purpose, struct curl_sockaddr *a)
 {
     struct gw_curl_uv_xfer *x = clientp;
-    if (x->loopback_only && !is_loopback(&a->addr)) {
+    if ((x->loopback_only && !is_loopback(&a->addr)) || (x->addr_ok && !x->addr_ok(&a->addr))) {
         name_address(&a->addr, x->refused, sizeof(x->refused));
         return CURL_SOCKET_BAD;
     }

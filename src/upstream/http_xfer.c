@@ -19,6 +19,8 @@ static void reset_response(struct gw_http_xfer *x)
     x->rlen = x->rcap = 0;
     free(x->sid);
     x->sid = NULL;
+    free(x->www_auth);
+    x->www_auth = NULL;
     x->ctype[0] = '\0';
     x->retry_after = 0;
     x->fail = GW_HTTP_XFER_OK;
@@ -91,6 +93,14 @@ static int header_is(const char *name, size_t n, const char *want)
     return strlen(want) == n && strncasecmp(name, want, n) == 0;
 }
 
+static int printable(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if ((s[i] < 0x20 && s[i] != '\t') || s[i] > 0x7e)
+            return 0;
+    return 1;
+}
+
 static void header_field(struct gw_http_xfer *x, const char *buf, size_t len)
 {
     const char *colon = memchr(buf, ':', len);
@@ -111,6 +121,11 @@ static void header_field(struct gw_http_xfer *x, const char *buf, size_t len)
                gw_http_xfer_header_safe(v, vlen, GW_HTTP_XFER_SESSION_MAX)) {
         free(x->sid);
         x->sid = gw_xstrndup(v, vlen);
+    } else if (header_is(buf, nlen, "www-authenticate") && !x->www_auth && vlen > 0 &&
+               vlen <= GW_HTTP_XFER_CHALLENGE_MAX && printable(v, vlen)) {
+        /* The first field only: a Bearer challenge split over several
+         * fields is not one the client can rely on anyway. */
+        x->www_auth = gw_xstrndup(v, vlen);
     } else if (header_is(buf, nlen, "retry-after") && vlen > 0 && vlen <= 6 &&
                strspn(v, "0123456789") >= vlen) {
         x->retry_after = strtoull(v, NULL, 10) * 1000;
@@ -135,6 +150,8 @@ static size_t on_header(char *buf, size_t size, size_t n, void *ud)
         x->ctype[0] = '\0';
         free(x->sid);
         x->sid = NULL;
+        free(x->www_auth);
+        x->www_auth = NULL;
         x->retry_after = 0;
         return len;
     }
@@ -264,6 +281,7 @@ int gw_http_xfer_begin(struct gw_http_xfer *x, struct gw_curl_uv *multi,
     setup_easy(x, req);
     x->cx.done = on_done;
     x->cx.loopback_only = req->loopback_only;
+    x->cx.addr_ok = req->addr_ok;
     x->last_byte_ms = gw_now_ms();
     return gw_curl_uv_add(multi, &x->cx);
 }

@@ -108,6 +108,7 @@ void gw_redact_add_server(struct gw_redact *r, const struct gw_server_config *cf
     for (size_t i = 0; i < cfg->nheaders; i++)
         add_with_credential(r, cfg->headers[i].value);
     gw_redact_add(r, cfg->session_id);
+    gw_redact_add(r, cfg->oauth_client_secret);
     for (size_t i = 0; i < cfg->var_values.n; i++)
         gw_redact_add(r, cfg->var_values.v[i]);
 }

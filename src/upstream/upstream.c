@@ -38,26 +38,30 @@ static int start_ws(uv_loop_t *loop, const struct gw_server_config *cfg,
 }
 
 static int start_http(uv_loop_t *loop, struct gw_curl_uv *multi, const struct gw_server_config *cfg,
-                      const struct gw_transport_cbs *cbs, struct gw_transport **out, char *why,
-                      size_t whylen)
+                      struct gw_oauth *oauth, const struct gw_transport_cbs *cbs,
+                      struct gw_transport **out, char *why, size_t whylen)
 {
     struct gw_upstream_http *h;
+    struct gw_upstream_http_options o;
     int rc;
 
+    gw_upstream_http_options_init(&o);
+    o.oauth = oauth;
     if (multi == NULL) {
         snprintf(why, whylen, "transport '%s' needs the HTTP client, which is not available",
                  gw_transport_name(cfg->transport));
         return UV_ENOTSUP;
     }
-    rc = gw_upstream_http_start(loop, multi, cfg, NULL, cbs, &h, why, whylen);
+    rc = gw_upstream_http_start(loop, multi, cfg, &o, cbs, &h, why, whylen);
     if (rc == 0)
         *out = gw_upstream_http_transport(h);
     return rc;
 }
 
 int gw_upstream_start(uv_loop_t *loop, struct gw_curl_uv *multi, const struct gw_gateway_config *gw,
-                      const struct gw_server_config *cfg, const struct gw_transport_cbs *cbs,
-                      struct gw_transport **out, char *why, size_t whylen)
+                      const struct gw_server_config *cfg, struct gw_oauth *oauth,
+                      const struct gw_transport_cbs *cbs, struct gw_transport **out, char *why,
+                      size_t whylen)
 {
     switch (cfg->transport) {
     case GW_TRANSPORT_STDIO:
@@ -66,7 +70,7 @@ int gw_upstream_start(uv_loop_t *loop, struct gw_curl_uv *multi, const struct gw
         return start_ws(loop, cfg, cbs, out, why, whylen);
     case GW_TRANSPORT_STREAMABLE_HTTP:
     case GW_TRANSPORT_SSE:
-        return start_http(loop, multi, cfg, cbs, out, why, whylen);
+        return start_http(loop, multi, cfg, oauth, cbs, out, why, whylen);
     }
     snprintf(why, whylen, "unknown transport");
     return UV_EINVAL;

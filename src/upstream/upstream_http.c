@@ -415,6 +415,8 @@ static void copy_headers(struct gw_upstream_http *h, const struct gw_server_conf
         }
         h->hdr_lines[h->nhdr++] = kv->value[0] ? gw_xasprintf("%s: %s", kv->name, kv->value)
                                                : gw_xasprintf("%s;", kv->name);
+        if (strcasecmp(kv->name, "Authorization") == 0)
+            h->own_authorization = 1;
     }
 }
 

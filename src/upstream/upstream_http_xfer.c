@@ -97,6 +97,13 @@ static struct curl_slist *build_headers(struct xfer *x)
     }
     if (x->kind == XK_GET && h->last_event_id)
         l = gw_http_xfer_header(l, "Last-Event-ID", h->last_event_id);
+    const char *token =
+        h->o.oauth && !h->own_authorization ? gw_oauth_access_token(h->o.oauth) : NULL;
+    if (token) {
+        char *v = gw_xasprintf("Bearer %s", token);
+        l = gw_http_xfer_header(l, "Authorization", v);
+        free(v);
+    }
     for (size_t i = 0; i < h->nhdr; i++)
         l = gw_http_xfer_line(l, h->hdr_lines[i]);
     return l;
@@ -154,6 +161,8 @@ static int on_start(struct gw_http_xfer *t)
     struct gw_upstream_http *h = x->h;
 
     h->st.last_status = t->status;
+    if (t->status == 401 && h->o.oauth && t->www_auth)
+        gw_oauth_challenged(h->o.oauth, t->www_auth);
     if (!gw_http_xfer_ok(t))
         return 0;
     /* 2026-07-28 has no session: the header of an answer to one of its

@@ -39,6 +39,59 @@ export const CLIENT_SCENARIOS = [
   'json-schema-2020-12-preservation',
 ];
 
+// The authorization scenarios (the suite's test server answers 401 and runs
+// its own authorization server): mcpgw is the OAuth client, this driver
+// plays the browser (authorize), then the scenario runs as tools_call does.
+export const AUTH_SCENARIOS_2025 = [
+  'auth/metadata-default', 'auth/metadata-var1', 'auth/metadata-var2', 'auth/metadata-var3',
+  'auth/basic-cimd', 'auth/scope-from-www-authenticate', 'auth/scope-from-scopes-supported',
+  'auth/scope-omitted-when-undefined', 'auth/scope-step-up', 'auth/scope-retry-limit',
+  'auth/token-endpoint-auth-basic', 'auth/token-endpoint-auth-post', 'auth/token-endpoint-auth-none',
+  'auth/pre-registration',
+];
+export const AUTH_SCENARIOS_2026 = [
+  ...AUTH_SCENARIOS_2025,
+  'auth/resource-mismatch', 'auth/offline-access-scope', 'auth/offline-access-not-supported',
+  'auth/authorization-server-migration', 'auth/iss-supported', 'auth/iss-not-advertised',
+  'auth/iss-supported-missing', 'auth/iss-wrong-issuer', 'auth/iss-unexpected',
+  'auth/iss-normalized', 'auth/metadata-issuer-mismatch',
+];
+export const AUTH_SCENARIOS = AUTH_SCENARIOS_2026;
+
+// The browser: mcpgw's authorize link, then every redirect (the test
+// authorization server approves at once) until mcpgw's own page.
+async function browse(url) {
+  for (let i = 0; i < 8; i++) {
+    const r = await fetch(url, { redirect: 'manual' });
+    const text = await r.text();
+    say(`browser GET ${url.replace(/([?&](code|state)=)[^&]*/g, '$1…')}: ${r.status}`);
+    if (r.status < 300 || r.status >= 400) return { status: r.status, text };
+    url = new URL(r.headers.get('location'), url).toString();
+  }
+  return { status: 0, text: 'too many redirects' };
+}
+
+// As a person would: authorize whenever the server asks again (a new
+// authorization server, a grant that stopped working), three times at most.
+async function authorize(port) {
+  for (let round = 0; round < 3; round++) {
+    const servers = await request(port, 'GET', '/v1/servers');
+    const up = servers.body?.servers?.find((s) => s.id === 'up');
+    if (up?.state !== 'needs_authorization') return;
+    const page = await browse(up.authorize);
+    say(`authorization page: ${page.status} ${short(page.text.replace(/<[^>]*>/g, ' '))}`);
+    for (let i = 0; i < 100; i++) {
+      const r = await request(port, 'GET', '/v1/servers');
+      const s = r.body?.servers?.find((x) => x.id === 'up');
+      if (s?.state === 'ready' || s?.state === 'failed' || (s?.state === 'needs_authorization' && i > 20)) {
+        say(`upstream state after authorizing: ${s.state}${s.lastError ? `, ${short(s.lastError)}` : ''}`);
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}
+
 // How long one scenario may take here, below the suite's 30 s per scenario.
 const DEADLINE_MS = 25000;
 const say = (msg) => process.stderr.write(`client.mjs: ${msg}\n`);
@@ -46,6 +99,7 @@ const short = (v) => { const s = typeof v === 'string' ? v : JSON.stringify(v); 
 
 // Drives one scenario against a gateway on `port` whose only server is `up`.
 async function drive(scenario, context, port) {
+  if (scenario.startsWith('auth/')) await authorize(port);
   const listing = await request(port, 'GET', '/v1/tools');
   const tools = listing.status === 200 ? listing.body.tools.filter((t) => t.server === 'up') : [];
   say(`GET /v1/tools: ${listing.status}, upstream tools: ${q(tools.map((t) => t.originalName))}`);
@@ -104,6 +158,10 @@ async function drive(scenario, context, port) {
       break;
     }
     default:
+      if (scenario.startsWith('auth/')) {
+        if (tools[0]) await call(tools[0].originalName, {});
+        break;
+      }
       say(`no steps for scenario ${q(scenario)}: started and listed only`);
   }
 }
@@ -146,12 +204,17 @@ async function main(url) {
 version: 1
 gateway:
   artifacts_dir: ${q(path.join(dir, 'artifacts'))}
+  state_dir: ${q(path.join(dir, 'state'))}
+  oauth:
+    # The suite's authorization servers expect this client_id where they
+    # support Client ID Metadata Documents (auth/basic-cimd).
+    client_metadata_url: https://conformance-test.local/client-metadata.json
 servers:
   up:
     truely-stateless: true
     transport: streamable_http
     url: ${q(url)}
-`);
+${context.client_id ? `    oauth:\n      client_id: ${q(context.client_id)}\n${context.client_secret ? `      client_secret: ${q(context.client_secret)}\n` : ''}` : ''}`);
   say(`scenario ${q(scenario)}, test server ${url}, mcpgw log ${logPath}`);
   let gw = null;
   // The suite kills the shell it started this from after its own timeout

@@ -30,7 +30,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CLIENT_SCENARIOS } from './client.mjs';
+import { AUTH_SCENARIOS, AUTH_SCENARIOS_2025, AUTH_SCENARIOS_2026, CLIENT_SCENARIOS } from './client.mjs';
 import { backend, cli, here, mcpgwBin, node, q, root, startGateway, startHttpBackend } from './lib.mjs';
 
 const RUNS = [
@@ -40,6 +40,10 @@ const RUNS = [
   { name: '2026-07-28-stdio-leased', requirements: '2026-07-28', upstream: 'stdio', leased: true },
   { name: '2026-07-28-http-leased', requirements: '2026-07-28', upstream: 'http', leased: true },
   { name: 'client-2026-07-28', requirements: '2026-07-28', client: true },
+  // The scored authorization scenarios: mcpgw as the OAuth client, client.mjs
+  // as the browser (see client.mjs).
+  { name: 'client-auth-2026-07-28', requirements: '2026-07-28', client: true, scenarios: AUTH_SCENARIOS_2026 },
+  { name: 'client-auth-2025-11-25', requirements: '2025-11-25', client: true, scenarios: AUTH_SCENARIOS_2025 },
 ];
 const outRoot = path.join(root, 'build/conformance');
 const rel = (p) => path.relative(root, p);
@@ -68,7 +72,7 @@ for (const n of picked) {
 const scenarioArg = extra.includes('--scenario') ? extra[extra.indexOf('--scenario') + 1] : null;
 // One scenario: only the runs of its kind (client or server).
 const runs = RUNS.filter((r) => (picked.length ? picked.includes(r.name) : true)
-  && (!scenarioArg || Boolean(r.client) === CLIENT_SCENARIOS.includes(scenarioArg)));
+  && (!scenarioArg || Boolean(r.client) === [...CLIENT_SCENARIOS, ...AUTH_SCENARIOS].includes(scenarioArg)));
 const version = JSON.parse(fs.readFileSync(path.join(here, 'node_modules/@modelcontextprotocol/conformance/package.json'))).version;
 console.log(`mcpgw ${mcpgwBin()}; @modelcontextprotocol/conformance ${version}, node ${process.versions.node}`);
 
@@ -115,15 +119,16 @@ function conformance(args, logPath, echo) {
 
 // Per scenario: FAIL when a check failed or warned (what the baseline counts
 // as failing), with the checks' messages.
-function collect(resultsDir) {
-  const rows = new Map();
+function collect(resultsDir, prefix = '', rows = new Map()) {
   for (const d of fs.existsSync(resultsDir) ? fs.readdirSync(resultsDir).sort() : []) {
     const m = /^(?:server-)?(.+)-\d{4}-\d\d-\d\dT[\d-]+Z$/.exec(d);
     const file = path.join(resultsDir, d, 'checks.json');
+    // A scenario named "auth/x" leaves its results under auth/.
+    if (!m && d === 'auth') collect(path.join(resultsDir, d), 'auth/', rows);
     if (!m || !fs.existsSync(file)) continue;
     const checks = JSON.parse(fs.readFileSync(file, 'utf8'));
     const bad = checks.filter((c) => c.status === 'FAILURE' || c.status === 'WARNING');
-    rows.set(m[1], {
+    rows.set(prefix + m[1], {
       failed: bad.length > 0,
       passed: checks.filter((c) => c.status === 'SUCCESS').length,
       failures: checks.filter((c) => c.status === 'FAILURE').length,
@@ -219,7 +224,7 @@ async function serverRun(run, out, expectedFile) {
 // One `conformance client` per scenario: each starts the suite's test server
 // and client.mjs, which puts mcpgw in front of it.
 async function clientRun(run, out, expectedFile) {
-  const scenarios = scenarioArg ? [scenarioArg] : CLIENT_SCENARIOS;
+  const scenarios = scenarioArg ? [scenarioArg] : run.scenarios ?? CLIENT_SCENARIOS;
   process.env.MCPGW_CONFORMANCE_OUT = out;
   let status = 0;
   let text = '';
@@ -266,7 +271,7 @@ for (const run of runs) {
 
   const rows = collect(path.join(out, 'results'));
   const want = scenarioArg ? [scenarioArg]
-    : run.client ? CLIENT_SCENARIOS : await scored(run.requirements, section);
+    : run.client ? run.scenarios ?? CLIENT_SCENARIOS : await scored(run.requirements, section);
   const expected = new Set(listed(expectedFile, section));
   const table = ['| scenario | result | checks passed | failed | warnings | expected to fail | failures and warnings |', '| --- | --- | --- | --- | --- | --- | --- |'];
   let pass = 0;

@@ -1515,6 +1515,81 @@ START_TEST(protocol_modes)
 }
 END_TEST
 
+/* servers.<id>.oauth and the gateway's OAuth keys: values, the secret
+ * kept out of /v1/servers, the spawn hash, and each wrong value an error at
+ * its line. */
+START_TEST(oauth_keys)
+{
+    setenv("GW_TEST_OAUTH_SECRET", "s3cret-value", 1);
+    struct gw_config *c = load("version: 1\n"
+                               "gateway:\n"
+                               "  state_dir: /var/lib/x\n"
+                               "  oauth:\n"
+                               "    redirect_uri: https://gw.example/oauth/callback\n"
+                               "    client_metadata_url: https://gw.example/client.json\n"
+                               "servers:\n"
+                               "  a:\n"
+                               "    transport: streamable_http\n"
+                               "    url: http://127.0.0.1:9/mcp\n"
+                               "    oauth:\n"
+                               "      client_id: cid\n"
+                               "      client_secret: ${GW_TEST_OAUTH_SECRET}\n"
+                               "      token_endpoint_auth_method: client_secret_post\n"
+                               "      scopes: [a, b]\n"
+                               "      resource: omit\n"
+                               "  b:\n"
+                               "    transport: streamable_http\n"
+                               "    url: http://127.0.0.1:9/mcp\n"
+                               "    oauth: {off: true}\n");
+    if (count(c, GW_SEV_ERROR))
+        dump(c);
+    ck_assert_uint_eq(count(c, GW_SEV_ERROR), 0);
+    ck_assert_str_eq(c->gateway.state_dir, "/var/lib/x");
+    ck_assert_str_eq(c->gateway.oauth_redirect_uri, "https://gw.example/oauth/callback");
+    ck_assert_str_eq(c->gateway.oauth_client_metadata_url, "https://gw.example/client.json");
+    const struct gw_server_config *a = srv(c, "a"), *b = srv(c, "b");
+    ck_assert_str_eq(a->oauth_client_id, "cid");
+    ck_assert_str_eq(a->oauth_client_secret, "s3cret-value");
+    ck_assert_int_eq(a->oauth_method, GW_OAUTH_METHOD_POST);
+    ck_assert(a->has_oauth_scopes);
+    ck_assert_uint_eq(a->noauth_scopes, 2);
+    ck_assert(a->oauth_omit_resource);
+    ck_assert(!a->oauth_off);
+    ck_assert(b->oauth_off);
+    ck_assert_str_ne(a->spawn_hash, b->spawn_hash);
+    json_t *j = gw_server_config_to_json(a);
+    char *text = json_dumps(j, 0);
+    ck_assert_ptr_null(strstr(text, "s3cret-value"));
+    ck_assert_ptr_nonnull(strstr(text, "\"client_secret\": \"***\""));
+    free(text);
+    json_decref(j);
+    gw_config_unref(c);
+
+    c = load("version: 1\n"
+             "gateway:\n"
+             "  state_dir: relative/dir\n"
+             "  oauth:\n"
+             "    redirect_uri: ftp://x/\n"
+             "    client_metadata_url: http://gw.example/c.json\n"
+             "servers:\n"
+             "  a:\n"
+             "    transport: streamable_http\n"
+             "    url: http://127.0.0.1:9/mcp\n"
+             "    oauth:\n"
+             "      token_endpoint_auth_method: private_key_jwt\n"
+             "      resource: keep\n"
+             "      scopes: ['a b']\n");
+    expect_error(c, "'gateway.state_dir' must be an absolute path", 3);
+    expect_error(c, "'gateway.oauth.redirect_uri' must be the http(s) URL", 5);
+    expect_error(c, "'gateway.oauth.client_metadata_url' must be an https URL", 6);
+    expect_error(c, "'servers.a.oauth.token_endpoint_auth_method' must be none", 12);
+    expect_error(c, "'servers.a.oauth.resource' can only be 'omit'", 13);
+    expect_error(c, "'servers.a.oauth.scopes': a scope is one word", 14);
+    gw_config_unref(c);
+    unsetenv("GW_TEST_OAUTH_SECRET");
+}
+END_TEST
+
 static Suite *config_suite(void)
 {
     Suite *s = suite_create("config");
@@ -1522,6 +1597,7 @@ static Suite *config_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 30);
     const TTest *const tests[] = {missing_file_is_empty,
+                                  oauth_keys,
                                   gateway_defaults,
                                   gateway_all_keys,
                                   duration_forms,

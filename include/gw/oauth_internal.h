@@ -1,0 +1,76 @@
+/* The insides of one server's OAuth client (gw/oauth.h), shared by
+ * oauth_client.c (the operations) and oauth_persist.c (its files). */
+#ifndef GW_OAUTH_INTERNAL_H
+#define GW_OAUTH_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+#include <uv.h>
+
+#include "gw/http_xfer.h"
+#include "gw/oauth.h"
+
+enum op { OP_NONE, OP_AUTHORIZE, OP_REDEEM, OP_REFRESH, OP_REVOKE };
+
+struct waiter {
+    gw_oauth_cb cb;
+    void *data;
+    struct waiter *next;
+};
+
+struct flow {
+    char state[GW_OAUTH_RANDOM_LEN], verifier[GW_OAUTH_RANDOM_LEN];
+    char *issuer, *token_endpoint, *resource;
+    bool iss_supported;
+    time_t created;
+};
+
+struct gw_oauth;
+typedef void (*step_fn)(struct gw_oauth *o, CURLcode rc);
+
+struct gw_oauth {
+    struct gw_http_xfer x; /* first: the fetch in flight (one at a time) */
+    struct gw_curl_uv *multi;
+    char *server_url, *redirect_uri, *scopes;
+    char *cimd_url; /* gateway.oauth.client_metadata_url, or NULL */
+    char server_host[256];
+    struct gw_oauth_client configured; /* client_id NULL: none */
+    bool omit_resource;
+
+    struct gw_oauth_challenge challenge;
+    bool challenged; /* a 401 since the last token was obtained */
+    struct gw_oauth_prm prm;
+    struct gw_oauth_asm asm_;
+    struct gw_oauth_client client; /* registered (or configured) for asm_.issuer */
+    char *client_issuer;
+    bool client_registered; /* o->client came from registration: saved */
+    char *state_dir;        /* NULL: memory only */
+    char *store_dir;        /* <state_dir>/oauth */
+    bool store_ready;       /* made (or checked) by gw_oauth_store_open */
+
+    struct flow flows[GW_OAUTH_PENDING];
+    struct flow *redeeming;
+
+    uv_timer_t ahead; /* the refresh ahead of expiry */
+    struct gw_oauth_token token;
+    uint64_t expires_ms;
+    time_t expires_at; /* the same on the wall clock, for the file */
+
+    enum op op;
+    struct waiter *waiters;
+    step_fn step;
+    char *urls[3];
+    int nurls, iurl, hops;
+    char *body;
+    bool busy; /* a fetch is in the multi */
+};
+
+/* oauth_persist.c: the registration and the grant, saved as they change
+ * and loaded at creation (nothing happens without a state_dir). */
+void gw_oauth__save_client(struct gw_oauth *o);
+void gw_oauth__save_grant(struct gw_oauth *o);
+void gw_oauth__drop_grant(struct gw_oauth *o); /* memory and file */
+void gw_oauth__load(struct gw_oauth *o);
+
+#endif

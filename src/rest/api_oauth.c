@@ -1,0 +1,211 @@
+/* The OAuth routes (docs/api.md): GET /v1/servers/{id}/authorize sends
+ * the browser to the server's authorization server, GET /oauth/callback
+ * takes it back (its `state` is the credential: the gate asks no bearer
+ * token here), POST /v1/servers/{id}/authorize takes the URL a browser on
+ * another machine ended on, DELETE forgets the grant. The callback's query
+ * holds a code and a state: the access log shows the path only. */
+#include "gw/api_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gw/http.h"
+#include "gw/oauth.h"
+#include "gw/servers.h"
+#include "gw/util.h"
+
+struct pending {
+    struct gw_api_ctx *ctx;
+    struct gw_http_request *req; /* NULL once the client went away */
+    char *id;
+    bool html; /* the browser's callback: a page, not JSON */
+};
+
+static void on_abort(struct gw_http_request *req, void *data)
+{
+    ((struct pending *)data)->req = NULL;
+}
+
+static struct pending *pending_new(struct gw_api_ctx *ctx, struct gw_http_request *req,
+                                   const char *id)
+{
+    struct pending *p = gw_xcalloc(1, sizeof(*p));
+    p->ctx = ctx;
+    p->req = req;
+    p->id = gw_xstrdup(id);
+    return p;
+}
+
+static void pending_free(struct pending *p)
+{
+    free(p->id);
+    free(p);
+}
+
+/* A server's client, or an answer saying why there is none. */
+static struct gw_oauth *server_oauth(struct gw_api_ctx *ctx, struct gw_http_request *req,
+                                     const char *id)
+{
+    struct gw_oauth *o = gw_servers_oauth(ctx->servers, id);
+    if (!o)
+        gw_http_respond_error(req, 404, "not_found",
+                              "no such server, or not an HTTP server that has started", NULL);
+    return o;
+}
+
+static void authorize_done(void *data, int rc, const char *text)
+{
+    struct pending *p = data;
+    if (p->req && rc == 0) {
+        char *loc = gw_xasprintf("Location: %s", text);
+        const char *const headers[] = {loc, "Cache-Control: no-store", NULL};
+        gw_http_respond(p->req, 302, "text/plain; charset=utf-8", "", 0, headers);
+        free(loc);
+    } else if (p->req) {
+        gw_http_respond_error(p->req, 502, "authorization_unavailable", text, NULL);
+    }
+    pending_free(p);
+}
+
+void gw_api__route_authorize(struct gw_api_ctx *ctx, struct gw_http_request *req, const char *id)
+{
+    struct gw_oauth *o = server_oauth(ctx, req, id);
+    if (!o)
+        return;
+    struct pending *p = pending_new(ctx, req, id);
+    gw_http_on_abort(req, on_abort, p);
+    int rc = gw_oauth_authorize(o, authorize_done, p);
+    if (rc < 0) {
+        gw_http_respond_error(req, rc == -EBUSY ? 409 : 503,
+                              rc == -EBUSY ? "busy" : "no_redirect_uri",
+                              rc == -EBUSY ? "another OAuth operation of this server is running"
+                                           : "the gateway has no address a browser can come back "
+                                             "to",
+                              NULL);
+        pending_free(p);
+    }
+}
+
+/* ---- the way back ---- */
+
+static void html_escape(char **out, const char *s)
+{
+    size_t n = strlen(*out);
+    for (; *s; s++) {
+        const char *e = *s == '<'   ? "&lt;"
+                        : *s == '>' ? "&gt;"
+                        : *s == '&' ? "&amp;"
+                        : *s == '"' ? "&quot;"
+                                    : NULL;
+        size_t k = e ? strlen(e) : 1;
+        *out = gw_xrealloc(*out, n + k + 1);
+        memcpy(*out + n, e ? e : s, k);
+        n += k;
+        (*out)[n] = 0;
+    }
+}
+
+static void page(struct gw_http_request *req, int status, const char *title, const char *text)
+{
+    char *body = gw_xstrdup("<!doctype html><meta charset=utf-8><title>mcpgw</title><h1>");
+    html_escape(&body, title);
+    char *mid = gw_xasprintf("%s</h1><p>", body);
+    free(body);
+    body = mid;
+    html_escape(&body, text);
+    char *all = gw_xasprintf("%s</p>\n", body);
+    const char *const headers[] = {"Cache-Control: no-store", "Referrer-Policy: no-referrer",
+                                   "Content-Security-Policy: default-src 'none'", NULL};
+    gw_http_respond(req, status, "text/html; charset=utf-8", all, strlen(all), headers);
+    free(all);
+    free(body);
+}
+
+static void redeem_done(void *data, int rc, const char *text)
+{
+    struct pending *p = data;
+    if (rc == 0)
+        gw_servers_authorized(p->ctx->servers, p->id);
+    if (p->req && p->html) {
+        char *title = gw_xasprintf(rc == 0 ? "%s is authorized" : "%s is not authorized", p->id);
+        page(p->req, rc == 0 ? 200 : 400, title,
+             rc == 0 ? "The gateway holds a grant for this server now and starts it. You can "
+                       "close this page."
+                     : text);
+        free(title);
+    } else if (p->req && rc == 0) {
+        gw_http_respond_json(
+            p->req, 200, json_pack("{s:s, s:s}", "server", p->id, "status", "authorized"), NULL);
+    } else if (p->req) {
+        gw_http_respond_error(p->req, 400, "authorization_failed", text, NULL);
+    }
+    pending_free(p);
+}
+
+/* Redeems `query` for server `id` (NULL: whichever server issued its
+ * state). */
+static void redeem(struct gw_api_ctx *ctx, struct gw_http_request *req, const char *id,
+                   const char *query, bool html)
+{
+    const char *owner = gw_servers_oauth_state_owner(ctx->servers, query);
+    struct gw_oauth *o = owner ? gw_servers_oauth(ctx->servers, owner) : NULL;
+    const char *unknown = "This authorization response is unknown, expired or already used: "
+                          "start again from the authorize link.";
+    if (!o || (id && strcmp(owner, id) != 0)) {
+        if (html)
+            page(req, 400, "Not authorized", unknown);
+        else
+            gw_http_respond_error(req, 400, "unknown_state", unknown, NULL);
+        return;
+    }
+    struct pending *p = pending_new(ctx, req, owner);
+    p->html = html;
+    gw_http_on_abort(req, on_abort, p);
+    int rc = gw_oauth_redeem(o, query, redeem_done, p);
+    if (rc < 0) {
+        const char *busy = "Another OAuth operation of this server is running: try again.";
+        if (html)
+            page(req, 409, "Not authorized", busy);
+        else
+            gw_http_respond_error(req, 409, "busy", busy, NULL);
+        pending_free(p);
+    }
+}
+
+void gw_api__route_callback(struct gw_api_ctx *ctx, struct gw_http_request *req)
+{
+    redeem(ctx, req, NULL, req->query, true);
+}
+
+void gw_api__route_authorize_post(struct gw_api_ctx *ctx, struct gw_http_request *req,
+                                  const char *id)
+{
+    json_error_t err;
+    json_t *b = json_loadb(req->body, req->body_len, 0, &err);
+    const char *url = json_string_value(json_object_get(b, "redirect"));
+    const char *q = url ? strchr(url, '?') : NULL;
+    if (!q) {
+        gw_api__bad_request(req, "bad_redirect",
+                            "the body must be {\"redirect\": \"<the URL the browser ended on>\"}");
+    } else {
+        char *query = gw_xstrndup(q + 1, strcspn(q + 1, "#"));
+        redeem(ctx, req, id, query, false);
+        free(query);
+    }
+    json_decref(b);
+}
+
+void gw_api__route_deauthorize(struct gw_api_ctx *ctx, struct gw_http_request *req, const char *id)
+{
+    struct gw_oauth *o = server_oauth(ctx, req, id);
+    if (!o)
+        return;
+    if (gw_oauth_forget(o) < 0) {
+        gw_http_respond_error(req, 409, "busy", "another OAuth operation of this server is running",
+                              NULL);
+        return;
+    }
+    gw_http_respond_json(req, 200, json_pack("{s:s, s:s}", "server", id, "status", "forgotten"),
+                         NULL);
+}

@@ -1,0 +1,145 @@
+/* The supervisor's side of OAuth (gw/servers.h): each HTTP or SSE server's
+ * client, made at its first spawn (a few hundred bytes, no fetch, nothing
+ * loaded: its saved grant, if any, is read from the state directory), the
+ * move to needs_authorization when an instance fails on a Bearer
+ * challenge, and the start that follows an authorization. */
+#include "gw/servers_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "gw/log.h"
+#include "gw/oauth.h"
+#include "gw/util.h"
+
+/* gateway.oauth.redirect_uri, else the gateway's own callback URL (NULL
+ * before the gateway listens). Heap. */
+static char *redirect_uri(const struct gw_servers *s, const struct gw_gateway_config *gw)
+{
+    if (gw->oauth_redirect_uri)
+        return gw_xstrdup(gw->oauth_redirect_uri);
+    return s->base_url ? gw_xasprintf("%s/oauth/callback", s->base_url) : NULL;
+}
+
+struct gw_oauth *gw_server_oauth(struct server *srv)
+{
+    static const unsigned methods[] = {0, GW_OAUTH_AUTH_NONE, GW_OAUTH_AUTH_BASIC,
+                                       GW_OAUTH_AUTH_POST};
+    const struct gw_server_config *cfg = srv->cfg;
+    if (srv->oauth || cfg->oauth_off ||
+        (cfg->transport != GW_TRANSPORT_STREAMABLE_HTTP && cfg->transport != GW_TRANSPORT_SSE))
+        return srv->oauth;
+    char *redirect = redirect_uri(srv->owner, &srv->snap->gateway);
+    char *state_dir = gw_oauth_state_dir(srv->snap->gateway.state_dir);
+    char *scopes = NULL;
+    for (size_t i = 0; cfg->has_oauth_scopes && i < cfg->noauth_scopes; i++) {
+        char *next = scopes ? gw_xasprintf("%s %s", scopes, cfg->oauth_scopes[i])
+                            : gw_xstrdup(cfg->oauth_scopes[i]);
+        free(scopes);
+        scopes = next;
+    }
+    struct gw_oauth_settings s = {
+        .server_url = cfg->url,
+        .redirect_uri = redirect,
+        .client_id = cfg->oauth_client_id,
+        .client_secret = cfg->oauth_client_secret,
+        .auth = methods[cfg->oauth_method],
+        .scopes = cfg->has_oauth_scopes ? (scopes ? scopes : "") : NULL,
+        .omit_resource = cfg->oauth_omit_resource,
+        .client_metadata_url = srv->snap->gateway.oauth_client_metadata_url,
+        .state_dir = state_dir,
+    };
+    srv->oauth = gw_oauth_new(srv->owner->loop, srv->owner->multi, &s);
+    free(scopes);
+    free(redirect);
+    free(state_dir);
+    return srv->oauth;
+}
+
+static void needs_authorization(struct server *srv)
+{
+    char *what = srv->owner->base_url
+                     ? gw_xasprintf("the server requires authorization: open %s/v1/servers/%s/"
+                                    "authorize in a browser",
+                                    srv->owner->base_url, srv->cfg->id)
+                     : gw_xstrdup("the server requires authorization, and the gateway does not "
+                                  "listen where a browser can be sent back to it");
+    gw_server_set_error(srv, what);
+    gw_server_problem(srv, "authorization", GW_SEV_WARNING, NULL, what);
+    gw_log(GW_LOG_WARN, "server needs authorization", "server", srv->cfg->id, NULL);
+    free(what);
+    gw_server_set_state(srv, SRV_NEEDS_AUTH);
+    /* It started as far as it can without a person: /readyz counts it. */
+    gw_server_first_attempt_done(srv, true);
+}
+
+static void refreshed(void *data, int rc, const char *why)
+{
+    struct server *srv = data;
+    if (srv->removed || srv->owner->closing)
+        return;
+    if (rc < 0) {
+        gw_log(GW_LOG_WARN, "oauth refresh refused", "server", srv->cfg->id, "reason", why, NULL);
+        needs_authorization(srv);
+        return;
+    }
+    gw_log(GW_LOG_INFO, "oauth token refreshed", "server", srv->cfg->id, NULL);
+    enum slot_role first = srv->cfg->truely_stateless ? ROLE_SHARED : ROLE_DISCOVERY;
+    if (gw_server_find_slot(srv, first, false) == NULL)
+        gw_slot_spawn(srv, first);
+}
+
+bool gw_server_oauth_failed(struct server *srv)
+{
+    if (!srv->oauth || !gw_oauth_needs_authorization(srv->oauth))
+        return false;
+    /* A refresh token may make a new access token without anyone: the
+     * instance starts again once it is in; a refusal needs a person. */
+    if (!srv->oauth_refreshed && gw_oauth_refresh(srv->oauth, refreshed, srv) == 0) {
+        srv->oauth_refreshed = true;
+        return true;
+    }
+    needs_authorization(srv);
+    return true;
+}
+
+void gw_servers_set_base_url(struct gw_servers *s, const char *url)
+{
+    free(s->base_url);
+    s->base_url = gw_xstrdup(url);
+    for (struct server *srv = s->head; srv != NULL; srv = srv->next) {
+        if (srv->oauth && !srv->snap->gateway.oauth_redirect_uri) {
+            char *redirect = redirect_uri(s, &srv->snap->gateway);
+            gw_oauth_set_redirect_uri(srv->oauth, redirect);
+            free(redirect);
+        }
+    }
+}
+
+struct gw_oauth *gw_servers_oauth(struct gw_servers *s, const char *id)
+{
+    struct server *srv = gw_servers_find(s, id);
+    return srv ? srv->oauth : NULL;
+}
+
+const char *gw_servers_oauth_state_owner(struct gw_servers *s, const char *query)
+{
+    for (struct server *srv = s->head; srv != NULL; srv = srv->next)
+        if (srv->oauth && gw_oauth_owns_state(srv->oauth, query))
+            return srv->cfg->id;
+    return NULL;
+}
+
+void gw_servers_authorized(struct gw_servers *s, const char *id)
+{
+    struct server *srv = gw_servers_find(s, id);
+    if (!srv || srv->state != SRV_NEEDS_AUTH)
+        return;
+    gw_server_clear_problems(srv, "authorization");
+    gw_server_set_error(srv, NULL);
+    gw_log(GW_LOG_INFO, "server authorized", "server", id, NULL);
+    gw_server_set_state(srv, SRV_STARTING);
+    enum slot_role first = srv->cfg->truely_stateless ? ROLE_SHARED : ROLE_DISCOVERY;
+    if (gw_server_find_slot(srv, first, false) == NULL)
+        gw_slot_spawn(srv, first);
+}

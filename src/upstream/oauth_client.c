@@ -1,0 +1,689 @@
+/* One server's OAuth client on the loop (gw/oauth.h): the fetches of
+ * discovery, registration and the token endpoint through http_xfer, each
+ * URL and each connected address checked, and the operations built from
+ * them. */
+#include "gw/oauth_internal.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gw/log.h"
+#include "gw/redact.h"
+#include "gw/util.h"
+
+static const struct gw_http_xfer_ops xfer_ops;
+
+/* ---- addresses at connect time ---- */
+
+static int addr_ok(const struct sockaddr *sa)
+{
+    enum gw_oauth_addr c = gw_oauth_addr_class(sa);
+    return c == GW_OAUTH_ADDR_PUBLIC || c == GW_OAUTH_ADDR_LOOPBACK;
+}
+
+/* ---- operations and their waiters ---- */
+
+static void schedule_ahead(struct gw_oauth *o);
+
+static void finish(struct gw_oauth *o, int rc, const char *text)
+{
+    struct waiter *w = o->waiters;
+    o->waiters = NULL;
+    o->op = OP_NONE;
+    o->step = NULL;
+    for (int i = 0; i < o->nurls; i++)
+        free(o->urls[i]);
+    o->nurls = o->iurl = o->hops = 0;
+    free(o->body);
+    o->body = NULL;
+    schedule_ahead(o);
+    while (w) {
+        struct waiter *next = w->next;
+        w->cb(w->data, rc, text);
+        free(w);
+        w = next;
+    }
+}
+
+static void failf(struct gw_oauth *o, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void failf(struct gw_oauth *o, int rc, const char *fmt, ...)
+{
+    char why[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof(why), fmt, ap);
+    va_end(ap);
+    finish(o, rc, why);
+}
+
+static int join(struct gw_oauth *o, enum op op, gw_oauth_cb cb, void *data)
+{
+    if (o->op != OP_NONE && o->op != op)
+        return -EBUSY;
+    struct waiter *w = gw_xcalloc(1, sizeof(*w)), **link = &o->waiters;
+    w->cb = cb;
+    w->data = data;
+    while (*link)
+        link = &(*link)->next;
+    *link = w;
+    if (o->op == op)
+        return 1; /* it joined the one running */
+    o->op = op;
+    return 0;
+}
+
+/* ---- one fetch ---- */
+
+/* Starts a fetch of `url` (checked first); `body` (form when it does not
+ * start with '{', else JSON) makes it a POST; `auth` an Authorization
+ * header value. On failure to start, the operation fails. */
+static void fetch(struct gw_oauth *o, const char *url, const char *body, const char *auth,
+                  step_fn next)
+{
+    char why[300];
+    if (gw_oauth_url_check(url, o->server_host, why, sizeof(why)) < 0) {
+        failf(o, -EACCES, "refused to fetch %.300s: %s", url, why);
+        return;
+    }
+    struct gw_oauth_url u;
+    gw_oauth_url_parse(url, &u, why, sizeof(why));
+    bool own = strcmp(u.host, o->server_host) == 0;
+    gw_oauth_url_clear(&u);
+
+    struct curl_slist *h = gw_http_xfer_line(NULL, "Accept: application/json");
+    if (body)
+        h = gw_http_xfer_line(h, body[0] == '{'
+                                     ? "Content-Type: application/json"
+                                     : "Content-Type: application/x-www-form-urlencoded");
+    if (auth)
+        h = gw_http_xfer_header(h, "Authorization", auth);
+    struct gw_http_xfer_request req = {
+        .method = body ? GW_HTTP_XFER_POST : GW_HTTP_XFER_GET,
+        .url = url,
+        .hdrs = h,
+        .body = body,
+        .body_len = body ? strlen(body) : 0,
+        .connect_ms = GW_OAUTH_FETCH_MS,
+        .timeout_ms = GW_OAUTH_FETCH_MS,
+        .body_max = GW_OAUTH_BODY_MAX,
+        .event_max = 0,
+        .addr_ok = own ? NULL : addr_ok,
+        .user_agent = "mcpgw",
+    };
+    o->step = next;
+    o->x.ops = &xfer_ops;
+    int rc = gw_http_xfer_begin(&o->x, o->multi, &req);
+    if (rc < 0) {
+        failf(o, -EIO, "could not start a fetch of %.300s", url);
+        return;
+    }
+    o->busy = true;
+}
+
+static int x_start(struct gw_http_xfer *x)
+{
+    /* An SSE answer is not a document: stop at once. */
+    return x->sse;
+}
+
+static int x_event(struct gw_http_xfer *x, const struct gw_sse_event *ev)
+{
+    return 1;
+}
+
+static void x_done(struct gw_http_xfer *x, CURLcode rc)
+{
+    struct gw_oauth *o = (struct gw_oauth *)x;
+    o->busy = false;
+    if (o->step)
+        o->step(o, rc);
+}
+
+static const struct gw_http_xfer_ops xfer_ops = {x_start, x_event, x_done};
+
+/* A transport-level failure of the fetch in flight, as a sentence. */
+static bool fetch_failed(struct gw_oauth *o, CURLcode rc, const char *what)
+{
+    if (o->x.fail == GW_HTTP_XFER_BODY_TOO_BIG) {
+        failf(o, -EFBIG, "%s is larger than %u bytes", what, GW_OAUTH_BODY_MAX);
+        return true;
+    }
+    if (o->x.cx.refused[0]) {
+        failf(o, -EACCES,
+              "%s: refused to connect to %s (a private, link-local or metadata "
+              "address)",
+              what, o->x.cx.refused);
+        return true;
+    }
+    if (rc != CURLE_OK) {
+        failf(o, -EIO, "%s could not be fetched: %s", what,
+              o->x.errbuf[0] ? o->x.errbuf : curl_easy_strerror(rc));
+        return true;
+    }
+    return false;
+}
+
+/* A redirect of a metadata GET, checked and followed. */
+static bool follow(struct gw_oauth *o, step_fn again)
+{
+    char *loc = NULL;
+    if (o->x.status < 300 || o->x.status >= 400)
+        return false;
+    curl_easy_getinfo(o->x.cx.easy, CURLINFO_REDIRECT_URL, &loc);
+    if (!loc || ++o->hops > GW_OAUTH_MAX_HOPS) {
+        failf(o, -EIO, "a metadata fetch was redirected %s", loc ? "too often" : "nowhere");
+        return true;
+    }
+    char *copy = gw_xstrdup(loc);
+    fetch(o, copy, NULL, NULL, again);
+    free(copy);
+    return true;
+}
+
+/* ---- authorize: protected resource, authorization server, client ---- */
+
+static void prm_next(struct gw_oauth *o);
+static void asm_next(struct gw_oauth *o);
+static void have_client(struct gw_oauth *o);
+
+static void prm_done(struct gw_oauth *o, CURLcode rc)
+{
+    char why[400];
+    if (fetch_failed(o, rc, "the protected resource metadata") || follow(o, prm_done))
+        return;
+    if (!gw_http_xfer_ok(&o->x)) {
+        o->iurl++;
+        prm_next(o);
+        return;
+    }
+    gw_oauth_prm_clear(&o->prm);
+    if (gw_oauth_prm_read(o->x.rbody, o->x.rlen, o->server_url, &o->prm, why, sizeof(why)) < 0) {
+        failf(o, -EINVAL, "%s", why);
+        return;
+    }
+    for (int i = 0; i < o->nurls; i++)
+        free(o->urls[i]);
+    o->nurls = o->iurl = o->hops = 0;
+    if (o->asm_.authorization_endpoint && strcmp(o->asm_.issuer, o->prm.issuer) == 0) {
+        have_client(o);
+        return;
+    }
+    gw_oauth_asm_clear(&o->asm_);
+    o->nurls = gw_oauth_discovery_urls(GW_OAUTH_ASM, o->prm.issuer, o->urls);
+    if (o->nurls < 0) {
+        o->nurls = 0;
+        failf(o, -EINVAL, "the authorization server %.300s is not a URL", o->prm.issuer);
+        return;
+    }
+    asm_next(o);
+}
+
+static void prm_next(struct gw_oauth *o)
+{
+    o->hops = 0;
+    if (o->iurl >= o->nurls) {
+        failf(o, -ENOENT, "%s has no protected resource metadata (tried %d URL%s)", o->server_url,
+              o->nurls, o->nurls == 1 ? "" : "s");
+        return;
+    }
+    fetch(o, o->urls[o->iurl], NULL, NULL, prm_done);
+}
+
+static void asm_done(struct gw_oauth *o, CURLcode rc)
+{
+    char why[400];
+    if (fetch_failed(o, rc, "the authorization server metadata") || follow(o, asm_done))
+        return;
+    if (!gw_http_xfer_ok(&o->x)) {
+        o->iurl++;
+        asm_next(o);
+        return;
+    }
+    if (gw_oauth_asm_read(o->x.rbody, o->x.rlen, o->prm.issuer, &o->asm_, why, sizeof(why)) < 0) {
+        failf(o, -EINVAL, "%s", why);
+        return;
+    }
+    have_client(o);
+}
+
+static void asm_next(struct gw_oauth *o)
+{
+    o->hops = 0;
+    if (o->iurl >= o->nurls) {
+        failf(o, -ENOENT, "no authorization server metadata for %.300s", o->prm.issuer);
+        return;
+    }
+    fetch(o, o->urls[o->iurl], NULL, NULL, asm_done);
+}
+
+static void set_client(struct gw_oauth *o, struct gw_oauth_client *c, bool registered)
+{
+    gw_oauth_client_clear(&o->client);
+    o->client_registered = registered;
+    o->client = *c;
+    memset(c, 0, sizeof(*c));
+    free(o->client_issuer);
+    o->client_issuer = gw_xstrdup(o->asm_.issuer);
+    if (registered)
+        gw_oauth__save_client(o);
+}
+
+static void dcr_done(struct gw_oauth *o, CURLcode rc)
+{
+    char why[400];
+    struct gw_oauth_client c;
+    if (fetch_failed(o, rc, "the client registration"))
+        return;
+    if (!gw_http_xfer_ok(&o->x)) {
+        failf(o, -EIO, "the authorization server refused to register the client (HTTP %ld)",
+              o->x.status);
+        return;
+    }
+    if (gw_oauth_dcr_read(o->x.rbody, o->x.rlen, &c, why, sizeof(why)) < 0) {
+        failf(o, -EINVAL, "%s", why);
+        return;
+    }
+    set_client(o, &c, true);
+    have_client(o);
+}
+
+static struct flow *free_flow(struct gw_oauth *o)
+{
+    struct flow *oldest = &o->flows[0];
+    for (int i = 0; i < GW_OAUTH_PENDING; i++) {
+        struct flow *f = &o->flows[i];
+        if (!f->state[0] || f->created + GW_OAUTH_FLOW_SECS < time(NULL))
+            return f;
+        if (f->created < oldest->created)
+            oldest = f;
+    }
+    return oldest; /* the oldest request loses its place */
+}
+
+static void flow_clear(struct flow *f)
+{
+    free(f->issuer);
+    free(f->token_endpoint);
+    free(f->resource);
+    memset(f, 0, sizeof(*f));
+}
+
+static void have_client(struct gw_oauth *o)
+{
+    bool same = o->client_issuer && strcmp(o->client_issuer, o->asm_.issuer) == 0;
+    /* A Client ID Metadata Document: its URL is the client_id, no
+     * registration (a public client: the document names no secret). */
+    if (!same && !o->configured.client_id && o->cimd_url && o->asm_.cimd_supported) {
+        struct gw_oauth_client c = {gw_xstrdup(o->cimd_url), NULL, GW_OAUTH_AUTH_NONE};
+        set_client(o, &c, true);
+        same = true;
+    }
+    if (!same && o->configured.client_id) {
+        struct gw_oauth_client c = {gw_xstrdup(o->configured.client_id),
+                                    gw_xstrdup(o->configured.client_secret), o->configured.auth};
+        if (!c.auth)
+            c.auth = gw_oauth_auth_choose(&o->asm_, c.client_secret != NULL);
+        if (!c.auth) {
+            gw_oauth_client_clear(&c);
+            failf(o, -EINVAL,
+                  "%.300s supports no token endpoint authentication this client can "
+                  "use",
+                  o->asm_.issuer);
+            return;
+        }
+        set_client(o, &c, false);
+        same = true;
+    }
+    char *scopes = o->scopes
+                       ? gw_xstrdup(o->scopes)
+                       : gw_oauth_scopes_select(o->challenge.scope, o->prm.scopes, o->asm_.scopes);
+    if (!same) {
+        if (!o->asm_.registration_endpoint) {
+            free(scopes);
+            failf(o, -ENOENT, "%.300s offers no client registration: configure oauth.client_id",
+                  o->asm_.issuer);
+            return;
+        }
+        o->body = gw_oauth_dcr_request(o->redirect_uri, scopes);
+        free(scopes);
+        fetch(o, o->asm_.registration_endpoint, o->body, NULL, dcr_done);
+        return;
+    }
+    struct flow *f = free_flow(o);
+    flow_clear(f);
+    if (gw_oauth_random(f->state) < 0 || gw_oauth_random(f->verifier) < 0) {
+        flow_clear(f);
+        free(scopes);
+        failf(o, -EIO, "no random bytes for the authorization request");
+        return;
+    }
+    f->issuer = gw_xstrdup(o->asm_.issuer);
+    f->token_endpoint = gw_xstrdup(o->asm_.token_endpoint);
+    f->resource = o->omit_resource ? NULL : gw_xstrdup(o->prm.resource);
+    f->iss_supported = o->asm_.iss_supported;
+    f->created = time(NULL);
+    struct gw_oauth_authz_request r = {
+        .authorization_endpoint = o->asm_.authorization_endpoint,
+        .client_id = o->client.client_id,
+        .redirect_uri = o->redirect_uri,
+        .verifier = f->verifier,
+        .state = f->state,
+        .scope = scopes,
+        .resource = f->resource,
+    };
+    char *url = gw_oauth_authz_url(&r);
+    free(scopes);
+    finish(o, 0, url);
+    free(url);
+}
+
+void gw_oauth_set_redirect_uri(struct gw_oauth *o, const char *uri)
+{
+    free(o->redirect_uri);
+    o->redirect_uri = gw_xstrdup(uri);
+}
+
+int gw_oauth_authorize(struct gw_oauth *o, gw_oauth_cb cb, void *data)
+{
+    if (!o->redirect_uri)
+        return -EINVAL;
+    int j = join(o, OP_AUTHORIZE, cb, data);
+    if (j != 0)
+        return j < 0 ? j : 0;
+    if (o->challenge.resource_metadata) {
+        o->urls[0] = gw_xstrdup(o->challenge.resource_metadata);
+        o->nurls = 1;
+    } else {
+        o->nurls = gw_oauth_discovery_urls(GW_OAUTH_PRM, o->server_url, o->urls);
+        if (o->nurls < 0)
+            o->nurls = 0;
+    }
+    o->iurl = 0;
+    prm_next(o);
+    return 0;
+}
+
+static void revoke_done(struct gw_oauth *o, CURLcode rc)
+{
+    if (rc != CURLE_OK || !gw_http_xfer_ok(&o->x))
+        gw_log(GW_LOG_WARN, "oauth: the authorization server did not confirm the revocation",
+               "server", o->server_url, NULL);
+    finish(o, 0, NULL);
+}
+
+int gw_oauth_forget(struct gw_oauth *o)
+{
+    if (o->op != OP_NONE)
+        return -EBUSY;
+    /* RFC 7009: the refresh token, whose revocation ends the grant (and,
+     * at most servers, its access tokens); else the access token. */
+    const char *hint = o->token.refresh_token ? "refresh_token" : "access_token";
+    char *token =
+        gw_xstrdup(o->token.refresh_token ? o->token.refresh_token : o->token.access_token);
+    gw_oauth__drop_grant(o);
+    schedule_ahead(o);
+    if (token && o->asm_.revocation_endpoint && o->client.client_id) {
+        o->op = OP_REVOKE;
+        gw_oauth_form_add(&o->body, "token", token);
+        gw_oauth_form_add(&o->body, "token_type_hint", hint);
+        if (o->client.auth != GW_OAUTH_AUTH_BASIC)
+            gw_oauth_form_add(&o->body, "client_id", o->client.client_id);
+        if (o->client.auth == GW_OAUTH_AUTH_POST)
+            gw_oauth_form_add(&o->body, "client_secret", o->client.client_secret);
+        char *basic = gw_oauth_basic_auth(&o->client);
+        fetch(o, o->asm_.revocation_endpoint, o->body, basic, revoke_done);
+        free(basic);
+    }
+    if (token)
+        memset(token, 0, strlen(token));
+    free(token);
+    return 0;
+}
+
+/* ---- tokens ---- */
+
+static struct flow *find_flow(const struct gw_oauth *o, const char *query)
+{
+    bool dup;
+    char *state = gw_oauth_form_get(query, "state", &dup);
+    struct flow *hit = NULL;
+    for (int i = 0; state && i < GW_OAUTH_PENDING; i++) {
+        const struct flow *f = &o->flows[i];
+        if (f->state[0] && f->created + GW_OAUTH_FLOW_SECS >= time(NULL) &&
+            gw_secure_equal(f->state, strlen(f->state), state, strlen(state)))
+            hit = (struct flow *)f;
+    }
+    free(state);
+    return hit;
+}
+
+bool gw_oauth_owns_state(const struct gw_oauth *o, const char *query)
+{
+    return find_flow(o, query) != NULL;
+}
+
+static void token_done(struct gw_oauth *o, CURLcode rc)
+{
+    char why[400];
+    struct gw_oauth_token t;
+    bool refreshing = o->op == OP_REFRESH;
+    if (fetch_failed(o, rc, "the token endpoint"))
+        return;
+    if (gw_oauth_token_read(o->x.rbody, o->x.rlen, &t, why, sizeof(why)) < 0) {
+        if (refreshing) /* a refused refresh token is dead: forget the grant */
+            gw_oauth__drop_grant(o);
+        failf(o, -EACCES, "%s (HTTP %ld)", why, o->x.status);
+        return;
+    }
+    if (!t.refresh_token && o->token.refresh_token) { /* keep the one we had */
+        t.refresh_token = o->token.refresh_token;
+        o->token.refresh_token = NULL;
+    }
+    gw_oauth_token_clear(&o->token);
+    o->token = t;
+    o->expires_ms = t.expires_in ? gw_now_ms() + (uint64_t)t.expires_in * 1000 : 0;
+    o->expires_at = t.expires_in ? time(NULL) + (time_t)t.expires_in : 0;
+    o->challenged = false;
+    gw_oauth__save_grant(o);
+    finish(o, 0, NULL);
+}
+
+static void post_token(struct gw_oauth *o, const char *endpoint,
+                       const struct gw_oauth_token_request *r)
+{
+    o->body = gw_oauth_token_body(r);
+    char *basic = gw_oauth_basic_auth(&o->client);
+    fetch(o, endpoint, o->body, basic, token_done);
+    free(basic);
+}
+
+int gw_oauth_redeem(struct gw_oauth *o, const char *query, gw_oauth_cb cb, void *data)
+{
+    struct flow *f = find_flow(o, query);
+    if (!f)
+        return -EACCES;
+    if (o->op != OP_NONE)
+        return -EBUSY;
+    struct flow used = *f; /* the state is spent from here on */
+    memset(f, 0, sizeof(*f));
+    join(o, OP_REDEEM, cb, data);
+    struct gw_oauth_redirect r;
+    char why[400];
+    int rc = gw_oauth_redirect_read(query, used.state, used.issuer, used.iss_supported, &r, why,
+                                    sizeof(why));
+    if (rc < 0) {
+        if (r.error)
+            failf(o, rc, "%s: %s", why, r.error);
+        else
+            failf(o, rc, "%s", why);
+    } else {
+        struct gw_oauth_token_request tr = {.client = &o->client,
+                                            .code = r.code,
+                                            .verifier = used.verifier,
+                                            .redirect_uri = o->redirect_uri,
+                                            .resource = used.resource};
+        post_token(o, used.token_endpoint, &tr);
+    }
+    gw_oauth_redirect_clear(&r);
+    flow_clear(&used);
+    return 0;
+}
+
+int gw_oauth_refresh(struct gw_oauth *o, gw_oauth_cb cb, void *data)
+{
+    if (o->op != OP_REFRESH && (!o->token.refresh_token || !o->asm_.token_endpoint))
+        return -ENOENT;
+    int j = join(o, OP_REFRESH, cb, data);
+    if (j != 0)
+        return j < 0 ? j : 0;
+    struct gw_oauth_token_request tr = {
+        .client = &o->client,
+        .refresh_token = o->token.refresh_token,
+        .resource = o->omit_resource ? NULL : o->prm.resource,
+    };
+    post_token(o, o->asm_.token_endpoint, &tr);
+    return 0;
+}
+
+const char *gw_oauth_access_token(const struct gw_oauth *o)
+{
+    return o->token.access_token;
+}
+
+void gw_oauth_redact_add(const struct gw_oauth *o, struct gw_redact *r)
+{
+    gw_redact_add(r, o->token.access_token);
+    gw_redact_add(r, o->token.refresh_token);
+    gw_redact_add(r, o->client.client_secret);
+    gw_redact_add(r, o->configured.client_secret);
+}
+
+uint64_t gw_oauth_expires_ms(const struct gw_oauth *o)
+{
+    return o->expires_ms;
+}
+
+/* ---- life ---- */
+
+int gw_oauth_challenged(struct gw_oauth *o, const char *www_authenticate)
+{
+    struct gw_oauth_challenge c;
+    int rc = gw_oauth_challenge_parse(www_authenticate, &c);
+    if (rc == 0) {
+        gw_oauth_challenge_clear(&o->challenge);
+        o->challenge = c;
+        o->challenged = true;
+    }
+    return rc;
+}
+
+bool gw_oauth_needs_authorization(const struct gw_oauth *o)
+{
+    return o->challenged;
+}
+
+/* ---- refresh ahead of expiry ---- */
+
+static void ahead_done(void *data, int rc, const char *why)
+{
+    if (rc < 0)
+        gw_log(GW_LOG_WARN, "oauth: the refresh ahead of expiry failed", "server",
+               ((struct gw_oauth *)data)->server_url, "reason", why, NULL);
+}
+
+static void on_ahead(uv_timer_t *t)
+{
+    struct gw_oauth *o = t->data;
+    if (o->op != OP_NONE) { /* after what runs now */
+        uv_timer_start(&o->ahead, on_ahead, 1000, 0);
+        return;
+    }
+    gw_oauth_refresh(o, ahead_done, o);
+}
+
+/* A grant that can be refreshed is, when four fifths of its access
+ * token's life (at most a minute before its end) have passed, so that
+ * calls never meet an expired token; one already expired, at once. */
+static void schedule_ahead(struct gw_oauth *o)
+{
+    uv_timer_stop(&o->ahead);
+    if (!o->token.refresh_token || !o->expires_ms || !o->asm_.token_endpoint)
+        return;
+    uint64_t now = gw_now_ms(), left = o->expires_ms > now ? o->expires_ms - now : 0;
+    uint64_t margin = left / 5 < 60000 ? left / 5 : 60000;
+    uv_timer_start(&o->ahead, on_ahead, left - margin, 0);
+}
+
+struct gw_oauth *gw_oauth_new(uv_loop_t *loop, struct gw_curl_uv *multi,
+                              const struct gw_oauth_settings *s)
+{
+    struct gw_oauth *o = gw_xcalloc(1, sizeof(*o));
+    struct gw_oauth_url u;
+    char why[8];
+    o->multi = multi;
+    uv_timer_init(loop, &o->ahead);
+    o->ahead.data = o;
+    uv_unref((uv_handle_t *)&o->ahead);
+    o->server_url = gw_xstrdup(s->server_url);
+    o->redirect_uri = gw_xstrdup(s->redirect_uri);
+    o->scopes = gw_xstrdup(s->scopes);
+    o->cimd_url = gw_xstrdup(s->client_metadata_url);
+    o->omit_resource = s->omit_resource;
+    o->configured.client_id = gw_xstrdup(s->client_id);
+    o->configured.client_secret = gw_xstrdup(s->client_secret);
+    o->configured.auth = s->auth;
+    if (gw_oauth_url_parse(s->server_url, &u, why, sizeof(why)) == 0) {
+        gw_strlcpy(o->server_host, u.host, sizeof(o->server_host));
+        gw_oauth_url_clear(&u);
+    }
+    if (s->state_dir) {
+        o->state_dir = gw_xstrdup(s->state_dir);
+        o->store_dir = gw_xasprintf("%s/oauth", s->state_dir);
+        gw_oauth__load(o);
+        schedule_ahead(o);
+    }
+    return o;
+}
+
+static void on_ahead_closed(uv_handle_t *h)
+{
+    free(h->data);
+}
+
+void gw_oauth_free(struct gw_oauth *o)
+{
+    if (!o)
+        return;
+    if (o->busy)
+        gw_curl_uv_remove(o->multi, &o->x.cx);
+    gw_http_xfer_cleanup(&o->x);
+    while (o->waiters) {
+        struct waiter *next = o->waiters->next;
+        free(o->waiters);
+        o->waiters = next;
+    }
+    for (int i = 0; i < o->nurls; i++)
+        free(o->urls[i]);
+    for (int i = 0; i < GW_OAUTH_PENDING; i++)
+        flow_clear(&o->flows[i]);
+    free(o->body);
+    free(o->server_url);
+    free(o->redirect_uri);
+    free(o->scopes);
+    free(o->cimd_url);
+    free(o->client_issuer);
+    free(o->store_dir);
+    free(o->state_dir);
+    gw_oauth_client_clear(&o->configured);
+    gw_oauth_client_clear(&o->client);
+    gw_oauth_challenge_clear(&o->challenge);
+    gw_oauth_prm_clear(&o->prm);
+    gw_oauth_asm_clear(&o->asm_);
+    gw_oauth_token_clear(&o->token);
+    uv_close((uv_handle_t *)&o->ahead, on_ahead_closed); /* frees o */
+}
