@@ -355,6 +355,11 @@ void gw_oauth_redact_add(const struct gw_oauth *o, struct gw_redact *r);
 /* When the access token expires (ms, gw_now_ms's clock; 0 unknown). */
 uint64_t gw_oauth_expires_ms(const struct gw_oauth *o);
 
+/* What a person may see of the grant: {"issuer", "scopes" (the token
+ * answer's, or null when it named none), "expiresAt" (or null),
+ * "refreshable"}; never a token. NULL when there is no grant. */
+json_t *gw_oauth_grant_json(const struct gw_oauth *o);
+
 /* Drops the grant (and its file) and, where the authorization server
  * offers RFC 7009, revokes its refresh token (else its access token) in
  * the background. Returns 0 or -EBUSY while an operation runs. */

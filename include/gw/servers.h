@@ -181,6 +181,11 @@ const char *gw_servers_oauth_state_owner(struct gw_servers *s, const char *query
  * (state starting, then its tools appear). */
 void gw_servers_authorized(struct gw_servers *s, const char *id);
 
+/* Server `id`'s grant was forgotten (DELETE): its leases end, its
+ * instances stop (their calls fail) and it waits in needs_authorization
+ * rather than meeting the 401 on its next request. */
+void gw_servers_signed_out(struct gw_servers *s, const char *id);
+
 /* GET /v1/servers and GET /v1/dialogs bodies. New references. */
 json_t *gw_servers_json(const struct gw_servers *s);
 json_t *gw_servers_dialogs_json(const struct gw_servers *s);

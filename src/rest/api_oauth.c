@@ -1,5 +1,6 @@
 /* The OAuth routes (docs/api.md): GET /v1/servers/{id}/authorize sends
- * the browser to the server's authorization server, GET /oauth/callback
+ * the browser to the server's authorization server (or, asked for JSON,
+ * names its URL), GET /oauth/callback
  * takes it back (its `state` is the credential: the gate asks no bearer
  * token here), POST /v1/servers/{id}/authorize takes the URL a browser on
  * another machine ended on, DELETE forgets the grant. The callback's query
@@ -20,6 +21,7 @@ struct pending {
     struct gw_http_request *req; /* NULL once the client went away */
     char *id;
     bool html; /* the browser's callback: a page, not JSON */
+    bool json; /* authorize for a script: the URL in JSON, not a 302 */
 };
 
 static void on_abort(struct gw_http_request *req, void *data)
@@ -57,7 +59,10 @@ static struct gw_oauth *server_oauth(struct gw_api_ctx *ctx, struct gw_http_requ
 static void authorize_done(void *data, int rc, const char *text)
 {
     struct pending *p = data;
-    if (p->req && rc == 0) {
+    if (p->req && rc == 0 && p->json) {
+        const char *const headers[] = {"Cache-Control: no-store", NULL};
+        gw_http_respond_json(p->req, 200, json_pack("{s:s}", "url", text), headers);
+    } else if (p->req && rc == 0) {
         char *loc = gw_xasprintf("Location: %s", text);
         const char *const headers[] = {loc, "Cache-Control: no-store", NULL};
         gw_http_respond(p->req, 302, "text/plain; charset=utf-8", "", 0, headers);
@@ -74,6 +79,10 @@ void gw_api__route_authorize(struct gw_api_ctx *ctx, struct gw_http_request *req
     if (!o)
         return;
     struct pending *p = pending_new(ctx, req, id);
+    /* A page holding the gateway's token cannot navigate with it: it asks
+     * for the URL and opens it itself. */
+    const char *accept = gw_http_header(req, "Accept");
+    p->json = accept && strstr(accept, "application/json");
     gw_http_on_abort(req, on_abort, p);
     int rc = gw_oauth_authorize(o, authorize_done, p);
     if (rc < 0) {
@@ -206,6 +215,7 @@ void gw_api__route_deauthorize(struct gw_api_ctx *ctx, struct gw_http_request *r
                               NULL);
         return;
     }
+    gw_servers_signed_out(ctx->servers, id);
     gw_http_respond_json(req, 200, json_pack("{s:s, s:s}", "server", id, "status", "forgotten"),
                          NULL);
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "gw/log.h"
+#include "gw/oauth.h"
 #include "gw/redact.h"
 #include "gw/servers_internal.h"
 #include "gw/toolsearch.h"
@@ -682,6 +683,9 @@ static json_t *server_json(const struct server *srv)
         json_object_set_new(
             j, "authorize",
             json_sprintf("%s/v1/servers/%s/authorize", srv->owner->base_url, srv->cfg->id));
+    json_t *grant = srv->oauth ? gw_oauth_grant_json(srv->oauth) : NULL;
+    if (grant)
+        json_object_set_new(j, "grant", grant);
     return j;
 }
 

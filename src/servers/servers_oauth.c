@@ -143,3 +143,21 @@ void gw_servers_authorized(struct gw_servers *s, const char *id)
     if (gw_server_find_slot(srv, first, false) == NULL)
         gw_slot_spawn(srv, first);
 }
+
+void gw_servers_signed_out(struct gw_servers *s, const char *id)
+{
+    struct server *srv = gw_servers_find(s, id);
+    if (!srv || srv->removed || srv->state == SRV_NEEDS_AUTH)
+        return;
+    const char *why = "the server's authorization was withdrawn";
+    while (srv->leases.head != NULL)
+        gw_lease_release(srv->leases.head, why);
+    for (struct slot *sl = srv->slots; sl != NULL; sl = sl->next) {
+        if (sl->role == ROLE_RETIRED)
+            continue;
+        s->hooks->abandon(s, NULL, sl, GW_SERVERS_E_RELEASED, why);
+        gw_slot_retire(sl);
+    }
+    s->hooks->abandon_shared(srv, GW_SERVERS_E_RELEASED, why);
+    needs_authorization(srv);
+}

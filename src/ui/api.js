@@ -15,8 +15,8 @@ function headers(extra) {
   return { ...(t ? { authorization: `Bearer ${t}` } : {}), ...extra };
 }
 
-export async function request(method, path, body) {
-  const init = { method, headers: headers(body === undefined ? {} : { 'content-type': 'application/json' }) };
+export async function request(method, path, body, extra) {
+  const init = { method, headers: headers({ ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...extra }) };
   if (body !== undefined) init.body = JSON.stringify(body);
   const res = await fetch(path, init);
   if (res.status === 401) throw new Unauthorized('the token was refused');

@@ -1,6 +1,6 @@
 // The status page: reads the gateway's JSON routes, follows /v1/events, and
 // polls /v1/servers, /v1/dialogs and /metrics every 5 s while visible.
-import { events, getJson, getText, postJson, token, Unauthorized } from './api.js';
+import { events, getJson, getText, postJson, request, token, Unauthorized } from './api.js';
 import { setCatalog, setDialogs } from './catalog.js';
 import { ago, badge, duration, h, replace, time } from './dom.js';
 import { plot, sample } from './plot.js';
@@ -70,6 +70,48 @@ function holderOf(server, instance) {
   return null;
 }
 
+/* ---- OAuth: Authorize and Sign out ---- */
+
+// A navigation cannot carry the token: the page asks the authorize route
+// for the authorization server's URL and opens it in a new tab (opened
+// before the request, so that no popup blocker stops it). The server sends
+// the browser to /oauth/callback, which needs no token; the card follows
+// the server's events.
+async function authorize(id) {
+  const tab = window.open('', '_blank');
+  if (tab) tab.opener = null;
+  try {
+    const res = await request('GET', `/v1/servers/${encodeURIComponent(id)}/authorize`, undefined, { accept: 'application/json' });
+    const body = await res.json().catch(() => null);
+    if (res.status !== 200 || typeof body?.url !== 'string') throw new Error(`HTTP ${res.status} ${body?.error?.message || ''}`);
+    if (tab) tab.location.href = body.url;
+    else window.location.assign(body.url);
+    say(`Authorizing ${id}: continue at the authorization server.`);
+  } catch (err) {
+    tab?.close();
+    say(`Authorize failed: ${err.message}`, true);
+  }
+}
+
+async function signOut(id) {
+  try {
+    const res = await request('DELETE', `/v1/servers/${encodeURIComponent(id)}/authorize`);
+    say(res.ok ? `Signed out of ${id}: its grant is forgotten.` : `Sign out failed: HTTP ${res.status}`, !res.ok);
+  } catch (err) {
+    say(`Sign out failed: ${err.message}`, true);
+  }
+  refresh('servers');
+}
+
+function grantLine(s) {
+  const g = s.grant;
+  if (!g) return null;
+  return h('p', { class: 'server-meta grant' },
+    h('span', {}, 'authorized by ', h('b', { class: 'mono' }, g.issuer)),
+    h('span', {}, 'scopes ', h('b', {}, g.scopes && g.scopes.length ? g.scopes.join(' ') : '–')),
+    h('span', {}, 'expires ', h('b', {}, g.expiresAt ? `${time(g.expiresAt)}${g.refreshable ? ' (refreshed ahead)' : ''}` : 'never said')));
+}
+
 function serverCard(s) {
   const now = Date.now();
   const cfg = s.config || {};
@@ -85,15 +127,16 @@ function serverCard(s) {
   return h('article', { class: 'card server', 'aria-labelledby': `srv-${s.id}` },
     h('div', { class: 'server-head' },
       h('h3', { id: `srv-${s.id}` }, s.id), badge(s.state),
-      // Server actions: the stderr toggle now; Authorize / Sign out join it
-      // for servers that use OAuth.
       h('div', { class: 'server-actions' },
+        s.state === 'needs_authorization' ? h('button', { type: 'button', class: 'primary', 'data-key': `authorize:${s.id}`, 'aria-label': `Authorize ${s.id}`, onclick: () => authorize(s.id) }, 'Authorize') : null,
+        s.grant ? h('button', { type: 'button', 'data-key': `signout:${s.id}`, 'aria-label': `Sign out of ${s.id}`, onclick: () => signOut(s.id) }, 'Sign out') : null,
         h('button', { type: 'button', 'data-key': `stderr:${s.id}`, 'aria-expanded': String(stderrOpen), 'aria-controls': `stderr-${s.id}`,
           onclick: () => { if (stderrOpen) openStderr.delete(s.id); else openStderr.add(s.id); renderServers(); } }, stderrOpen ? 'Hide stderr' : 'Show stderr'))),
     h('div', { class: 'server-meta' },
       h('span', {}, 'transport ', h('b', {}, s.transport)), h('span', {}, 'protocol ', h('b', {}, s.protocolVersion || s.protocol || '–')),
       h('span', {}, 'instances ', h('b', {}, sharing)), h('span', {}, 'tools ', h('b', {}, String(s.tools ?? 0))),
       h('span', {}, 'restarts ', h('b', {}, String(s.restarts ?? 0)))),
+    grantLine(s),
     s.lastError ? h('p', { class: 'lasterror' }, `Last error: ${s.lastError}`) : null,
     rows.length ? h('div', { class: 'table-wrap' }, h('table', {},
       h('caption', { class: 'sr-only' }, `Instances of ${s.id}`),

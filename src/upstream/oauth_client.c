@@ -568,6 +568,28 @@ uint64_t gw_oauth_expires_ms(const struct gw_oauth *o)
     return o->expires_ms;
 }
 
+json_t *gw_oauth_grant_json(const struct gw_oauth *o)
+{
+    if (!o->token.access_token || !o->asm_.issuer)
+        return NULL;
+    json_t *scopes = NULL;
+    if (o->token.scope) {
+        scopes = json_array();
+        for (const char *p = o->token.scope; *p;) {
+            size_t n = strcspn(p, " ");
+            if (n)
+                json_array_append_new(scopes, json_stringn(p, n));
+            p += n + (p[n] == ' ');
+        }
+    }
+    char expires[32];
+    if (o->expires_at)
+        gw_format_time(o->expires_at, expires, sizeof(expires));
+    return json_pack("{s:s, s:o?, s:s?, s:b}", "issuer", o->asm_.issuer, "scopes", scopes,
+                     "expiresAt", o->expires_at ? expires : NULL, "refreshable",
+                     o->token.refresh_token != NULL && o->asm_.token_endpoint != NULL);
+}
+
 /* ---- life ---- */
 
 int gw_oauth_challenged(struct gw_oauth *o, const char *www_authenticate)
