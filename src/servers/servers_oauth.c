@@ -95,7 +95,8 @@ bool gw_server_oauth_failed(struct server *srv)
         return false;
     /* A refresh token may make a new access token without anyone: the
      * instance starts again once it is in; a refusal needs a person. */
-    if (!srv->oauth_refreshed && gw_oauth_refresh(srv->oauth, refreshed, srv) == 0) {
+    if (!srv->oauth_refreshed && !gw_oauth_step_up_pending(srv->oauth) &&
+        gw_oauth_refresh(srv->oauth, refreshed, srv) == 0) {
         srv->oauth_refreshed = true;
         return true;
     }

@@ -339,7 +339,8 @@ static void have_client(struct gw_oauth *o)
         set_client(o, &c, false);
         same = true;
     }
-    char *scopes = o->scopes
+    char *scopes = o->step_scopes ? gw_xstrdup(o->step_scopes)
+                   : o->scopes
                        ? gw_xstrdup(o->scopes)
                        : gw_oauth_scopes_select(o->challenge.scope, o->prm.scopes, o->asm_.scopes);
     if (!same) {
@@ -376,6 +377,8 @@ static void have_client(struct gw_oauth *o)
         .scope = scopes,
         .resource = f->resource,
     };
+    free(o->asked_scopes);
+    o->asked_scopes = gw_xstrdup(scopes);
     char *url = gw_oauth_authz_url(&r);
     free(scopes);
     finish(o, 0, url);
@@ -489,6 +492,8 @@ static void token_done(struct gw_oauth *o, CURLcode rc)
     o->expires_ms = t.expires_in ? gw_now_ms() + (uint64_t)t.expires_in * 1000 : 0;
     o->expires_at = t.expires_in ? time(NULL) + (time_t)t.expires_in : 0;
     o->challenged = false;
+    free(o->step_scopes);
+    o->step_scopes = NULL;
     gw_oauth__save_grant(o);
     finish(o, 0, NULL);
 }
@@ -587,6 +592,40 @@ bool gw_oauth_needs_authorization(const struct gw_oauth *o)
     return o->challenged;
 }
 
+bool gw_oauth_step_up_pending(const struct gw_oauth *o)
+{
+    return o->step_scopes != NULL;
+}
+
+int gw_oauth_step_up(struct gw_oauth *o, const char *www_authenticate)
+{
+    struct gw_oauth_challenge c;
+    if (gw_oauth_challenge_parse(www_authenticate, &c) < 0)
+        return -EINVAL;
+    if (!c.error || strcmp(c.error, "insufficient_scope") != 0) {
+        gw_oauth_challenge_clear(&c);
+        return -EINVAL;
+    }
+    /* The union: what the grant holds (or what was asked for), then the
+     * challenge's, each once (gw_oauth_scopes_select drops repeats). */
+    const char *held = o->token.scope ? o->token.scope : o->asked_scopes;
+    char *both =
+        held && c.scope ? gw_xasprintf("%s %s", held, c.scope) : gw_xstrdup(held ? held : c.scope);
+    free(o->step_scopes);
+    o->step_scopes = gw_oauth_scopes_select(both, NULL, "offline_access");
+    free(both);
+    if (!o->step_scopes)
+        o->step_scopes = gw_xstrdup("");
+    if (c.resource_metadata) { /* else keep the one the 401 named */
+        gw_oauth_challenge_clear(&o->challenge);
+        o->challenge = c;
+    } else {
+        gw_oauth_challenge_clear(&c);
+    }
+    o->challenged = true;
+    return 0;
+}
+
 /* ---- refresh ahead of expiry ---- */
 
 static void ahead_done(void *data, int rc, const char *why)
@@ -676,6 +715,8 @@ void gw_oauth_free(struct gw_oauth *o)
     free(o->redirect_uri);
     free(o->scopes);
     free(o->cimd_url);
+    free(o->step_scopes);
+    free(o->asked_scopes);
     free(o->client_issuer);
     free(o->store_dir);
     free(o->state_dir);

@@ -159,7 +159,14 @@ async function drive(scenario, context, port) {
     }
     default:
       if (scenario.startsWith('auth/')) {
-        if (tools[0]) await call(tools[0].originalName, {});
+        if (!tools[0]) break;
+        const r = await call(tools[0].originalName, {});
+        // A call refused for want of scopes (403 insufficient_scope) puts
+        // the server back in needs_authorization: authorize, call again.
+        if (r?.status !== 200) {
+          await authorize(port);
+          await call(tools[0].originalName, {});
+        }
         break;
       }
       say(`no steps for scenario ${q(scenario)}: started and listed only`);
