@@ -283,6 +283,10 @@ struct gw_oauth_settings {
     unsigned auth;      /* GW_OAUTH_AUTH_*; 0: chosen from the metadata */
     const char *scopes; /* replaces the spec's selection; or NULL */
     bool omit_resource; /* no RFC 8707 resource parameter */
+    /* grant: client_credentials: gw_oauth_authorize obtains a token from
+     * the configured client itself (no browser, no redirect) and answers
+     * NULL. */
+    bool client_credentials;
     /* Used as the client_id, without registration, where the server
      * supports Client ID Metadata Documents; or NULL. */
     const char *client_metadata_url;

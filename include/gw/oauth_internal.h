@@ -37,6 +37,7 @@ struct gw_oauth {
     char server_host[256];
     struct gw_oauth_client configured; /* client_id NULL: none */
     bool omit_resource;
+    bool client_credentials;
 
     struct gw_oauth_challenge challenge;
     bool challenged;    /* a 401 since the last token was obtained */

@@ -190,6 +190,8 @@ static bool follow(struct gw_oauth *o, step_fn again)
 static void prm_next(struct gw_oauth *o);
 static void asm_next(struct gw_oauth *o);
 static void have_client(struct gw_oauth *o);
+static void post_token(struct gw_oauth *o, const char *endpoint,
+                       const struct gw_oauth_token_request *r);
 
 static void prm_done(struct gw_oauth *o, CURLcode rc)
 {
@@ -343,6 +345,21 @@ static void have_client(struct gw_oauth *o)
                    : o->scopes
                        ? gw_xstrdup(o->scopes)
                        : gw_oauth_scopes_select(o->challenge.scope, o->prm.scopes, o->asm_.scopes);
+    if (o->client_credentials) {
+        if (!same || !o->client.client_secret) {
+            free(scopes);
+            failf(o, -EINVAL, "grant client_credentials needs oauth.client_id and client_secret");
+            return;
+        }
+        struct gw_oauth_token_request tr = {
+            .client = &o->client,
+            .scope = scopes,
+            .resource = o->omit_resource ? NULL : o->prm.resource,
+        };
+        post_token(o, o->asm_.token_endpoint, &tr);
+        free(scopes);
+        return;
+    }
     if (!same) {
         if (!o->asm_.registration_endpoint) {
             free(scopes);
@@ -393,7 +410,7 @@ void gw_oauth_set_redirect_uri(struct gw_oauth *o, const char *uri)
 
 int gw_oauth_authorize(struct gw_oauth *o, gw_oauth_cb cb, void *data)
 {
-    if (!o->redirect_uri)
+    if (!o->redirect_uri && !o->client_credentials)
         return -EINVAL;
     int j = join(o, OP_AUTHORIZE, cb, data);
     if (j != 0)
@@ -673,6 +690,7 @@ struct gw_oauth *gw_oauth_new(uv_loop_t *loop, struct gw_curl_uv *multi,
     o->scopes = gw_xstrdup(s->scopes);
     o->cimd_url = gw_xstrdup(s->client_metadata_url);
     o->omit_resource = s->omit_resource;
+    o->client_credentials = s->client_credentials;
     o->configured.client_id = gw_xstrdup(s->client_id);
     o->configured.client_secret = gw_xstrdup(s->client_secret);
     o->configured.auth = s->auth;
