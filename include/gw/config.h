@@ -132,7 +132,8 @@ struct gw_server_config {
     char **oauth_scopes; /* replaces the spec's selection when has_oauth_scopes */
     size_t noauth_scopes;
     bool has_oauth_scopes;
-    bool oauth_omit_resource; /* resource: omit (no RFC 8707 parameter) */
+    bool oauth_omit_resource;      /* resource: omit (no RFC 8707 parameter) */
+    bool oauth_client_credentials; /* grant: client_credentials (no browser) */
 
     uint64_t request_timeout_ms; /* 0: gateway.request_timeout applies */
     json_t *init_config;         /* `config`, sent as initialize params.config; NULL if absent */

@@ -102,6 +102,8 @@ int gw_cfg_set_oauth_method(struct gw_cfg_ld *ld, const struct gw_cfg_directive 
                             const struct gw_yaml_node *n, const char *key, void *base);
 int gw_cfg_set_oauth_resource(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
                               const struct gw_yaml_node *n, const char *key, void *base);
+int gw_cfg_set_oauth_grant(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
+                           const struct gw_yaml_node *n, const char *key, void *base);
 int gw_cfg_set_oauth_scopes(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
                             const struct gw_yaml_node *n, const char *key, void *base);
 void gw_cfg_free_server_oauth(struct gw_server_config *s);

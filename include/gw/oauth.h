@@ -283,6 +283,10 @@ struct gw_oauth_settings {
     unsigned auth;      /* GW_OAUTH_AUTH_*; 0: chosen from the metadata */
     const char *scopes; /* replaces the spec's selection; or NULL */
     bool omit_resource; /* no RFC 8707 resource parameter */
+    /* grant: client_credentials: gw_oauth_authorize obtains a token from
+     * the configured client itself (no browser, no redirect) and answers
+     * NULL. */
+    bool client_credentials;
     /* Used as the client_id, without registration, where the server
      * supports Client ID Metadata Documents; or NULL. */
     const char *client_metadata_url;
@@ -307,9 +311,18 @@ void gw_oauth_free(struct gw_oauth *o);
  * the next authorization. Returns gw_oauth_challenge_parse's result. */
 int gw_oauth_challenged(struct gw_oauth *o, const char *www_authenticate);
 
+/* A 403's WWW-Authenticate value: when it is a Bearer challenge with
+ * error="insufficient_scope", the next authorization asks for the scopes
+ * held (or last asked for) together with the challenge's (step-up), and
+ * no refresh is tried. Returns 0 for such a challenge, else -EINVAL. */
+int gw_oauth_step_up(struct gw_oauth *o, const char *www_authenticate);
+
 /* Was the server's last word a Bearer challenge, with no token obtained
  * since? (What moves a server to needs_authorization.) */
 bool gw_oauth_needs_authorization(const struct gw_oauth *o);
+
+/* Is the challenge a step-up (more scopes), which no refresh can answer? */
+bool gw_oauth_step_up_pending(const struct gw_oauth *o);
 
 /* rc 0 with `text` the result (the authorization URL for authorize; NULL
  * for redeem and refresh), or a negative code with `text` a sentence that

@@ -37,9 +37,12 @@ struct gw_oauth {
     char server_host[256];
     struct gw_oauth_client configured; /* client_id NULL: none */
     bool omit_resource;
+    bool client_credentials;
 
     struct gw_oauth_challenge challenge;
-    bool challenged; /* a 401 since the last token was obtained */
+    bool challenged;    /* a 401 since the last token was obtained */
+    char *step_scopes;  /* a step-up's union of scopes, until a token comes; or NULL */
+    char *asked_scopes; /* the scopes of the last authorization request */
     struct gw_oauth_prm prm;
     struct gw_oauth_asm asm_;
     struct gw_oauth_client client; /* registered (or configured) for asm_.issuer */

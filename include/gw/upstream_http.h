@@ -84,6 +84,7 @@ enum {
     GW_HTTP_E_SESSION_GONE = GW_E_HTTP_BASE - 1, /* the server no longer knows the session */
     GW_HTTP_E_TOO_BIG = GW_E_HTTP_BASE - 2,      /* an SSE event over GW_HTTP_MAX_BODY */
     GW_HTTP_E_STREAM = GW_E_HTTP_BASE - 3,       /* the legacy SSE stream ended or failed */
+    GW_HTTP_E_STEP_UP = GW_E_HTTP_BASE - 4,      /* 403 insufficient_scope: more scopes needed */
 };
 
 struct gw_upstream_http;
@@ -99,7 +100,10 @@ struct gw_upstream_http_options {
      * outliving the instance; NULL: none. Every request then carries its
      * access token as `Authorization: Bearer` (unless cfg->headers sets
      * Authorization), and a 401's Bearer challenge is handed to it
-     * (gw_oauth_challenged); the request fails as any 4xx does. */
+     * (gw_oauth_challenged); the request fails as any 4xx does. A 403
+     * with error="insufficient_scope" (gw_oauth_step_up) fails its request
+     * and takes the instance down (GW_HTTP_E_STEP_UP): its token cannot
+     * do what was asked, and a new authorization is needed. */
     struct gw_oauth *oauth;
 };
 

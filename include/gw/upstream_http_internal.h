@@ -47,6 +47,7 @@ struct xfer {
     json_t *rpc_id;  /* the id of the request it carries, or NULL */
     char method[48]; /* for logs; "" when unknown */
     int safe;        /* may be retried after it reached the server (design §9) */
+    int step_up;     /* answered 403 insufficient_scope (OAuth) */
     int is_init, is_initialized_note;
     int tries;
     uint64_t due_ms; /* waiting for a retry until then; 0 when running */

@@ -104,6 +104,22 @@ int gw_cfg_set_oauth_resource(struct gw_cfg_ld *ld, const struct gw_cfg_directiv
     return UV_EINVAL;
 }
 
+int gw_cfg_set_oauth_grant(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
+                           const struct gw_yaml_node *n, const char *key, void *base)
+{
+    struct gw_server_config *s = base;
+    const char *v;
+    if (n == NULL || gw_yaml_is_null(n))
+        return 0;
+    if (gw_cfg_scalar_str(n, &v) == 0 &&
+        (strcmp(v, "authorization_code") == 0 || strcmp(v, "client_credentials") == 0)) {
+        s->oauth_client_credentials = v[0] == 'c';
+        return 0;
+    }
+    gw_cfg_err(ld, n, key, "'%s' must be authorization_code or client_credentials", key);
+    return UV_EINVAL;
+}
+
 int gw_cfg_set_oauth_scopes(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
                             const struct gw_yaml_node *n, const char *key, void *base)
 {

@@ -476,6 +476,8 @@ const struct gw_cfg_directive gw_cfg_server_directives[] = {
      gw_cfg_set_oauth_method, "design", "none | client_secret_basic | client_secret_post"},
     {"servers.<id>.oauth.scopes", GW_CFG_CUSTOM, 0, 0, 0, NULL, gw_cfg_set_oauth_scopes, "design",
      "list of strings"},
+    {"servers.<id>.oauth.grant", GW_CFG_CUSTOM, 0, 0, 0, "authorization_code",
+     gw_cfg_set_oauth_grant, "design", "authorization_code | client_credentials"},
     {"servers.<id>.oauth.resource", GW_CFG_CUSTOM, 0, 0, 0, NULL, gw_cfg_set_oauth_resource,
      "design", "omit"},
     {"servers.<id>.tools", GW_CFG_SECTION, 0, 0, 0, NULL, NULL, "000", NULL},

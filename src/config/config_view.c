@@ -92,6 +92,7 @@ static void hash_spawn(struct fnv *f, const struct gw_server_config *s)
     fnv_u64(f, "oauth.has_scopes", s->has_oauth_scopes);
     fnv_strv(f, "oauth.scopes", s->oauth_scopes, s->noauth_scopes);
     fnv_u64(f, "oauth.omit_resource", s->oauth_omit_resource);
+    fnv_u64(f, "oauth.client_credentials", s->oauth_client_credentials);
     fnv_str(f, "config", cfg);
     free(cfg);
 }

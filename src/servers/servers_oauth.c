@@ -46,6 +46,7 @@ struct gw_oauth *gw_server_oauth(struct server *srv)
         .auth = methods[cfg->oauth_method],
         .scopes = cfg->has_oauth_scopes ? (scopes ? scopes : "") : NULL,
         .omit_resource = cfg->oauth_omit_resource,
+        .client_credentials = cfg->oauth_client_credentials,
         .client_metadata_url = srv->snap->gateway.oauth_client_metadata_url,
         .state_dir = state_dir,
     };
@@ -89,13 +90,52 @@ static void refreshed(void *data, int rc, const char *why)
         gw_slot_spawn(srv, first);
 }
 
+/* grant: client_credentials: no person to ask; a failure is the server's
+ * start failing, retried after the usual backoff. */
+static void credentials_failed(struct server *srv, const char *why)
+{
+    char *what = gw_xasprintf("no OAuth token from the client credentials: %s", why);
+    gw_server_set_error(srv, what);
+    gw_server_problem(srv, "authorization", GW_SEV_ERROR, NULL, what);
+    free(what);
+    srv->oauth_refreshed = false;
+    gw_server_set_state(srv, SRV_FAILED);
+    gw_server_first_attempt_done(srv, false);
+    gw_server_schedule_restart(srv);
+}
+
+static void obtained(void *data, int rc, const char *why)
+{
+    struct server *srv = data;
+    if (srv->removed || srv->owner->closing)
+        return;
+    if (rc < 0) {
+        credentials_failed(srv, why);
+        return;
+    }
+    gw_server_clear_problems(srv, "authorization");
+    gw_log(GW_LOG_INFO, "oauth token obtained with the client credentials", "server", srv->cfg->id,
+           NULL);
+    enum slot_role first = srv->cfg->truely_stateless ? ROLE_SHARED : ROLE_DISCOVERY;
+    if (gw_server_find_slot(srv, first, false) == NULL)
+        gw_slot_spawn(srv, first);
+}
+
 bool gw_server_oauth_failed(struct server *srv)
 {
     if (!srv->oauth || !gw_oauth_needs_authorization(srv->oauth))
         return false;
+    if (srv->cfg->oauth_client_credentials) {
+        if (!srv->oauth_refreshed && gw_oauth_authorize(srv->oauth, obtained, srv) == 0)
+            srv->oauth_refreshed = true;
+        else
+            credentials_failed(srv, "the server refused the token it gave");
+        return true;
+    }
     /* A refresh token may make a new access token without anyone: the
      * instance starts again once it is in; a refusal needs a person. */
-    if (!srv->oauth_refreshed && gw_oauth_refresh(srv->oauth, refreshed, srv) == 0) {
+    if (!srv->oauth_refreshed && !gw_oauth_step_up_pending(srv->oauth) &&
+        gw_oauth_refresh(srv->oauth, refreshed, srv) == 0) {
         srv->oauth_refreshed = true;
         return true;
     }

@@ -190,6 +190,8 @@ static bool follow(struct gw_oauth *o, step_fn again)
 static void prm_next(struct gw_oauth *o);
 static void asm_next(struct gw_oauth *o);
 static void have_client(struct gw_oauth *o);
+static void post_token(struct gw_oauth *o, const char *endpoint,
+                       const struct gw_oauth_token_request *r);
 
 static void prm_done(struct gw_oauth *o, CURLcode rc)
 {
@@ -339,9 +341,25 @@ static void have_client(struct gw_oauth *o)
         set_client(o, &c, false);
         same = true;
     }
-    char *scopes = o->scopes
+    char *scopes = o->step_scopes ? gw_xstrdup(o->step_scopes)
+                   : o->scopes
                        ? gw_xstrdup(o->scopes)
                        : gw_oauth_scopes_select(o->challenge.scope, o->prm.scopes, o->asm_.scopes);
+    if (o->client_credentials) {
+        if (!same || !o->client.client_secret) {
+            free(scopes);
+            failf(o, -EINVAL, "grant client_credentials needs oauth.client_id and client_secret");
+            return;
+        }
+        struct gw_oauth_token_request tr = {
+            .client = &o->client,
+            .scope = scopes,
+            .resource = o->omit_resource ? NULL : o->prm.resource,
+        };
+        post_token(o, o->asm_.token_endpoint, &tr);
+        free(scopes);
+        return;
+    }
     if (!same) {
         if (!o->asm_.registration_endpoint) {
             free(scopes);
@@ -376,6 +394,8 @@ static void have_client(struct gw_oauth *o)
         .scope = scopes,
         .resource = f->resource,
     };
+    free(o->asked_scopes);
+    o->asked_scopes = gw_xstrdup(scopes);
     char *url = gw_oauth_authz_url(&r);
     free(scopes);
     finish(o, 0, url);
@@ -390,7 +410,7 @@ void gw_oauth_set_redirect_uri(struct gw_oauth *o, const char *uri)
 
 int gw_oauth_authorize(struct gw_oauth *o, gw_oauth_cb cb, void *data)
 {
-    if (!o->redirect_uri)
+    if (!o->redirect_uri && !o->client_credentials)
         return -EINVAL;
     int j = join(o, OP_AUTHORIZE, cb, data);
     if (j != 0)
@@ -489,6 +509,8 @@ static void token_done(struct gw_oauth *o, CURLcode rc)
     o->expires_ms = t.expires_in ? gw_now_ms() + (uint64_t)t.expires_in * 1000 : 0;
     o->expires_at = t.expires_in ? time(NULL) + (time_t)t.expires_in : 0;
     o->challenged = false;
+    free(o->step_scopes);
+    o->step_scopes = NULL;
     gw_oauth__save_grant(o);
     finish(o, 0, NULL);
 }
@@ -609,6 +631,40 @@ bool gw_oauth_needs_authorization(const struct gw_oauth *o)
     return o->challenged;
 }
 
+bool gw_oauth_step_up_pending(const struct gw_oauth *o)
+{
+    return o->step_scopes != NULL;
+}
+
+int gw_oauth_step_up(struct gw_oauth *o, const char *www_authenticate)
+{
+    struct gw_oauth_challenge c;
+    if (gw_oauth_challenge_parse(www_authenticate, &c) < 0)
+        return -EINVAL;
+    if (!c.error || strcmp(c.error, "insufficient_scope") != 0) {
+        gw_oauth_challenge_clear(&c);
+        return -EINVAL;
+    }
+    /* The union: what the grant holds (or what was asked for), then the
+     * challenge's, each once (gw_oauth_scopes_select drops repeats). */
+    const char *held = o->token.scope ? o->token.scope : o->asked_scopes;
+    char *both =
+        held && c.scope ? gw_xasprintf("%s %s", held, c.scope) : gw_xstrdup(held ? held : c.scope);
+    free(o->step_scopes);
+    o->step_scopes = gw_oauth_scopes_select(both, NULL, "offline_access");
+    free(both);
+    if (!o->step_scopes)
+        o->step_scopes = gw_xstrdup("");
+    if (c.resource_metadata) { /* else keep the one the 401 named */
+        gw_oauth_challenge_clear(&o->challenge);
+        o->challenge = c;
+    } else {
+        gw_oauth_challenge_clear(&c);
+    }
+    o->challenged = true;
+    return 0;
+}
+
 /* ---- refresh ahead of expiry ---- */
 
 static void ahead_done(void *data, int rc, const char *why)
@@ -656,6 +712,7 @@ struct gw_oauth *gw_oauth_new(uv_loop_t *loop, struct gw_curl_uv *multi,
     o->scopes = gw_xstrdup(s->scopes);
     o->cimd_url = gw_xstrdup(s->client_metadata_url);
     o->omit_resource = s->omit_resource;
+    o->client_credentials = s->client_credentials;
     o->configured.client_id = gw_xstrdup(s->client_id);
     o->configured.client_secret = gw_xstrdup(s->client_secret);
     o->configured.auth = s->auth;
@@ -698,6 +755,8 @@ void gw_oauth_free(struct gw_oauth *o)
     free(o->redirect_uri);
     free(o->scopes);
     free(o->cimd_url);
+    free(o->step_scopes);
+    free(o->asked_scopes);
     free(o->client_issuer);
     free(o->store_dir);
     free(o->state_dir);

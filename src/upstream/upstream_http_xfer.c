@@ -163,6 +163,8 @@ static int on_start(struct gw_http_xfer *t)
     h->st.last_status = t->status;
     if (t->status == 401 && h->o.oauth && t->www_auth)
         gw_oauth_challenged(h->o.oauth, t->www_auth);
+    if (t->status == 403 && h->o.oauth && t->www_auth)
+        x->step_up = gw_oauth_step_up(h->o.oauth, t->www_auth) == 0;
     if (!gw_http_xfer_ok(t))
         return 0;
     /* 2026-07-28 has no session: the header of an answer to one of its
@@ -571,6 +573,14 @@ static void post_done(struct xfer *x, CURLcode rc)
     }
     if (session_lost(x)) {
         session_gone(x);
+        return;
+    }
+    if (x->step_up) {
+        struct gw_upstream_http *h = x->h;
+        status_sentence(x, why, sizeof(why));
+        request_failed(x, x->t.status, 1, why);
+        gw_upstream_http__go_down(h, GW_HTTP_E_STEP_UP,
+                                  "the upstream needs more OAuth scopes (403 insufficient_scope)");
         return;
     }
     if ((x->t.status == 429 || x->t.status >= 500) && x->safe && retry(x, x->t.retry_after))

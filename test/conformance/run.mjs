@@ -30,7 +30,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { AUTH_SCENARIOS, AUTH_SCENARIOS_2025, AUTH_SCENARIOS_2026, CLIENT_SCENARIOS } from './client.mjs';
+import { AUTH_SCENARIOS, AUTH_SCENARIOS_2025, AUTH_SCENARIOS_2026, AUTH_SCENARIOS_EXTENSION, CLIENT_SCENARIOS } from './client.mjs';
 import { backend, cli, here, mcpgwBin, node, q, root, startGateway, startHttpBackend } from './lib.mjs';
 
 const RUNS = [
@@ -44,6 +44,8 @@ const RUNS = [
   // as the browser (see client.mjs).
   { name: 'client-auth-2026-07-28', requirements: '2026-07-28', client: true, scenarios: AUTH_SCENARIOS_2026 },
   { name: 'client-auth-2025-11-25', requirements: '2025-11-25', client: true, scenarios: AUTH_SCENARIOS_2025 },
+  // Extension scenarios are on no spec timeline: run without --spec-version.
+  { name: 'client-auth-extension', client: true, scenarios: AUTH_SCENARIOS_EXTENSION },
 ];
 const outRoot = path.join(root, 'build/conformance');
 const rel = (p) => path.relative(root, p);
@@ -230,7 +232,7 @@ async function clientRun(run, out, expectedFile) {
   let text = '';
   for (const s of scenarios) {
     const args = ['client', '--command', `${node} ${path.join(here, 'client.mjs')}`, '--scenario', s,
-      '--spec-version', run.requirements, '-o', path.join(out, 'results')];
+      ...(run.requirements ? ['--spec-version', run.requirements] : []), '-o', path.join(out, 'results')];
     if (!scenarioArg) args.push('--expected-failures', expectedFile);
     args.push(...extra.filter((a, i) => a !== '--scenario' && extra[i - 1] !== '--scenario'));
     const r = await conformance(args, path.join(out, 'cli.log'), Boolean(scenarioArg));

@@ -209,3 +209,18 @@ test('hostile metadata: a metadata-address authorization server, a 50 MB documen
     }
   }
 });
+
+test('grant: client_credentials: no browser, the configured client gets the token, the server starts', async (t) => {
+  const as = await oauthServer();
+  t.after(() => as.stop());
+  const cc = `version: 1\nservers:\n  secured:\n    transport: streamable_http\n    url: ${as.url}\n`
+    + '    oauth:\n      client_id: cc-client\n      client_secret: {env: CC_SECRET}\n      grant: client_credentials\n';
+  const d = await start(cc, { env: { XDG_STATE_HOME: tmpdir(), STATE_DIRECTORY: '', CC_SECRET: 'cc-secret' } });
+  t.after(() => d.stop());
+  await waitFor(async () => (await toolNames(d)).includes('whoami'), 20000 * slow);
+  assert.match((await d.post('/v1/tools/whoami/call', { dialog: 'd1', arguments: {} })).body, /called by cc-client/);
+  assert.deepEqual(as.events.filter((e) => e.event === 'token').map((e) => e.grant_type), ['client_credentials']);
+  assert.ok(!as.events.some((e) => e.event === 'authorize' || e.event === 'register'));
+  assert.ok(!d.stderr.includes('cc-secret'));
+  assert.equal((await server(d)).config.oauth.client_secret, '***');
+});

@@ -1540,7 +1540,7 @@ START_TEST(oauth_keys)
                                "  b:\n"
                                "    transport: streamable_http\n"
                                "    url: http://127.0.0.1:9/mcp\n"
-                               "    oauth: {off: true}\n");
+                               "    oauth: {off: true, grant: client_credentials}\n");
     if (count(c, GW_SEV_ERROR))
         dump(c);
     ck_assert_uint_eq(count(c, GW_SEV_ERROR), 0);
@@ -1556,6 +1556,8 @@ START_TEST(oauth_keys)
     ck_assert(a->oauth_omit_resource);
     ck_assert(!a->oauth_off);
     ck_assert(b->oauth_off);
+    ck_assert(b->oauth_client_credentials);
+    ck_assert(!a->oauth_client_credentials);
     ck_assert_str_ne(a->spawn_hash, b->spawn_hash);
     json_t *j = gw_server_config_to_json(a);
     char *text = json_dumps(j, 0);
@@ -1578,13 +1580,15 @@ START_TEST(oauth_keys)
              "    oauth:\n"
              "      token_endpoint_auth_method: private_key_jwt\n"
              "      resource: keep\n"
-             "      scopes: ['a b']\n");
+             "      scopes: ['a b']\n"
+             "      grant: password\n");
     expect_error(c, "'gateway.state_dir' must be an absolute path", 3);
     expect_error(c, "'gateway.oauth.redirect_uri' must be the http(s) URL", 5);
     expect_error(c, "'gateway.oauth.client_metadata_url' must be an https URL", 6);
     expect_error(c, "'servers.a.oauth.token_endpoint_auth_method' must be none", 12);
     expect_error(c, "'servers.a.oauth.resource' can only be 'omit'", 13);
     expect_error(c, "'servers.a.oauth.scopes': a scope is one word", 14);
+    expect_error(c, "'servers.a.oauth.grant' must be authorization_code or client_credentials", 15);
     gw_config_unref(c);
     unsetenv("GW_TEST_OAUTH_SECRET");
 }

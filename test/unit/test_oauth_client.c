@@ -600,6 +600,32 @@ START_TEST(test_client_metadata_document)
 }
 END_TEST
 
+START_TEST(test_step_up)
+{
+    struct fixture f;
+    struct outcome a = {0};
+    setup_fixture(&f);
+    authorize_fully(&f); /* asked for mcp:tools */
+    ck_assert(!gw_oauth_step_up_pending(f.o));
+    /* A 401 is no step-up; a 403 without insufficient_scope neither. */
+    ck_assert_int_eq(gw_oauth_step_up(f.o, "Bearer error=\"invalid_token\""), -EINVAL);
+    ck_assert_int_eq(gw_oauth_step_up(f.o, "Basic realm=\"x\""), -EINVAL);
+    ck_assert_int_eq(
+        gw_oauth_step_up(f.o, "Bearer error=\"insufficient_scope\", scope=\"mcp:admin mcp:tools\""),
+        0);
+    ck_assert(gw_oauth_step_up_pending(f.o));
+    ck_assert(gw_oauth_needs_authorization(f.o));
+    /* The next authorization asks for the union, each scope once. */
+    ck_assert_int_eq(gw_oauth_authorize(f.o, on_outcome, &a), 0);
+    run_until(&f.loop, &a.done);
+    ck_assert_msg(a.rc == 0, "%s", a.text);
+    char *scope = param(a.text, "scope");
+    ck_assert_str_eq(scope, "mcp:tools mcp:admin");
+    free(scope);
+    teardown_fixture(&f);
+}
+END_TEST
+
 START_TEST(test_refresh_ahead)
 {
     struct fixture f;
@@ -704,6 +730,7 @@ int main(void)
     tcase_add_test(tc, test_restart_reuses_grant);
     tcase_add_test(tc, test_transport_bearer);
     tcase_add_test(tc, test_refresh_ahead);
+    tcase_add_test(tc, test_step_up);
     tcase_add_test(tc, test_client_metadata_document);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
