@@ -31,8 +31,9 @@ static void schedule_ahead(struct gw_oauth *o);
 
 static void finish(struct gw_oauth *o, int rc, const char *text)
 {
-    struct waiter *w = o->waiters;
+    struct waiter *w = o->waiters, **outer = o->finishing;
     o->waiters = NULL;
+    o->finishing = &w; /* a callback may gw_oauth_unwait another waiter */
     o->op = OP_NONE;
     o->step = NULL;
     for (int i = 0; i < o->nurls; i++)
@@ -42,11 +43,37 @@ static void finish(struct gw_oauth *o, int rc, const char *text)
     o->body = NULL;
     schedule_ahead(o);
     while (w) {
-        struct waiter *next = w->next;
-        w->cb(w->data, rc, text);
+        struct waiter one = *w;
         free(w);
-        w = next;
+        w = one.next;
+        one.cb(one.data, rc, text);
     }
+    o->finishing = outer;
+}
+
+static void unlink_data(struct waiter **link, const void *data)
+{
+    while (*link) {
+        struct waiter *w = *link;
+        if (w->data == data) {
+            *link = w->next;
+            free(w);
+        } else {
+            link = &w->next;
+        }
+    }
+}
+
+void gw_oauth_unwait(struct gw_oauth *o, const void *data)
+{
+    unlink_data(&o->waiters, data);
+    if (o->finishing)
+        unlink_data(o->finishing, data);
+}
+
+unsigned gw_oauth_generation(const struct gw_oauth *o)
+{
+    return o->generation;
 }
 
 static void failf(struct gw_oauth *o, int rc, const char *fmt, ...)
@@ -509,6 +536,7 @@ static void token_done(struct gw_oauth *o, CURLcode rc)
     o->expires_ms = t.expires_in ? gw_now_ms() + (uint64_t)t.expires_in * 1000 : 0;
     o->expires_at = t.expires_in ? time(NULL) + (time_t)t.expires_in : 0;
     o->challenged = false;
+    o->generation++;
     free(o->step_scopes);
     o->step_scopes = NULL;
     gw_oauth__save_grant(o);
