@@ -14,7 +14,9 @@ import path from 'node:path';
 import { start, waitFor, tmpdir, slow, fixtures, sseReader } from './lib/harness.mjs';
 import { oidcServer, browse } from './lib/oidc.mjs';
 
-const yaml = (url, extra = '') => `version: 1\nservers:\n  idp:\n    transport: streamable_http\n    url: ${url}\n${extra}`;
+// No warm spare: the call itself is what meets the 401, not a spare
+// starting meanwhile.
+const yaml = (url, extra = '') => `version: 1\ngateway:\n  warm_spares: 0\nservers:\n  idp:\n    transport: streamable_http\n    url: ${url}\n${extra}`;
 const server = async (d, id = 'idp') => (await d.get('/v1/servers')).json.servers.find((s) => s.id === id);
 const toolNames = async (d) => (await d.get('/v1/tools')).json.tools.map((t) => t.name);
 const call = (d, dialog, tool = 'whoami') => d.post(`/v1/tools/${tool}/call`, { dialog, arguments: {} }, { timeoutMs: 60000 * slow });
