@@ -34,6 +34,7 @@ static void auth_refreshed(void *data, int rc, const char *text)
             break;
         gw_upstream_http__request_failed(x, 401, 1, why);
     }
+    gw_upstream_http__flush(h); /* the requests' own errors first */
     gw_upstream_http__go_down(h, GW_HTTP_E_UNAUTHORIZED, why);
 }
 

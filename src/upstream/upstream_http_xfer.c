@@ -588,6 +588,7 @@ static void post_done(struct xfer *x, CURLcode rc)
             return;
         status_sentence(x, why, sizeof(why));
         gw_upstream_http__request_failed(x, x->t.status, 1, why);
+        gw_upstream_http__flush(h); /* its own error first */
         gw_upstream_http__go_down(h, GW_HTTP_E_UNAUTHORIZED,
                                   "the upstream refused the OAuth access token (HTTP 401)");
         return;
