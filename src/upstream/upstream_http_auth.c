@@ -14,6 +14,7 @@ static void auth_refreshed(void *data, int rc, const char *text)
     struct xfer *x;
     h->auth_wait = 0;
     if (rc == 0) {
+        gw_log(GW_LOG_INFO, "oauth token refreshed", "server", h->id, NULL);
         for (x = h->xfers; x; x = x->next) {
             if (x->auth_parked) {
                 x->auth_parked = 0;
