@@ -1,186 +1,242 @@
-// `mcpgw auth` (docs/operations.md, "OAuth"): the CLI talks to the running
-// daemon over its API. `status` lists each OAuth server's state and grant
-// (never a token); `login` prints the authorization server's URL and waits
-// until a browser (here: a driver following the redirects to mcpgw's
-// callback) has authorized the server; `login --paste` hands over the URL
-// the browser ended on when the callback is unreachable from it; `logout`
-// forgets the grant. The daemon is found through the configuration's
-// gateway.listen and its gateway.auth_token, or --gateway and
-// $MCPGW_TOKEN; an unreachable daemon and an unknown server are clear
-// errors.
+// `mcpgw auth` (docs/operations.md, "Authorizing an OAuth server"): the CLI
+// talks to a running daemon over its API. With the fixture's protected MCP
+// server and authorization server (test/fixtures/oauth_server.mjs): status
+// before and after; login prints the authorization server's URL, a
+// "browser" follows it to mcpgw's callback and the CLI exits 0 once the
+// server is authorized; --paste hands over the URL a browser ended on
+// (the redirect_uri points at a host nobody serves, as for a browser on
+// another machine); logout puts the server back to needs_authorization.
+// The daemon is found through the configuration (-c: gateway.listen,
+// gateway.auth_token) or --gateway with $MCPGW_TOKEN; a daemon that is not
+// running, an unknown server, a wrong token and bad arguments each give a
+// clear error and a non-zero exit. No token reaches the CLI's output.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
-import { start, run, waitFor, tmpdir, track, bin, slow } from './lib/harness.mjs';
-import { oauthServer, browse } from './lib/oauth_fixture.mjs';
+import readline from 'node:readline';
+import { bin, start, waitFor, root, tmpdir, slow, track, run } from './lib/harness.mjs';
 
-const TOKEN = 'cli-test-token-0123456789';
-const auth = { authorization: `Bearer ${TOKEN}` };
-const yaml = (url, extra = '') => `version: 1\ngateway:\n  auth_token: {env: GW_TOKEN}\n${extra}servers:\n`
-  + `  secured:\n    transport: streamable_http\n    url: ${url}\n`;
-const daemonEnv = () => ({ XDG_STATE_HOME: tmpdir(), STATE_DIRECTORY: '', GW_TOKEN: TOKEN });
-const server = async (d) => (await d.get('/v1/servers', { headers: auth })).json.servers.find((s) => s.id === 'secured');
+const FIXTURE = path.join(root, 'test/fixtures/oauth_server.mjs');
+const TOKEN = 'cli-test-token-5e2f';
 
-// `mcpgw auth …` started, its stdout read line by line: resolves
-// {child, line() (the next stdout line), done (resolves {code, stdout, stderr})}.
-function cli(args, env = {}) {
-  const child = track(spawn(bin, ['auth', ...args], { env: { ...process.env, ...env } }));
-  let stdout = '', stderr = '', waiting = null;
-  child.stdout.on('data', (b) => { stdout += b; if (waiting) waiting(); });
-  child.stderr.on('data', (b) => { stderr += b; });
-  const done = new Promise((resolve) => child.on('exit', (code) => resolve({ code, stdout, stderr })));
-  const line = async () => {
-    while (!stdout.includes('\n')) {
-      if (child.exitCode !== null) throw new Error(`the CLI ended: ${stderr}`);
-      await new Promise((r) => { waiting = r; setTimeout(r, 200); });
-    }
-    return stdout.slice(0, stdout.indexOf('\n'));
-  };
-  return { child, line, done };
+async function oauthServer() {
+  const child = track(spawn(process.execPath, [FIXTURE], { stdio: ['ignore', 'pipe', 'pipe'] }));
+  child.stderr.on('data', () => {});
+  const events = [];
+  const lines = readline.createInterface({ input: child.stdout });
+  const url = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('oauth_server.mjs did not listen')), 20000 * slow);
+    lines.on('line', (line) => {
+      const m = /^listening (\S+)$/.exec(line);
+      if (m) { clearTimeout(timer); resolve(m[1]); } else events.push(JSON.parse(line));
+    });
+  });
+  return { url, events, stop: () => { try { process.kill(child.pid, 'SIGKILL'); } catch { /* gone */ } } };
 }
 
-// A loopback port nothing listens on.
-async function closedPort() {
-  const s = net.createServer();
-  await new Promise((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address();
-  await new Promise((r) => s.close(r));
-  return port;
+// A loopback port nobody listens on (taken from the kernel, then let go).
+function closedPort() {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
 }
 
-test('auth status, login through the browser, logout; the daemon found through the config', async (t) => {
+function get(url) {
+  return new Promise((resolve, reject) => {
+    http.get(url, { agent: false }, (res) => {
+      let body = '';
+      res.on('data', (c) => { body += c; });
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body }));
+    }).on('error', reject);
+  });
+}
+
+// The browser: follows redirects from `url`; stops at the first URL that
+// `stop` matches without fetching it (a host it cannot reach).
+async function browse(url, stop = () => false) {
+  const hops = [];
+  for (let i = 0; i < 5; i++) {
+    if (stop(url)) return { url, hops };
+    const r = await get(url);
+    hops.push({ url, status: r.status });
+    if (r.status !== 302) return { ...r, url, hops };
+    url = new URL(r.headers.location, url).toString();
+  }
+  throw new Error(`too many redirects: ${JSON.stringify(hops)}`);
+}
+
+// The CLI, running: `line(re)` waits for a stdout line matching `re`,
+// `exit` resolves {code, stdout, stderr}; `input` is written to stdin.
+function cli(args, { env = {}, input } = {}) {
+  const child = track(spawn(bin, args, { env: { ...process.env, MCPGW_TOKEN: '', ...env }, stdio: ['pipe', 'pipe', 'pipe'] }));
+  const out = { stdout: '', stderr: '' };
+  child.stdout.on('data', (b) => { out.stdout += b; });
+  child.stderr.on('data', (b) => { out.stderr += b; });
+  if (input !== undefined) child.stdin.end(input);
+  const timer = setTimeout(() => child.kill('SIGKILL'), 60000 * slow);
+  const exit = new Promise((resolve) => child.on('exit', (code, signal) => {
+    clearTimeout(timer);
+    resolve({ code, signal, ...out });
+  }));
+  const line = (re) => waitFor(() => out.stdout.split('\n').find((l) => re.test(l)), 20000 * slow);
+  return { child, exit, line, out, write: (s) => child.stdin.end(s) };
+}
+
+const server = async (d) => (await d.get('/v1/servers', { headers: { authorization: `Bearer ${TOKEN}` } }))
+  .json.servers.find((s) => s.id === 'secured');
+
+const yaml = (listen, url, extra = '') =>
+  `version: 1\ngateway:\n  listen: ${listen}\n  auth_token: {env: GW_TOKEN}\n${extra}servers:\n` +
+  `  secured:\n    transport: streamable_http\n    url: ${url}\n  plain:\n    command: ${path.join(root, 'build/fixtures/mcp_fixture')}\n`;
+
+test('auth status, login through a browser, logout; the daemon found through -c', async (t) => {
   const as = await oauthServer();
   t.after(() => as.stop());
-  const env = daemonEnv();
-  const d = await start(yaml(as.url), { env });
+  const state = tmpdir();
+  const listen = `127.0.0.1:${await closedPort()}`;
+  const env = { XDG_STATE_HOME: state, STATE_DIRECTORY: '', GW_TOKEN: TOKEN };
+  const d = await start(yaml(listen, as.url), { env, listen: null });
   t.after(() => d.stop());
+  const c = ['-c', d.configPath];
   await waitFor(async () => (await server(d)).state === 'needs_authorization');
 
-  // The CLI's configuration: the daemon's address and token, as an
-  // operator's mcp.yaml with gateway.listen would have them.
-  const cfg = path.join(tmpdir(), 'mcp.yaml');
-  fs.writeFileSync(cfg, `version: 1\ngateway:\n  listen: ${d.addr}\n  auth_token: {env: GW_TOKEN}\nservers: {}\n`);
-  const cliEnv = { GW_TOKEN: TOKEN };
-
-  const before = await run(['auth', 'status', '-c', cfg], { env: cliEnv });
+  // Before: waiting, no grant; the stdio server is not an OAuth one.
+  const before = await run([...c, 'auth', 'status'], { env });
   assert.equal(before.code, 0, before.stderr);
   assert.match(before.stdout, /^SERVER\s+STATE\s+ISSUER\s+SCOPES\s+EXPIRES\s+REFRESHABLE$/m);
   assert.match(before.stdout, /^secured\s+needs_authorization\s+-\s+-\s+-\s+-$/m);
+  assert.doesNotMatch(before.stdout, /^plain\b/m);
 
-  // login prints the authorization server's URL and waits; the browser
-  // follows it to mcpgw's callback; the CLI says so and ends with 0.
-  const login = cli(['login', 'secured', '-c', cfg], cliEnv);
-  const url = await login.line();
-  assert.ok(url.startsWith(new URL(as.url).origin + '/'), url);
-  assert.equal(new URL(url).searchParams.get('redirect_uri'), `http://${d.addr}/oauth/callback`);
+  // Login: the URL is the authorization server's; the browser follows it
+  // to mcpgw's callback; the CLI sees the grant and exits 0.
+  const login = cli([...c, 'auth', 'login', 'secured'], { env });
+  const url = await login.line(/^http/);
+  assert.ok(url.startsWith(`${as.url.replace(/\/mcp$/, '')}/authorize?`), url);
+  assert.equal(new URL(url).searchParams.get('redirect_uri'), `http://${listen}/oauth/callback`);
   const page = await browse(url);
   assert.equal(page.status, 200, page.body);
   assert.match(page.body, /secured is authorized/);
-  const out = await login.done;
-  assert.equal(out.code, 0, out.stderr);
-  assert.match(out.stdout, /^secured is authorized/m);
-  assert.match(out.stderr, /Open this address in a browser to authorize secured/);
+  const done = await login.exit;
+  assert.equal(done.code, 0, done.stderr);
+  assert.match(done.stdout, /^secured is authorized/m);
+  await waitFor(async () => (await server(d)).state === 'ready');
 
-  // status shows the grant, never a token.
-  await waitFor(async () => (await server(d)).state === 'ready', 20000 * slow);
-  const after = await run(['auth', 'status', '-c', cfg], { env: cliEnv });
+  // After: the grant's issuer, scopes, expiry, refreshable; never a token.
+  const after = await run([...c, 'auth', 'status'], { env });
   assert.equal(after.code, 0, after.stderr);
-  const issuer = new URL(as.url).origin;
-  const row = after.stdout.split('\n').find((l) => l.startsWith('secured '));
-  assert.match(row, new RegExp(`^secured\\s+ready\\s+${issuer.replace(/[.]/g, '\\.')}/?\\s+\\S+\\s+\\d{4}-\\d\\d-\\d\\dT\\S+\\s+yes$`), row);
-  const dir = path.join(env.XDG_STATE_HOME, 'mcpgw/oauth');
+  const row = after.stdout.split('\n').find((l) => l.startsWith('secured'));
+  const g = (await server(d)).grant;
+  assert.match(row, new RegExp(`^secured\\s+ready\\s+${g.issuer.replace(/[.]/g, '\\.')}\\s+\\S+\\s+\\S+\\s+yes$`));
+  assert.ok(g.expiresAt && row.includes(g.expiresAt), row);
+  const dir = path.join(state, 'mcpgw/oauth');
   const grant = JSON.parse(fs.readFileSync(path.join(dir, fs.readdirSync(dir).find((f) => f.startsWith('grant-'))), 'utf8'));
-  for (const secret of [grant.access_token, grant.refresh_token, TOKEN])
-    assert.ok(!(after.stdout + after.stderr + out.stdout + out.stderr).includes(secret), 'a secret reached the CLI output');
+  for (const out of [after.stdout + after.stderr, done.stdout + done.stderr])
+    for (const secret of [grant.access_token, grant.refresh_token]) assert.ok(!out.includes(secret), 'a token reached the CLI output');
 
-  // A second login has nothing to do.
-  const again = await run(['auth', 'login', 'secured', '-c', cfg], { env: cliEnv });
+  // Login again: nothing to do.
+  const again = await run([...c, 'auth', 'login', 'secured'], { env });
   assert.equal(again.code, 0, again.stderr);
   assert.match(again.stdout, /secured is already authorized/);
 
-  // logout forgets the grant: the server waits for authorization again.
-  const logout = await run(['auth', 'logout', 'secured', '-c', cfg], { env: cliEnv });
-  assert.equal(logout.code, 0, logout.stderr);
-  assert.match(logout.stdout, /secured: the grant is forgotten/);
+  // Logout: the grant is forgotten, the server waits again.
+  const out = await run([...c, 'auth', 'logout', 'secured'], { env });
+  assert.equal(out.code, 0, out.stderr);
+  assert.match(out.stdout, /secured: the grant is forgotten/);
   assert.equal((await server(d)).state, 'needs_authorization');
   assert.equal((await server(d)).grant, undefined);
-  assert.deepEqual(fs.readdirSync(dir).filter((f) => f.startsWith('grant-')), []);
-  await waitFor(() => as.events.some((e) => e.event === 'revoke'));
+  const last = await run([...c, 'auth', 'status'], { env });
+  assert.match(last.stdout, /^secured\s+needs_authorization\s+-\s+-\s+-\s+-$/m);
 
-  // An unknown server is a clear error, for each command that takes one.
+  // An unknown server; a server without OAuth.
   for (const cmd of ['login', 'logout']) {
-    const r = await run(['auth', cmd, 'nosuch', '-c', cfg], { env: cliEnv });
-    assert.equal(r.code, 1, r.stderr);
-    assert.equal(r.stderr, `mcpgw: the daemon at http://${d.addr} has no server 'nosuch'\n`);
+    const r = await run([...c, 'auth', cmd, 'nosuch'], { env });
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, new RegExp(`^mcpgw: the daemon at http://${listen} has no server 'nosuch'$`, 'm'));
   }
+  const plain = await run([...c, 'auth', 'login', 'plain'], { env });
+  assert.equal(plain.code, 1);
+  assert.match(plain.stderr, /^mcpgw: cannot authorize plain: no such server, or not an HTTP server that has started \(404 not_found\)$/m);
 
-  // --gateway and $MCPGW_TOKEN instead of a configuration; a wrong token
-  // says which settings give the right one.
-  const gw = ['--gateway', `http://${d.addr}/`, '-c', path.join(tmpdir(), 'absent.yaml')];
-  const byEnv = await run(['auth', 'status', ...gw], { env: { MCPGW_TOKEN: TOKEN } });
-  assert.equal(byEnv.code, 0, byEnv.stderr);
-  assert.match(byEnv.stdout, /^secured\s+needs_authorization\s/m);
-  const wrong = await run(['auth', 'status', ...gw], { env: { MCPGW_TOKEN: 'wrong' } });
-  assert.equal(wrong.code, 1);
-  assert.match(wrong.stderr, /refused the token \(401\): give it with the configuration's gateway\.auth_token \(-c FILE\) or \$MCPGW_TOKEN/);
+  // --gateway with $MCPGW_TOKEN; a wrong token is named as such.
+  const g1 = await run(['auth', 'status', '--gateway', `http://${listen}/`], { env: { MCPGW_TOKEN: TOKEN } });
+  assert.equal(g1.code, 0, g1.stderr);
+  assert.match(g1.stdout, /^secured\s+needs_authorization/m);
+  const g2 = await run(['auth', 'status', '--gateway', `http://${listen}`], { env: { MCPGW_TOKEN: 'wrong' } });
+  assert.equal(g2.code, 1);
+  assert.match(g2.stderr, /the daemon at http:\/\/127\.0\.0\.1:\d+ refused the token \(401\)/);
 });
 
-test('auth login --paste: the browser cannot reach the callback; the URL it ended on is pasted', async (t) => {
+test('auth login --paste: the URL the browser ended on, read from stdin', async (t) => {
   const as = await oauthServer();
   t.after(() => as.stop());
-  // The callback the authorization server sends the browser to is on no
-  // machine the browser reaches.
-  const unreachable = `http://127.0.0.1:${await closedPort()}`;
-  const d = await start(yaml(as.url, `  oauth:\n    redirect_uri: ${unreachable}/oauth/callback\n`), { env: daemonEnv() });
+  const nowhere = `http://127.0.0.1:${await closedPort()}/oauth/callback`;
+  const env = { XDG_STATE_HOME: tmpdir(), STATE_DIRECTORY: '', GW_TOKEN: TOKEN };
+  const extra = `  oauth:\n    redirect_uri: ${nowhere}\n`;
+  const d = await start(yaml(`127.0.0.1:${await closedPort()}`, as.url, extra), { env, listen: null });
   t.after(() => d.stop());
-  await waitFor(async () => (await server(d)).state === 'needs_authorization');
   const gw = ['--gateway', `http://${d.addr}`];
+  await waitFor(async () => (await server(d)).state === 'needs_authorization');
 
-  // A URL that is not the answer: the daemon's Problem, non-zero.
-  const bad = cli(['login', 'secured', '--paste', ...gw], { MCPGW_TOKEN: TOKEN });
-  await bad.line();
-  bad.child.stdin.end(`${unreachable}/oauth/callback?code=x&state=forged\n`);
-  const refused = await bad.done;
+  // A pasted address that is not the answer to this flow is refused.
+  const bad = cli(['auth', 'login', 'secured', '--paste', ...gw], { env: { MCPGW_TOKEN: TOKEN } });
+  await bad.line(/^http/);
+  bad.write(`${nowhere}?code=forged&state=forged\n`);
+  const refused = await bad.exit;
   assert.equal(refused.code, 1);
-  assert.match(refused.stderr, /secured is not authorized: This authorization response is unknown, expired or already used.*\(400 unknown_state\)/);
+  assert.match(refused.stderr, /^mcpgw: secured is not authorized: This authorization response is unknown, expired or already used.*\(400 unknown_state\)$/m);
+  assert.equal((await server(d)).state, 'needs_authorization');
 
-  const login = cli(['login', 'secured', '--paste', ...gw], { MCPGW_TOKEN: TOKEN });
-  const url = await login.line();
-  const ended = await browse(url, { stopAt: unreachable });
-  assert.match(ended.url, /\/oauth\/callback\?code=/);
-  login.child.stdin.end(`${ended.url}\n`);
-  const out = await login.done;
-  assert.equal(out.code, 0, out.stderr);
-  assert.match(out.stdout, /^secured is authorized$/m);
-  assert.match(out.stderr, /paste here the address the browser ended on/);
-  await waitFor(async () => (await server(d)).state === 'ready', 20000 * slow);
+  // The browser ends on the unreachable redirect_uri; its address, pasted,
+  // authorizes the server.
+  const login = cli(['auth', 'login', '--paste', 'secured', ...gw], { env: { MCPGW_TOKEN: TOKEN } });
+  const url = await login.line(/^http/);
+  const ended = await browse(url, (u) => u.startsWith(nowhere));
+  assert.ok(ended.url.startsWith(`${nowhere}?code=`), ended.url);
+  login.write(`${ended.url}\n`);
+  const done = await login.exit;
+  assert.equal(done.code, 0, done.stderr);
+  assert.match(done.stdout, /^secured is authorized$/m);
+  await waitFor(async () => (await server(d)).state === 'ready');
+  assert.equal((await server(d)).grant.refreshable, true);
 });
 
-test('auth: no daemon, bad arguments: clear errors, non-zero', async () => {
+test('no daemon, bad arguments: a clear error and a non-zero exit', async () => {
   const port = await closedPort();
-  const r = await run(['auth', 'status', '--gateway', `http://127.0.0.1:${port}`]);
-  assert.equal(r.code, 1);
-  assert.equal(r.stderr, `mcpgw: cannot reach the daemon at http://127.0.0.1:${port}: connection refused\n`);
+  const none = await run(['auth', 'status', '--gateway', `http://127.0.0.1:${port}`]);
+  assert.equal(none.code, 1);
+  assert.equal(none.stderr, `mcpgw: cannot reach the daemon at http://127.0.0.1:${port}: connection refused\n`);
   const login = await run(['auth', 'login', 'x', '--gateway', `http://127.0.0.1:${port}`]);
   assert.equal(login.code, 1);
-  assert.match(login.stderr, /cannot reach the daemon/);
+  assert.match(login.stderr, /cannot reach the daemon at .*: connection refused/);
+  // The configuration's gateway.listen is where the CLI looks.
+  const dir = tmpdir();
+  fs.writeFileSync(path.join(dir, 'mcp.yaml'), `version: 1\ngateway:\n  listen: 127.0.0.1:${port}\n`);
+  const viaConfig = await run(['-c', path.join(dir, 'mcp.yaml'), 'auth', 'status']);
+  assert.equal(viaConfig.stderr, `mcpgw: cannot reach the daemon at http://127.0.0.1:${port}: connection refused\n`);
 
-  for (const [args, why] of [
-    [[], /mcpgw: auth: login, status or logout\?/],
-    [['frob'], /mcpgw: auth: unknown command 'frob'/],
-    [['login'], /mcpgw: auth login takes one server ID/],
-    [['status', 'x'], /mcpgw: auth status takes no argument/],
-    [['status', '--paste'], /mcpgw: --paste goes with auth login/],
-    [['login', 'x', '--timeout', 'soon'], /mcpgw: --timeout takes a number of seconds, not 'soon'/],
-    [['status', '--gateway', 'ftp://x'], /mcpgw: --gateway must be http:\/\/HOST:PORT/],
+  for (const [args, re] of [
+    [['auth'], /^mcpgw: auth: login, status or logout\?$/m],
+    [['auth', 'frobnicate'], /^mcpgw: auth: unknown command 'frobnicate'$/m],
+    [['auth', 'login'], /^mcpgw: auth login takes one server ID$/m],
+    [['auth', 'status', 'extra'], /^mcpgw: auth status takes no argument$/m],
+    [['auth', 'logout', 'x', '--paste'], /^mcpgw: --paste goes with auth login$/m],
+    [['auth', 'login', 'x', '--timeout', 'soon'], /^mcpgw: --timeout takes a number of seconds, not 'soon'$/m],
+    [['auth', 'status', '--gateway', 'example.org'], /^mcpgw: --gateway must be http:\/\/HOST:PORT/m],
   ]) {
-    const b = await run(['auth', ...args]);
-    assert.equal(b.code, 2, `${args}: ${b.stderr}`);
-    assert.match(b.stderr, why);
+    const r = await run(args);
+    assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, re, args.join(' '));
   }
   const help = await run(['--help']);
   assert.match(help.stdout, /mcpgw auth login\|status\|logout/);
+  const authHelp = await run(['auth', '--help']);
+  assert.equal(authHelp.code, 0);
+  assert.match(authHelp.stdout, /--paste/);
 });
