@@ -240,3 +240,32 @@ test('no daemon, bad arguments: a clear error and a non-zero exit', async () => 
   assert.equal(authHelp.code, 0);
   assert.match(authHelp.stdout, /--paste/);
 });
+
+test('client_secret: {file: …}, as systemd\'s LoadCredential= hands it over: read at load, never shown', async (t) => {
+  const as = await oauthServer();
+  t.after(() => as.stop());
+  const creds = tmpdir();
+  fs.writeFileSync(path.join(creds, 'client-secret'), 'cc-secret\n', { mode: 0o600 });
+  const cc = `version: 1\nservers:\n  secured:\n    transport: streamable_http\n    url: ${as.url}\n`
+    + '    oauth:\n      client_id: cc-client\n      client_secret:\n        file: ${CREDENTIALS_DIRECTORY}/client-secret\n'
+    + '      grant: client_credentials\n';
+  const d = await start(cc, { env: { XDG_STATE_HOME: tmpdir(), STATE_DIRECTORY: '', CREDENTIALS_DIRECTORY: creds } });
+  t.after(() => d.stop());
+  await waitFor(async () => (await d.get('/v1/tools')).json.tools.some((x) => x.name === 'whoami'), 20000 * slow);
+  assert.match((await d.post('/v1/tools/whoami/call', { dialog: 'd1', arguments: {} })).body, /called by cc-client/);
+  const s = (await d.get('/v1/servers')).json.servers.find((x) => x.id === 'secured');
+  assert.equal(s.config.oauth.client_secret, '***');
+  assert.ok(!d.stderr.includes('cc-secret'));
+
+  // A file that is missing, or holds more than one line: the key's error,
+  // naming the path, never the text.
+  fs.writeFileSync(path.join(creds, 'two'), 'line-one-secret\nline-two\n');
+  const check = () => run(['--check-config', '-c', path.join(creds, 'bad.yaml')], { env: { CREDENTIALS_DIRECTORY: creds } })
+    .then((r) => { assert.equal(r.code, 1); return r.stderr; });
+  fs.writeFileSync(path.join(creds, 'bad.yaml'), cc.replace('/client-secret', '/nosuch'));
+  assert.match(await check(), /'servers\.secured\.oauth\.client_secret': the file '.*\/nosuch' cannot be used: No such file or directory/);
+  fs.writeFileSync(path.join(creds, 'bad.yaml'), cc.replace('/client-secret', '/two'));
+  const two = await check();
+  assert.match(two, /the file '.*\/two' cannot be used: more than one line/);
+  assert.ok(!two.includes('line-one-secret'));
+});
