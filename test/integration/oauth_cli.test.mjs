@@ -1,4 +1,4 @@
-// `mcpgw auth` (docs/operations.md, "Authorizing an OAuth server"): the CLI
+// `mcpgw auth` (docs/operations.md, "Servers that need OAuth"): the CLI
 // talks to a running daemon over its API. With the fixture's protected MCP
 // server and authorization server (test/fixtures/oauth_server.mjs): status
 // before and after; login prints the authorization server's URL, a
