@@ -8,8 +8,9 @@
 #include "gw/auth_cli.h"
 
 struct gw_cli_daemon {
-    char *url;       /* base URL, no trailing '/': what messages name */
+    char *url;       /* base URL, no trailing '/' */
     char *unix_path; /* the socket of a unix: listen address, else NULL */
+    char *name;      /* what messages name: the URL, or unix:/path */
     char *token;     /* bearer token, or NULL */
 };
 

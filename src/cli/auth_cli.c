@@ -64,7 +64,7 @@ static json_t *find_server(const struct gw_cli_daemon *d, const char *id)
             found = json_incref(s);
     }
     if (!found)
-        fprintf(stderr, "mcpgw: the daemon at %s has no server '%s'\n", d->url, id);
+        fprintf(stderr, "mcpgw: the daemon at %s has no server '%s'\n", d->name, id);
     json_decref(list);
     return found;
 }
@@ -75,9 +75,11 @@ static const char *state_of(const json_t *s)
     return st ? st : "?";
 }
 
+/* Holds a grant that needs no new authorization (no step-up either: an
+ * `authorize` link says one is wanted). */
 static bool authorized(const json_t *s)
 {
-    return json_is_object(json_object_get(s, "grant")) &&
+    return json_is_object(json_object_get(s, "grant")) && !json_object_get(s, "authorize") &&
            strcmp(state_of(s), "needs_authorization") != 0;
 }
 
@@ -266,7 +268,7 @@ static int status(const struct gw_cli_daemon *d)
         free(scopes);
     }
     if (shown == 0)
-        printf("no server of the daemon at %s uses OAuth\n", d->url);
+        printf("no server of the daemon at %s uses OAuth\n", d->name);
     json_decref(list);
     return 0;
 }

@@ -70,6 +70,7 @@ int gw_cli_daemon_init(struct gw_cli_daemon *d, const char *gateway, const char 
     }
     if (c)
         gw_config_unref(c);
+    d->name = d->unix_path ? gw_xasprintf("unix:%s", d->unix_path) : gw_xstrdup(d->url);
     return 0;
 }
 
@@ -77,6 +78,7 @@ void gw_cli_daemon_free(struct gw_cli_daemon *d)
 {
     free(d->url);
     free(d->unix_path);
+    free(d->name);
     if (d->token)
         memset(d->token, 0, strlen(d->token));
     free(d->token);
@@ -155,8 +157,7 @@ int gw_cli_request(const struct gw_cli_daemon *d, const char *method, const char
                              : rc == CURLE_OPERATION_TIMEDOUT ? "no answer in time"
                              : errbuf[0]                      ? errbuf
                                                               : curl_easy_strerror(rc);
-        fprintf(stderr, "mcpgw: cannot reach the daemon at %s%s: %s\n", d->unix_path ? "unix:" : "",
-                d->unix_path ? d->unix_path : d->url, reason);
+        fprintf(stderr, "mcpgw: cannot reach the daemon at %s: %s\n", d->name, reason);
         ret = -1;
     } else {
         curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &a->status);
@@ -184,10 +185,10 @@ void gw_cli_problem(const struct gw_cli_daemon *d, const char *what, const struc
         fprintf(stderr,
                 "mcpgw: %s: the daemon at %s refused the token (401): give it with the "
                 "configuration's gateway.auth_token (-c FILE) or $MCPGW_TOKEN\n",
-                what, d->url);
+                what, d->name);
     } else if (msg) {
         fprintf(stderr, "mcpgw: %s: %s (%ld %s)\n", what, msg, a->status, code ? code : "error");
     } else {
-        fprintf(stderr, "mcpgw: %s: the daemon at %s answered %ld\n", what, d->url, a->status);
+        fprintf(stderr, "mcpgw: %s: the daemon at %s answered %ld\n", what, d->name, a->status);
     }
 }

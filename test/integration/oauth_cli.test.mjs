@@ -215,6 +215,10 @@ test('no daemon, bad arguments: a clear error and a non-zero exit', async () => 
   const login = await run(['auth', 'login', 'x', '--gateway', `http://127.0.0.1:${port}`]);
   assert.equal(login.code, 1);
   assert.match(login.stderr, /cannot reach the daemon at .*: connection refused/);
+  const sock = path.join(tmpdir(), 'none.sock');
+  const unix = await run(['auth', 'status', '--gateway', `unix:${sock}`]);
+  assert.equal(unix.code, 1);
+  assert.equal(unix.stderr, `mcpgw: cannot reach the daemon at unix:${sock}: no such file or directory\n`);
   // The configuration's gateway.listen is where the CLI looks.
   const dir = tmpdir();
   fs.writeFileSync(path.join(dir, 'mcp.yaml'), `version: 1\ngateway:\n  listen: 127.0.0.1:${port}\n`);
