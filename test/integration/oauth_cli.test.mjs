@@ -12,7 +12,7 @@
 // clear error and a non-zero exit. No token reaches the CLI's output.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -261,7 +261,7 @@ test('client_secret: {file: …}, as systemd\'s LoadCredential= hands it over: r
   assert.equal(s.config.oauth.client_secret, '***');
   assert.ok(!d.stderr.includes('cc-secret'));
 
-  // A file that is missing, or holds more than one line: the key's error,
+  // A file that is missing, holds more than one line or is a FIFO: the key's error,
   // naming the path, never the text.
   fs.writeFileSync(path.join(creds, 'two'), 'line-one-secret\nline-two\n');
   const check = () => run(['--check-config', '-c', path.join(creds, 'bad.yaml')], { env: { CREDENTIALS_DIRECTORY: creds } })
@@ -272,4 +272,8 @@ test('client_secret: {file: …}, as systemd\'s LoadCredential= hands it over: r
   const two = await check();
   assert.match(two, /the file '.*\/two' cannot be used: more than one line/);
   assert.ok(!two.includes('line-one-secret'));
+  // A FIFO would block the loader (and a reload): refused unopened.
+  execFileSync('mkfifo', [path.join(creds, 'fifo')]);
+  fs.writeFileSync(path.join(creds, 'bad.yaml'), cc.replace('/client-secret', '/fifo'));
+  assert.match(await check(), /the file '.*\/fifo' cannot be used: not a regular file/);
 });
