@@ -154,6 +154,12 @@ test('auth status, login through a browser, logout; the daemon found through -c'
   const last = await run([...c, 'auth', 'status'], { env });
   assert.match(last.stdout, /^secured\s+needs_authorization\s+-\s+-\s+-\s+-$/m);
 
+  // Nobody opens the URL: the wait ends with a clear message.
+  const late = await run([...c, 'auth', 'login', 'secured', '--timeout', '1'], { env });
+  assert.equal(late.code, 1);
+  assert.match(late.stdout, /^http:\/\/127\.0\.0\.1:\d+\/authorize\?/m);
+  assert.match(late.stderr, /^mcpgw: secured is still not authorized after 1 s; gave up waiting/m);
+
   // An unknown server; a server without OAuth.
   for (const cmd of ['login', 'logout']) {
     const r = await run([...c, 'auth', cmd, 'nosuch'], { env });
