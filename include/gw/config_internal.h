@@ -140,6 +140,13 @@ int gw_cfg_subst_ex(const char *s, char **out, char **shown, struct gw_cfg_strv 
 int gw_cfg_env_value(struct gw_cfg_ld *ld, const struct gw_yaml_node *n, const char *key,
                      char **out);
 
+/* A secret: an env value, or {file: PATH} (${VAR} substituted, relative
+ * to the configuration's directory): the file's one line, without its
+ * final newline. Returns 0 and a new string, or reports the problem at
+ * `key` and returns UV_EINVAL. */
+int gw_cfg_secret_value(struct gw_cfg_ld *ld, const struct gw_yaml_node *n, const char *key,
+                        char **out);
+
 /* Parses envFile text (KEY=VALUE lines) into kv/nkv, appending.
  * Reports each bad line as a diag at `file`:line. Returns 0 or UV_EINVAL. */
 int gw_cfg_parse_env_file(struct gw_cfg_ld *ld, const char *file, const char *text,

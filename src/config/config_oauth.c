@@ -60,7 +60,7 @@ int gw_cfg_set_oauth_secret(struct gw_cfg_ld *ld, const struct gw_cfg_directive 
     char *v;
     if (n == NULL || gw_yaml_is_null(n))
         return 0;
-    if (gw_cfg_env_value(ld, n, key, &v) != 0)
+    if (gw_cfg_secret_value(ld, n, key, &v) != 0)
         return UV_EINVAL;
     gw_cfg_note_literal_secret(ld, n, key);
     free(s->oauth_client_secret);
