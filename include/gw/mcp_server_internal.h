@@ -60,6 +60,7 @@ enum {
     RPC_RESOURCE_NOT_FOUND = -32002, /* MCP resources/read before 2026-07-28 */
     RPC_HEADER_MISMATCH = -32020,    /* 2026-07-28: a header disagrees with the body */
     RPC_MISSING_CAPABILITY = -32021, /* 2026-07-28: the request did not declare it */
+    RPC_URL_ELICITATION = -32042,    /* 2025-11-25: URLElicitationRequiredError */
     RPC_UNSUPPORTED_VERSION = -32022,
 };
 
@@ -323,6 +324,15 @@ json_t *gw_mcp__call_reply(const struct gw_mcp_call *c, const struct gw_call_out
 const char *gw_mcp__call_status(const struct gw_call_outcome *o);
 /* A call refused before it started (dispatch's code `rc`), counted. */
 json_t *gw_mcp__call_refused(struct gw_mcp_session *s, json_t *id, const char *name, int rc);
+
+/* mcp_authorize.c: the answer to a tools/call of `tool` whose server
+ * (`server`, or NULL: the tool's) needs a person to authorize the gateway
+ * (GW_SERVERS_E_AUTHORIZATION): a URL elicitation of the authorize URL
+ * for a client that declared URL-mode elicitation (2025-11-25: error
+ * -32042; 2026-07-28: an input_required result), else a tool error with
+ * the sentence and the link. `s` may be NULL (the session ended). */
+json_t *gw_mcp__authorization_reply(struct gw_mcp_server *ms, const struct gw_mcp_session *s,
+                                    json_t *id, const char *tool, const char *server);
 void gw_mcp__call_progress(void *data, json_t *params);
 void gw_mcp__call_log(void *data, json_t *params);
 

@@ -43,6 +43,14 @@ struct gw_oauth {
     bool challenged;    /* a 401 since the last token was obtained */
     char *step_scopes;  /* a step-up's union of scopes, until a token comes; or NULL */
     char *asked_scopes; /* the scopes of the last authorization request */
+    /* The authorization requests made for the operation that challenges
+     * (GW_OAUTH_AUTHZ_MAX at most), the scopes they asked for, whether
+     * that operation is a step-up, and whether the client gave up on it
+     * (challenged again after the last request allowed). */
+    unsigned authz_count;
+    char *authz_scopes;
+    bool authz_step;
+    bool gave_up;
     struct gw_oauth_prm prm;
     struct gw_oauth_asm asm_;
     struct gw_oauth_client client; /* registered (or configured) for asm_.issuer */
@@ -75,5 +83,13 @@ void gw_oauth__save_client(struct gw_oauth *o);
 void gw_oauth__save_grant(struct gw_oauth *o);
 void gw_oauth__drop_grant(struct gw_oauth *o); /* memory and file */
 void gw_oauth__load(struct gw_oauth *o);
+
+/* oauth_limit.c: counts an authorization request asking for `scopes`
+ * (0), or refuses one past GW_OAUTH_AUTHZ_MAX (-EPERM, and the client
+ * gives up); notes a 401 or 403 challenge (after the step-up scopes are
+ * set): a step-up for other scopes begins a new count, one after the last
+ * request allowed makes the client give up. */
+int gw_oauth__count_request(struct gw_oauth *o, const char *scopes);
+void gw_oauth__note_challenge(struct gw_oauth *o);
 
 #endif

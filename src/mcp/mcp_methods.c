@@ -221,6 +221,8 @@ json_t *gw_mcp__call_reply(const struct gw_mcp_call *c, const struct gw_call_out
         return missing_caps_reply(c, missing);
     if (c->routed)
         return routed_reply(c, o);
+    if (o->code == GW_SERVERS_E_AUTHORIZATION && c->s != NULL)
+        return gw_mcp__authorization_reply(c->s->ms, c->s, c->id, c->tool, o->server);
     if (o->code == 0 && json_is_object(o->result)) {
         r = json_copy(o->result); /* shallow: the content itself is passed as it came */
         if (o->lease != NULL) {
@@ -505,6 +507,8 @@ json_t *gw_mcp__call_refused(struct gw_mcp_session *s, json_t *id, const char *n
     }
     if (rc == GW_SERVERS_E_NEED_DIALOG && s->modern)
         return gw_mcp__result(id, text_result(true, NEED_DIALOG_SENTENCE));
+    if (rc == GW_SERVERS_E_AUTHORIZATION)
+        return gw_mcp__authorization_reply(s->ms, s, id, name, NULL);
     return gw_mcp__result(id, text_result(true, gw_dispatch_error(rc).sentence));
 }
 

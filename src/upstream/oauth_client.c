@@ -372,6 +372,14 @@ static void have_client(struct gw_oauth *o)
         fetch(o, o->asm_.registration_endpoint, o->body, NULL, dcr_done);
         return;
     }
+    if (gw_oauth__count_request(o, scopes) < 0) {
+        failf(o, -EPERM,
+              "%d authorization requests did not get the scopes %.300s: none is made "
+              "until a reload or a logout",
+              GW_OAUTH_AUTHZ_MAX, scopes ? scopes : "(none named)");
+        free(scopes);
+        return;
+    }
     struct flow *f = free_flow(o);
     flow_clear(f);
     if (gw_oauth_random(f->state) < 0 || gw_oauth_random(f->verifier) < 0) {
@@ -412,6 +420,15 @@ int gw_oauth_authorize(struct gw_oauth *o, gw_oauth_cb cb, void *data)
 {
     if (!o->redirect_uri && !o->client_credentials)
         return -EINVAL;
+    if (o->gave_up) {
+        char *why =
+            gw_xasprintf("%d authorization requests did not get the scopes %.300s: none "
+                         "is made until a reload or a logout",
+                         GW_OAUTH_AUTHZ_MAX, o->authz_scopes[0] ? o->authz_scopes : "(none named)");
+        cb(data, -EPERM, why);
+        free(why);
+        return 0;
+    }
     int j = join(o, OP_AUTHORIZE, cb, data);
     if (j != 0)
         return j < 0 ? j : 0;
@@ -446,6 +463,7 @@ int gw_oauth_forget(struct gw_oauth *o)
     char *token =
         gw_xstrdup(o->token.refresh_token ? o->token.refresh_token : o->token.access_token);
     gw_oauth__drop_grant(o);
+    gw_oauth_limit_reset(o);
     schedule_ahead(o);
     if (token && o->asm_.revocation_endpoint && o->client.client_id) {
         o->op = OP_REVOKE;
@@ -622,6 +640,7 @@ int gw_oauth_challenged(struct gw_oauth *o, const char *www_authenticate)
         gw_oauth_challenge_clear(&o->challenge);
         o->challenge = c;
         o->challenged = true;
+        gw_oauth__note_challenge(o);
     }
     return rc;
 }
@@ -662,6 +681,7 @@ int gw_oauth_step_up(struct gw_oauth *o, const char *www_authenticate)
         gw_oauth_challenge_clear(&c);
     }
     o->challenged = true;
+    gw_oauth__note_challenge(o);
     return 0;
 }
 
@@ -757,6 +777,7 @@ void gw_oauth_free(struct gw_oauth *o)
     free(o->cimd_url);
     free(o->step_scopes);
     free(o->asked_scopes);
+    free(o->authz_scopes);
     free(o->client_issuer);
     free(o->store_dir);
     free(o->state_dir);
