@@ -133,6 +133,11 @@ struct gw_mcp_exchange {
     struct gw_mcp_session *own;
     char *method; /* its request's method (results are decorated by it) */
     bool streaming;
+    /* A call's whole answer already written as text (a 2026-07-28
+     * tools/call's plain result, gw_mcp__modern_call_answer), set only
+     * when it is the exchange's one answer and goes out at once. */
+    char *answer;
+    size_t answer_len;
 };
 
 /* A server request relayed to the client and not answered yet. Owned by
@@ -318,6 +323,10 @@ void gw_mcp__call_drop(struct gw_mcp_call *c);
  * metrics): unlinked, answered and freed. */
 void gw_mcp__call_end(struct gw_mcp_call *c, const char *server, const char *dialog,
                       const char *status, json_t *reply);
+/* The same with the answer already written (`text` stolen), for an
+ * exchange whose one answer this is and that is not streaming. */
+void gw_mcp__call_end_text(struct gw_mcp_call *c, const char *server, const char *dialog,
+                           const char *status, char *text, size_t len);
 /* The answer to a finished call, and its status label. */
 json_t *gw_mcp__call_reply(const struct gw_mcp_call *c, const struct gw_call_outcome *o);
 const char *gw_mcp__call_status(const struct gw_call_outcome *o);
@@ -340,6 +349,13 @@ int gw_mcp__modern_status(int code);
  * result of `method`, in place (`result` must be the caller's own object;
  * its _meta is replaced by a copy). */
 void gw_mcp__modern_decorate(const char *method, json_t *result);
+/* The JSON-RPC answer to a tools/call whose upstream result is `result`
+ * (`lease` may be NULL), byte for byte what gw_mcp__call_reply,
+ * gw_mcp__modern_decorate and gw_json_dump give, written without a tree;
+ * its length in *len. NULL where that path must run instead: a result not
+ * an object, a resultType other than "complete", a _meta not an object,
+ * text that is not UTF-8. */
+char *gw_mcp__modern_call_answer(json_t *id, json_t *result, json_t *lease, size_t *len);
 /* -32601 for a method 2026-07-28 removed, or NULL. New reference. */
 json_t *gw_mcp__modern_removed(json_t *id, const char *method);
 json_t *gw_mcp__discover_result(struct gw_mcp_server *ms);

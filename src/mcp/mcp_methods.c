@@ -269,8 +269,9 @@ const char *gw_mcp__call_status(const struct gw_call_outcome *o)
     return json_is_true(json_object_get(o->result, "isError")) ? "tool_error" : "ok";
 }
 
-void gw_mcp__call_end(struct gw_mcp_call *c, const char *server, const char *dialog,
-                      const char *status, json_t *reply)
+/* The call's log line and metrics, and out of its session's list. */
+static void call_over(struct gw_mcp_call *c, const char *server, const char *dialog,
+                      const char *status)
 {
     uint64_t elapsed = gw_now_ms() - c->started_ms;
     char ms[24];
@@ -283,8 +284,10 @@ void gw_mcp__call_end(struct gw_mcp_call *c, const char *server, const char *dia
     if (!c->routed)
         gw_metrics_call(c->metrics, "mcp", server, c->tool, status, (double)elapsed / 1000.0);
     unlink_call(c);
-    gw_mcp__exchange_add(c->x, reply);
-    gw_mcp__exchange_done(c->x);
+}
+
+static void call_free(struct gw_mcp_call *c)
+{
     while (c->relays != NULL) { /* on_request_gone emptied it; kept safe */
         struct mcp_relay *r = c->relays;
         c->relays = r->next;
@@ -294,6 +297,25 @@ void gw_mcp__call_end(struct gw_mcp_call *c, const char *server, const char *dia
     json_decref(c->id);
     free(c->tool);
     free(c);
+}
+
+void gw_mcp__call_end(struct gw_mcp_call *c, const char *server, const char *dialog,
+                      const char *status, json_t *reply)
+{
+    call_over(c, server, dialog, status);
+    gw_mcp__exchange_add(c->x, reply);
+    gw_mcp__exchange_done(c->x);
+    call_free(c);
+}
+
+void gw_mcp__call_end_text(struct gw_mcp_call *c, const char *server, const char *dialog,
+                           const char *status, char *text, size_t len)
+{
+    call_over(c, server, dialog, status);
+    c->x->answer = text;
+    c->x->answer_len = len;
+    gw_mcp__exchange_done(c->x);
+    call_free(c);
 }
 
 static void on_call_outcome(void *data, const struct gw_call_outcome *o)

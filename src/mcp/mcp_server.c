@@ -292,6 +292,11 @@ static void exchange_answer(struct gw_mcp_exchange *x)
  * or as the whole response. */
 static void modern_done(struct gw_mcp_exchange *x)
 {
+    if (x->answer != NULL && x->req != NULL) {
+        gw_http_on_abort(x->req, NULL, NULL);
+        gw_http_respond_json_text(x->req, 200, x->answer, x->answer_len, NULL);
+        x->req = NULL;
+    }
     for (size_t i = 0; i < json_array_size(x->replies); i++) {
         json_t *reply = json_array_get(x->replies, i);
         json_t *result = json_object_get(reply, "result");
@@ -337,6 +342,7 @@ void gw_mcp__exchange_done(struct gw_mcp_exchange *x)
     }
     json_decref(x->replies);
     free(x->session_header);
+    free(x->answer);
     free(x);
 }
 
