@@ -337,12 +337,11 @@ void gw_mcp__call_log(void *data, json_t *params);
 
 /* ---- mcp_modern.c ---- */
 
-/* Is this POST a 2026-07-28 request (its _meta names a version, or its
- * MCP-Protocol-Version is not a 2025-era one)? An initialize without a
- * session never is. */
-bool gw_mcp__is_modern(const struct gw_http_request *req, json_t *body);
-/* Answers a 2026-07-28 POST (`body` borrowed). */
-void gw_mcp__modern_post(struct gw_mcp_server *ms, struct gw_http_request *req, json_t *body);
+/* Answers a POST that is a 2026-07-28 request (its _meta names a version,
+ * or its MCP-Protocol-Version is not a 2025-era one; an initialize without
+ * a session never is) and returns true; false for any other (`body`
+ * borrowed). */
+bool gw_mcp__modern_post(struct gw_mcp_server *ms, struct gw_http_request *req, json_t *body);
 /* The HTTP status of a 2026-07-28 error answer with this JSON-RPC code. */
 int gw_mcp__modern_status(int code);
 /* Adds resultType, the gateway's serverInfo and caching hints to a

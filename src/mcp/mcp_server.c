@@ -502,9 +502,7 @@ static void handle_post(struct gw_mcp_server *ms, struct gw_http_request *req)
     body = parse_body(req);
     if (body == NULL)
         return;
-    if (gw_mcp__is_modern(req, body))
-        gw_mcp__modern_post(ms, req, body);
-    else if (check_version_header(req) == 0)
+    if (!gw_mcp__modern_post(ms, req, body) && check_version_header(req) == 0)
         post_legacy(ms, req, body);
     json_decref(body);
 }
