@@ -297,6 +297,10 @@ bool gw_mcp__version_supported(const char *v);
  * to `x` now or, for tools/call, later (x->waiting counts it); a
  * notification or a response adds nothing. `msg` is borrowed. */
 void gw_mcp__dispatch(struct gw_mcp_session *s, struct gw_mcp_exchange *x, json_t *msg);
+/* The same for a request whose envelope the caller has checked (a JSON-RPC
+ * 2.0 request with a string method and a string or integer id). */
+void gw_mcp__dispatch_request(struct gw_mcp_session *s, struct gw_mcp_exchange *x,
+                              const char *method, json_t *id, json_t *params);
 
 /* Checks an initialize request's params; returns NULL and sets *version to
  * the version to answer (the client's when supported, else ours), or

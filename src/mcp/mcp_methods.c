@@ -276,11 +276,13 @@ static void call_over(struct gw_mcp_call *c, const char *server, const char *dia
     uint64_t elapsed = gw_now_ms() - c->started_ms;
     char ms[24];
 
-    snprintf(ms, sizeof ms, "%llu", (unsigned long long)elapsed);
     /* The revision tells the eras apart: a 2026-07-28 request has no
      * session whose start line would say it. */
-    gw_log(GW_LOG_INFO, "mcp tool call", "tool", c->tool, "server", server, "dialog", dialog,
-           "version", c->version, "status", status, "duration_ms", ms, NULL);
+    if (gw_log_enabled(GW_LOG_INFO)) {
+        snprintf(ms, sizeof ms, "%llu", (unsigned long long)elapsed);
+        gw_log(GW_LOG_INFO, "mcp tool call", "tool", c->tool, "server", server, "dialog", dialog,
+               "version", c->version, "status", status, "duration_ms", ms, NULL);
+    }
     if (!c->routed)
         gw_metrics_call(c->metrics, "mcp", server, c->tool, status, (double)elapsed / 1000.0);
     unlink_call(c);
@@ -778,6 +780,15 @@ static void notification(struct gw_mcp_session *s, const char *method, json_t *p
 static bool valid_id(json_t *id)
 {
     return json_is_string(id) || json_is_integer(id);
+}
+
+void gw_mcp__dispatch_request(struct gw_mcp_session *s, struct gw_mcp_exchange *x,
+                              const char *method, json_t *id, json_t *params)
+{
+    json_t *reply = request(s, x, method, id, params);
+
+    if (reply != NULL)
+        gw_mcp__exchange_add(x, reply);
 }
 
 void gw_mcp__dispatch(struct gw_mcp_session *s, struct gw_mcp_exchange *x, json_t *msg)

@@ -510,6 +510,7 @@ char *gw_mcp__modern_call_answer(json_t *id, json_t *result, json_t *lease, size
     if (!json_is_object(result) || (type != NULL && (t == NULL || strcmp(t, "complete") != 0)) ||
         (meta != NULL && !json_is_object(meta)) || (!json_is_string(id) && !json_is_integer(id)))
         return NULL;
+    gw_jbuf_reserve(&b, 1024); /* a short answer is written without a realloc */
     gw_jbuf_lit(&b, "{\"jsonrpc\":\"2.0\",\"id\":");
     if (gw_jbuf_value(&b, id) != 0)
         goto fail;
@@ -632,7 +633,7 @@ bool gw_mcp__modern_post(struct gw_mcp_server *ms, struct gw_http_request *req, 
     x->own = s;
     x->method = gw_xstrdup(method);
     gw_mcp__exchange_watch(x);
-    gw_mcp__dispatch(s, x, body);
+    gw_mcp__dispatch_request(s, x, method, id, params); /* the envelope is checked */
     gw_mcp__exchange_done(x);
     return true;
 }
