@@ -24,9 +24,6 @@ struct gw_jbuf {
     size_t len, cap;
 };
 
-/* Room for `n` more bytes now, for a writer that knows about how long its
- * text will be (each growth is a realloc). */
-void gw_jbuf_reserve(struct gw_jbuf *b, size_t n);
 /* Bytes as they are: the caller writes the punctuation. */
 void gw_jbuf_put(struct gw_jbuf *b, const char *s, size_t n);
 /* A string literal's bytes, its length counted by the compiler. */

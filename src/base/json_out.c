@@ -192,11 +192,6 @@ static bool put_value(struct gw_jbuf *b, const json_t *j, int depth)
     return false;
 }
 
-void gw_jbuf_reserve(struct gw_jbuf *b, size_t n)
-{
-    reserve(b, n);
-}
-
 void gw_jbuf_put(struct gw_jbuf *b, const char *s, size_t n)
 {
     put(b, s, n);

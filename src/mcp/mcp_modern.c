@@ -510,7 +510,6 @@ char *gw_mcp__modern_call_answer(json_t *id, json_t *result, json_t *lease, size
     if (!json_is_object(result) || (type != NULL && (t == NULL || strcmp(t, "complete") != 0)) ||
         (meta != NULL && !json_is_object(meta)) || (!json_is_string(id) && !json_is_integer(id)))
         return NULL;
-    gw_jbuf_reserve(&b, 1024); /* a short answer is written without a realloc */
     gw_jbuf_lit(&b, "{\"jsonrpc\":\"2.0\",\"id\":");
     if (gw_jbuf_value(&b, id) != 0)
         goto fail;

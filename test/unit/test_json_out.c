@@ -177,9 +177,6 @@ START_TEST(test_jbuf_pieces)
     size_t len;
     char *got;
 
-    gw_jbuf_reserve(&b, 4096); /* room only: nothing written */
-    ck_assert_uint_eq(b.len, 0);
-    ck_assert_uint_ge(b.cap, 4097);
     gw_jbuf_put(&b, "{\"id\":", 6);
     gw_jbuf_int(&b, -42);
     gw_jbuf_put(&b, ",\"m\":", 5);
