@@ -227,7 +227,7 @@ void gw_mcp__exchange_watch(struct gw_mcp_exchange *x);
 /* The dialog named by X-Mcpgw-Dialog or the URL: 0 with `canon` set (""
  * if neither), or -1 after answering 400 (malformed, or the two differ). */
 int gw_mcp__named_dialog(struct gw_http_request *req, char *canon);
-/* Appends a response (stolen) to the exchange. */
+/* Appends a response (stolen; NULL adds nothing) to the exchange. */
 void gw_mcp__exchange_add(struct gw_mcp_exchange *x, json_t *reply);
 /* One request of the exchange is answered; the last one sends the answer
  * and frees `x`. */
@@ -323,14 +323,11 @@ struct gw_mcp_call *gw_mcp__call_new(struct gw_mcp_session *s, struct gw_mcp_exc
                                      json_t *id, const char *name);
 void gw_mcp__call_track(struct gw_mcp_session *s, struct gw_mcp_exchange *x, struct gw_mcp_call *c);
 void gw_mcp__call_drop(struct gw_mcp_call *c);
-/* The call ended (`reply` stolen: its answer; `status` for the log and
- * metrics): unlinked, answered and freed. */
+/* The call ended (`reply` stolen: its answer, or NULL when x->answer
+ * holds it already; `status` for the log and metrics): unlinked, answered
+ * and freed. */
 void gw_mcp__call_end(struct gw_mcp_call *c, const char *server, const char *dialog,
                       const char *status, json_t *reply);
-/* The same with the answer already written (`text` stolen), for an
- * exchange whose one answer this is and that is not streaming. */
-void gw_mcp__call_end_text(struct gw_mcp_call *c, const char *server, const char *dialog,
-                           const char *status, char *text, size_t len);
 /* The answer to a finished call, and its status label. */
 json_t *gw_mcp__call_reply(const struct gw_mcp_call *c, const struct gw_call_outcome *o);
 const char *gw_mcp__call_status(const struct gw_call_outcome *o);

@@ -269,9 +269,8 @@ const char *gw_mcp__call_status(const struct gw_call_outcome *o)
     return json_is_true(json_object_get(o->result, "isError")) ? "tool_error" : "ok";
 }
 
-/* The call's log line and metrics, and out of its session's list. */
-static void call_over(struct gw_mcp_call *c, const char *server, const char *dialog,
-                      const char *status)
+void gw_mcp__call_end(struct gw_mcp_call *c, const char *server, const char *dialog,
+                      const char *status, json_t *reply)
 {
     uint64_t elapsed = gw_now_ms() - c->started_ms;
     char ms[24];
@@ -286,10 +285,8 @@ static void call_over(struct gw_mcp_call *c, const char *server, const char *dia
     if (!c->routed)
         gw_metrics_call(c->metrics, "mcp", server, c->tool, status, (double)elapsed / 1000.0);
     unlink_call(c);
-}
-
-static void call_free(struct gw_mcp_call *c)
-{
+    gw_mcp__exchange_add(c->x, reply);
+    gw_mcp__exchange_done(c->x);
     while (c->relays != NULL) { /* on_request_gone emptied it; kept safe */
         struct mcp_relay *r = c->relays;
         c->relays = r->next;
@@ -299,25 +296,6 @@ static void call_free(struct gw_mcp_call *c)
     json_decref(c->id);
     free(c->tool);
     free(c);
-}
-
-void gw_mcp__call_end(struct gw_mcp_call *c, const char *server, const char *dialog,
-                      const char *status, json_t *reply)
-{
-    call_over(c, server, dialog, status);
-    gw_mcp__exchange_add(c->x, reply);
-    gw_mcp__exchange_done(c->x);
-    call_free(c);
-}
-
-void gw_mcp__call_end_text(struct gw_mcp_call *c, const char *server, const char *dialog,
-                           const char *status, char *text, size_t len)
-{
-    call_over(c, server, dialog, status);
-    c->x->answer = text;
-    c->x->answer_len = len;
-    gw_mcp__exchange_done(c->x);
-    call_free(c);
 }
 
 static void on_call_outcome(void *data, const struct gw_call_outcome *o)
@@ -785,10 +763,7 @@ static bool valid_id(json_t *id)
 void gw_mcp__dispatch_request(struct gw_mcp_session *s, struct gw_mcp_exchange *x,
                               const char *method, json_t *id, json_t *params)
 {
-    json_t *reply = request(s, x, method, id, params);
-
-    if (reply != NULL)
-        gw_mcp__exchange_add(x, reply);
+    gw_mcp__exchange_add(x, request(s, x, method, id, params));
 }
 
 void gw_mcp__dispatch(struct gw_mcp_session *s, struct gw_mcp_exchange *x, json_t *msg)
@@ -797,7 +772,6 @@ void gw_mcp__dispatch(struct gw_mcp_session *s, struct gw_mcp_exchange *x, json_
     json_t *params = json_object_get(msg, "params");
     const char *method = json_string_value(json_object_get(msg, "method"));
     const char *jsonrpc = json_string_value(json_object_get(msg, "jsonrpc"));
-    json_t *reply;
 
     if (!json_is_object(msg) || jsonrpc == NULL || strcmp(jsonrpc, "2.0") != 0) {
         gw_mcp__exchange_add(
@@ -820,7 +794,5 @@ void gw_mcp__dispatch(struct gw_mcp_session *s, struct gw_mcp_exchange *x, json_
         notification(s, method, params);
         return;
     }
-    reply = request(s, x, method, id, params);
-    if (reply != NULL)
-        gw_mcp__exchange_add(x, reply);
+    gw_mcp__dispatch_request(s, x, method, id, params);
 }

@@ -30,7 +30,9 @@ static bool answered_as_text(struct gw_mcp_call *c, const struct gw_call_outcome
     text = gw_mcp__modern_call_answer(c->id, o->result, o->lease, &len);
     if (text == NULL)
         return false;
-    gw_mcp__call_end_text(c, o->server, o->dialog, gw_mcp__call_status(o), text, len);
+    x->answer = text;
+    x->answer_len = len;
+    gw_mcp__call_end(c, o->server, o->dialog, gw_mcp__call_status(o), NULL);
     return true;
 }
 

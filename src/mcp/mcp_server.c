@@ -205,7 +205,8 @@ void gw_mcp__exchange_watch(struct gw_mcp_exchange *x)
 
 void gw_mcp__exchange_add(struct gw_mcp_exchange *x, json_t *reply)
 {
-    json_array_append_new(x->replies, reply);
+    if (reply != NULL) /* none yet (a call), or already written (x->answer) */
+        json_array_append_new(x->replies, reply);
 }
 
 char *gw_mcp__sse_event(json_t *msg)
