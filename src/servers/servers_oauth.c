@@ -24,7 +24,7 @@ static char *redirect_uri(const struct gw_servers *s, const struct gw_gateway_co
 struct gw_oauth *gw_server_oauth(struct server *srv)
 {
     static const unsigned methods[] = {0, GW_OAUTH_AUTH_NONE, GW_OAUTH_AUTH_BASIC,
-                                       GW_OAUTH_AUTH_POST};
+                                       GW_OAUTH_AUTH_POST, GW_OAUTH_AUTH_JWT};
     const struct gw_server_config *cfg = srv->cfg;
     if (srv->oauth || cfg->oauth_off ||
         (cfg->transport != GW_TRANSPORT_STREAMABLE_HTTP && cfg->transport != GW_TRANSPORT_SSE))
@@ -43,6 +43,7 @@ struct gw_oauth *gw_server_oauth(struct server *srv)
         .redirect_uri = redirect,
         .client_id = cfg->oauth_client_id,
         .client_secret = cfg->oauth_client_secret,
+        .private_key = cfg->oauth_private_key,
         .auth = methods[cfg->oauth_method],
         .scopes = cfg->has_oauth_scopes ? (scopes ? scopes : "") : NULL,
         .omit_resource = cfg->oauth_omit_resource,
