@@ -146,6 +146,7 @@ enum gw_oauth_auth {
     GW_OAUTH_AUTH_NONE = 1,
     GW_OAUTH_AUTH_BASIC = 2, /* client_secret_basic */
     GW_OAUTH_AUTH_POST = 4,  /* client_secret_post */
+    GW_OAUTH_AUTH_JWT = 8,   /* private_key_jwt (RFC 7523 section 2.2) */
 };
 
 /* Reads authorization-server metadata fetched for `issuer`: its `issuer`
@@ -280,9 +281,10 @@ struct gw_oauth_settings {
     const char *redirect_uri; /* where the browser comes back */
     const char *client_id;    /* a configured client, or NULL: register */
     const char *client_secret;
-    unsigned auth;      /* GW_OAUTH_AUTH_*; 0: chosen from the metadata */
-    const char *scopes; /* replaces the spec's selection; or NULL */
-    bool omit_resource; /* no RFC 8707 resource parameter */
+    const char *private_key; /* PEM for private_key_jwt (checked at config load), or NULL */
+    unsigned auth;           /* GW_OAUTH_AUTH_*; 0: chosen from the metadata */
+    const char *scopes;      /* replaces the spec's selection; or NULL */
+    bool omit_resource;      /* no RFC 8707 resource parameter */
     /* grant: client_credentials: gw_oauth_authorize obtains a token from
      * the configured client itself (no browser, no redirect) and answers
      * NULL. */

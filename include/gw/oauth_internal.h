@@ -36,6 +36,7 @@ struct gw_oauth {
     char *cimd_url; /* gateway.oauth.client_metadata_url, or NULL */
     char server_host[256];
     struct gw_oauth_client configured; /* client_id NULL: none */
+    struct gw_jws_key *key;            /* private_key_jwt's; or NULL */
     bool omit_resource;
     bool client_credentials;
 
@@ -76,6 +77,13 @@ struct gw_oauth {
     char *body;
     bool busy; /* a fetch is in the multi */
 };
+
+/* oauth_jwt.c: private_key_jwt. Appends client_assertion_type and a
+ * fresh client_assertion for o->asm_.issuer to the form `body` when
+ * o->client authenticates so; 0, or -EINVAL with `why` set. */
+int gw_oauth__add_assertion(const struct gw_oauth *o, char **body, char *why, size_t cap);
+/* The key of s->private_key into o->key (a warning when it cannot be). */
+void gw_oauth__load_key(struct gw_oauth *o, const char *pem);
 
 /* oauth_persist.c: the registration and the grant, saved as they change
  * and loaded at creation (nothing happens without a state_dir). */

@@ -7,7 +7,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+#include "gw/curl_uv.h"
 #include "gw/log.h"
 #include "gw/oauth.h"
 #include "gw/util.h"
@@ -24,11 +26,19 @@ static char *redirect_uri(const struct gw_servers *s, const struct gw_gateway_co
 struct gw_oauth *gw_server_oauth(struct server *srv)
 {
     static const unsigned methods[] = {0, GW_OAUTH_AUTH_NONE, GW_OAUTH_AUTH_BASIC,
-                                       GW_OAUTH_AUTH_POST};
+                                       GW_OAUTH_AUTH_POST, GW_OAUTH_AUTH_JWT};
     const struct gw_server_config *cfg = srv->cfg;
-    if (srv->oauth || cfg->oauth_off ||
-        (cfg->transport != GW_TRANSPORT_STREAMABLE_HTTP && cfg->transport != GW_TRANSPORT_SSE))
+    if (srv->oauth || cfg->oauth_off || cfg->transport == GW_TRANSPORT_STDIO)
         return srv->oauth;
+    /* A WebSocket server's protected resource is its URL over http(s):
+     * that is where its metadata is found and what `resource` names. */
+    char *url = strncasecmp(cfg->url, "ws", 2) == 0 ? gw_xasprintf("http%s", cfg->url + 2)
+                                                    : gw_xstrdup(cfg->url);
+    /* Only an HTTP upstream opens the HTTP client; a WebSocket one needs it
+     * here, for the OAuth fetches (a failure shows on the first of them). */
+    char why[256];
+    if (srv->owner->multi && gw_curl_uv_open(srv->owner->multi, why, sizeof(why)) != 0)
+        gw_log(GW_LOG_WARN, "oauth: no HTTP client", "server", cfg->id, "reason", why, NULL);
     char *redirect = redirect_uri(srv->owner, &srv->snap->gateway);
     char *state_dir = gw_oauth_state_dir(srv->snap->gateway.state_dir);
     char *scopes = NULL;
@@ -39,10 +49,11 @@ struct gw_oauth *gw_server_oauth(struct server *srv)
         scopes = next;
     }
     struct gw_oauth_settings s = {
-        .server_url = cfg->url,
+        .server_url = url,
         .redirect_uri = redirect,
         .client_id = cfg->oauth_client_id,
         .client_secret = cfg->oauth_client_secret,
+        .private_key = cfg->oauth_private_key,
         .auth = methods[cfg->oauth_method],
         .scopes = cfg->has_oauth_scopes ? (scopes ? scopes : "") : NULL,
         .omit_resource = cfg->oauth_omit_resource,
@@ -52,6 +63,7 @@ struct gw_oauth *gw_server_oauth(struct server *srv)
     };
     srv->oauth = gw_oauth_new(srv->owner->loop, srv->owner->multi, &s);
     free(scopes);
+    free(url);
     free(redirect);
     free(state_dir);
     return srv->oauth;
