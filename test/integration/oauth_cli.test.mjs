@@ -14,29 +14,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
-import readline from 'node:readline';
 import { bin, start, waitFor, root, tmpdir, slow, track, run } from './lib/harness.mjs';
+import { oauthServer, browse, get } from './lib/oauth.mjs';
 
-const FIXTURE = path.join(root, 'test/fixtures/oauth_server.mjs');
 const TOKEN = 'cli-test-token-5e2f';
-
-async function oauthServer() {
-  const child = track(spawn(process.execPath, [FIXTURE], { stdio: ['ignore', 'pipe', 'pipe'] }));
-  child.stderr.on('data', () => {});
-  const events = [];
-  const lines = readline.createInterface({ input: child.stdout });
-  const url = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('oauth_server.mjs did not listen')), 20000 * slow);
-    lines.on('line', (line) => {
-      const m = /^listening (\S+)$/.exec(line);
-      if (m) { clearTimeout(timer); resolve(m[1]); } else events.push(JSON.parse(line));
-    });
-  });
-  return { url, events, stop: () => { try { process.kill(child.pid, 'SIGKILL'); } catch { /* gone */ } } };
-}
 
 // A loopback port nobody listens on (taken from the kernel, then let go).
 function closedPort() {
@@ -46,30 +29,6 @@ function closedPort() {
       s.close(() => resolve(port));
     });
   });
-}
-
-function get(url) {
-  return new Promise((resolve, reject) => {
-    http.get(url, { agent: false }, (res) => {
-      let body = '';
-      res.on('data', (c) => { body += c; });
-      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body }));
-    }).on('error', reject);
-  });
-}
-
-// The browser: follows redirects from `url`; stops at the first URL that
-// `stop` matches without fetching it (a host it cannot reach).
-async function browse(url, stop = () => false) {
-  const hops = [];
-  for (let i = 0; i < 5; i++) {
-    if (stop(url)) return { url, hops };
-    const r = await get(url);
-    hops.push({ url, status: r.status });
-    if (r.status !== 302) return { ...r, url, hops };
-    url = new URL(r.headers.location, url).toString();
-  }
-  throw new Error(`too many redirects: ${JSON.stringify(hops)}`);
 }
 
 // The CLI, running: `line(re)` waits for a stdout line matching `re`,

@@ -9,29 +9,12 @@
 // at the key's line (`mcpgw -t`).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import readline from 'node:readline';
-import { start, run, waitFor, root, tmpdir, slow, track } from './lib/harness.mjs';
+import { start, run, waitFor, tmpdir, slow } from './lib/harness.mjs';
+import { oauthServer } from './lib/oauth.mjs';
 
-const FIXTURE = path.join(root, 'test/fixtures/oauth_server.mjs');
-
-async function oauthServer(env = {}) {
-  const child = track(spawn(process.execPath, [FIXTURE], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
-  child.stderr.on('data', () => {});
-  const events = [];
-  const lines = readline.createInterface({ input: child.stdout });
-  const url = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('oauth_server.mjs did not listen')), 20000 * slow);
-    lines.on('line', (line) => {
-      const m = /^listening (\S+)$/.exec(line);
-      if (m) { clearTimeout(timer); resolve(m[1]); } else events.push(JSON.parse(line));
-    });
-  });
-  return { url, events, stop: () => { try { process.kill(child.pid, 'SIGKILL'); } catch { /* gone */ } } };
-}
 
 const pair = (type, options) => {
   const { publicKey, privateKey } = crypto.generateKeyPairSync(type, options);

@@ -35,13 +35,16 @@ export function get(url) {
   });
 }
 
-// The browser: the authorize link, then each redirect, up to mcpgw's page.
-export async function browse(url) {
+// The browser: the authorize link, then each redirect, up to mcpgw's page;
+// it stops at the first URL that `stop` matches without fetching it (a host
+// it cannot reach) and answers the URL it ended on.
+export async function browse(url, stop = () => false) {
   const hops = [];
   for (let i = 0; i < 5; i++) {
+    if (stop(url)) return { url, hops };
     const r = await get(url);
     hops.push({ url, status: r.status });
-    if (r.status !== 302) return { ...r, hops };
+    if (r.status !== 302) return { ...r, url, hops };
     url = new URL(r.headers.location, url).toString();
   }
   throw new Error(`too many redirects: ${JSON.stringify(hops)}`);
