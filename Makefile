@@ -61,7 +61,7 @@ ASAN_LLHTTP_OBJ := $(LLHTTP_OBJ:$(BUILD)/llhttp/%=$(BUILD)/asan/llhttp/%)
 # are what `systemd-analyze verify` checks the unit against.
 # chromium is the browser test/integration/ui.test.mjs drives (puppeteer-core
 # from test/package.json; it downloads no browser of its own).
-DEB_PKGS := gcc make pkg-config libuv1-dev libyaml-dev node-llhttp libcurl4 libcurl4-openssl-dev \
+DEB_PKGS := gcc make pkg-config libuv1-dev libyaml-dev node-llhttp libcurl4 libcurl4-openssl-dev libssl3 \
             libjansson-dev check clang libclang-rt-14-dev valgrind wrk curl haproxy systemd \
             groff-base procps man-db libwebsockets17 libwebsockets-dev libwebsockets-evlib-uv \
             chromium

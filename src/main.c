@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gw/auth_cli.h"
 #include "gw/config.h"
 #include "gw/daemon.h"
 #include "gw/import.h"
@@ -15,6 +16,7 @@ static const char usage[] =
     "usage: mcpgw [-c FILE] [--listen ADDR] [--log-level debug|info|warn|error]\n"
     "       mcpgw --check-config [-c FILE]\n"
     "       mcpgw import FILE\n"
+    "       mcpgw auth login|status|logout [ID] [--gateway URL] [--paste]\n"
     "       mcpgw --version\n"
     "\n"
     "  -c, --config FILE   configuration file (default: ./mcp.yaml, else .minds/mcp.yaml,\n"
@@ -24,6 +26,8 @@ static const char usage[] =
     "  -t, --check-config  validate the configuration, print every problem, exit 0 or 1\n"
     "      import FILE     convert an mcpServers JSON, VS Code, HoloDeck agent.yaml or\n"
     "                      chatagent toolbox file to mcp.yaml version 1 on stdout\n"
+    "      auth …          a server's OAuth grant, through the running daemon (login,\n"
+    "                      status, logout; `mcpgw auth --help` says more)\n"
     "  -V, --version       print the version\n"
     "  -h, --help          print this help\n"
     "\n"
@@ -100,7 +104,7 @@ int main(int argc, char **argv)
     struct gw_daemon_options opts = {0};
     int check = 0, c;
 
-    while ((c = getopt_long(argc, argv, "c:tVh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+c:tVh", longopts, NULL)) != -1) {
         switch (c) {
         case 'c':
             opts.config_path = optarg;
@@ -135,6 +139,9 @@ int main(int argc, char **argv)
     if (optind < argc || check)
         gw_daemon_release_signals();
     if (optind < argc) {
+        if (strcmp(argv[optind], "auth") == 0)
+            return gw_auth_cli(argc - optind, argv + optind,
+                               opts.config_path ? opts.config_path : find_config(), opts.listen);
         if (strcmp(argv[optind], "import") == 0 && argc - optind == 2)
             return gw_import(argv[optind + 1], stdout, stderr);
         if (strcmp(argv[optind], "import") == 0)

@@ -98,6 +98,12 @@ int gw_cfg_set_client_metadata_url(struct gw_cfg_ld *ld, const struct gw_cfg_dir
                                    const struct gw_yaml_node *n, const char *key, void *base);
 int gw_cfg_set_oauth_secret(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
                             const struct gw_yaml_node *n, const char *key, void *base);
+int gw_cfg_set_oauth_private_key(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
+                                 const struct gw_yaml_node *n, const char *key, void *base);
+/* A server's oauth keys that depend on each other, once all are read:
+ * private_key_jwt needs a private_key. */
+void gw_cfg_finish_oauth(struct gw_cfg_ld *ld, const struct gw_server_config *s,
+                         const struct gw_yaml_node *at, const char *shown);
 int gw_cfg_set_oauth_method(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
                             const struct gw_yaml_node *n, const char *key, void *base);
 int gw_cfg_set_oauth_resource(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
@@ -139,6 +145,13 @@ int gw_cfg_subst_ex(const char *s, char **out, char **shown, struct gw_cfg_strv 
  * reports the problem at `key` and returns UV_EINVAL. */
 int gw_cfg_env_value(struct gw_cfg_ld *ld, const struct gw_yaml_node *n, const char *key,
                      char **out);
+
+/* A secret: an env value, or {file: PATH} (${VAR} substituted, relative
+ * to the configuration's directory): the file's one line, without its
+ * final newline. Returns 0 and a new string, or reports the problem at
+ * `key` and returns UV_EINVAL. */
+int gw_cfg_secret_value(struct gw_cfg_ld *ld, const struct gw_yaml_node *n, const char *key,
+                        char **out);
 
 /* Parses envFile text (KEY=VALUE lines) into kv/nkv, appending.
  * Reports each bad line as a diag at `file`:line. Returns 0 or UV_EINVAL. */

@@ -1,4 +1,5 @@
-/* libcurl, loaded when the first HTTP upstream needs it.
+/* libcurl, loaded when the first HTTP upstream needs it (or `mcpgw auth`,
+ * whose blocking requests to the daemon use curl_easy_perform).
  *
  * mcpgw does not link libcurl: loading it and its ~30 dependencies
  * (OpenSSL, GnuTLS, nettle, krb5, LDAP, SASL, libssh2, nghttp2…) cost each

@@ -140,6 +140,9 @@ void gw_http_respond(struct gw_http_request *req, int status, const char *conten
 /* Dumps `body` (reference stolen) as application/json; charset=utf-8. */
 void gw_http_respond_json(struct gw_http_request *req, int status, json_t *body,
                           const char *const *extra_headers);
+/* The same for JSON text already written (`text` borrowed). */
+void gw_http_respond_json_text(struct gw_http_request *req, int status, const char *text,
+                               size_t len, const char *const *extra_headers);
 
 /* {"error":{"code":code,"message":message}} */
 void gw_http_respond_error(struct gw_http_request *req, int status, const char *code,

@@ -60,6 +60,7 @@ enum {
     RPC_RESOURCE_NOT_FOUND = -32002, /* MCP resources/read before 2026-07-28 */
     RPC_HEADER_MISMATCH = -32020,    /* 2026-07-28: a header disagrees with the body */
     RPC_MISSING_CAPABILITY = -32021, /* 2026-07-28: the request did not declare it */
+    RPC_URL_ELICITATION = -32042,    /* 2025-11-25: URLElicitationRequiredError */
     RPC_UNSUPPORTED_VERSION = -32022,
 };
 
@@ -133,6 +134,11 @@ struct gw_mcp_exchange {
     struct gw_mcp_session *own;
     char *method; /* its request's method (results are decorated by it) */
     bool streaming;
+    /* A call's whole answer already written as text (a 2026-07-28
+     * tools/call's plain result, gw_mcp__modern_call_answer), set only
+     * when it is the exchange's one answer and goes out at once. */
+    char *answer;
+    size_t answer_len;
 };
 
 /* A server request relayed to the client and not answered yet. Owned by
@@ -222,7 +228,7 @@ void gw_mcp__exchange_watch(struct gw_mcp_exchange *x);
 /* The dialog named by X-Mcpgw-Dialog or the URL: 0 with `canon` set (""
  * if neither), or -1 after answering 400 (malformed, or the two differ). */
 int gw_mcp__named_dialog(struct gw_http_request *req, char *canon);
-/* Appends a response (stolen) to the exchange. */
+/* Appends a response (stolen; NULL adds nothing) to the exchange. */
 void gw_mcp__exchange_add(struct gw_mcp_exchange *x, json_t *reply);
 /* One request of the exchange is answered; the last one sends the answer
  * and frees `x`. */
@@ -292,6 +298,10 @@ bool gw_mcp__version_supported(const char *v);
  * to `x` now or, for tools/call, later (x->waiting counts it); a
  * notification or a response adds nothing. `msg` is borrowed. */
 void gw_mcp__dispatch(struct gw_mcp_session *s, struct gw_mcp_exchange *x, json_t *msg);
+/* The same for a request whose envelope the caller has checked (a JSON-RPC
+ * 2.0 request with a string method and a string or integer id). */
+void gw_mcp__dispatch_request(struct gw_mcp_session *s, struct gw_mcp_exchange *x,
+                              const char *method, json_t *id, json_t *params);
 
 /* Checks an initialize request's params; returns NULL and sets *version to
  * the version to answer (the client's when supported, else ours), or
@@ -314,8 +324,9 @@ struct gw_mcp_call *gw_mcp__call_new(struct gw_mcp_session *s, struct gw_mcp_exc
                                      json_t *id, const char *name);
 void gw_mcp__call_track(struct gw_mcp_session *s, struct gw_mcp_exchange *x, struct gw_mcp_call *c);
 void gw_mcp__call_drop(struct gw_mcp_call *c);
-/* The call ended (`reply` stolen: its answer; `status` for the log and
- * metrics): unlinked, answered and freed. */
+/* The call ended (`reply` stolen: its answer, or NULL when x->answer
+ * holds it already; `status` for the log and metrics): unlinked, answered
+ * and freed. */
 void gw_mcp__call_end(struct gw_mcp_call *c, const char *server, const char *dialog,
                       const char *status, json_t *reply);
 /* The answer to a finished call, and its status label. */
@@ -323,23 +334,38 @@ json_t *gw_mcp__call_reply(const struct gw_mcp_call *c, const struct gw_call_out
 const char *gw_mcp__call_status(const struct gw_call_outcome *o);
 /* A call refused before it started (dispatch's code `rc`), counted. */
 json_t *gw_mcp__call_refused(struct gw_mcp_session *s, json_t *id, const char *name, int rc);
+
+/* mcp_authorize.c: the answer to a tools/call of `tool` whose server
+ * (`server`, or NULL: the tool's) needs a person to authorize the gateway
+ * (GW_SERVERS_E_AUTHORIZATION): a URL elicitation of the authorize URL
+ * for a client that declared URL-mode elicitation (2025-11-25: error
+ * -32042; 2026-07-28: an input_required result), else a tool error with
+ * the sentence and the link. `s` may be NULL (the session ended). */
+json_t *gw_mcp__authorization_reply(struct gw_mcp_server *ms, const struct gw_mcp_session *s,
+                                    json_t *id, const char *tool, const char *server);
 void gw_mcp__call_progress(void *data, json_t *params);
 void gw_mcp__call_log(void *data, json_t *params);
 
 /* ---- mcp_modern.c ---- */
 
-/* Is this POST a 2026-07-28 request (its _meta names a version, or its
- * MCP-Protocol-Version is not a 2025-era one)? An initialize without a
- * session never is. */
-bool gw_mcp__is_modern(const struct gw_http_request *req, json_t *body);
-/* Answers a 2026-07-28 POST (`body` borrowed). */
-void gw_mcp__modern_post(struct gw_mcp_server *ms, struct gw_http_request *req, json_t *body);
+/* Answers a POST that is a 2026-07-28 request (its _meta names a version,
+ * or its MCP-Protocol-Version is not a 2025-era one; an initialize without
+ * a session never is) and returns true; false for any other (`body`
+ * borrowed). */
+bool gw_mcp__modern_post(struct gw_mcp_server *ms, struct gw_http_request *req, json_t *body);
 /* The HTTP status of a 2026-07-28 error answer with this JSON-RPC code. */
 int gw_mcp__modern_status(int code);
 /* Adds resultType, the gateway's serverInfo and caching hints to a
  * result of `method`, in place (`result` must be the caller's own object;
  * its _meta is replaced by a copy). */
 void gw_mcp__modern_decorate(const char *method, json_t *result);
+/* The JSON-RPC answer to a tools/call whose upstream result is `result`
+ * (`lease` may be NULL), byte for byte what gw_mcp__call_reply,
+ * gw_mcp__modern_decorate and gw_json_dump give, written without a tree;
+ * its length in *len. NULL where that path must run instead: a result not
+ * an object, a resultType other than "complete", a _meta not an object,
+ * text that is not UTF-8. */
+char *gw_mcp__modern_call_answer(json_t *id, json_t *result, json_t *lease, size_t *len);
 /* -32601 for a method 2026-07-28 removed, or NULL. New reference. */
 json_t *gw_mcp__modern_removed(json_t *id, const char *method);
 json_t *gw_mcp__discover_result(struct gw_mcp_server *ms);

@@ -146,6 +146,7 @@ enum gw_oauth_auth {
     GW_OAUTH_AUTH_NONE = 1,
     GW_OAUTH_AUTH_BASIC = 2, /* client_secret_basic */
     GW_OAUTH_AUTH_POST = 4,  /* client_secret_post */
+    GW_OAUTH_AUTH_JWT = 8,   /* private_key_jwt (RFC 7523 section 2.2) */
 };
 
 /* Reads authorization-server metadata fetched for `issuer`: its `issuer`
@@ -280,9 +281,10 @@ struct gw_oauth_settings {
     const char *redirect_uri; /* where the browser comes back */
     const char *client_id;    /* a configured client, or NULL: register */
     const char *client_secret;
-    unsigned auth;      /* GW_OAUTH_AUTH_*; 0: chosen from the metadata */
-    const char *scopes; /* replaces the spec's selection; or NULL */
-    bool omit_resource; /* no RFC 8707 resource parameter */
+    const char *private_key; /* PEM for private_key_jwt (checked at config load), or NULL */
+    unsigned auth;           /* GW_OAUTH_AUTH_*; 0: chosen from the metadata */
+    const char *scopes;      /* replaces the spec's selection; or NULL */
+    bool omit_resource;      /* no RFC 8707 resource parameter */
     /* grant: client_credentials: gw_oauth_authorize obtains a token from
      * the configured client itself (no browser, no redirect) and answers
      * NULL. */
@@ -324,6 +326,24 @@ bool gw_oauth_needs_authorization(const struct gw_oauth *o);
 /* Is the challenge a step-up (more scopes), which no refresh can answer? */
 bool gw_oauth_step_up_pending(const struct gw_oauth *o);
 
+/* At most GW_OAUTH_AUTHZ_MAX authorization requests per operation, the
+ * first included (an operation: the server's start, or a step-up for one
+ * set of scopes). A challenge after the last one allowed makes the client
+ * give up: gw_oauth_authorize then answers -EPERM (through its cb) until
+ * gw_oauth_limit_reset or gw_oauth_forget. */
+#define GW_OAUTH_AUTHZ_MAX 3
+
+/* The scopes asked for in vain ("" when none were named) once the client
+ * gave up on the operation that challenges now; else NULL. */
+const char *gw_oauth_gave_up(const struct gw_oauth *o);
+
+/* The server started with the token: the count of its start begins again
+ * (a step-up's does not: starting is not the call that needed the scopes). */
+void gw_oauth_started(struct gw_oauth *o);
+
+/* A reload: every count begins again. */
+void gw_oauth_limit_reset(struct gw_oauth *o);
+
 /* rc 0 with `text` the result (the authorization URL for authorize; NULL
  * for redeem and refresh), or a negative code with `text` a sentence that
  * holds no secret. */
@@ -331,7 +351,9 @@ typedef void (*gw_oauth_cb)(void *data, int rc, const char *text);
 
 /* Discovers, registers when needed, and answers the URL to send the
  * browser to; the flow (state, PKCE verifier, expected issuer) waits for
- * its redirect up to GW_OAUTH_FLOW_SECS. Returns 0 (cb runs once, maybe
+ * its redirect up to GW_OAUTH_FLOW_SECS. The count of the operation's
+ * authorization requests reached, cb gets -EPERM and a sentence naming
+ * the scopes. Returns 0 (cb runs once, maybe
  * before the call returns when a URL is refused), -EBUSY, or -EINVAL when
  * there is no redirect_uri. The same holds
  * for redeem and refresh. */
@@ -381,8 +403,9 @@ uint64_t gw_oauth_expires_ms(const struct gw_oauth *o);
  * "refreshable"}; never a token. NULL when there is no grant. */
 json_t *gw_oauth_grant_json(const struct gw_oauth *o);
 
-/* Drops the grant (and its file) and, where the authorization server
- * offers RFC 7009, revokes its refresh token (else its access token) in
+/* Drops the grant (and its file), begins the counts of authorization
+ * requests again and, where the authorization server offers RFC 7009,
+ * revokes its refresh token (else its access token) in
  * the background. Returns 0 or -EBUSY while an operation runs. */
 int gw_oauth_forget(struct gw_oauth *o);
 

@@ -46,6 +46,8 @@ enum {
         GW_E_SERVERS_BASE - 8, /* a subscription limit (subscriptions.h) is reached */
     GW_SERVERS_E_ROUNDS_FULL =
         GW_E_SERVERS_BASE - 9, /* 429: the input round caps (input_rounds.h) are reached */
+    GW_SERVERS_E_AUTHORIZATION =
+        GW_E_SERVERS_BASE - 10, /* 503: the server's OAuth grant stopped working */
 };
 
 struct gw_servers;
@@ -176,6 +178,12 @@ struct gw_oauth *gw_servers_oauth(struct gw_servers *s, const char *id);
 /* The id of the server whose pending authorization has the `state` in
  * this query, or NULL. Borrowed until the next reload. */
 const char *gw_servers_oauth_state_owner(struct gw_servers *s, const char *query);
+
+/* For a call to server `id` that failed with GW_SERVERS_E_AUTHORIZATION
+ * (it is in needs_authorization, or its last word was a challenge): a sentence saying what to do
+ * (heap) and in *url the authorize URL (heap), or NULL when none is offered. NULL (and *url NULL)
+ * for a server that does not need authorization. */
+char *gw_servers_authorization(struct gw_servers *s, const char *id, char **url);
 
 /* Server `id` now holds a grant: a server in needs_authorization starts
  * (state starting, then its tools appear). */

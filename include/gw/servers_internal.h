@@ -172,6 +172,15 @@ void gw_server_set_error(struct server *srv, const char *why);
  * the server to needs_authorization (nothing more to do then). */
 struct gw_oauth *gw_server_oauth(struct server *srv);
 bool gw_server_oauth_failed(struct server *srv);
+
+/* What a person must do for a server in needs_authorization (heap), and
+ * in *url its authorize URL (heap), or NULL when none is offered (the
+ * gateway does not listen, or the authorization requests ran out). */
+char *gw_server_authorization(const struct server *srv, char **url);
+
+/* A reload kept the server: its counts of authorization requests begin
+ * again (a server that ran out of them offers its link again). */
+void gw_server_oauth_reloaded(struct server *srv);
 /* An instance's death as a Problem: the reason and the last stderr lines. */
 void gw_server_death_problem(struct server *srv, const char *what, enum gw_severity sev,
                              const char *why, json_t *tail);

@@ -70,13 +70,18 @@ struct gw_upstream_ws_stats {
 
 /* Creates an instance for cfg (url, headers, timeout_ms, sse_read_timeout_ms
  * are used; `cfg` is read only during the call) and starts connecting.
+ * With `oauth` (the server's client, which must outlive the instance) the
+ * upgrade request carries its access token as a Bearer Authorization
+ * (unless cfg's headers set Authorization), and a 401 answer's
+ * WWW-Authenticate goes to gw_oauth_challenged.
  * `*cbs` is copied. Returns 0 and sets *out, or with a sentence in `why`
  * UV_EINVAL (wrong transport, a URL that is not ws:// or wss:// with a host)
  * or UV_ENOTSUP (libwebsockets or its libuv event library cannot be used);
  * then nothing was allocated and no callback fires. */
+struct gw_oauth;
 int gw_upstream_ws_start(uv_loop_t *loop, const struct gw_server_config *cfg,
-                         const struct gw_transport_cbs *cbs, struct gw_upstream_ws **out, char *why,
-                         size_t whylen);
+                         struct gw_oauth *oauth, const struct gw_transport_cbs *cbs,
+                         struct gw_upstream_ws **out, char *why, size_t whylen);
 
 /* The instance as a gw_transport: send queues one text message (0,
  * UV_ENOBUFS past GW_WS_MAX_PENDING or GW_WS_MAX_MESSAGE, UV_EPIPE once down

@@ -3,11 +3,16 @@
  * checked here; the OAuth client (upstream/oauth*.c) uses them. */
 #include "gw/config_internal.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <uv.h>
 
+#include "gw/jws.h"
 #include "gw/util.h"
 
 int gw_cfg_set_state_dir(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
@@ -60,7 +65,7 @@ int gw_cfg_set_oauth_secret(struct gw_cfg_ld *ld, const struct gw_cfg_directive 
     char *v;
     if (n == NULL || gw_yaml_is_null(n))
         return 0;
-    if (gw_cfg_env_value(ld, n, key, &v) != 0)
+    if (gw_cfg_secret_value(ld, n, key, &v) != 0)
         return UV_EINVAL;
     gw_cfg_note_literal_secret(ld, n, key);
     free(s->oauth_client_secret);
@@ -73,19 +78,22 @@ int gw_cfg_set_oauth_secret(struct gw_cfg_ld *ld, const struct gw_cfg_directive 
 int gw_cfg_set_oauth_method(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
                             const struct gw_yaml_node *n, const char *key, void *base)
 {
-    static const char *const names[] = {"none", "client_secret_basic", "client_secret_post"};
+    static const char *const names[] = {"none", "client_secret_basic", "client_secret_post",
+                                        "private_key_jwt"};
     struct gw_server_config *s = base;
     const char *v;
     if (n == NULL || gw_yaml_is_null(n))
         return 0;
-    for (int i = 0; gw_cfg_scalar_str(n, &v) == 0 && i < 3; i++) {
+    for (int i = 0; gw_cfg_scalar_str(n, &v) == 0 && i < 4; i++) {
         if (strcmp(v, names[i]) == 0) {
             s->oauth_method = (enum gw_oauth_method)(GW_OAUTH_METHOD_NONE + i);
             return 0;
         }
     }
     gw_cfg_err(ld, n, key,
-               "'%s' must be none, client_secret_basic or client_secret_post (or left out)", key);
+               "'%s' must be none, client_secret_basic, client_secret_post or private_key_jwt "
+               "(or left out)",
+               key);
     return UV_EINVAL;
 }
 
@@ -144,9 +152,115 @@ int gw_cfg_set_oauth_scopes(struct gw_cfg_ld *ld, const struct gw_cfg_directive 
     return 0;
 }
 
+#define MAX_KEY_FILE (64u << 10)
+
+/* The PEM text of {file: PATH} (relative to the config's directory). */
+static char *key_file(struct gw_cfg_ld *ld, const struct gw_yaml_node *n, const char *key,
+                      const char *path)
+{
+    char *abs = gw_cfg_abspath(ld->c->dir, path);
+    /* Non-blocking and regular files only, as for envFile: a FIFO must not
+     * hang a reload. */
+    int fd = open(abs, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    struct stat st;
+    char *text = NULL;
+    ssize_t got = -1;
+    if (fd < 0)
+        gw_cfg_err(ld, n, key, "'%s': the key file '%s' cannot be read: %s", key, abs,
+                   strerror(errno));
+    else if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (off_t)MAX_KEY_FILE)
+        gw_cfg_err(ld, n, key, "'%s': the key file '%s' is not a regular file of at most 64 KiB",
+                   key, abs);
+    else {
+        text = gw_xmalloc(MAX_KEY_FILE + 1);
+        got = read(fd, text, MAX_KEY_FILE);
+        if (got < 0)
+            gw_cfg_err(ld, n, key, "'%s': the key file '%s' cannot be read: %s", key, abs,
+                       strerror(errno));
+    }
+    if (fd >= 0)
+        close(fd);
+    free(abs);
+    if (got < 0) {
+        free(text);
+        return NULL;
+    }
+    text[got] = '\0';
+    return text;
+}
+
+int gw_cfg_set_oauth_private_key(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
+                                 const struct gw_yaml_node *n, const char *key, void *base)
+{
+    struct gw_server_config *s = base;
+    const char *k = NULL, *v = NULL;
+    char *pem = NULL;
+    if (n == NULL || gw_yaml_is_null(n))
+        return 0;
+    /* Not gw_cfg_env_value: a PEM key is lines, which that refuses for
+     * header values. */
+    if (n->kind == GW_YAML_SCALAR && gw_cfg_scalar_str(n, &v) == 0 && v[0]) {
+        gw_cfg_note_literal_secret(ld, n, key);
+        pem = gw_xstrdup(v);
+    } else if (n->kind == GW_YAML_MAP && gw_yaml_map_len(n) == 1 &&
+               gw_cfg_scalar_str(gw_yaml_map_key(n, 0), &k) == 0 &&
+               gw_cfg_scalar_str(gw_yaml_map_value(n, 0), &v) == 0 && v[0] &&
+               (strcmp(k, "env") == 0 || strcmp(k, "file") == 0)) {
+        char *path = NULL, *missing = NULL;
+        if (k[0] == 'f' && gw_cfg_subst(v, &path, &missing) != 0) {
+            gw_cfg_err(ld, gw_yaml_map_value(n, 0), key,
+                       "ConfigError: Environment variable '%s' not found", missing);
+            free(missing);
+        } else if (k[0] == 'f')
+            pem = key_file(ld, gw_yaml_map_value(n, 0), key, path);
+        else if (getenv(v))
+            pem = gw_xstrdup(getenv(v));
+        else
+            gw_cfg_err(ld, gw_yaml_map_value(n, 0), key,
+                       "ConfigError: Environment variable '%s' not found", v);
+        free(path);
+        if (!pem)
+            return UV_EINVAL;
+    } else {
+        gw_cfg_err(ld, n, key,
+                   "'%s' must be a PEM private key: the text, {env: NAME} or {file: PATH}", key);
+        return UV_EINVAL;
+    }
+    /* Read now, so that `mcpgw -t` and a reload catch a bad key. */
+    char why[256];
+    struct gw_jws_key *jk;
+    if (gw_jws_key_load(pem, &jk, why, sizeof(why)) != 0) {
+        gw_cfg_err(ld, n, key, "'%s' %s", key, why);
+        memset(pem, 0, strlen(pem));
+        free(pem);
+        return UV_EINVAL;
+    }
+    gw_jws_key_free(jk);
+    if (s->oauth_private_key)
+        memset(s->oauth_private_key, 0, strlen(s->oauth_private_key));
+    free(s->oauth_private_key);
+    s->oauth_private_key = pem;
+    return 0;
+}
+
+void gw_cfg_finish_oauth(struct gw_cfg_ld *ld, const struct gw_server_config *s,
+                         const struct gw_yaml_node *at, const char *shown)
+{
+    if (s->oauth_method != GW_OAUTH_METHOD_JWT || s->oauth_private_key)
+        return;
+    char *key = gw_xasprintf("%s.oauth.private_key", shown);
+    gw_cfg_err(ld, gw_cfg_place(at, "token_endpoint_auth_method", at), key,
+               "token_endpoint_auth_method private_key_jwt needs '%s' (a PEM key: ES256 or RS256)",
+               key);
+    free(key);
+}
+
 void gw_cfg_free_server_oauth(struct gw_server_config *s)
 {
     free(s->oauth_client_id);
     free(s->oauth_client_secret);
+    if (s->oauth_private_key)
+        memset(s->oauth_private_key, 0, strlen(s->oauth_private_key));
+    free(s->oauth_private_key);
     gw_cfg_free_strv(s->oauth_scopes, s->noauth_scopes);
 }

@@ -473,7 +473,10 @@ const struct gw_cfg_directive gw_cfg_server_directives[] = {
     {"servers.<id>.oauth.client_secret", GW_CFG_CUSTOM, 0, 0, 0, NULL, gw_cfg_set_oauth_secret,
      "design", "env value"},
     {"servers.<id>.oauth.token_endpoint_auth_method", GW_CFG_CUSTOM, 0, 0, 0, NULL,
-     gw_cfg_set_oauth_method, "design", "none | client_secret_basic | client_secret_post"},
+     gw_cfg_set_oauth_method, "design",
+     "none | client_secret_basic | client_secret_post | private_key_jwt"},
+    {"servers.<id>.oauth.private_key", GW_CFG_CUSTOM, 0, 0, 0, NULL, gw_cfg_set_oauth_private_key,
+     "design", "PEM text | {env: NAME} | {file: PATH}"},
     {"servers.<id>.oauth.scopes", GW_CFG_CUSTOM, 0, 0, 0, NULL, gw_cfg_set_oauth_scopes, "design",
      "list of strings"},
     {"servers.<id>.oauth.grant", GW_CFG_CUSTOM, 0, 0, 0, "authorization_code",
@@ -687,6 +690,7 @@ static void finish_server(struct gw_cfg_ld *ld, struct gw_server_config *s,
         free(key);
     }
     finish_modes(ld, s, idn, body, shown);
+    gw_cfg_finish_oauth(ld, s, gw_cfg_place(body, "oauth", idn), shown);
 }
 
 /* ^[a-zA-Z0-9_-]{1,64}$, and not the built-in toolset's name. */

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <uv.h>
 
 #include "gw/config_internal.h"
 
@@ -53,6 +54,76 @@ void gw_cfg_resolve_env_file(struct gw_cfg_ld *ld, struct gw_server_config *s, c
     else
         gw_cfg_parse_env_file(ld, s->env_file, text, &s->env, &s->nenv);
     free(text);
+}
+
+/* A credential file (systemd's LoadCredential=) holds one secret, maybe
+ * with the newline an editor or `echo` leaves. */
+#define MAX_SECRET_FILE (64u << 10)
+
+int gw_cfg_secret_value(struct gw_cfg_ld *ld, const struct gw_yaml_node *n, const char *key,
+                        char **out)
+{
+    const char *k, *p;
+    if (n->kind != GW_YAML_MAP || gw_yaml_map_len(n) != 1 ||
+        gw_cfg_scalar_str(gw_yaml_map_key(n, 0), &k) != 0 || strcmp(k, "file") != 0)
+        return gw_cfg_env_value(ld, n, key, out);
+    const struct gw_yaml_node *v = gw_yaml_map_value(n, 0);
+    char *sub, *missing = NULL;
+    if (gw_cfg_scalar_str(v, &p) != 0 || p[0] == '\0') {
+        gw_cfg_err(ld, v, key, "'%s': {file: PATH} needs the path of a file", key);
+        return UV_EINVAL;
+    }
+    if (gw_cfg_subst(p, &sub, &missing) != 0) {
+        gw_cfg_err(ld, v, key, "ConfigError: Environment variable '%s' not found", missing);
+        free(missing);
+        return UV_EINVAL;
+    }
+    char *path = gw_cfg_abspath(ld->c->dir, sub);
+    free(sub);
+    /* Non-blocking, regular files only: as for envFile, a FIFO must not
+     * hang a reload. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    struct stat st;
+    const char *why = NULL;
+    char *text = NULL;
+    ssize_t len = 0;
+    if (fd < 0)
+        why = strerror(errno);
+    else if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        why = "not a regular file";
+    else if (st.st_size > MAX_SECRET_FILE)
+        why = "larger than 64 KiB";
+    if (!why) {
+        text = gw_xmalloc(MAX_SECRET_FILE + 1);
+        len = read(fd, text, MAX_SECRET_FILE + 1);
+        if (len < 0 || len > MAX_SECRET_FILE)
+            why = len < 0 ? strerror(errno) : "larger than 64 KiB";
+    }
+    if (fd >= 0)
+        close(fd);
+    if (!why) {
+        text[len] = '\0';
+        if (len > 0 && text[len - 1] == '\n')
+            text[--len] = '\0';
+        if (len > 0 && text[len - 1] == '\r')
+            text[--len] = '\0';
+        if (gw_cfg_has_ctl(text, (size_t)len))
+            why = "more than one line (or a NUL byte)";
+    }
+    if (why) {
+        /* The path is no secret; the file's text is never quoted. */
+        gw_cfg_err(ld, v, key, "'%s': the file '%s' cannot be used: %s", key, path, why);
+        free(path);
+        if (text)
+            memset(text, 0, MAX_SECRET_FILE + 1);
+        free(text);
+        return UV_EINVAL;
+    }
+    free(path);
+    *out = gw_xstrndup(text, (size_t)len);
+    memset(text, 0, (size_t)len);
+    free(text);
+    return 0;
 }
 
 static bool valid_env_name(const char *s, size_t len)

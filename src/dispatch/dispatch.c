@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "gw/log.h"
+#include "gw/oauth.h"
 #include "gw/dispatch_internal.h"
 #include "gw/servers.h"
 #include "gw/util.h"
@@ -278,6 +279,19 @@ static void expire(struct gw_call *c)
         call_fail(c, GW_MCP_E_TIMEOUT, "the call's instance did not become ready in time");
 }
 
+/* A call that failed on a Bearer challenge (a 401 no refresh answered, a
+ * 403 insufficient_scope) fails as one whose server needs authorization,
+ * so that its caller gets the authorize link. A second lost session is
+ * the instance dying, as far as the caller is concerned (502). */
+static int reply_code(const struct gw_call *c, const struct gw_mcp_reply *reply)
+{
+    struct server *srv = reply->code != 0 ? gw_servers_find(c->s, c->server) : NULL;
+
+    if (srv != NULL && srv->oauth != NULL && gw_oauth_needs_authorization(srv->oauth))
+        return GW_SERVERS_E_AUTHORIZATION;
+    return reply->code == GW_MCP_E_NOT_RUN ? GW_MCP_E_TRANSPORT : reply->code;
+}
+
 static void on_reply(void *data, const struct gw_mcp_reply *reply)
 {
     struct gw_call *c = data;
@@ -292,11 +306,8 @@ static void on_reply(void *data, const struct gw_mcp_reply *reply)
     if (reply->code == GW_MCP_E_NOT_RUN && !c->retried) {
         retry_later(c);
     } else {
-        /* A second lost session is the instance dying, as far as the
-         * caller is concerned (502). */
         c->rpc_error = reply->error;
-        deliver(c, reply->code == GW_MCP_E_NOT_RUN ? GW_MCP_E_TRANSPORT : reply->code,
-                reply->result, reply->message);
+        deliver(c, reply_code(c, reply), reply->result, reply->message);
     }
     pump(s);
 }
@@ -653,6 +664,8 @@ int gw_dispatch_call(struct gw_servers *s, const struct gw_call_request *r, gw_c
     srv = gw_servers_find(s, t->server);
     if (srv == NULL || s->closing)
         return GW_SERVERS_E_NOT_READY;
+    if (srv->state == SRV_NEEDS_AUTH) /* its grant lapsed: its tools stay listed */
+        return GW_SERVERS_E_AUTHORIZATION;
     if (!srv->cfg->truely_stateless && r->dialog == NULL)
         return GW_SERVERS_E_NEED_DIALOG;
     return route(s, srv, call_new(s, srv, t, r), cb, data, out);
@@ -681,8 +694,10 @@ int gw_dispatch_request(struct gw_servers *s, const struct gw_route_request *r, 
     if (s->closing || srv->state != SRV_READY ||
         (!srv->cfg->truely_stateless && r->dialog == NULL)) {
         json_decref(params);
-        return s->closing || srv->state != SRV_READY ? GW_SERVERS_E_NOT_READY
-                                                     : GW_SERVERS_E_NEED_DIALOG;
+        return s->closing                     ? GW_SERVERS_E_NOT_READY
+               : srv->state == SRV_NEEDS_AUTH ? GW_SERVERS_E_AUTHORIZATION
+               : srv->state != SRV_READY      ? GW_SERVERS_E_NOT_READY
+                                              : GW_SERVERS_E_NEED_DIALOG;
     }
     c = call_alloc(s, srv->cfg->id, r->dialog,
                    gw_dispatch_timeout(r->timeout_ms, 0, srv->cfg->request_timeout_ms,

@@ -62,6 +62,9 @@ static const struct row rows[] = {
       "callers; the server's request for input was refused and the call cancelled: answer "
       "those rounds or let them expire, then call again",
       true}},
+    {GW_SERVERS_E_AUTHORIZATION,
+     {503, "authorization_required", 0, "authorization_required",
+      "the tool's server needs a person to authorize the gateway again", false}},
     {GW_MCP_E_TIMEOUT,
      {504, "call_timeout", 0, "timeout",
       "the tool did not answer in time; the call was cancelled upstream", false}},

@@ -158,8 +158,14 @@ void gw_http_respond_json(struct gw_http_request *req, int status, json_t *body,
                               NULL);
         return;
     }
-    gw_http_respond(req, status, "application/json; charset=utf-8", s, len, extra_headers);
+    gw_http_respond_json_text(req, status, s, len, extra_headers);
     free(s);
+}
+
+void gw_http_respond_json_text(struct gw_http_request *req, int status, const char *text,
+                               size_t len, const char *const *extra_headers)
+{
+    gw_http_respond(req, status, "application/json; charset=utf-8", text, len, extra_headers);
     /* A large answer was a large tree (a /v1/servers listing of 1,000
      * instances is ~2.5 MB of nodes for 300 KB of text), freed among the
      * allocations made meanwhile: without a trim it stays resident. */

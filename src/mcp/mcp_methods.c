@@ -221,6 +221,8 @@ json_t *gw_mcp__call_reply(const struct gw_mcp_call *c, const struct gw_call_out
         return missing_caps_reply(c, missing);
     if (c->routed)
         return routed_reply(c, o);
+    if (o->code == GW_SERVERS_E_AUTHORIZATION && c->s != NULL)
+        return gw_mcp__authorization_reply(c->s->ms, c->s, c->id, c->tool, o->server);
     if (o->code == 0 && json_is_object(o->result)) {
         r = json_copy(o->result); /* shallow: the content itself is passed as it came */
         if (o->lease != NULL) {
@@ -275,11 +277,13 @@ void gw_mcp__call_end(struct gw_mcp_call *c, const char *server, const char *dia
     uint64_t elapsed = gw_now_ms() - c->started_ms;
     char ms[24];
 
-    snprintf(ms, sizeof ms, "%llu", (unsigned long long)elapsed);
     /* The revision tells the eras apart: a 2026-07-28 request has no
      * session whose start line would say it. */
-    gw_log(GW_LOG_INFO, "mcp tool call", "tool", c->tool, "server", server, "dialog", dialog,
-           "version", c->version, "status", status, "duration_ms", ms, NULL);
+    if (gw_log_enabled(GW_LOG_INFO)) {
+        snprintf(ms, sizeof ms, "%llu", (unsigned long long)elapsed);
+        gw_log(GW_LOG_INFO, "mcp tool call", "tool", c->tool, "server", server, "dialog", dialog,
+               "version", c->version, "status", status, "duration_ms", ms, NULL);
+    }
     if (!c->routed)
         gw_metrics_call(c->metrics, "mcp", server, c->tool, status, (double)elapsed / 1000.0);
     unlink_call(c);
@@ -505,6 +509,8 @@ json_t *gw_mcp__call_refused(struct gw_mcp_session *s, json_t *id, const char *n
     }
     if (rc == GW_SERVERS_E_NEED_DIALOG && s->modern)
         return gw_mcp__result(id, text_result(true, NEED_DIALOG_SENTENCE));
+    if (rc == GW_SERVERS_E_AUTHORIZATION)
+        return gw_mcp__authorization_reply(s->ms, s, id, name, NULL);
     return gw_mcp__result(id, text_result(true, gw_dispatch_error(rc).sentence));
 }
 
@@ -758,13 +764,18 @@ static bool valid_id(json_t *id)
     return json_is_string(id) || json_is_integer(id);
 }
 
+void gw_mcp__dispatch_request(struct gw_mcp_session *s, struct gw_mcp_exchange *x,
+                              const char *method, json_t *id, json_t *params)
+{
+    gw_mcp__exchange_add(x, request(s, x, method, id, params));
+}
+
 void gw_mcp__dispatch(struct gw_mcp_session *s, struct gw_mcp_exchange *x, json_t *msg)
 {
     json_t *id = json_object_get(msg, "id");
     json_t *params = json_object_get(msg, "params");
     const char *method = json_string_value(json_object_get(msg, "method"));
     const char *jsonrpc = json_string_value(json_object_get(msg, "jsonrpc"));
-    json_t *reply;
 
     if (!json_is_object(msg) || jsonrpc == NULL || strcmp(jsonrpc, "2.0") != 0) {
         gw_mcp__exchange_add(
@@ -787,7 +798,5 @@ void gw_mcp__dispatch(struct gw_mcp_session *s, struct gw_mcp_exchange *x, json_
         notification(s, method, params);
         return;
     }
-    reply = request(s, x, method, id, params);
-    if (reply != NULL)
-        gw_mcp__exchange_add(x, reply);
+    gw_mcp__dispatch_request(s, x, method, id, params);
 }

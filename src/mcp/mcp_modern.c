@@ -19,6 +19,7 @@
 #include <strings.h>
 
 #include "gw/base64.h"
+#include "gw/json_out.h"
 #include "gw/log.h"
 #include "gw/util.h"
 #include "gw/version.h"
@@ -36,15 +37,64 @@ static bool listed(const char *const *list, const char *s)
     return false;
 }
 
-static json_t *meta_of(json_t *body)
+/* The members of a POST body that the envelope checks read, found in one
+ * pass over each object (borrowed; NULL when absent): json_object_get
+ * hashes its key on every call, the _meta keys are long, and a request
+ * read them ~20 times (~3,800 instructions). A key matches as
+ * json_object_get matches it: the same bytes, the same length. */
+struct envelope {
+    json_t *id, *method, *jsonrpc, *params, *meta, *version, *caps, *level;
+};
+
+struct member {
+    const char *key;
+    size_t len;
+};
+
+#define MEMBER(k)                                                                                  \
+    {                                                                                              \
+        k, sizeof(k) - 1                                                                           \
+    }
+
+static void read_members(json_t *obj, const struct member *want, json_t **out[], size_t n)
 {
-    return json_object_get(json_object_get(body, "params"), "_meta");
+    const char *key;
+    size_t key_len;
+    json_t *v;
+
+    json_object_keylen_foreach(obj, key, key_len, v)
+    {
+        for (size_t i = 0; i < n; i++) {
+            if (want[i].len == key_len && memcmp(want[i].key, key, key_len) == 0) {
+                *out[i] = v;
+                break;
+            }
+        }
+    }
 }
 
-bool gw_mcp__is_modern(const struct gw_http_request *req, json_t *body)
+static void read_envelope(json_t *body, struct envelope *e)
+{
+    static const struct member top[] = {MEMBER("id"), MEMBER("method"), MEMBER("jsonrpc"),
+                                        MEMBER("params")};
+    static const struct member meta[] = {MEMBER(MCP_META_VERSION), MEMBER(MCP_META_CAPS),
+                                         MEMBER(MCP_META_LOG_LEVEL)};
+    json_t **top_out[] = {&e->id, &e->method, &e->jsonrpc, &e->params};
+    json_t **meta_out[] = {&e->version, &e->caps, &e->level};
+
+    *e = (struct envelope){0};
+    read_members(body, top, top_out, GW_ARRAY_SIZE(top));
+    e->meta = json_object_get(e->params, "_meta");
+    read_members(e->meta, meta, meta_out, GW_ARRAY_SIZE(meta));
+}
+
+/* Is this POST a 2026-07-28 request (its _meta names a version, or its
+ * MCP-Protocol-Version is not a 2025-era one)? An initialize without a
+ * session never is. */
+static bool is_modern(const struct gw_http_request *req, const struct envelope *e)
 {
     const char *v = gw_http_header(req, "mcp-protocol-version");
-    const char *method = json_string_value(json_object_get(body, "method"));
+    const char *method = json_string_value(e->method);
 
     if (method != NULL && strcmp(method, "initialize") == 0 &&
         gw_http_header(req, "mcp-session-id") == NULL &&
@@ -52,7 +102,7 @@ bool gw_mcp__is_modern(const struct gw_http_request *req, json_t *body)
         return false; /* a 2025-era session begins, whatever its _meta holds */
     /* The envelope makes it one whatever the header says: a 2025-era
      * header is then a mismatch (-32020), not a request of no session. */
-    if (json_object_get(meta_of(body), MCP_META_VERSION) != NULL)
+    if (e->version != NULL)
         return true;
     return v != NULL && !gw_mcp__version_supported(v);
 }
@@ -91,18 +141,29 @@ int gw_mcp__modern_status(int code)
 /* A header value as the revision defines it: surrounding whitespace is not
  * part of it, and "=?base64?…?=" carries UTF-8 the plain form cannot.
  * Returns a new string, or NULL when the encoded form does not decode. */
+static const char *trimmed(const char *raw, size_t *len)
+{
+    while (*raw == ' ' || *raw == '\t')
+        raw++;
+    *len = strlen(raw);
+    while (*len > 0 && (raw[*len - 1] == ' ' || raw[*len - 1] == '\t'))
+        (*len)--;
+    return raw;
+}
+
+static bool encoded(const char *v, size_t len)
+{
+    return len >= 12 && strncmp(v, "=?base64?", 9) == 0 && strncmp(v + len - 2, "?=", 2) == 0;
+}
+
 static char *header_value(const char *raw)
 {
     size_t len;
     unsigned char *out;
     long n;
 
-    while (*raw == ' ' || *raw == '\t')
-        raw++;
-    len = strlen(raw);
-    while (len > 0 && (raw[len - 1] == ' ' || raw[len - 1] == '\t'))
-        len--;
-    if (len < 12 || strncmp(raw, "=?base64?", 9) != 0 || strncmp(raw + len - 2, "?=", 2) != 0)
+    raw = trimmed(raw, &len);
+    if (!encoded(raw, len))
         return gw_xstrndup(raw, len);
     if ((len - 11) % 4 != 0) /* padding is not optional in this encoding */
         return NULL;
@@ -116,13 +177,22 @@ static char *header_value(const char *raw)
     return (char *)out;
 }
 
-/* Does header `name` say `want`? A missing header says nothing. */
+/* Does header `name` say `want`? A missing header says nothing. The
+ * plain form is compared where it stands. */
 static bool header_says(const struct gw_http_request *req, const char *name, const char *want)
 {
-    const char *raw = gw_http_header(req, name);
-    char *v = raw != NULL ? header_value(raw) : NULL;
-    bool same = v != NULL && strcmp(v, want) == 0;
+    const char *raw = gw_http_header(req, name), *plain;
+    size_t len;
+    char *v;
+    bool same;
 
+    if (raw == NULL)
+        return false;
+    plain = trimmed(raw, &len);
+    if (!encoded(plain, len))
+        return strlen(want) == len && memcmp(plain, want, len) == 0;
+    v = header_value(raw);
+    same = v != NULL && strcmp(v, want) == 0;
     free(v);
     return same;
 }
@@ -140,12 +210,10 @@ static const char *named(const char *method, json_t *params)
 
 /* The envelope and the headers; 0, or -1 after answering. */
 static int check_request(struct gw_http_request *req, json_t *id, const char *method,
-                         json_t *params)
+                         const struct envelope *e)
 {
-    json_t *meta = json_object_get(params, "_meta");
-    const char *version = json_string_value(json_object_get(meta, MCP_META_VERSION));
-    json_t *caps = json_object_get(meta, MCP_META_CAPS);
-    json_t *level = json_object_get(meta, MCP_META_LOG_LEVEL);
+    json_t *params = e->params, *meta = e->meta, *caps = e->caps, *level = e->level;
+    const char *version = json_string_value(e->version);
     const char *name;
     char *msg;
 
@@ -247,11 +315,11 @@ static int check_param_headers(struct gw_mcp_server *ms, struct gw_http_request 
 /* ---- the request's session ---- */
 
 static struct gw_mcp_session *session_new(struct gw_mcp_server *ms, const char *dialog,
-                                          json_t *meta)
+                                          const struct envelope *e)
 {
     struct gw_mcp_session *s = gw_xcalloc(1, sizeof *s);
-    json_t *caps = json_object_get(meta, MCP_META_CAPS);
-    const char *level = json_string_value(json_object_get(meta, MCP_META_LOG_LEVEL));
+    json_t *caps = e->caps;
+    const char *level = json_string_value(e->level);
 
     s->ms = ms;
     s->modern = true;
@@ -360,6 +428,124 @@ void gw_mcp__modern_decorate(const char *method, json_t *result)
     }
 }
 
+/* The gateway's serverInfo as text, rendered once. */
+static const char *gateway_info_text(size_t *len)
+{
+    static char *text;
+    static size_t n;
+
+    if (text == NULL)
+        text = gw_json_dump(gateway_info(), &n);
+    *len = n;
+    return text;
+}
+
+static void put_key(struct gw_jbuf *b, bool *first, const char *lit, size_t n)
+{
+    if (!*first)
+        gw_jbuf_lit(b, ",");
+    *first = false;
+    gw_jbuf_put(b, lit, n);
+}
+
+#define KEY_IS(k, n, lit) ((n) == sizeof(lit) - 1 && memcmp((k), lit, (n)) == 0)
+
+/* The result's _meta as the tree path leaves it: the upstream's members in
+ * their order, "mcpgw/lease" and the serverInfo replaced where they stand,
+ * else added in that order. 0, or -1 (not UTF-8). */
+static int put_meta(struct gw_jbuf *b, json_t *meta, json_t *lease)
+{
+    bool first = true, had_lease = false, had_info = false;
+    size_t key_len, info_len;
+    const char *key, *info = gateway_info_text(&info_len);
+    json_t *v;
+
+    gw_jbuf_lit(b, "{");
+    json_object_keylen_foreach(meta, key, key_len, v)
+    {
+        if (!first)
+            gw_jbuf_lit(b, ",");
+        first = false;
+        if (gw_jbuf_string(b, key, key_len) != 0)
+            return -1;
+        gw_jbuf_lit(b, ":");
+        if (KEY_IS(key, key_len, MCP_META_SERVER)) {
+            had_info = true;
+            gw_jbuf_put(b, info, info_len);
+            continue;
+        }
+        if (lease != NULL && KEY_IS(key, key_len, "mcpgw/lease")) {
+            had_lease = true;
+            v = lease;
+        }
+        if (gw_jbuf_value(b, v) != 0)
+            return -1;
+    }
+    if (lease != NULL && !had_lease) {
+        put_key(b, &first, "\"mcpgw/lease\":", 14);
+        if (gw_jbuf_value(b, lease) != 0)
+            return -1;
+    }
+    if (!had_info) {
+        put_key(b, &first, "\"" MCP_META_SERVER "\":", sizeof(MCP_META_SERVER) + 2);
+        gw_jbuf_put(b, info, info_len);
+    }
+    gw_jbuf_lit(b, "}");
+    return 0;
+}
+
+/* The tree path: gw_mcp__call_reply's copy of the result (the lease in
+ * _meta), gw_mcp__modern_decorate, gw_json_dump. Here the upstream's
+ * members are written where they stand and only the envelope and _meta
+ * are the gateway's text, which spares ~12,000 instructions per call. */
+char *gw_mcp__modern_call_answer(json_t *id, json_t *result, json_t *lease, size_t *len)
+{
+    json_t *type = json_object_get(result, "resultType");
+    json_t *meta = json_object_get(result, "_meta"), *v;
+    const char *key, *t = json_string_value(type);
+    struct gw_jbuf b = {0};
+    bool first = true;
+    size_t key_len;
+
+    if (!json_is_object(result) || (type != NULL && (t == NULL || strcmp(t, "complete") != 0)) ||
+        (meta != NULL && !json_is_object(meta)) || (!json_is_string(id) && !json_is_integer(id)))
+        return NULL;
+    gw_jbuf_lit(&b, "{\"jsonrpc\":\"2.0\",\"id\":");
+    if (gw_jbuf_value(&b, id) != 0)
+        goto fail;
+    gw_jbuf_lit(&b, ",\"result\":{");
+    json_object_keylen_foreach(result, key, key_len, v)
+    {
+        if (!first)
+            gw_jbuf_lit(&b, ",");
+        first = false;
+        if (gw_jbuf_string(&b, key, key_len) != 0)
+            goto fail;
+        gw_jbuf_lit(&b, ":");
+        if ((KEY_IS(key, key_len, "_meta") ? put_meta(&b, meta, lease) : gw_jbuf_value(&b, v)) != 0)
+            goto fail;
+    }
+    /* what the tree path appends, in its order: call_reply's _meta (with
+     * a lease), decorate's resultType, then decorate's _meta */
+    if (meta == NULL && lease != NULL) {
+        put_key(&b, &first, "\"_meta\":", 8);
+        if (put_meta(&b, NULL, lease) != 0)
+            goto fail;
+    }
+    if (type == NULL)
+        put_key(&b, &first, "\"resultType\":\"complete\"", 23);
+    if (meta == NULL && lease == NULL) {
+        put_key(&b, &first, "\"_meta\":", 8);
+        if (put_meta(&b, NULL, NULL) != 0)
+            goto fail;
+    }
+    gw_jbuf_lit(&b, "}}");
+    return gw_jbuf_take(&b, len);
+fail:
+    free(b.p);
+    return NULL;
+}
+
 json_t *gw_mcp__hop_params(json_t *params)
 {
     json_t *out = json_copy(params), *meta = json_object_get(params, "_meta"), *kept, *v;
@@ -401,45 +587,52 @@ json_t *gw_mcp__modern_removed(json_t *id, const char *method)
 
 /* ---- POST ---- */
 
-void gw_mcp__modern_post(struct gw_mcp_server *ms, struct gw_http_request *req, json_t *body)
+bool gw_mcp__modern_post(struct gw_mcp_server *ms, struct gw_http_request *req, json_t *body)
 {
-    json_t *id = json_object_get(body, "id");
-    json_t *params = json_object_get(body, "params");
-    const char *method = json_string_value(json_object_get(body, "method"));
-    const char *jsonrpc = json_string_value(json_object_get(body, "jsonrpc"));
+    struct envelope e;
+    json_t *id, *params;
+    const char *method, *jsonrpc;
     char dialog[GW_DIALOG_MAX + 1];
     struct gw_mcp_exchange *x;
     struct gw_mcp_session *s;
 
+    read_envelope(body, &e);
+    if (!is_modern(req, &e))
+        return false;
+    id = e.id;
+    params = e.params;
+    method = json_string_value(e.method);
+    jsonrpc = json_string_value(e.jsonrpc);
     if (!json_is_string(id) && !json_is_integer(id))
         id = NULL;
     if (!json_is_object(body) || jsonrpc == NULL || strcmp(jsonrpc, "2.0") != 0 || method == NULL) {
         respond_error(req, 400, id, RPC_INVALID_REQUEST,
                       "Invalid Request: one JSON-RPC 2.0 request or notification per POST", NULL);
-        return;
+        return true;
     }
-    if (json_object_get(body, "id") == NULL) { /* a notification: nothing to do over HTTP */
+    if (e.id == NULL) { /* a notification: nothing to do over HTTP */
         gw_http_respond(req, 202, NULL, NULL, 0, NULL);
-        return;
+        return true;
     }
     if (id == NULL) {
         respond_error(req, 400, NULL, RPC_INVALID_REQUEST,
                       "Invalid Request: the id must be a string or an integer", NULL);
-        return;
+        return true;
     }
-    if (check_request(req, id, method, params) != 0 ||
+    if (check_request(req, id, method, &e) != 0 ||
         check_param_headers(ms, req, id, method, params) != 0 ||
-        gw_mcp__request_dialog(ms, req, id, json_object_get(params, "_meta"), dialog) != 0)
-        return;
+        gw_mcp__request_dialog(ms, req, id, e.meta, dialog) != 0)
+        return true;
     if (strcmp(method, "subscriptions/listen") == 0) {
         gw_mcp__listen(ms, req, id, params, dialog[0] ? dialog : NULL);
-        return;
+        return true;
     }
-    s = session_new(ms, dialog, json_object_get(params, "_meta"));
+    s = session_new(ms, dialog, &e);
     x = gw_mcp__exchange_new(req, false);
     x->own = s;
     x->method = gw_xstrdup(method);
     gw_mcp__exchange_watch(x);
-    gw_mcp__dispatch(s, x, body);
+    gw_mcp__dispatch_request(s, x, method, id, params); /* the envelope is checked */
     gw_mcp__exchange_done(x);
+    return true;
 }

@@ -14,6 +14,28 @@
 
 #include "gw/util.h"
 
+/* A plain result that is the exchange's one answer and goes out at once
+ * is written as text (gw_mcp__modern_call_answer); false where the tree
+ * path must answer (errors, missing capabilities, a stream begun for
+ * progress, an SSE answer, a shape the writer leaves to it). */
+static bool answered_as_text(struct gw_mcp_call *c, const struct gw_call_outcome *o)
+{
+    struct gw_mcp_exchange *x = c->x;
+    size_t len;
+    char *text;
+
+    if (c->routed || o->code != 0 || o->missing_caps != 0 || x->req == NULL || x->streaming ||
+        x->sse || x->batch || x->waiting != 1 || json_array_size(x->replies) != 0)
+        return false;
+    text = gw_mcp__modern_call_answer(c->id, o->result, o->lease, &len);
+    if (text == NULL)
+        return false;
+    x->answer = text;
+    x->answer_len = len;
+    gw_mcp__call_end(c, o->server, o->dialog, gw_mcp__call_status(o), NULL);
+    return true;
+}
+
 static void on_answer(void *data, const struct gw_rounds_answer *a)
 {
     struct gw_mcp_call *c = data;
@@ -21,6 +43,8 @@ static void on_answer(void *data, const struct gw_rounds_answer *a)
 
     c->round = NULL;
     if (a->outcome != NULL) {
+        if (answered_as_text(c, a->outcome))
+            return;
         gw_mcp__call_end(c, a->outcome->server, a->outcome->dialog, gw_mcp__call_status(a->outcome),
                          gw_mcp__call_reply(c, a->outcome));
         return;

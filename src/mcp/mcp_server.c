@@ -205,7 +205,8 @@ void gw_mcp__exchange_watch(struct gw_mcp_exchange *x)
 
 void gw_mcp__exchange_add(struct gw_mcp_exchange *x, json_t *reply)
 {
-    json_array_append_new(x->replies, reply);
+    if (reply != NULL) /* none yet (a call), or already written (x->answer) */
+        json_array_append_new(x->replies, reply);
 }
 
 char *gw_mcp__sse_event(json_t *msg)
@@ -292,6 +293,11 @@ static void exchange_answer(struct gw_mcp_exchange *x)
  * or as the whole response. */
 static void modern_done(struct gw_mcp_exchange *x)
 {
+    if (x->answer != NULL && x->req != NULL) {
+        gw_http_on_abort(x->req, NULL, NULL);
+        gw_http_respond_json_text(x->req, 200, x->answer, x->answer_len, NULL);
+        x->req = NULL;
+    }
     for (size_t i = 0; i < json_array_size(x->replies); i++) {
         json_t *reply = json_array_get(x->replies, i);
         json_t *result = json_object_get(reply, "result");
@@ -337,6 +343,7 @@ void gw_mcp__exchange_done(struct gw_mcp_exchange *x)
     }
     json_decref(x->replies);
     free(x->session_header);
+    free(x->answer);
     free(x);
 }
 
@@ -496,9 +503,7 @@ static void handle_post(struct gw_mcp_server *ms, struct gw_http_request *req)
     body = parse_body(req);
     if (body == NULL)
         return;
-    if (gw_mcp__is_modern(req, body))
-        gw_mcp__modern_post(ms, req, body);
-    else if (check_version_header(req) == 0)
+    if (!gw_mcp__modern_post(ms, req, body) && check_version_header(req) == 0)
         post_legacy(ms, req, body);
     json_decref(body);
 }

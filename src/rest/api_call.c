@@ -7,6 +7,7 @@
 
 #include "gw/api_internal.h"
 #include "gw/artifacts.h"
+#include "gw/catalog.h"
 #include "gw/dispatch.h"
 #include "gw/input_rounds.h"
 #include "gw/log.h"
@@ -65,6 +66,28 @@ static void respond_outcome_error(struct gw_http_request *req, const struct gw_c
     free(msg);
 }
 
+/* 503 authorization_required, with the authorize link where one is
+ * offered (docs/api.md, "OAuth"): the call's server is `server`, or the
+ * tool's. */
+static void respond_authorization(struct gw_api_ctx *ctx, struct gw_http_request *req,
+                                  const char *tool, const char *server)
+{
+    const struct gw_cat_tool *t;
+    char *url = NULL, *msg = NULL;
+
+    if (server == NULL && (t = gw_catalog_lookup(gw_servers_catalog(ctx->servers), tool)) != NULL)
+        server = t->server;
+    if (server != NULL)
+        msg = gw_servers_authorization(ctx->servers, server, &url);
+    json_t *e = json_pack("{s:s, s:s}", "code", "authorization_required", "message",
+                          msg ? msg : gw_dispatch_error(GW_SERVERS_E_AUTHORIZATION).sentence);
+    if (url != NULL)
+        json_object_set_new(e, "authorize", json_string(url));
+    gw_http_respond_json(req, 503, json_pack("{s:o}", "error", e), NULL);
+    free(url);
+    free(msg);
+}
+
 /* The index of the current artifacts_dir: a reload that moves the
  * directory starts a new one. */
 static struct gw_artifacts *artifacts_of(struct gw_api_ctx *ctx)
@@ -117,6 +140,9 @@ static void on_call_outcome(struct pending_call *pc, const struct gw_call_outcom
 {
     if (pc->aborted) {
         log_call(pc, o->server, o->dialog, "client_gone");
+    } else if (o->code == GW_SERVERS_E_AUTHORIZATION) {
+        log_call(pc, o->server, o->dialog, gw_dispatch_error(o->code).label);
+        respond_authorization(pc->ctx, pc->req, pc->tool, o->server);
     } else if (o->code != 0) {
         log_call(pc, o->server, o->dialog, gw_dispatch_error(o->code).label);
         respond_outcome_error(pc->req, o);
@@ -235,6 +261,8 @@ void gw_api__route_call(struct gw_api_ctx *ctx, struct gw_http_request *req, con
             gw_http_respond_error(
                 req, 400, rc == GW_ROUNDS_E_RESPONSES ? "bad_input_responses" : "bad_request_state",
                 why, NULL);
+        else if (rc == GW_SERVERS_E_AUTHORIZATION)
+            respond_authorization(ctx, req, pc->tool, NULL);
         else
             start_call_error(req, rc);
         if (why == NULL && rc != GW_SERVERS_E_NO_TOOL)

@@ -67,6 +67,8 @@ static void authorize_done(void *data, int rc, const char *text)
         const char *const headers[] = {loc, "Cache-Control: no-store", NULL};
         gw_http_respond(p->req, 302, "text/plain; charset=utf-8", "", 0, headers);
         free(loc);
+    } else if (p->req && rc == -EPERM) {
+        gw_http_respond_error(p->req, 409, "authorization_limit", text, NULL);
     } else if (p->req) {
         gw_http_respond_error(p->req, 502, "authorization_unavailable", text, NULL);
     }

@@ -679,10 +679,13 @@ static json_t *server_json(const struct server *srv)
         "lastError", srv->last_error, "configHash", srv->cfg->spawn_hash, "catalogHash",
         srv->cfg->catalog_hash, "loadedAt", loaded, "restarts", (int)srv->restarts, "lastStderr",
         srv->stderr_tail, "config", gw_server_config_to_json(srv->cfg));
-    if (srv->state == SRV_NEEDS_AUTH && srv->owner->base_url != NULL)
-        json_object_set_new(
-            j, "authorize",
-            json_sprintf("%s/v1/servers/%s/authorize", srv->owner->base_url, srv->cfg->id));
+    if (srv->state == SRV_NEEDS_AUTH) {
+        char *url;
+        free(gw_server_authorization(srv, &url));
+        if (url)
+            json_object_set_new(j, "authorize", json_string(url));
+        free(url);
+    }
     json_t *grant = srv->oauth ? gw_oauth_grant_json(srv->oauth) : NULL;
     if (grant)
         json_object_set_new(j, "grant", grant);

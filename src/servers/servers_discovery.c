@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "gw/log.h"
+#include "gw/oauth.h"
 #include "gw/servers_internal.h"
 #include "gw/util.h"
 
@@ -68,6 +69,8 @@ bool gw_server_commit_listing(struct server *srv, json_t *listing)
      * the next attempt waits for an answer. */
     gw_server_clear_problems(srv, "start");
     gw_server_set_state(srv, SRV_READY);
+    if (srv->oauth != NULL)
+        gw_oauth_started(srv->oauth);
     gw_server_first_attempt_done(srv, true);
     return true;
 }

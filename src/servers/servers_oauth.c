@@ -7,7 +7,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+#include "gw/curl_uv.h"
 #include "gw/log.h"
 #include "gw/oauth.h"
 #include "gw/util.h"
@@ -24,11 +26,19 @@ static char *redirect_uri(const struct gw_servers *s, const struct gw_gateway_co
 struct gw_oauth *gw_server_oauth(struct server *srv)
 {
     static const unsigned methods[] = {0, GW_OAUTH_AUTH_NONE, GW_OAUTH_AUTH_BASIC,
-                                       GW_OAUTH_AUTH_POST};
+                                       GW_OAUTH_AUTH_POST, GW_OAUTH_AUTH_JWT};
     const struct gw_server_config *cfg = srv->cfg;
-    if (srv->oauth || cfg->oauth_off ||
-        (cfg->transport != GW_TRANSPORT_STREAMABLE_HTTP && cfg->transport != GW_TRANSPORT_SSE))
+    if (srv->oauth || cfg->oauth_off || cfg->transport == GW_TRANSPORT_STDIO)
         return srv->oauth;
+    /* A WebSocket server's protected resource is its URL over http(s):
+     * that is where its metadata is found and what `resource` names. */
+    char *url = strncasecmp(cfg->url, "ws", 2) == 0 ? gw_xasprintf("http%s", cfg->url + 2)
+                                                    : gw_xstrdup(cfg->url);
+    /* Only an HTTP upstream opens the HTTP client; a WebSocket one needs it
+     * here, for the OAuth fetches (a failure shows on the first of them). */
+    char why[256];
+    if (srv->owner->multi && gw_curl_uv_open(srv->owner->multi, why, sizeof(why)) != 0)
+        gw_log(GW_LOG_WARN, "oauth: no HTTP client", "server", cfg->id, "reason", why, NULL);
     char *redirect = redirect_uri(srv->owner, &srv->snap->gateway);
     char *state_dir = gw_oauth_state_dir(srv->snap->gateway.state_dir);
     char *scopes = NULL;
@@ -39,10 +49,11 @@ struct gw_oauth *gw_server_oauth(struct server *srv)
         scopes = next;
     }
     struct gw_oauth_settings s = {
-        .server_url = cfg->url,
+        .server_url = url,
         .redirect_uri = redirect,
         .client_id = cfg->oauth_client_id,
         .client_secret = cfg->oauth_client_secret,
+        .private_key = cfg->oauth_private_key,
         .auth = methods[cfg->oauth_method],
         .scopes = cfg->has_oauth_scopes ? (scopes ? scopes : "") : NULL,
         .omit_resource = cfg->oauth_omit_resource,
@@ -52,19 +63,44 @@ struct gw_oauth *gw_server_oauth(struct server *srv)
     };
     srv->oauth = gw_oauth_new(srv->owner->loop, srv->owner->multi, &s);
     free(scopes);
+    free(url);
     free(redirect);
     free(state_dir);
     return srv->oauth;
 }
 
+char *gw_server_authorization(const struct server *srv, char **url)
+{
+    const char *scopes = srv->oauth ? gw_oauth_gave_up(srv->oauth) : NULL;
+    *url = NULL;
+    if (scopes)
+        return gw_xasprintf("the server requires authorization, and %d authorization requests "
+                            "did not get the scopes it asks for (%s): none is made until a "
+                            "reload or a logout (DELETE /v1/servers/%s/authorize)",
+                            GW_OAUTH_AUTHZ_MAX, scopes[0] ? scopes : "none named", srv->cfg->id);
+    if (!srv->owner->base_url)
+        return gw_xstrdup("the server requires authorization, and the gateway does not listen "
+                          "where a browser can be sent back to it");
+    *url = gw_xasprintf("%s/v1/servers/%s/authorize", srv->owner->base_url, srv->cfg->id);
+    return gw_xasprintf("the server requires authorization: open %s in a browser", *url);
+}
+
+char *gw_servers_authorization(struct gw_servers *s, const char *id, char **url)
+{
+    struct server *srv = gw_servers_find(s, id);
+    *url = NULL;
+    /* A call may fail on the challenge before its server moves. */
+    if (!srv ||
+        (srv->state != SRV_NEEDS_AUTH && !(srv->oauth && gw_oauth_needs_authorization(srv->oauth))))
+        return NULL;
+    return gw_server_authorization(srv, url);
+}
+
 static void needs_authorization(struct server *srv)
 {
-    char *what = srv->owner->base_url
-                     ? gw_xasprintf("the server requires authorization: open %s/v1/servers/%s/"
-                                    "authorize in a browser",
-                                    srv->owner->base_url, srv->cfg->id)
-                     : gw_xstrdup("the server requires authorization, and the gateway does not "
-                                  "listen where a browser can be sent back to it");
+    char *url;
+    char *what = gw_server_authorization(srv, &url);
+    free(url);
     gw_server_set_error(srv, what);
     gw_server_problem(srv, "authorization", GW_SEV_WARNING, NULL, what);
     gw_log(GW_LOG_WARN, "server needs authorization", "server", srv->cfg->id, NULL);
@@ -184,11 +220,25 @@ void gw_servers_authorized(struct gw_servers *s, const char *id)
         gw_slot_spawn(srv, first);
 }
 
+void gw_server_oauth_reloaded(struct server *srv)
+{
+    if (!srv->oauth)
+        return;
+    bool gave_up = gw_oauth_gave_up(srv->oauth) != NULL;
+    gw_oauth_limit_reset(srv->oauth);
+    if (gave_up && srv->state == SRV_NEEDS_AUTH)
+        needs_authorization(srv); /* the link is offered again */
+}
+
 void gw_servers_signed_out(struct gw_servers *s, const char *id)
 {
     struct server *srv = gw_servers_find(s, id);
-    if (!srv || srv->removed || srv->state == SRV_NEEDS_AUTH)
+    if (!srv || srv->removed)
         return;
+    if (srv->state == SRV_NEEDS_AUTH) { /* its count began again: the link is back */
+        needs_authorization(srv);
+        return;
+    }
     const char *why = "the server's authorization was withdrawn";
     while (srv->leases.head != NULL)
         gw_lease_release(srv->leases.head, why);

@@ -114,6 +114,7 @@ static bool server_adopt(struct server *srv, struct gw_config *c,
 
     server_move(srv, c, cfg);
     gw_server_clear_problems(srv, "reload");
+    gw_server_oauth_reloaded(srv);
     if (catalog_changed && srv->state == SRV_READY) {
         json_t *listing = json_incref(gw_catalog_listing(srv->owner->catalog, cfg->id));
         gw_server_commit_listing(srv, listing);

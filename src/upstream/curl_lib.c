@@ -24,6 +24,7 @@
     X(easy_init)                                                                                   \
     X(easy_cleanup)                                                                                \
     X(easy_setopt)                                                                                 \
+    X(easy_perform)                                                                                \
     X(easy_getinfo)                                                                                \
     X(easy_strerror)                                                                               \
     X(multi_init)                                                                                  \
@@ -164,6 +165,12 @@ CURLcode curl_easy_setopt(CURL *curl, CURLoption option, ...)
 
     FORWARD_SETOPT(rc, fn.easy_setopt, curl, option);
     return rc;
+}
+
+CURLcode curl_easy_perform(CURL *curl)
+{
+    need();
+    return fn.easy_perform(curl);
 }
 
 CURLcode curl_easy_getinfo(CURL *curl, CURLINFO info, ...)

@@ -243,11 +243,12 @@ void gw_oauth_asm_clear(struct gw_oauth_asm *m)
     memset(m, 0, sizeof(*m));
 }
 
-static const char *const auth_names[] = {"none", "client_secret_basic", "client_secret_post"};
+static const char *const auth_names[] = {"none", "client_secret_basic", "client_secret_post",
+                                         "private_key_jwt"};
 
 const char *gw_oauth_auth_name(unsigned method)
 {
-    for (unsigned i = 0; i < 3; i++)
+    for (unsigned i = 0; i < 4; i++)
         if (method == 1u << i)
             return auth_names[i];
     return "?";
@@ -255,7 +256,7 @@ const char *gw_oauth_auth_name(unsigned method)
 
 unsigned gw_oauth_auth_parse(const char *name)
 {
-    for (unsigned i = 0; name && i < 3; i++)
+    for (unsigned i = 0; name && i < 4; i++)
         if (strcmp(name, auth_names[i]) == 0)
             return 1u << i;
     return 0;
@@ -412,6 +413,10 @@ int gw_oauth_dcr_read(const char *body, size_t len, struct gw_oauth_client *c, c
         gw_say(why, cap, "the registration answer has no client_id");
     else if (!c->auth)
         gw_say(why, cap, "the registration answer asks for an unsupported authentication method");
+    else if (c->auth == GW_OAUTH_AUTH_JWT) /* we register no keys (jwks) */
+        gw_say(why, cap,
+               "the registration answer asks for private_key_jwt, which needs a "
+               "configured client and key");
     else if (c->auth != GW_OAUTH_AUTH_NONE && !c->client_secret)
         gw_say(why, cap, "the registration answer asks for a client secret it did not give");
     else

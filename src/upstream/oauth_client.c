@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "gw/jws.h"
 #include "gw/log.h"
 #include "gw/redact.h"
 #include "gw/util.h"
@@ -355,6 +356,8 @@ static void have_client(struct gw_oauth *o)
     if (!same && o->configured.client_id) {
         struct gw_oauth_client c = {gw_xstrdup(o->configured.client_id),
                                     gw_xstrdup(o->configured.client_secret), o->configured.auth};
+        if (!c.auth && o->key && !c.client_secret)
+            c.auth = o->asm_.auth_methods & GW_OAUTH_AUTH_JWT;
         if (!c.auth)
             c.auth = gw_oauth_auth_choose(&o->asm_, c.client_secret != NULL);
         if (!c.auth) {
@@ -373,9 +376,11 @@ static void have_client(struct gw_oauth *o)
                        ? gw_xstrdup(o->scopes)
                        : gw_oauth_scopes_select(o->challenge.scope, o->prm.scopes, o->asm_.scopes);
     if (o->client_credentials) {
-        if (!same || !o->client.client_secret) {
+        if (!same || (!o->client.client_secret && o->client.auth != GW_OAUTH_AUTH_JWT)) {
             free(scopes);
-            failf(o, -EINVAL, "grant client_credentials needs oauth.client_id and client_secret");
+            failf(o, -EINVAL,
+                  "grant client_credentials needs oauth.client_id and client_secret (or "
+                  "private_key)");
             return;
         }
         struct gw_oauth_token_request tr = {
@@ -397,6 +402,14 @@ static void have_client(struct gw_oauth *o)
         o->body = gw_oauth_dcr_request(o->redirect_uri, scopes);
         free(scopes);
         fetch(o, o->asm_.registration_endpoint, o->body, NULL, dcr_done);
+        return;
+    }
+    if (gw_oauth__count_request(o, scopes) < 0) {
+        failf(o, -EPERM,
+              "%d authorization requests did not get the scopes %.300s: none is made "
+              "until a reload or a logout",
+              GW_OAUTH_AUTHZ_MAX, scopes ? scopes : "(none named)");
+        free(scopes);
         return;
     }
     struct flow *f = free_flow(o);
@@ -439,6 +452,15 @@ int gw_oauth_authorize(struct gw_oauth *o, gw_oauth_cb cb, void *data)
 {
     if (!o->redirect_uri && !o->client_credentials)
         return -EINVAL;
+    if (o->gave_up) {
+        char *why =
+            gw_xasprintf("%d authorization requests did not get the scopes %.300s: none "
+                         "is made until a reload or a logout",
+                         GW_OAUTH_AUTHZ_MAX, o->authz_scopes[0] ? o->authz_scopes : "(none named)");
+        cb(data, -EPERM, why);
+        free(why);
+        return 0;
+    }
     int j = join(o, OP_AUTHORIZE, cb, data);
     if (j != 0)
         return j < 0 ? j : 0;
@@ -473,6 +495,7 @@ int gw_oauth_forget(struct gw_oauth *o)
     char *token =
         gw_xstrdup(o->token.refresh_token ? o->token.refresh_token : o->token.access_token);
     gw_oauth__drop_grant(o);
+    gw_oauth_limit_reset(o);
     schedule_ahead(o);
     if (token && o->asm_.revocation_endpoint && o->client.client_id) {
         o->op = OP_REVOKE;
@@ -482,6 +505,10 @@ int gw_oauth_forget(struct gw_oauth *o)
             gw_oauth_form_add(&o->body, "client_id", o->client.client_id);
         if (o->client.auth == GW_OAUTH_AUTH_POST)
             gw_oauth_form_add(&o->body, "client_secret", o->client.client_secret);
+        char why[256];
+        if (gw_oauth__add_assertion(o, &o->body, why, sizeof(why)) != 0)
+            gw_log(GW_LOG_WARN, "oauth: no revocation", "server", o->server_url, "reason", why,
+                   NULL);
         char *basic = gw_oauth_basic_auth(&o->client);
         fetch(o, o->asm_.revocation_endpoint, o->body, basic, revoke_done);
         free(basic);
@@ -546,7 +573,12 @@ static void token_done(struct gw_oauth *o, CURLcode rc)
 static void post_token(struct gw_oauth *o, const char *endpoint,
                        const struct gw_oauth_token_request *r)
 {
+    char why[256];
     o->body = gw_oauth_token_body(r);
+    if (gw_oauth__add_assertion(o, &o->body, why, sizeof(why)) != 0) {
+        failf(o, -EINVAL, "%s", why);
+        return;
+    }
     char *basic = gw_oauth_basic_auth(&o->client);
     fetch(o, endpoint, o->body, basic, token_done);
     free(basic);
@@ -650,6 +682,7 @@ int gw_oauth_challenged(struct gw_oauth *o, const char *www_authenticate)
         gw_oauth_challenge_clear(&o->challenge);
         o->challenge = c;
         o->challenged = true;
+        gw_oauth__note_challenge(o);
     }
     return rc;
 }
@@ -690,6 +723,7 @@ int gw_oauth_step_up(struct gw_oauth *o, const char *www_authenticate)
         gw_oauth_challenge_clear(&c);
     }
     o->challenged = true;
+    gw_oauth__note_challenge(o);
     return 0;
 }
 
@@ -744,6 +778,7 @@ struct gw_oauth *gw_oauth_new(uv_loop_t *loop, struct gw_curl_uv *multi,
     o->configured.client_id = gw_xstrdup(s->client_id);
     o->configured.client_secret = gw_xstrdup(s->client_secret);
     o->configured.auth = s->auth;
+    gw_oauth__load_key(o, s->private_key);
     if (gw_oauth_url_parse(s->server_url, &u, why, sizeof(why)) == 0) {
         gw_strlcpy(o->server_host, u.host, sizeof(o->server_host));
         gw_oauth_url_clear(&u);
@@ -785,10 +820,12 @@ void gw_oauth_free(struct gw_oauth *o)
     free(o->cimd_url);
     free(o->step_scopes);
     free(o->asked_scopes);
+    free(o->authz_scopes);
     free(o->client_issuer);
     free(o->store_dir);
     free(o->state_dir);
     gw_oauth_client_clear(&o->configured);
+    gw_jws_key_free(o->key);
     gw_oauth_client_clear(&o->client);
     gw_oauth_challenge_clear(&o->challenge);
     gw_oauth_prm_clear(&o->prm);

@@ -101,6 +101,23 @@ static void add_with_credential(struct gw_redact *r, const char *value)
         gw_redact_add(r, sp + 1);
 }
 
+/* A PEM key whole and each of its base64 lines, so that a fragment quoted
+ * anywhere is masked too. */
+static void add_pem(struct gw_redact *r, const char *pem)
+{
+    for (const char *p = pem; p && *p;) {
+        size_t n = strcspn(p, "\r\n");
+        if (n >= 16 && p[0] != '-') {
+            char *line = gw_xstrndup(p, n);
+            gw_redact_add(r, line);
+            free(line);
+        }
+        p += n;
+        p += strspn(p, "\r\n");
+    }
+    gw_redact_add(r, pem);
+}
+
 void gw_redact_add_server(struct gw_redact *r, const struct gw_server_config *cfg)
 {
     for (size_t i = 0; i < cfg->nenv; i++)
@@ -109,6 +126,7 @@ void gw_redact_add_server(struct gw_redact *r, const struct gw_server_config *cf
         add_with_credential(r, cfg->headers[i].value);
     gw_redact_add(r, cfg->session_id);
     gw_redact_add(r, cfg->oauth_client_secret);
+    add_pem(r, cfg->oauth_private_key);
     for (size_t i = 0; i < cfg->var_values.n; i++)
         gw_redact_add(r, cfg->var_values.v[i]);
 }

@@ -25,12 +25,12 @@ static int start_stdio(uv_loop_t *loop, const struct gw_gateway_config *gw,
     return rc;
 }
 
-static int start_ws(uv_loop_t *loop, const struct gw_server_config *cfg,
+static int start_ws(uv_loop_t *loop, const struct gw_server_config *cfg, struct gw_oauth *oauth,
                     const struct gw_transport_cbs *cbs, struct gw_transport **out, char *why,
                     size_t whylen)
 {
     struct gw_upstream_ws *w;
-    int rc = gw_upstream_ws_start(loop, cfg, cbs, &w, why, whylen);
+    int rc = gw_upstream_ws_start(loop, cfg, oauth, cbs, &w, why, whylen);
 
     if (rc == 0)
         *out = gw_upstream_ws_transport(w);
@@ -67,7 +67,7 @@ int gw_upstream_start(uv_loop_t *loop, struct gw_curl_uv *multi, const struct gw
     case GW_TRANSPORT_STDIO:
         return start_stdio(loop, gw, cfg, cbs, out, why, whylen);
     case GW_TRANSPORT_WEBSOCKET:
-        return start_ws(loop, cfg, cbs, out, why, whylen);
+        return start_ws(loop, cfg, oauth, cbs, out, why, whylen);
     case GW_TRANSPORT_STREAMABLE_HTTP:
     case GW_TRANSPORT_SSE:
         return start_http(loop, multi, cfg, oauth, cbs, out, why, whylen);

@@ -25,6 +25,7 @@
 #include <sys/socket.h>
 
 #include "gw/log.h"
+#include "gw/oauth.h"
 #include "gw/upstream_ws_internal.h"
 #include "gw/util.h"
 
@@ -49,6 +50,8 @@ struct gw_upstream_ws {
     char *shown;                    /* URL without userinfo or query */
     char **hdr_names, **hdr_values; /* "Name:" as lws wants it */
     size_t nhdr;
+    struct gw_oauth *oauth; /* the server's, or NULL */
+    bool own_authorization; /* cfg's headers set Authorization: no Bearer */
     int port, tls;
     uint64_t timeout_ms;
     lws_retry_bo_t idle_policy;
@@ -288,7 +291,32 @@ static int add_headers(struct gw_upstream_ws *w, unsigned char **p, unsigned cha
             return -1;
         }
     }
+    const char *token = w->oauth && !w->own_authorization ? gw_oauth_access_token(w->oauth) : NULL;
+    if (token) {
+        char *v = gw_xasprintf("Bearer %s", token);
+        int rc = lws_add_http_header_by_name(w->wsi, (const unsigned char *)"Authorization:",
+                                             (const unsigned char *)v, (int)strlen(v), p, end);
+        memset(v, 0, strlen(v));
+        free(v);
+        if (rc != 0) {
+            fail(w, GW_WS_E_CLOSED, "the access token for %s does not fit in the upgrade request",
+                 w->shown);
+            return -1;
+        }
+    }
     return 0;
+}
+
+/* A refused upgrade: a 401's Bearer challenge guides the OAuth client (the
+ * server then waits in needs_authorization, as over HTTP). lws keeps the
+ * answer's headers until this callback returns. */
+static void upgrade_refused(struct gw_upstream_ws *w, struct lws *wsi)
+{
+    char challenge[2048];
+    if (!w->oauth || lws_http_client_http_response(wsi) != 401)
+        return;
+    if (lws_hdr_copy(wsi, challenge, sizeof(challenge), WSI_TOKEN_HTTP_WWW_AUTHENTICATE) > 0)
+        gw_oauth_challenged(w->oauth, challenge);
 }
 
 static int receive(struct gw_upstream_ws *w, const void *in, size_t len)
@@ -383,6 +411,7 @@ static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *
     case LWS_CALLBACK_CLIENT_WRITEABLE:
         return writeable(w);
     case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
+        upgrade_refused(w, wsi);
         w->wsi = NULL;
         lws_set_opaque_user_data(wsi, NULL);
         fail(w, GW_WS_E_CLOSED, "cannot open a WebSocket to %s: %s", w->shown,
@@ -566,6 +595,8 @@ static void copy_headers(struct gw_upstream_ws *w, const struct gw_server_config
     for (size_t i = 0; i < w->nhdr; i++) {
         w->hdr_names[i] = gw_xasprintf("%s:", cfg->headers[i].name);
         w->hdr_values[i] = gw_xstrdup(cfg->headers[i].value);
+        if (strcasecmp(cfg->headers[i].name, "Authorization") == 0)
+            w->own_authorization = true;
     }
 }
 
@@ -655,8 +686,8 @@ static const struct gw_transport_ops ws_ops = {
 };
 
 int gw_upstream_ws_start(uv_loop_t *loop, const struct gw_server_config *cfg,
-                         const struct gw_transport_cbs *cbs, struct gw_upstream_ws **out, char *why,
-                         size_t whylen)
+                         struct gw_oauth *oauth, const struct gw_transport_cbs *cbs,
+                         struct gw_upstream_ws **out, char *why, size_t whylen)
 {
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
     int rc;
@@ -670,6 +701,7 @@ int gw_upstream_ws_start(uv_loop_t *loop, const struct gw_server_config *cfg,
     w->waiter.ready = waited;
     w->loop = loop;
     w->cbs = *cbs;
+    w->oauth = oauth;
     w->id = gw_xstrdup(cfg->id);
     w->timeout_ms = cfg->timeout_ms ? cfg->timeout_ms : 10000;
     rc = parse_url(w, cfg->url, why, whylen);

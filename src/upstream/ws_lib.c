@@ -26,6 +26,8 @@
     X(frame_is_binary)                                                                             \
     X(get_opaque_user_data)                                                                        \
     X(get_socket_fd)                                                                               \
+    X(hdr_copy)                                                                                    \
+    X(http_client_http_response)                                                                   \
     X(is_final_fragment)                                                                           \
     X(is_first_fragment)                                                                           \
     X(remaining_packet_payload)                                                                    \
@@ -135,6 +137,18 @@ struct lws_context *lws_create_context(const struct lws_context_creation_info *i
 {
     need();
     return fn.create_context(info);
+}
+
+int lws_hdr_copy(struct lws *wsi, char *dest, int len, enum lws_token_indexes h)
+{
+    need();
+    return fn.hdr_copy(wsi, dest, len, h);
+}
+
+unsigned int lws_http_client_http_response(struct lws *wsi)
+{
+    need();
+    return fn.http_client_http_response(wsi);
 }
 
 int lws_frame_is_binary(struct lws *wsi)

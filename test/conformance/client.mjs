@@ -56,9 +56,9 @@ export const AUTH_SCENARIOS_2026 = [
   'auth/iss-supported-missing', 'auth/iss-wrong-issuer', 'auth/iss-unexpected',
   'auth/iss-normalized', 'auth/metadata-issuer-mismatch',
 ];
-// grant: client_credentials (no browser); auth/client-credentials-jwt needs
-// private_key_jwt, which mcpgw does not have yet.
-export const AUTH_SCENARIOS_EXTENSION = ['auth/client-credentials-basic'];
+// grant: client_credentials (no browser), with client_secret_basic and with
+// private_key_jwt (the suite hands over an ES256 key in PEM).
+export const AUTH_SCENARIOS_EXTENSION = ['auth/client-credentials-basic', 'auth/client-credentials-jwt'];
 export const AUTH_SCENARIOS = [...AUTH_SCENARIOS_2026, ...AUTH_SCENARIOS_EXTENSION];
 
 // The browser: mcpgw's authorize link, then every redirect (the test
@@ -210,6 +210,10 @@ async function main(url) {
   const logDir = process.env.MCPGW_CONFORMANCE_OUT || dir;
   const logPath = path.join(logDir, `mcpgw-${scenario.replace(/[^A-Za-z0-9_.-]/g, '_')}.log`);
   const configPath = path.join(dir, 'mcp.yaml');
+  // The key goes in a file of its own, as an operator would keep it; the
+  // method is left to mcpgw, which picks private_key_jwt from the metadata.
+  const keyPath = path.join(dir, 'client-key.pem');
+  if (context.private_key_pem) fs.writeFileSync(keyPath, context.private_key_pem, { mode: 0o600 });
   fs.writeFileSync(configPath, `# written by test/conformance/client.mjs for ${scenario}
 version: 1
 gateway:
@@ -224,7 +228,7 @@ servers:
     truely-stateless: true
     transport: streamable_http
     url: ${q(url)}
-${context.client_id ? `    oauth:\n      client_id: ${q(context.client_id)}\n${context.client_secret ? `      client_secret: ${q(context.client_secret)}\n` : ''}${scenario.startsWith('auth/client-credentials') ? '      grant: client_credentials\n' : ''}` : ''}`);
+${context.client_id ? `    oauth:\n      client_id: ${q(context.client_id)}\n${context.client_secret ? `      client_secret: ${q(context.client_secret)}\n` : ''}${context.private_key_pem ? `      private_key: {file: ${q(keyPath)}}\n` : ''}${scenario.startsWith('auth/client-credentials') ? '      grant: client_credentials\n' : ''}` : ''}`);
   say(`scenario ${q(scenario)}, test server ${url}, mcpgw log ${logPath}`);
   let gw = null;
   // The suite kills the shell it started this from after its own timeout

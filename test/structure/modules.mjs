@@ -24,7 +24,7 @@ const MAX_LINES = 800;
 // Top to bottom. '.' is src/ itself (main.c).
 const LAYERS = [
   ['.'],
-  ['daemon', 'import'],
+  ['daemon', 'import', 'cli'],
   ['rest', 'mcp'],
   ['dispatch'],
   ['servers'],

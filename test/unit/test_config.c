@@ -1578,7 +1578,7 @@ START_TEST(oauth_keys)
              "    transport: streamable_http\n"
              "    url: http://127.0.0.1:9/mcp\n"
              "    oauth:\n"
-             "      token_endpoint_auth_method: private_key_jwt\n"
+             "      token_endpoint_auth_method: tls_client_auth\n"
              "      resource: keep\n"
              "      scopes: ['a b']\n"
              "      grant: password\n");

@@ -629,6 +629,41 @@ START_TEST(test_step_up)
 }
 END_TEST
 
+/* At most GW_OAUTH_AUTHZ_MAX authorization requests per operation; a
+ * step-up for other scopes is another operation; a reload begins again. */
+START_TEST(test_authorization_limit)
+{
+    struct fixture f;
+    setup_fixture(&f);
+    authorize_fully(&f);
+    const char *admin = "Bearer error=\"insufficient_scope\", scope=\"mcp:admin\"";
+    ck_assert_int_eq(gw_oauth_step_up(f.o, admin), 0);
+    for (int i = 0; i <= GW_OAUTH_AUTHZ_MAX; i++) {
+        struct outcome a = {0};
+        ck_assert_int_eq(gw_oauth_authorize(f.o, on_outcome, &a), 0);
+        run_until(&f.loop, &a.done);
+        ck_assert_int_eq(a.rc, i < GW_OAUTH_AUTHZ_MAX ? 0 : -EPERM);
+        ck_assert(!gw_oauth_gave_up(f.o) == (i < GW_OAUTH_AUTHZ_MAX));
+    }
+    ck_assert_str_eq(gw_oauth_gave_up(f.o), "mcp:tools mcp:admin");
+    struct outcome b = {0}; /* refused at once, no fetch */
+    ck_assert_int_eq(gw_oauth_authorize(f.o, on_outcome, &b), 0);
+    ck_assert_int_eq(b.done, 1);
+    ck_assert_int_eq(b.rc, -EPERM);
+    ck_assert_ptr_nonnull(strstr(b.text, "did not get the scopes mcp:tools mcp:admin"));
+    /* Other scopes: a new count. */
+    ck_assert_int_eq(gw_oauth_step_up(f.o, "Bearer error=\"insufficient_scope\", scope=\"x:y\""),
+                     0);
+    ck_assert_ptr_null(gw_oauth_gave_up(f.o));
+    gw_oauth_limit_reset(f.o);
+    struct outcome c = {0};
+    ck_assert_int_eq(gw_oauth_authorize(f.o, on_outcome, &c), 0);
+    run_until(&f.loop, &c.done);
+    ck_assert_int_eq(c.rc, 0);
+    teardown_fixture(&f);
+}
+END_TEST
+
 START_TEST(test_refresh_ahead)
 {
     struct fixture f;
@@ -780,6 +815,7 @@ int main(void)
     tcase_add_test(tc, test_transport_refresh_on_401);
     tcase_add_test(tc, test_refresh_ahead);
     tcase_add_test(tc, test_step_up);
+    tcase_add_test(tc, test_authorization_limit);
     tcase_add_test(tc, test_client_metadata_document);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
