@@ -122,7 +122,11 @@ test('a grant that stops refreshing goes back to needs_authorization, with an ev
   as.send('revoke-grant');
   await marker(as, 'grant-revoked');
   const failed = await call(d, 'c1');
-  assert.notEqual(failed.status, 200, failed.body);
+  // The call that met the refused refresh is told what to do, as any call
+  // to the server until it is authorized again.
+  assert.equal(failed.status, 503, failed.body);
+  assert.equal(JSON.parse(failed.body).error.code, 'authorization_required');
+  assert.match(JSON.parse(failed.body).error.authorize, /\/v1\/servers\/idp\/authorize$/);
   await waitFor(async () => (await server(d)).state === 'needs_authorization', 20000 * slow);
   await waitFor(() => seen.some((e) => e.event === 'server' && e.data.server === 'idp' && e.data.state === 'needs_authorization'), 20000 * slow);
   assert.match((await server(d)).authorize, /\/v1\/servers\/idp\/authorize$/);
