@@ -277,8 +277,7 @@ void gw_mcp__call_end(struct gw_mcp_call *c, const char *server, const char *dia
     uint64_t elapsed = gw_now_ms() - c->started_ms;
     char ms[24];
 
-    /* The revision tells the eras apart: a 2026-07-28 request has no
-     * session whose start line would say it. */
+    /* The revision tells the eras apart: a 2026-07-28 request has no session start line. */
     if (gw_log_enabled(GW_LOG_INFO)) {
         snprintf(ms, sizeof ms, "%llu", (unsigned long long)elapsed);
         gw_log(GW_LOG_INFO, "mcp tool call", "tool", c->tool, "server", server, "dialog", dialog,
@@ -592,8 +591,7 @@ static json_t *start_routed(struct gw_mcp_session *s, struct gw_mcp_exchange *x,
             return err;
         }
     } else {
-        /* a 2025 session answers what the server asks during it, as for
-         * tools/call */
+        /* a 2025 session answers what the server asks during it, as for tools/call */
         r.hooks = s->modern ? NULL : &call_hooks;
         r.hooks_data = c;
         r.client_caps = s->caps;
