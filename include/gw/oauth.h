@@ -379,8 +379,16 @@ int gw_oauth_redeem(struct gw_oauth *o, const char *query, gw_oauth_cb cb, void 
  * -EBUSY, or -ENOENT when there is no refresh token. */
 int gw_oauth_refresh(struct gw_oauth *o, gw_oauth_cb cb, void *data);
 
+/* Drops the callbacks waiting with `data` (an owner going away before
+ * the operation ends); safe inside another waiter's callback. */
+void gw_oauth_unwait(struct gw_oauth *o, const void *data);
+
 /* The access token to send, or NULL when there is none. */
 const char *gw_oauth_access_token(const struct gw_oauth *o);
+
+/* Changes whenever the access token does (obtained, refreshed, dropped):
+ * a 401 to a request sent with an older token needs no refresh. */
+unsigned gw_oauth_generation(const struct gw_oauth *o);
 
 /* Adds the client's secrets (tokens, client secrets) to a redactor, so
  * that an upstream echoing one does not publish it (gw/redact.h). */

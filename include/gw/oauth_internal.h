@@ -71,6 +71,8 @@ struct gw_oauth {
 
     enum op op;
     struct waiter *waiters;
+    struct waiter **finishing; /* the waiters finish() is calling, or NULL */
+    unsigned generation;       /* counts the tokens obtained and dropped */
     step_fn step;
     char *urls[3];
     int nurls, iurl, hops;

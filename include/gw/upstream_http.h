@@ -85,6 +85,7 @@ enum {
     GW_HTTP_E_TOO_BIG = GW_E_HTTP_BASE - 2,      /* an SSE event over GW_HTTP_MAX_BODY */
     GW_HTTP_E_STREAM = GW_E_HTTP_BASE - 3,       /* the legacy SSE stream ended or failed */
     GW_HTTP_E_STEP_UP = GW_E_HTTP_BASE - 4,      /* 403 insufficient_scope: more scopes needed */
+    GW_HTTP_E_UNAUTHORIZED = GW_E_HTTP_BASE - 5, /* 401 to a token and no fresh one took */
 };
 
 struct gw_upstream_http;
@@ -100,7 +101,15 @@ struct gw_upstream_http_options {
      * outliving the instance; NULL: none. Every request then carries its
      * access token as `Authorization: Bearer` (unless cfg->headers sets
      * Authorization), and a 401's Bearer challenge is handed to it
-     * (gw_oauth_challenged); the request fails as any 4xx does. A 403
+     * (gw_oauth_challenged). A 401 to a request that carried a token
+     * means the server did not run it: the grant is refreshed (the one
+     * refresh of the grant, which the other requests refused meanwhile
+     * wait for) and the request sent again, once, with the new token (at
+     * once when another request's refresh already brought one). When no
+     * refresh can be made or it fails, or the new token is refused too,
+     * the request fails and the instance goes down
+     * (GW_HTTP_E_UNAUTHORIZED; the owner asks for a person). A request
+     * sent without a token fails on a 401 as any 4xx does. A 403
      * with error="insufficient_scope" (gw_oauth_step_up) fails its request
      * and takes the instance down (GW_HTTP_E_STEP_UP): its token cannot
      * do what was asked, and a new authorization is needed. */

@@ -48,6 +48,11 @@ struct xfer {
     char method[48]; /* for logs; "" when unknown */
     int safe;        /* may be retried after it reached the server (design §9) */
     int step_up;     /* answered 403 insufficient_scope (OAuth) */
+    int bearer;      /* answered 401 with a Bearer challenge (OAuth) */
+    int had_token;   /* sent with the access token of token_gen */
+    unsigned token_gen;
+    int auth_retried; /* already sent again after a 401: never twice */
+    int auth_parked;  /* waiting for the refresh h->auth_wait joined */
     int is_init, is_initialized_note;
     int tries;
     uint64_t due_ms; /* waiting for a retry until then; 0 when running */
@@ -99,6 +104,7 @@ struct gw_upstream_http {
     int kicked, flushing;
     int stopping, down, killed, closing;
     int session_lost; /* the server forgot the session: send nothing more */
+    int auth_wait;    /* waits for an OAuth refresh (parked transfers) */
     char last_error[256];
     struct gw_upstream_http_stats st;
 };
@@ -129,7 +135,16 @@ int gw_upstream_http__modern_error(struct xfer *x);
  * transfer is closed instead (1); else 0 and the message is posted. */
 int gw_upstream_http__modern_cancel(struct gw_upstream_http *h, const char *msg, size_t len);
 
+/* upstream_http_auth.c */
+/* x (unlinked, done) got a 401 with a Bearer challenge: sends it again
+ * after the refresh (1), or 0 when it may not go again. */
+int gw_upstream_http__auth_retry(struct xfer *x);
+
 /* upstream_http_xfer.c */
+void gw_upstream_http__link(struct xfer *x);
+void gw_upstream_http__unlink(struct xfer *x);
+/* Answers x's request with a JSON-RPC error, then frees x. */
+void gw_upstream_http__request_failed(struct xfer *x, long status, int reached, const char *why);
 int gw_upstream_http__post(struct gw_upstream_http *h, const char *msg, size_t len);
 int gw_upstream_http__open_stream(struct gw_upstream_http *h);
 void gw_upstream_http__delete_session(struct gw_upstream_http *h);

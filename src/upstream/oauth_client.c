@@ -13,7 +13,6 @@
 
 #include "gw/jws.h"
 #include "gw/log.h"
-#include "gw/redact.h"
 #include "gw/util.h"
 
 static const struct gw_http_xfer_ops xfer_ops;
@@ -32,8 +31,9 @@ static void schedule_ahead(struct gw_oauth *o);
 
 static void finish(struct gw_oauth *o, int rc, const char *text)
 {
-    struct waiter *w = o->waiters;
+    struct waiter *w = o->waiters, **outer = o->finishing;
     o->waiters = NULL;
+    o->finishing = &w; /* a callback may gw_oauth_unwait another waiter */
     o->op = OP_NONE;
     o->step = NULL;
     for (int i = 0; i < o->nurls; i++)
@@ -43,11 +43,37 @@ static void finish(struct gw_oauth *o, int rc, const char *text)
     o->body = NULL;
     schedule_ahead(o);
     while (w) {
-        struct waiter *next = w->next;
-        w->cb(w->data, rc, text);
+        struct waiter one = *w;
         free(w);
-        w = next;
+        w = one.next;
+        one.cb(one.data, rc, text);
     }
+    o->finishing = outer;
+}
+
+static void unlink_data(struct waiter **link, const void *data)
+{
+    while (*link) {
+        struct waiter *w = *link;
+        if (w->data == data) {
+            *link = w->next;
+            free(w);
+        } else {
+            link = &w->next;
+        }
+    }
+}
+
+void gw_oauth_unwait(struct gw_oauth *o, const void *data)
+{
+    unlink_data(&o->waiters, data);
+    if (o->finishing)
+        unlink_data(o->finishing, data);
+}
+
+unsigned gw_oauth_generation(const struct gw_oauth *o)
+{
+    return o->generation;
 }
 
 static void failf(struct gw_oauth *o, int rc, const char *fmt, ...)
@@ -536,6 +562,7 @@ static void token_done(struct gw_oauth *o, CURLcode rc)
     o->expires_ms = t.expires_in ? gw_now_ms() + (uint64_t)t.expires_in * 1000 : 0;
     o->expires_at = t.expires_in ? time(NULL) + (time_t)t.expires_in : 0;
     o->challenged = false;
+    o->generation++;
     free(o->step_scopes);
     o->step_scopes = NULL;
     gw_oauth__save_grant(o);
@@ -602,46 +629,6 @@ int gw_oauth_refresh(struct gw_oauth *o, gw_oauth_cb cb, void *data)
     };
     post_token(o, o->asm_.token_endpoint, &tr);
     return 0;
-}
-
-const char *gw_oauth_access_token(const struct gw_oauth *o)
-{
-    return o->token.access_token;
-}
-
-void gw_oauth_redact_add(const struct gw_oauth *o, struct gw_redact *r)
-{
-    gw_redact_add(r, o->token.access_token);
-    gw_redact_add(r, o->token.refresh_token);
-    gw_redact_add(r, o->client.client_secret);
-    gw_redact_add(r, o->configured.client_secret);
-}
-
-uint64_t gw_oauth_expires_ms(const struct gw_oauth *o)
-{
-    return o->expires_ms;
-}
-
-json_t *gw_oauth_grant_json(const struct gw_oauth *o)
-{
-    if (!o->token.access_token || !o->asm_.issuer)
-        return NULL;
-    json_t *scopes = NULL;
-    if (o->token.scope) {
-        scopes = json_array();
-        for (const char *p = o->token.scope; *p;) {
-            size_t n = strcspn(p, " ");
-            if (n)
-                json_array_append_new(scopes, json_stringn(p, n));
-            p += n + (p[n] == ' ');
-        }
-    }
-    char expires[32];
-    if (o->expires_at)
-        gw_format_time(o->expires_at, expires, sizeof(expires));
-    return json_pack("{s:s, s:o?, s:s?, s:b}", "issuer", o->asm_.issuer, "scopes", scopes,
-                     "expiresAt", o->expires_at ? expires : NULL, "refreshable",
-                     o->token.refresh_token != NULL && o->asm_.token_endpoint != NULL);
 }
 
 /* ---- life ---- */

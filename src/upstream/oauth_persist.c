@@ -68,6 +68,7 @@ void gw_oauth__drop_grant(struct gw_oauth *o)
 {
     char name[GW_OAUTH_NAME_LEN];
     gw_oauth_token_clear(&o->token);
+    o->generation++;
     o->expires_ms = 0;
     o->expires_at = 0;
     if (!o->store_dir)

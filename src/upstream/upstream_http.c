@@ -225,6 +225,9 @@ static void begin_close(struct gw_upstream_http *h, int del)
     if (h->stopping)
         return;
     h->stopping = 1;
+    if (h->auth_wait)
+        gw_oauth_unwait(h->o.oauth, h);
+    h->auth_wait = 0;
     cancel_all(h);
     if (del)
         gw_upstream_http__delete_session(h);

@@ -24,7 +24,7 @@ static const struct gw_http_xfer_ops xfer_ops;
 
 /* ---- the transfer object ---- */
 
-static void link_xfer(struct xfer *x)
+void gw_upstream_http__link(struct xfer *x)
 {
     struct gw_upstream_http *h = x->h;
     x->prev = NULL;
@@ -35,7 +35,7 @@ static void link_xfer(struct xfer *x)
     x->linked = 1;
 }
 
-static void unlink_xfer(struct xfer *x)
+void gw_upstream_http__unlink(struct xfer *x)
 {
     if (!x->linked)
         return;
@@ -55,14 +55,14 @@ static struct xfer *xfer_new(struct gw_upstream_http *h, enum xkind kind)
     x->t.bytes_in = &h->st.bytes_in;
     x->h = h;
     x->kind = kind;
-    link_xfer(x);
+    gw_upstream_http__link(x);
     return x;
 }
 
 /* The caller has removed it from the multi (or it was never added). */
 void gw_upstream_http__xfer_free(struct xfer *x)
 {
-    unlink_xfer(x);
+    gw_upstream_http__unlink(x);
     gw_http_xfer_cleanup(&x->t);
     json_decref(x->rpc_id);
     curl_slist_free_all(x->mhdrs);
@@ -99,7 +99,9 @@ static struct curl_slist *build_headers(struct xfer *x)
         l = gw_http_xfer_header(l, "Last-Event-ID", h->last_event_id);
     const char *token =
         h->o.oauth && !h->own_authorization ? gw_oauth_access_token(h->o.oauth) : NULL;
+    x->had_token = token != NULL;
     if (token) {
+        x->token_gen = gw_oauth_generation(h->o.oauth);
         char *v = gw_xasprintf("Bearer %s", token);
         l = gw_http_xfer_header(l, "Authorization", v);
         free(v);
@@ -135,6 +137,7 @@ int gw_upstream_http__xfer_begin(struct xfer *x)
     };
 
     x->answered = 0;
+    x->bearer = 0;
     x->fail = XF_NONE;
     x->why[0] = '\0';
     x->tries++;
@@ -161,8 +164,12 @@ static int on_start(struct gw_http_xfer *t)
     struct gw_upstream_http *h = x->h;
 
     h->st.last_status = t->status;
+    /* A 401 to an older token than the one held says nothing of the
+     * grant: it is sent again with the new one. */
     if (t->status == 401 && h->o.oauth && t->www_auth)
-        gw_oauth_challenged(h->o.oauth, t->www_auth);
+        x->bearer = x->had_token && x->token_gen != gw_oauth_generation(h->o.oauth)
+                        ? 1
+                        : gw_oauth_challenged(h->o.oauth, t->www_auth) == 0;
     if (t->status == 403 && h->o.oauth && t->www_auth)
         x->step_up = gw_oauth_step_up(h->o.oauth, t->www_auth) == 0;
     if (!gw_http_xfer_ok(t))
@@ -411,7 +418,7 @@ static void session_gone(struct xfer *x)
 
 /* Answers x's request with a JSON-RPC error (design: the client fails just
  * that request), then frees x. */
-static void request_failed(struct xfer *x, long status, int reached, const char *why)
+void gw_upstream_http__request_failed(struct xfer *x, long status, int reached, const char *why)
 {
     struct gw_upstream_http *h = x->h;
     char full[480];
@@ -450,7 +457,7 @@ static int retry(struct xfer *x, uint64_t after_ms)
     if (d > h->o.retry_max_ms)
         d = h->o.retry_max_ms;
     x->due_ms = gw_now_ms() + d + 1;
-    link_xfer(x);
+    gw_upstream_http__link(x);
     char attempt[16];
     snprintf(attempt, sizeof(attempt), "%d", x->tries + 1);
     gw_log(GW_LOG_INFO, "upstream request will be retried", "server", h->id, "method", x->method,
@@ -529,7 +536,7 @@ static void post_ok(struct xfer *x)
         else
             snprintf(why, sizeof(why), "the upstream answered HTTP %ld without a response",
                      x->t.status);
-        request_failed(x, x->t.status, 1, why);
+        gw_upstream_http__request_failed(x, x->t.status, 1, why);
         return;
     }
     if (x->is_initialized_note)
@@ -550,14 +557,14 @@ static void post_failed(struct xfer *x, CURLcode rc)
     if (x->fail == XF_BODY_TOO_BIG) {
         snprintf(why, sizeof(why), "the response of %s exceeded the %u MiB cap (security.md S3)",
                  h->shown, GW_HTTP_MAX_BODY >> 20);
-        request_failed(x, x->t.status, 1, why);
+        gw_upstream_http__request_failed(x, x->t.status, 1, why);
         return;
     }
     int never = never_sent(x, rc);
     if (!x->t.cx.refused[0] && (never || x->safe) && retry(x, 0))
         return;
     conn_sentence(x, rc, why, sizeof(why));
-    request_failed(x, 0, !never, why);
+    gw_upstream_http__request_failed(x, 0, !never, why);
 }
 
 static void post_done(struct xfer *x, CURLcode rc)
@@ -575,10 +582,21 @@ static void post_done(struct xfer *x, CURLcode rc)
         session_gone(x);
         return;
     }
+    if (x->t.status == 401 && x->bearer && x->had_token) {
+        struct gw_upstream_http *h = x->h;
+        if (gw_upstream_http__auth_retry(x))
+            return;
+        status_sentence(x, why, sizeof(why));
+        gw_upstream_http__request_failed(x, x->t.status, 1, why);
+        gw_upstream_http__flush(h); /* its own error first */
+        gw_upstream_http__go_down(h, GW_HTTP_E_UNAUTHORIZED,
+                                  "the upstream refused the OAuth access token (HTTP 401)");
+        return;
+    }
     if (x->step_up) {
         struct gw_upstream_http *h = x->h;
         status_sentence(x, why, sizeof(why));
-        request_failed(x, x->t.status, 1, why);
+        gw_upstream_http__request_failed(x, x->t.status, 1, why);
         gw_upstream_http__go_down(h, GW_HTTP_E_STEP_UP,
                                   "the upstream needs more OAuth scopes (403 insufficient_scope)");
         return;
@@ -590,7 +608,7 @@ static void post_done(struct xfer *x, CURLcode rc)
         return;
     }
     status_sentence(x, why, sizeof(why));
-    request_failed(x, x->t.status, 1, why);
+    gw_upstream_http__request_failed(x, x->t.status, 1, why);
 }
 
 /* ---- streams ---- */
@@ -737,7 +755,7 @@ static void xfer_done(struct gw_http_xfer *t, CURLcode rc)
 {
     struct xfer *x = (struct xfer *)t;
     struct gw_upstream_http *h = x->h;
-    unlink_xfer(x);
+    gw_upstream_http__unlink(x);
     if (h->stream == x)
         h->stream = NULL;
     if (x->kind == XK_GET || x->kind == XK_LEGACY)

@@ -45,9 +45,10 @@ static struct {
     int token_posts;
     int big_prm;
     int refuse_refresh;
-    int short_ttl; /* the code's tokens live 1 s */
-    int refreshed; /* refresh grants answered */
-    int cimd;      /* the metadata advertises client ID metadata documents */
+    int short_ttl;      /* the code's tokens live 1 s */
+    int refreshed;      /* refresh grants answered */
+    int cimd;           /* the metadata advertises client ID metadata documents */
+    const char *accept; /* the token /mcp takes (NULL: at-1) */
 } R;
 
 static void on_closed(uv_handle_t *h)
@@ -92,7 +93,9 @@ static void route(struct conn *c, const char *method, const char *path, const ch
     if (R.npaths < 32)
         snprintf(R.paths[R.npaths++], 160, "%s %s", method, path);
     if (strcmp(path, "/mcp") == 0) {
-        if (strcmp(R.last_auth, "Authorization: Bearer at-1") == 0) {
+        char want[64];
+        snprintf(want, sizeof(want), "Authorization: Bearer %s", R.accept ? R.accept : "at-1");
+        if (strcmp(R.last_auth, want) == 0) {
             reply(c, 200, NULL, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}");
             return;
         }
@@ -682,7 +685,7 @@ END_TEST
 
 struct tctx {
     char msg[1024];
-    int msgs, closed;
+    int msgs, closed, down;
 };
 
 static void t_message(void *data, const char *msg, size_t len)
@@ -692,7 +695,10 @@ static void t_message(void *data, const char *msg, size_t len)
     t->msgs++;
 }
 
-static void t_down(void *data, int code, const char *why) {}
+static void t_down(void *data, int code, const char *why)
+{
+    ((struct tctx *)data)->down = code;
+}
 
 static void t_not_run(void *data, json_t *id, const char *why) {}
 
@@ -753,6 +759,48 @@ START_TEST(test_transport_bearer)
 }
 END_TEST
 
+/* A 401 to the token held: one refresh, the request sent again with the
+ * new token; a 401 to that one too: the request fails, once, and the
+ * instance goes down for a person to authorize. */
+START_TEST(test_transport_refresh_on_401)
+{
+    struct fixture f;
+    struct tctx t = {0};
+    struct gw_upstream_http *h;
+    char why[200];
+    setup_fixture(&f);
+    authorize_fully(&f);
+    struct gw_server_config cfg = {
+        .id = "t", .ok = true, .transport = GW_TRANSPORT_STREAMABLE_HTTP, .url = f.url};
+    cfg.timeout_ms = 2000;
+    cfg.sse_read_timeout_ms = 30000;
+    struct gw_upstream_http_options o;
+    gw_upstream_http_options_init(&o);
+    o.get_stream = 0;
+    o.oauth = f.o;
+    struct gw_transport_cbs cbs = {t_message, t_down, t_not_run, t_closed, &t};
+    ck_assert_int_eq(gw_upstream_http_start(&f.loop, f.multi, &cfg, &o, &cbs, &h, why, sizeof(why)),
+                     0);
+
+    R.accept = "at-2"; /* at-1 was revoked */
+    ping(&f, h, &t);
+    ck_assert_msg(strstr(t.msg, "\"result\"") != NULL, "%s", t.msg);
+    ck_assert_int_eq(R.refreshed, 1);
+    ck_assert_str_eq(R.last_auth, "Authorization: Bearer at-2");
+    ck_assert_int_eq(t.down, 0);
+
+    R.accept = "none";
+    ping(&f, h, &t);
+    ck_assert_msg(strstr(t.msg, "\"httpStatus\":401") != NULL, "%s", t.msg);
+    ck_assert_int_eq(R.refreshed, 2);
+    ck_assert_int_eq(t.down, GW_HTTP_E_UNAUTHORIZED);
+
+    run_until(&f.loop, &t.closed);
+    R.accept = NULL;
+    teardown_fixture(&f);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("oauth_client");
@@ -764,6 +812,7 @@ int main(void)
     tcase_add_test(tc, test_store_files);
     tcase_add_test(tc, test_restart_reuses_grant);
     tcase_add_test(tc, test_transport_bearer);
+    tcase_add_test(tc, test_transport_refresh_on_401);
     tcase_add_test(tc, test_refresh_ahead);
     tcase_add_test(tc, test_step_up);
     tcase_add_test(tc, test_authorization_limit);
