@@ -71,6 +71,8 @@ enum {
 #define MCP_META_LOG_LEVEL "io.modelcontextprotocol/logLevel"
 #define MCP_META_SERVER    "io.modelcontextprotocol/serverInfo"
 #define MCP_META_SUB_ID    "io.modelcontextprotocol/subscriptionId"
+#define MCP_META_INFO      "io.modelcontextprotocol/clientInfo"
+#define MCP_META_DIALOG    "io.mcpgw/dialog"
 /* Caching hints on 2026-07-28 results (docs/api.md): lists and discovery
  * change only on a reload, which listen streams hear of; a read's content
  * can change at any time and may be a leased instance's own. */
@@ -366,6 +368,20 @@ void gw_mcp__modern_decorate(const char *method, json_t *result);
  * an object, a resultType other than "complete", a _meta not an object,
  * text that is not UTF-8. */
 char *gw_mcp__modern_call_answer(json_t *id, json_t *result, json_t *lease, size_t *len);
+/* Members of `obj` (borrowed; NULL when absent or `obj` is no object),
+ * found in one pass over it: json_object_get hashes its key on every call
+ * (~170 instructions for the long io.modelcontextprotocol/ keys), a pass
+ * over a few members compares lengths first. A key matches as
+ * json_object_get matches it: the same bytes, the same length. */
+struct gw_mcp_member {
+    const char *key;
+    size_t len;
+};
+#define GW_MCP_MEMBER(k)                                                                           \
+    {                                                                                              \
+        k, sizeof(k) - 1                                                                           \
+    }
+void gw_mcp__members(json_t *obj, const struct gw_mcp_member *want, json_t **out[], size_t n);
 /* -32601 for a method 2026-07-28 removed, or NULL. New reference. */
 json_t *gw_mcp__modern_removed(json_t *id, const char *method);
 json_t *gw_mcp__discover_result(struct gw_mcp_server *ms);
@@ -399,13 +415,14 @@ int gw_mcp__modern_route(struct gw_mcp_session *s, struct gw_mcp_call *c, json_t
 
 /* ---- mcp_dialog.c ---- */
 
-/* The dialog of a 2026-07-28 request whose params._meta is `meta`: the
- * one X-Mcpgw-Dialog, the URL or _meta["io.mcpgw/dialog"] names, else the
+/* The dialog of a 2026-07-28 request whose params._meta holds `named`
+ * (its "io.mcpgw/dialog") and `info` (its client's clientInfo), each NULL
+ * when absent: the one X-Mcpgw-Dialog, the URL or `named` names, else the
  * default (gateway.mcp_default_dialog; "" for none). 0 with `canon` set
  * (GW_DIALOG_MAX + 1 bytes), or -1 after answering 400 (malformed, or two
  * of them differ). */
 int gw_mcp__request_dialog(struct gw_mcp_server *ms, struct gw_http_request *req, json_t *id,
-                           json_t *meta, char *canon);
+                           json_t *named, json_t *info, char *canon);
 
 /* ---- mcp_listen.c ---- */
 

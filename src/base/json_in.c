@@ -176,6 +176,15 @@ static size_t raw_len(const struct in *in)
     return (size_t)(q - in->p);
 }
 
+/* The bytes a string may hold as they are: printable ASCII but the quote
+ * and the backslash. Scanned four at a time through this table, a string
+ * costs ~3 instructions a byte instead of ~8 (five tests per byte). */
+static const unsigned char plain[256] = {
+    [0x20 ... 0x21] = 1,
+    [0x23 ... 0x5b] = 1,
+    [0x5d ... 0x7f] = 1,
+};
+
 /* A string token; calls make(text, len, data) with the decoded text. */
 static int string_token(struct in *in, int (*make)(const char *, size_t, void *), void *data)
 {
@@ -188,7 +197,9 @@ static int string_token(struct in *in, int (*make)(const char *, size_t, void *)
      * its own text, passed from the input without the length scan and the
      * byte-by-byte copy below (the key of a member is only read while the
      * input is). ~3,000 instructions of a 2026-07-28 tools/call. */
-    while (q < in->end && *q >= 0x20 && *q < 0x80 && *q != '"' && *q != '\\')
+    while (in->end - q >= 4 && (plain[q[0]] & plain[q[1]] & plain[q[2]] & plain[q[3]]))
+        q += 4;
+    while (q < in->end && plain[*q])
         q++;
     if (q < in->end && *q == '"') {
         const char *text = (const char *)in->p;

@@ -20,9 +20,6 @@
 #include "gw/log.h"
 #include "gw/util.h"
 
-#define META_DIALOG "io.mcpgw/dialog"
-#define META_INFO   "io.modelcontextprotocol/clientInfo"
-
 /* A hash suffix: "-" and 8 hex digits. */
 #define HASH_SUFFIX_LEN 9
 
@@ -66,10 +63,10 @@ static int refuse(struct gw_http_request *req, json_t *id, const char *message)
 }
 
 int gw_mcp__request_dialog(struct gw_mcp_server *ms, struct gw_http_request *req, json_t *id,
-                           json_t *meta, char *canon)
+                           json_t *named, json_t *info, char *canon)
 {
     char root[GW_DIALOG_PART_MAX + 1], self[GW_DIALOG_PART_MAX + 1], given[GW_DIALOG_MAX + 1];
-    json_t *v = json_object_get(meta, META_DIALOG);
+    json_t *v = named;
     const char *client;
 
     if (gw_mcp__named_dialog(req, canon) != 0)
@@ -77,17 +74,17 @@ int gw_mcp__request_dialog(struct gw_mcp_server *ms, struct gw_http_request *req
     if (v != NULL &&
         (!json_is_string(v) || gw_dialog_parse(json_string_value(v), root, self, given) != 0))
         return refuse(req, id,
-                      "Invalid params: _meta[\"" META_DIALOG "\"] must be \"root\" or "
+                      "Invalid params: _meta[\"" MCP_META_DIALOG "\"] must be \"root\" or "
                       "\"root/self\", each 1-64 characters of A-Z a-z 0-9 _ . -");
     if (v != NULL && canon[0] != '\0' && strcmp(canon, given) != 0)
         return refuse(req, id,
-                      "Invalid params: _meta[\"" META_DIALOG "\"] names another dialog than "
+                      "Invalid params: _meta[\"" MCP_META_DIALOG "\"] names another dialog than "
                       "X-Mcpgw-Dialog or the URL");
     if (v != NULL)
         memcpy(canon, given, sizeof given);
     if (canon[0] != '\0' || ms->default_dialog == GW_MCP_DIALOG_NONE)
         return 0;
-    client = json_string_value(json_object_get(json_object_get(meta, META_INFO), "name"));
+    client = json_string_value(json_object_get(info, "name"));
     if (ms->default_dialog == GW_MCP_DIALOG_SHARED || client == NULL || client[0] == '\0')
         memcpy(canon, GW_DIALOG_DEFAULT, sizeof GW_DIALOG_DEFAULT);
     else
@@ -115,8 +112,9 @@ void gw_mcp_server_lease_acquired(struct gw_mcp_server *ms, const char *dialog, 
     a->next = (a->next + 1) % MCP_ANNOUNCED_MAX;
     if (a->n < MCP_ANNOUNCED_MAX)
         a->n++;
-    gw_log(GW_LOG_INFO,
-           "mcp requests that name no dialog share this one; give each conversation its own "
-           "with the URL /mcp/d/<dialog>, the header X-Mcpgw-Dialog or the _meta key " META_DIALOG,
-           "dialog", dialog, "server", server, NULL);
+    gw_log(
+        GW_LOG_INFO,
+        "mcp requests that name no dialog share this one; give each conversation its own "
+        "with the URL /mcp/d/<dialog>, the header X-Mcpgw-Dialog or the _meta key " MCP_META_DIALOG,
+        "dialog", dialog, "server", server, NULL);
 }

@@ -17,18 +17,6 @@
 #include "gw/util.h"
 #include "gw/version.h"
 
-const char *const gw_mcp__versions[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05",
-                                        NULL};
-
-bool gw_mcp__version_supported(const char *v)
-{
-    for (size_t i = 0; v != NULL && gw_mcp__versions[i] != NULL; i++) {
-        if (strcmp(v, gw_mcp__versions[i]) == 0)
-            return true;
-    }
-    return false;
-}
-
 json_t *gw_mcp__initialize_check(json_t *id, json_t *params, const char **version)
 {
     const char *asked = json_string_value(json_object_get(params, "protocolVersion"));
@@ -638,11 +626,14 @@ static json_t *start_routed(struct gw_mcp_session *s, struct gw_mcp_exchange *x,
 static json_t *tools_call(struct gw_mcp_session *s, struct gw_mcp_exchange *x, json_t *id,
                           json_t *params)
 {
-    const char *name = json_string_value(json_object_get(params, "name"));
-    json_t *args = json_object_get(params, "arguments");
-    json_t *token = json_object_get(json_object_get(params, "_meta"), "progressToken");
-    json_t *empty, *r;
+    static const struct gw_mcp_member keys[] = {GW_MCP_MEMBER("name"), GW_MCP_MEMBER("arguments"),
+                                                GW_MCP_MEMBER("_meta")};
+    json_t *n, *args, *meta, **out[] = {&n, &args, &meta}, *token, *empty, *r;
+    const char *name;
 
+    gw_mcp__members(params, keys, out, GW_ARRAY_SIZE(keys)); /* one pass, no hashing */
+    name = json_string_value(n);
+    token = json_object_get(meta, "progressToken");
     if (name == NULL)
         return gw_mcp__error(id, RPC_INVALID_PARAMS, "tools/call needs params.name (a string)");
     if (args != NULL && !json_is_object(args) && !json_is_null(args))

@@ -64,8 +64,11 @@ static const struct gw_rounds_receiver receiver = {
 /* The retry's fields; 0, or an error answer (new reference). */
 static json_t *retry_of(json_t *id, json_t *params, const char **state, json_t **responses)
 {
-    json_t *st = json_object_get(params, "requestState");
-    json_t *in = json_object_get(params, "inputResponses");
+    static const struct gw_mcp_member keys[] = {GW_MCP_MEMBER("requestState"),
+                                                GW_MCP_MEMBER("inputResponses")};
+    json_t *st, *in, **out[] = {&st, &in};
+
+    gw_mcp__members(params, keys, out, GW_ARRAY_SIZE(keys)); /* absent, mostly: no hashing */
 
     if (st != NULL && !json_is_string(st))
         return gw_mcp__error(id, RPC_INVALID_PARAMS,

@@ -27,6 +27,18 @@ static size_t bucket_of(const char *id)
     return h % MCP_SESSION_BUCKETS;
 }
 
+const char *const gw_mcp__versions[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05",
+                                        NULL};
+
+bool gw_mcp__version_supported(const char *v)
+{
+    for (size_t i = 0; v != NULL && gw_mcp__versions[i] != NULL; i++) {
+        if (strcmp(v, gw_mcp__versions[i]) == 0)
+            return true;
+    }
+    return false;
+}
+
 /* `n` bytes from the OS CSPRNG as 2n lowercase hex characters. */
 static int random_hex(uv_loop_t *loop, char *out, size_t n)
 {

@@ -154,6 +154,35 @@ START_TEST(test_long_strings_and_depth)
 }
 END_TEST
 
+/* Plain strings are scanned four bytes at a time: every byte value, at
+ * every offset of a four-byte step and in the tail, in a string and in a
+ * key, must end the fast scan exactly where jansson's reading differs. */
+START_TEST(test_every_byte_at_every_offset)
+{
+    char doc[64];
+
+    for (int c = 0; c < 256; c++) {
+        for (int at = 0; at < 10; at++) {
+            for (int total = at + 1; total < 12; total++) {
+                size_t o = 0;
+                doc[o++] = '[';
+                doc[o++] = '"';
+                for (int i = 0; i < total; i++)
+                    doc[o++] = i == at ? (char)c : 'a';
+                doc[o++] = '"';
+                doc[o++] = ']';
+                same_n(doc, o, 0);
+                doc[0] = '{';
+                doc[o - 1] = ':';
+                doc[o++] = '1';
+                doc[o++] = '}';
+                same_n(doc, o, 0);
+            }
+        }
+    }
+}
+END_TEST
+
 /* One byte changed, dropped, duplicated, or the text cut short. */
 static size_t mutate(unsigned *seed, char *doc, size_t len)
 {
@@ -212,6 +241,7 @@ static Suite *json_in_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_fixed);
     tcase_add_test(tc, test_long_strings_and_depth);
+    tcase_add_test(tc, test_every_byte_at_every_offset);
     tcase_add_test(tc, test_random);
     suite_add_tcase(s, tc);
     return s;

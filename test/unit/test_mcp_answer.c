@@ -15,6 +15,7 @@
 
 #include "gw/json_out.h"
 #include "gw/mcp_server_internal.h"
+#include "gw/util.h"
 
 #include "random_json.h"
 
@@ -182,6 +183,67 @@ START_TEST(test_falls_back)
 }
 END_TEST
 
+/* gw_mcp__members finds what json_object_get finds: the same member or
+ * NULL, for present and absent keys, keys that are a prefix or an
+ * extension of another, keys holding a NUL, and anything but an object. */
+static void same_members(json_t *obj, const struct gw_mcp_member *want, size_t n)
+{
+    json_t *got[4], **out[] = {&got[0], &got[1], &got[2], &got[3]};
+
+    ck_assert_uint_le(n, 4);
+    gw_mcp__members(obj, want, out, n);
+    for (size_t i = 0; i < n; i++) {
+        json_t *expect =
+            json_is_object(obj) ? json_object_getn(obj, want[i].key, want[i].len) : NULL;
+        ck_assert_ptr_eq(got[i], expect);
+    }
+}
+
+START_TEST(test_members)
+{
+    static const struct gw_mcp_member keys[] = {
+        GW_MCP_MEMBER("name"), GW_MCP_MEMBER("_meta"), GW_MCP_MEMBER("arguments"), {"na\0me", 5}};
+    static const char *const others[] = {"nam",    "names",    "Name",       "_met",
+                                         "_meta ", "argument", "arguments2", ""};
+    json_t *o = json_object(), *a = json_array();
+    unsigned seed = 20261127;
+
+    same_members(o, keys, 4);
+    same_members(NULL, keys, 4);
+    same_members(a, keys, 4);
+    json_decref(a);
+    for (size_t i = 0; i < GW_ARRAY_SIZE(others); i++) {
+        json_object_set_new(o, others[i], json_integer((json_int_t)i));
+        same_members(o, keys, 4);
+    }
+    json_object_setn_new(o, "na\0me", 5, json_string("with a NUL"));
+    same_members(o, keys, 4);
+    json_object_set_new(o, "name", json_string("echo"));
+    json_object_set_new(o, "arguments", json_object());
+    same_members(o, keys, 4);
+    same_members(json_object_get(o, "name"), keys, 4);
+    json_decref(o);
+    for (int i = 0; i < 500; i++) {
+        json_t *r = random_json_container(&seed, 0, 1);
+        struct gw_mcp_member some[3];
+        const char *k;
+        json_t *v;
+        size_t n = 0;
+
+        /* its own keys, among which the last one asked for is absent */
+        json_object_foreach(r, k, v)
+        {
+            if (n < 2)
+                some[n++] = (struct gw_mcp_member){k, strlen(k)};
+        }
+        some[n++] = (struct gw_mcp_member){"absent", 6};
+        same_members(r, some, n);
+        same_members(r, keys, 4);
+        json_decref(r);
+    }
+}
+END_TEST
+
 static Suite *mcp_answer_suite(void)
 {
     Suite *s = suite_create("mcp_answer");
@@ -190,6 +252,7 @@ static Suite *mcp_answer_suite(void)
     tcase_add_test(tc, test_fixed);
     tcase_add_test(tc, test_random);
     tcase_add_test(tc, test_falls_back);
+    tcase_add_test(tc, test_members);
     suite_add_tcase(s, tc);
     return s;
 }
