@@ -189,6 +189,12 @@ char *gw_servers_authorization(struct gw_servers *s, const char *id, char **url)
  * (state starting, then its tools appear). */
 void gw_servers_authorized(struct gw_servers *s, const char *id);
 
+/* An authorization of server `id` came back and failed (refused by the
+ * person or the authorization server, a bad code): a server still waiting
+ * for one says why in its lastError and Problem, with the link to try again,
+ * so whoever waits on it (`mcpgw auth login`, the page) hears of it. */
+void gw_servers_authorization_failed(struct gw_servers *s, const char *id, const char *why);
+
 /* Server `id`'s grant was forgotten (DELETE): its leases end, its
  * instances stop (their calls fail) and it waits in needs_authorization
  * rather than meeting the 401 on its next request. */

@@ -134,31 +134,52 @@ static int paste(const struct gw_cli_daemon *d, const char *path, const char *id
     return a.status == 200 ? 0 : 1;
 }
 
-/* Polls /v1/servers until `id` holds a grant and no longer waits. */
+static bool same_text(const char *a, const char *b)
+{
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* Polls /v1/servers until `id` holds a grant and no longer waits. A new
+ * lastError while it waits is the browser's authorization coming back
+ * refused (or the gateway giving up on it): the wait is over. */
 static int wait_authorized(const struct gw_cli_daemon *d, const char *id, long timeout)
 {
     struct timespec t0, now;
+    char *before = NULL;
+    bool first = true;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (;;) {
         json_t *s = find_server(d, id);
-        if (!s)
+        if (!s) {
+            free(before);
             return 1;
+        }
         bool ok = authorized(s);
         bool failed = strcmp(state_of(s), "failed") == 0;
         const char *err = json_string_value(json_object_get(s, "lastError"));
+        bool refused = !ok && !failed && !first && !same_text(err, before) && err != NULL;
         if (ok)
             printf("%s is authorized; it is starting\n", id);
         else if (failed)
             fprintf(stderr, "mcpgw: %s failed: %s\n", id, err ? err : "(no reason given)");
+        else if (refused)
+            fprintf(stderr, "mcpgw: %s is not authorized: %s\n", id, err);
+        if (first) {
+            before = err ? gw_xstrdup(err) : NULL;
+            first = false;
+        }
         json_decref(s);
-        if (ok || failed)
+        if (ok || failed || refused) {
+            free(before);
             return ok ? 0 : 1;
+        }
         clock_gettime(CLOCK_MONOTONIC, &now);
         if (now.tv_sec - t0.tv_sec >= timeout) {
             fprintf(stderr,
                     "mcpgw: %s is still not authorized after %ld s; gave up waiting (run "
                     "`mcpgw auth login %s` again for a fresh URL)\n",
                     id, timeout, id);
+            free(before);
             return 1;
         }
         usleep(500 * 1000);

@@ -138,6 +138,8 @@ static void redeem_done(void *data, int rc, const char *text)
     struct pending *p = data;
     if (rc == 0)
         gw_servers_authorized(p->ctx->servers, p->id);
+    else
+        gw_servers_authorization_failed(p->ctx->servers, p->id, text);
     if (p->req && p->html) {
         char *title = gw_xasprintf(rc == 0 ? "%s is authorized" : "%s is not authorized", p->id);
         page(p->req, rc == 0 ? 200 : 400, title,

@@ -220,6 +220,23 @@ void gw_servers_authorized(struct gw_servers *s, const char *id)
         gw_slot_spawn(srv, first);
 }
 
+void gw_servers_authorization_failed(struct gw_servers *s, const char *id, const char *why)
+{
+    struct server *srv = gw_servers_find(s, id);
+    if (!srv || srv->removed || srv->state != SRV_NEEDS_AUTH)
+        return;
+    char *url;
+    char *what = gw_server_authorization(srv, &url);
+    char *text = gw_xasprintf("the last authorization did not succeed (%s); %s",
+                              why ? why : "no reason given", what);
+    free(url);
+    free(what);
+    gw_server_set_error(srv, text);
+    gw_server_problem(srv, "authorization", GW_SEV_WARNING, NULL, text);
+    gw_log(GW_LOG_WARN, "server authorization failed", "server", id, "reason", text, NULL);
+    free(text);
+}
+
 void gw_server_oauth_reloaded(struct server *srv)
 {
     if (!srv->oauth)

@@ -119,6 +119,22 @@ test('auth status, login through a browser, logout; the daemon found through -c'
   assert.match(late.stdout, /^http:\/\/127\.0\.0\.1:\d+\/authorize\?/m);
   assert.match(late.stderr, /^mcpgw: secured is still not authorized after 1 s; gave up waiting/m);
 
+  // The person refuses at the authorization server, which sends the browser
+  // back with an error: the waiting CLI says why at once and exits 1.
+  const denied = cli([...c, 'auth', 'login', 'secured'], { env });
+  const asked = new URL(await denied.line(/^http/));
+  const back = new URL(asked.searchParams.get('redirect_uri'));
+  back.searchParams.set('error', 'access_denied');
+  back.searchParams.set('state', asked.searchParams.get('state'));
+  back.searchParams.set('iss', as.url.replace(/\/mcp$/, ''));
+  const refusal = await browse(back.toString());
+  assert.equal(refusal.status, 400, refusal.body);
+  const gone = await denied.exit;
+  assert.equal(gone.code, 1, gone.stderr);
+  assert.match(gone.stderr, /^mcpgw: secured is not authorized: the last authorization did not succeed \(.*access_denied.*\); the server requires authorization: open http:\/\/127\.0\.0\.1:\d+\/v1\/servers\/secured\/authorize/m);
+  assert.equal((await server(d)).state, 'needs_authorization');
+  assert.match((await server(d)).lastError, /did not succeed/);
+
   // An unknown server; a server without OAuth.
   for (const cmd of ['login', 'logout']) {
     const r = await run([...c, 'auth', cmd, 'nosuch'], { env });
