@@ -11,52 +11,12 @@
 // token or code reaches the log or /v1/servers.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import readline from 'node:readline';
-import { start, waitFor, root, tmpdir, slow, track } from './lib/harness.mjs';
+import { start, waitFor, tmpdir, slow } from './lib/harness.mjs';
+import { oauthServer, get, browse } from './lib/oauth.mjs';
 
-const FIXTURE = path.join(root, 'test/fixtures/oauth_server.mjs');
-
-async function oauthServer(env = {}) {
-  const child = track(spawn(process.execPath, [FIXTURE], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
-  child.stderr.on('data', () => {});
-  const events = [];
-  const lines = readline.createInterface({ input: child.stdout });
-  const url = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('oauth_server.mjs did not listen')), 20000 * slow);
-    lines.on('line', (line) => {
-      const m = /^listening (\S+)$/.exec(line);
-      if (m) { clearTimeout(timer); resolve(m[1]); } else events.push(JSON.parse(line));
-    });
-  });
-  return { url, events, stop: () => { try { process.kill(child.pid, 'SIGKILL'); } catch { /* gone */ } } };
-}
-
-// One GET without following redirects.
-function get(url) {
-  return new Promise((resolve, reject) => {
-    http.get(url, { agent: false }, (res) => {
-      let body = '';
-      res.on('data', (c) => { body += c; });
-      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body }));
-    }).on('error', reject);
-  });
-}
-
-// The browser: the authorize link, then each redirect, up to mcpgw's page.
-async function browse(url) {
-  const hops = [];
-  for (let i = 0; i < 5; i++) {
-    const r = await get(url);
-    hops.push({ url, status: r.status });
-    if (r.status !== 302) return { ...r, hops };
-    url = new URL(r.headers.location, url).toString();
-  }
-  throw new Error(`too many redirects: ${JSON.stringify(hops)}`);
-}
 
 const yaml = (url) => `version: 1\nservers:\n  secured:\n    transport: streamable_http\n    url: ${url}\n`;
 const server = async (d) => (await d.get('/v1/servers')).json.servers.find((s) => s.id === 'secured');

@@ -8,7 +8,7 @@ import path from 'node:path';
 import http from 'node:http';
 import zlib from 'node:zlib';
 import { createRequire } from 'node:module';
-import puppeteer from 'puppeteer-core';
+import { launchChromium } from './lib/chromium.mjs';
 import { run, start, fixtures, nodeModules, root, waitFor, slow } from './lib/harness.mjs';
 
 const require = createRequire(import.meta.url);
@@ -42,10 +42,7 @@ const tools = JSON.stringify([{ name: 'echo', description: `Echoes. ${HOSTILE}`,
 
 let browser;
 before(async () => {
-  browser = await puppeteer.launch({
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    args: ['--no-sandbox', '--headless=new', '--disable-gpu', '--disable-dev-shm-usage'],
-  });
+  browser = await launchChromium();
 });
 after(async () => { await browser?.close(); });
 

@@ -8,36 +8,16 @@
 // and Sign out, and Sign out returns the server to needs_authorization.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import path from 'node:path';
-import readline from 'node:readline';
-import puppeteer from 'puppeteer-core';
-import { start, waitFor, root, tmpdir, slow, track } from './lib/harness.mjs';
+import { launchChromium } from './lib/chromium.mjs';
+import { start, waitFor, tmpdir, slow } from './lib/harness.mjs';
+import { oidcServer } from './lib/oidc.mjs';
 
-const FIXTURE = path.join(root, 'test/fixtures/oidc_server.mjs');
 const TOKEN = 'ui-oauth-token-123456';
 const auth = { headers: { authorization: `Bearer ${TOKEN}` } };
 
-async function oidcServer() {
-  const child = track(spawn(process.execPath, [FIXTURE], { stdio: ['ignore', 'pipe', 'pipe'] }));
-  child.stderr.on('data', () => {});
-  const lines = readline.createInterface({ input: child.stdout });
-  const url = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('oidc_server.mjs did not listen')), 20000 * slow);
-    lines.on('line', (line) => {
-      const m = /^listening (\S+)$/.exec(line);
-      if (m) { clearTimeout(timer); resolve(m[1]); }
-    });
-  });
-  return { url, stop: () => { try { process.kill(child.pid, 'SIGKILL'); } catch { /* gone */ } } };
-}
-
 let browser;
 before(async () => {
-  browser = await puppeteer.launch({
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    args: ['--no-sandbox', '--headless=new', '--disable-gpu', '--disable-dev-shm-usage'],
-  });
+  browser = await launchChromium();
 });
 after(async () => { await browser?.close(); });
 

@@ -716,24 +716,34 @@ static void ping(struct fixture *f, struct gw_upstream_http *h, struct tctx *t)
         uv_run(&f->loop, UV_RUN_ONCE);
 }
 
+/* An HTTP transport to the fixture's MCP server that sends f's token (no
+ * GET stream); its upcalls land in t. The transport copies cfg and cbs. */
+static struct gw_upstream_http *start_transport(struct fixture *f, struct tctx *t)
+{
+    struct gw_server_config cfg = {.id = "t",
+                                   .ok = true,
+                                   .transport = GW_TRANSPORT_STREAMABLE_HTTP,
+                                   .url = f->url,
+                                   .timeout_ms = 2000,
+                                   .sse_read_timeout_ms = 30000};
+    struct gw_upstream_http_options o;
+    gw_upstream_http_options_init(&o);
+    o.get_stream = 0;
+    o.oauth = f->o;
+    struct gw_transport_cbs cbs = {t_message, t_down, t_not_run, t_closed, t};
+    struct gw_upstream_http *h;
+    char why[200];
+    ck_assert_int_eq(
+        gw_upstream_http_start(&f->loop, f->multi, &cfg, &o, &cbs, &h, why, sizeof(why)), 0);
+    return h;
+}
+
 START_TEST(test_transport_bearer)
 {
     struct fixture f;
     struct tctx t = {0};
-    struct gw_upstream_http *h;
-    char why[200];
     setup_fixture(&f);
-    struct gw_server_config cfg = {
-        .id = "t", .ok = true, .transport = GW_TRANSPORT_STREAMABLE_HTTP, .url = f.url};
-    cfg.timeout_ms = 2000;
-    cfg.sse_read_timeout_ms = 30000;
-    struct gw_upstream_http_options o;
-    gw_upstream_http_options_init(&o);
-    o.get_stream = 0;
-    o.oauth = f.o;
-    struct gw_transport_cbs cbs = {t_message, t_down, t_not_run, t_closed, &t};
-    ck_assert_int_eq(gw_upstream_http_start(&f.loop, f.multi, &cfg, &o, &cbs, &h, why, sizeof(why)),
-                     0);
+    struct gw_upstream_http *h = start_transport(&f, &t);
 
     /* Without a token: a 401 whose challenge the client keeps. */
     ck_assert(!gw_oauth_needs_authorization(f.o));
@@ -766,21 +776,9 @@ START_TEST(test_transport_refresh_on_401)
 {
     struct fixture f;
     struct tctx t = {0};
-    struct gw_upstream_http *h;
-    char why[200];
     setup_fixture(&f);
     authorize_fully(&f);
-    struct gw_server_config cfg = {
-        .id = "t", .ok = true, .transport = GW_TRANSPORT_STREAMABLE_HTTP, .url = f.url};
-    cfg.timeout_ms = 2000;
-    cfg.sse_read_timeout_ms = 30000;
-    struct gw_upstream_http_options o;
-    gw_upstream_http_options_init(&o);
-    o.get_stream = 0;
-    o.oauth = f.o;
-    struct gw_transport_cbs cbs = {t_message, t_down, t_not_run, t_closed, &t};
-    ck_assert_int_eq(gw_upstream_http_start(&f.loop, f.multi, &cfg, &o, &cbs, &h, why, sizeof(why)),
-                     0);
+    struct gw_upstream_http *h = start_transport(&f, &t);
 
     R.accept = "at-2"; /* at-1 was revoked */
     ping(&f, h, &t);

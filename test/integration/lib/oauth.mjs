@@ -1,28 +1,10 @@
 // The OAuth fixture (test/fixtures/oauth_server.mjs) and a browser that
 // follows its redirects, for the tests of servers that require OAuth.
-import { spawn } from 'node:child_process';
 import http from 'node:http';
-import path from 'node:path';
-import readline from 'node:readline';
-import { root, slow, track } from './harness.mjs';
-
-const FIXTURE = path.join(root, 'test/fixtures/oauth_server.mjs');
+import { fixtureServer } from './fixture_server.mjs';
 
 // Starts the fixture; resolves {url, events, stop}.
-export async function oauthServer(env = {}) {
-  const child = track(spawn(process.execPath, [FIXTURE], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
-  child.stderr.on('data', () => {});
-  const events = [];
-  const lines = readline.createInterface({ input: child.stdout });
-  const url = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('oauth_server.mjs did not listen')), 20000 * slow);
-    lines.on('line', (line) => {
-      const m = /^listening (\S+)$/.exec(line);
-      if (m) { clearTimeout(timer); resolve(m[1]); } else events.push(JSON.parse(line));
-    });
-  });
-  return { url, events, stop: () => { try { process.kill(child.pid, 'SIGKILL'); } catch { /* gone */ } } };
-}
+export const oauthServer = (env = {}) => fixtureServer('oauth_server.mjs', env);
 
 // One GET without following redirects.
 export function get(url) {

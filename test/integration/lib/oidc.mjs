@@ -1,32 +1,17 @@
 // test/fixtures/oidc_server.mjs (oidc-provider in front of an MCP server
 // behind the SDK's requireBearerAuth) and a browser that goes through the
 // provider's login page: shared by the oauth_oidc*.test.mjs files.
-import { spawn } from 'node:child_process';
-import path from 'node:path';
-import readline from 'node:readline';
-import { root, slow, track } from './harness.mjs';
-
-const FIXTURE = path.join(root, 'test/fixtures/oidc_server.mjs');
+import { fixtureServer } from './fixture_server.mjs';
 
 export async function oidcServer(env = {}) {
-  const child = track(spawn(process.execPath, [FIXTURE], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] }));
-  child.stderr.on('data', () => {});
-  const events = [];
-  const lines = readline.createInterface({ input: child.stdout });
-  const url = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('oidc_server.mjs did not listen')), 20000 * slow);
-    lines.on('line', (line) => {
-      const m = /^listening (\S+)$/.exec(line);
-      if (m) { clearTimeout(timer); resolve(m[1]); } else if (line.startsWith('{')) events.push(JSON.parse(line));
-    });
-  });
+  const { child, url, events, stop } = await fixtureServer('oidc_server.mjs', env);
   return {
     url,
     events,
     // A command to the fixture (see oidc_server.mjs).
     send: (line) => child.stdin.write(`${line}\n`),
     count: (name, pred = () => true) => events.filter((e) => e.event === name && pred(e)).length,
-    stop: () => { try { process.kill(child.pid, 'SIGKILL'); } catch { /* gone */ } },
+    stop,
   };
 }
 
