@@ -146,6 +146,16 @@ int gw_cfg_subst_ex(const char *s, char **out, char **shown, struct gw_cfg_strv 
 int gw_cfg_env_value(struct gw_cfg_ld *ld, const struct gw_yaml_node *n, const char *key,
                      char **out);
 
+/* The text of the small regular file that {file: PATH} names at `v` (${VAR}
+ * substituted, relative to the config's directory), opened non-blocking so
+ * that a FIFO cannot hang a load or reload. 0: *text (heap, NUL-terminated,
+ * *len bytes before the NUL; the caller wipes and frees it) and, when
+ * `shown` is not NULL, the absolute path (heap) for messages. Else an error
+ * at `v` under `key` naming the path, never the text: missing, not a regular
+ * file, over `max` bytes. */
+int gw_cfg_read_file_value(struct gw_cfg_ld *ld, const struct gw_yaml_node *v, const char *key,
+                           size_t max, char **text, size_t *len, char **shown);
+
 /* A secret: an env value, or {file: PATH} (${VAR} substituted, relative
  * to the configuration's directory): the file's one line, without its
  * final newline. Returns 0 and a new string, or reports the problem at

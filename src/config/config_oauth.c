@@ -3,13 +3,9 @@
  * checked here; the OAuth client (upstream/oauth*.c) uses them. */
 #include "gw/config_internal.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <uv.h>
 
 #include "gw/jws.h"
@@ -152,42 +148,8 @@ int gw_cfg_set_oauth_scopes(struct gw_cfg_ld *ld, const struct gw_cfg_directive 
     return 0;
 }
 
+/* A PEM key of RSA 4096 bits is about 3.3 KiB; 64 KiB leaves room for a chain. */
 #define MAX_KEY_FILE (64u << 10)
-
-/* The PEM text of {file: PATH} (relative to the config's directory). */
-static char *key_file(struct gw_cfg_ld *ld, const struct gw_yaml_node *n, const char *key,
-                      const char *path)
-{
-    char *abs = gw_cfg_abspath(ld->c->dir, path);
-    /* Non-blocking and regular files only, as for envFile: a FIFO must not
-     * hang a reload. */
-    int fd = open(abs, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    struct stat st;
-    char *text = NULL;
-    ssize_t got = -1;
-    if (fd < 0)
-        gw_cfg_err(ld, n, key, "'%s': the key file '%s' cannot be read: %s", key, abs,
-                   strerror(errno));
-    else if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (off_t)MAX_KEY_FILE)
-        gw_cfg_err(ld, n, key, "'%s': the key file '%s' is not a regular file of at most 64 KiB",
-                   key, abs);
-    else {
-        text = gw_xmalloc(MAX_KEY_FILE + 1);
-        got = read(fd, text, MAX_KEY_FILE);
-        if (got < 0)
-            gw_cfg_err(ld, n, key, "'%s': the key file '%s' cannot be read: %s", key, abs,
-                       strerror(errno));
-    }
-    if (fd >= 0)
-        close(fd);
-    free(abs);
-    if (got < 0) {
-        free(text);
-        return NULL;
-    }
-    text[got] = '\0';
-    return text;
-}
 
 int gw_cfg_set_oauth_private_key(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
                                  const struct gw_yaml_node *n, const char *key, void *base)
@@ -206,19 +168,15 @@ int gw_cfg_set_oauth_private_key(struct gw_cfg_ld *ld, const struct gw_cfg_direc
                gw_cfg_scalar_str(gw_yaml_map_key(n, 0), &k) == 0 &&
                gw_cfg_scalar_str(gw_yaml_map_value(n, 0), &v) == 0 && v[0] &&
                (strcmp(k, "env") == 0 || strcmp(k, "file") == 0)) {
-        char *path = NULL, *missing = NULL;
-        if (k[0] == 'f' && gw_cfg_subst(v, &path, &missing) != 0) {
-            gw_cfg_err(ld, gw_yaml_map_value(n, 0), key,
-                       "ConfigError: Environment variable '%s' not found", missing);
-            free(missing);
-        } else if (k[0] == 'f')
-            pem = key_file(ld, gw_yaml_map_value(n, 0), key, path);
+        size_t len;
+        if (k[0] == 'f')
+            gw_cfg_read_file_value(ld, gw_yaml_map_value(n, 0), key, MAX_KEY_FILE, &pem, &len,
+                                   NULL);
         else if (getenv(v))
             pem = gw_xstrdup(getenv(v));
         else
             gw_cfg_err(ld, gw_yaml_map_value(n, 0), key,
                        "ConfigError: Environment variable '%s' not found", v);
-        free(path);
         if (!pem)
             return UV_EINVAL;
     } else {

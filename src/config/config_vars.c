@@ -56,18 +56,10 @@ void gw_cfg_resolve_env_file(struct gw_cfg_ld *ld, struct gw_server_config *s, c
     free(text);
 }
 
-/* A credential file (systemd's LoadCredential=) holds one secret, maybe
- * with the newline an editor or `echo` leaves. */
-#define MAX_SECRET_FILE (64u << 10)
-
-int gw_cfg_secret_value(struct gw_cfg_ld *ld, const struct gw_yaml_node *n, const char *key,
-                        char **out)
+int gw_cfg_read_file_value(struct gw_cfg_ld *ld, const struct gw_yaml_node *v, const char *key,
+                           size_t max, char **text, size_t *len, char **shown)
 {
-    const char *k, *p;
-    if (n->kind != GW_YAML_MAP || gw_yaml_map_len(n) != 1 ||
-        gw_cfg_scalar_str(gw_yaml_map_key(n, 0), &k) != 0 || strcmp(k, "file") != 0)
-        return gw_cfg_env_value(ld, n, key, out);
-    const struct gw_yaml_node *v = gw_yaml_map_value(n, 0);
+    const char *p;
     char *sub, *missing = NULL;
     if (gw_cfg_scalar_str(v, &p) != 0 || p[0] == '\0') {
         gw_cfg_err(ld, v, key, "'%s': {file: PATH} needs the path of a file", key);
@@ -85,45 +77,78 @@ int gw_cfg_secret_value(struct gw_cfg_ld *ld, const struct gw_yaml_node *n, cons
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     struct stat st;
     const char *why = NULL;
-    char *text = NULL;
-    ssize_t len = 0;
+    char *buf = NULL;
+    ssize_t got = 0;
     if (fd < 0)
         why = strerror(errno);
     else if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
         why = "not a regular file";
-    else if (st.st_size > MAX_SECRET_FILE)
-        why = "larger than 64 KiB";
+    else if ((size_t)st.st_size > max)
+        why = "too large";
     if (!why) {
-        text = gw_xmalloc(MAX_SECRET_FILE + 1);
-        len = read(fd, text, MAX_SECRET_FILE + 1);
-        if (len < 0 || len > MAX_SECRET_FILE)
-            why = len < 0 ? strerror(errno) : "larger than 64 KiB";
+        buf = gw_xmalloc(max + 1);
+        got = read(fd, buf, max + 1);
+        if (got < 0 || (size_t)got > max)
+            why = got < 0 ? strerror(errno) : "too large";
     }
     if (fd >= 0)
         close(fd);
-    if (!why) {
-        text[len] = '\0';
-        if (len > 0 && text[len - 1] == '\n')
-            text[--len] = '\0';
-        if (len > 0 && text[len - 1] == '\r')
-            text[--len] = '\0';
-        if (gw_cfg_has_ctl(text, (size_t)len))
-            why = "more than one line (or a NUL byte)";
-    }
     if (why) {
         /* The path is no secret; the file's text is never quoted. */
-        gw_cfg_err(ld, v, key, "'%s': the file '%s' cannot be used: %s", key, path, why);
+        if (strcmp(why, "too large") == 0)
+            gw_cfg_err(ld, v, key, "'%s': the file '%s' cannot be used: larger than %zu KiB", key,
+                       path, max >> 10);
+        else
+            gw_cfg_err(ld, v, key, "'%s': the file '%s' cannot be used: %s", key, path, why);
         free(path);
-        if (text)
-            memset(text, 0, MAX_SECRET_FILE + 1);
-        free(text);
+        if (buf)
+            memset(buf, 0, max + 1);
+        free(buf);
         return UV_EINVAL;
     }
-    free(path);
-    *out = gw_xstrndup(text, (size_t)len);
-    memset(text, 0, (size_t)len);
-    free(text);
+    if (shown)
+        *shown = path;
+    else
+        free(path);
+    buf[got] = '\0';
+    *text = buf;
+    *len = (size_t)got;
     return 0;
+}
+
+/* A credential file (systemd's LoadCredential=) holds one secret, maybe
+ * with the newline an editor or `echo` leaves. */
+#define MAX_SECRET_FILE (64u << 10)
+
+int gw_cfg_secret_value(struct gw_cfg_ld *ld, const struct gw_yaml_node *n, const char *key,
+                        char **out)
+{
+    const char *k;
+    if (n->kind != GW_YAML_MAP || gw_yaml_map_len(n) != 1 ||
+        gw_cfg_scalar_str(gw_yaml_map_key(n, 0), &k) != 0 || strcmp(k, "file") != 0)
+        return gw_cfg_env_value(ld, n, key, out);
+    const struct gw_yaml_node *v = gw_yaml_map_value(n, 0);
+    char *text, *path;
+    size_t len;
+    if (gw_cfg_read_file_value(ld, v, key, MAX_SECRET_FILE, &text, &len, &path) != 0)
+        return UV_EINVAL;
+    if (len > 0 && text[len - 1] == '\n')
+        text[--len] = '\0';
+    if (len > 0 && text[len - 1] == '\r')
+        text[--len] = '\0';
+    int rc = 0;
+    if (gw_cfg_has_ctl(text, len)) {
+        gw_cfg_err(ld, v, key,
+                   "'%s': the file '%s' cannot be used: more than one line (or a NUL byte)", key,
+                   path);
+        rc = UV_EINVAL;
+    } else {
+        *out = gw_xstrndup(text, len);
+    }
+    free(path);
+    memset(text, 0, len);
+    free(text);
+    return rc;
 }
 
 static bool valid_env_name(const char *s, size_t len)

@@ -76,6 +76,6 @@ test('mcpgw -t: a bad private_key, a curve ES256 does not use, private_key_jwt w
   assert.match(out, /mcp\.yaml:8:\d+.*servers\.a\.oauth\.private_key.*not a PEM private key/);
   assert.match(out, /mcp\.yaml:14:\d+.*servers\.b\.oauth\.private_key.*secp384r1.*P-256/);
   assert.match(out, /mcp\.yaml:20:\d+.*private_key_jwt needs 'servers\.c\.oauth\.private_key'/);
-  assert.match(out, /mcp\.yaml:26:\d+.*servers\.d\.oauth\.private_key.*missing\.pem.*cannot be read/);
+  assert.match(out, /mcp\.yaml:26:\d+.*servers\.d\.oauth\.private_key.*missing\.pem.*cannot be used: No such file or directory/);
   assert.ok(!out.includes('not base64 at all'));
 });
