@@ -427,7 +427,8 @@ void gw_mcp__modern_decorate(const char *method, json_t *result)
     }
 }
 
-/* The gateway's serverInfo as text, rendered once. */
+/* The gateway's serverInfo as text, rendered at the first answer and kept
+ * for the life of the process, like gateway_info()'s tree it comes from. */
 static const char *gateway_info_text(size_t *len)
 {
     static char *text;
@@ -446,6 +447,9 @@ static void put_key(struct gw_jbuf *b, bool *first, const char *lit, size_t n)
     *first = false;
     gw_jbuf_put(b, lit, n);
 }
+
+/* put_key for a literal: its length is counted by the compiler */
+#define PUT_KEY_LIT(b, first, lit) put_key((b), (first), lit, sizeof(lit) - 1)
 
 #define KEY_IS(k, n, lit) ((n) == sizeof(lit) - 1 && memcmp((k), lit, (n)) == 0)
 
@@ -484,12 +488,12 @@ static int put_meta(struct gw_jbuf *b, json_t *meta, json_t *lease)
             return -1;
     }
     if (lease != NULL && !had_lease) {
-        put_key(b, &first, "\"mcpgw/lease\":", 14);
+        PUT_KEY_LIT(b, &first, "\"mcpgw/lease\":");
         if (gw_jbuf_value(b, lease) != 0)
             return -1;
     }
     if (!had_info) {
-        put_key(b, &first, "\"" MCP_META_SERVER "\":", sizeof(MCP_META_SERVER) + 2);
+        PUT_KEY_LIT(b, &first, "\"" MCP_META_SERVER "\":");
         gw_jbuf_put(b, info, info_len);
     }
     gw_jbuf_lit(b, "}");
@@ -536,14 +540,14 @@ char *gw_mcp__modern_call_answer(json_t *id, json_t *result, json_t *lease, size
     /* what the tree path appends, in its order: call_reply's _meta (with
      * a lease), decorate's resultType, then decorate's _meta */
     if (meta == NULL && lease != NULL) {
-        put_key(&b, &first, "\"_meta\":", 8);
+        PUT_KEY_LIT(&b, &first, "\"_meta\":");
         if (put_meta(&b, NULL, lease) != 0)
             goto fail;
     }
     if (type == NULL)
-        put_key(&b, &first, "\"resultType\":\"complete\"", 23);
+        PUT_KEY_LIT(&b, &first, "\"resultType\":\"complete\"");
     if (meta == NULL && lease == NULL) {
-        put_key(&b, &first, "\"_meta\":", 8);
+        PUT_KEY_LIT(&b, &first, "\"_meta\":");
         if (put_meta(&b, NULL, NULL) != 0)
             goto fail;
     }
