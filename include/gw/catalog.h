@@ -126,6 +126,7 @@ struct gw_cat_tool {
     char *title;           /* NULL when the server gave none */
     char *description;     /* control characters stripped, capped; "" if none */
     json_t *input_schema;  /* object with "type":"object", as sent */
+    bool param_headers;    /* a property of input_schema says "x-mcp-header" */
     json_t *output_schema; /* NULL if none */
     json_t *annotations;   /* NULL if none */
     json_t *meta;          /* `_meta` as sent (MCP Apps' `ui` URIs namespaced
@@ -204,7 +205,7 @@ int gw_catalog_set_reserved(struct gw_catalog *cat, char *const *pats, size_t n,
  * bumped), 0 if not. */
 int gw_catalog_remove(struct gw_catalog *cat, const char *server, struct gw_cat_diags *diags);
 
-/* The registered tool with this final name, or NULL. */
+/* The registered tool with this final name (NULL finds none), or NULL. */
 const struct gw_cat_tool *gw_catalog_lookup(const struct gw_catalog *cat, const char *name);
 
 /* The raw listing of the server's committed build (borrowed), or NULL. */

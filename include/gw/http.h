@@ -70,6 +70,7 @@ struct gw_http_limits {
 struct gw_http_header {
     const char *name; /* lower-cased */
     const char *value;
+    size_t name_len;
 };
 
 struct gw_http_request {

@@ -10,6 +10,7 @@
 #include "gw/util.h"
 
 #include <llhttp.h>
+#include <string.h>
 
 /* What a request is doing. Only HANDLER and STREAMING belong to the
  * handler; those are the states a dying connection aborts. */
@@ -163,7 +164,20 @@ struct gw_http_server {
 };
 
 void gw_http__buf_reserve(struct buf *b, size_t n);
-void gw_http__buf_append(struct buf *b, const char *p, size_t n);
+
+/* Appends and keeps a NUL after the data. Callers check their hard
+ * maximum (header bytes, max_body) before appending. `p` must not point
+ * into `b` (it may move). Inline: the parser appends four times per
+ * header field. */
+static inline void gw_http__buf_append(struct buf *b, const char *p, size_t n)
+{
+    if (b->len + n + 1 > b->cap)
+        gw_http__buf_reserve(b, n);
+    if (n > 0)
+        memcpy(b->data + b->len, p, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+}
 
 void gw_http__req_free(struct req *r);
 

@@ -122,7 +122,7 @@ struct gw_mcp_session {
  * together once the last one is in. Owned by itself: freed when answered. */
 struct gw_mcp_exchange {
     struct gw_http_request *req; /* NULL once the client went away */
-    json_t *replies;             /* JSON-RPC responses, in completion order */
+    json_t *replies;             /* JSON-RPC responses, in completion order; NULL: none */
     unsigned waiting;            /* requests not answered yet (+1 while dispatching) */
     bool batch;                  /* the body was an array: answer an array */
     bool sse;                    /* answer as text/event-stream */
@@ -260,6 +260,16 @@ void gw_mcp__session_send(struct gw_mcp_session *s, json_t *msg);
 /* Ends sessions idle for lim.idle_ms (the sweep timer). */
 void gw_mcp__sessions_sweep(struct gw_mcp_server *ms);
 
+/* Checks an initialize request's params; returns NULL and sets *version to
+ * the version to answer (the client's when supported, else ours), or
+ * returns a JSON-RPC error message (new reference) for `id`. */
+json_t *gw_mcp__initialize_check(json_t *id, json_t *params, const char **version);
+/* The InitializeResult for `version`: prompts, resources and completions
+ * are declared when some server offers them now. New reference. */
+json_t *gw_mcp__initialize_result(struct gw_mcp_server *ms, const char *version);
+/* GW_CLIENT_CAP_* of a client's initialize capabilities. */
+unsigned gw_mcp__client_caps(json_t *caps);
+
 /* ---- mcp_stream.c ---- */
 
 /* Begins the answer to the POST `req` of exchange `x` as a new stream of
@@ -304,16 +314,11 @@ void gw_mcp__dispatch(struct gw_mcp_session *s, struct gw_mcp_exchange *x, json_
  * 2.0 request with a string method and a string or integer id). */
 void gw_mcp__dispatch_request(struct gw_mcp_session *s, struct gw_mcp_exchange *x,
                               const char *method, json_t *id, json_t *params);
-
-/* Checks an initialize request's params; returns NULL and sets *version to
- * the version to answer (the client's when supported, else ours), or
- * returns a JSON-RPC error message (new reference) for `id`. */
-json_t *gw_mcp__initialize_check(json_t *id, json_t *params, const char **version);
-/* The InitializeResult for `version`: prompts, resources and completions
- * are declared when some server offers them now. New reference. */
-json_t *gw_mcp__initialize_result(struct gw_mcp_server *ms, const char *version);
-/* GW_CLIENT_CAP_* of a client's initialize capabilities. */
-unsigned gw_mcp__client_caps(json_t *caps);
+/* The same for a checked tools/call read without a params tree: `name`
+ * (NULL when absent) and `args` (NULL when absent), with no progress token
+ * and no retry's fields. */
+void gw_mcp__dispatch_call(struct gw_mcp_session *s, struct gw_mcp_exchange *x, json_t *id,
+                           const char *name, json_t *args);
 
 /* Cancels the session's call with this JSON-RPC id (notifications/cancelled). */
 void gw_mcp__cancel(struct gw_mcp_session *s, json_t *request_id, const char *reason);
@@ -355,19 +360,14 @@ void gw_mcp__call_log(void *data, json_t *params);
  * a session never is) and returns true; false for any other (`body`
  * borrowed). */
 bool gw_mcp__modern_post(struct gw_mcp_server *ms, struct gw_http_request *req, json_t *body);
+/* The same for a 2026-07-28 tools/call of the common shape, read from the
+ * body's text without its tree; false (nothing answered) for any other
+ * body, which then goes to gw_mcp__modern_post. */
+bool gw_mcp__modern_call_text(struct gw_mcp_server *ms, struct gw_http_request *req);
 /* The HTTP status of a 2026-07-28 error answer with this JSON-RPC code. */
 int gw_mcp__modern_status(int code);
-/* Adds resultType, the gateway's serverInfo and caching hints to a
- * result of `method`, in place (`result` must be the caller's own object;
- * its _meta is replaced by a copy). */
-void gw_mcp__modern_decorate(const char *method, json_t *result);
-/* The JSON-RPC answer to a tools/call whose upstream result is `result`
- * (`lease` may be NULL), byte for byte what gw_mcp__call_reply,
- * gw_mcp__modern_decorate and gw_json_dump give, written without a tree;
- * its length in *len. NULL where that path must run instead: a result not
- * an object, a resultType other than "complete", a _meta not an object,
- * text that is not UTF-8. */
-char *gw_mcp__modern_call_answer(json_t *id, json_t *result, json_t *lease, size_t *len);
+/* Whether `s` is one of the NULL-terminated `list`. */
+bool gw_mcp__listed(const char *const *list, const char *s);
 /* Members of `obj` (borrowed; NULL when absent or `obj` is no object),
  * found in one pass over it: json_object_get hashes its key on every call
  * (~170 instructions for the long io.modelcontextprotocol/ keys), a pass
@@ -382,6 +382,10 @@ struct gw_mcp_member {
         k, sizeof(k) - 1                                                                           \
     }
 void gw_mcp__members(json_t *obj, const struct gw_mcp_member *want, json_t **out[], size_t n);
+/* Each member of `obj` in order, as json_object_keylen_foreach walks them
+ * without its json_object_key_to_iter per step (~40 instructions a member). */
+#define GW_MCP_EACH_MEMBER(obj, it)                                                                \
+    for (void *it = json_object_iter(obj); it != NULL; it = json_object_iter_next(obj, it))
 /* -32601 for a method 2026-07-28 removed, or NULL. New reference. */
 json_t *gw_mcp__modern_removed(json_t *id, const char *method);
 json_t *gw_mcp__discover_result(struct gw_mcp_server *ms);
@@ -396,6 +400,20 @@ void gw_mcp__modern_free(struct gw_mcp_session *s);
 /* Shutdown: the requests' sessions leave the server and their calls are
  * cancelled. */
 void gw_mcp__modern_close_all(struct gw_mcp_server *ms);
+
+/* ---- mcp_modern_answer.c ---- */
+
+/* Adds resultType, the gateway's serverInfo and caching hints to a
+ * result of `method`, in place (`result` must be the caller's own object;
+ * its _meta is replaced by a copy). */
+void gw_mcp__modern_decorate(const char *method, json_t *result);
+/* The JSON-RPC answer to a tools/call whose upstream result is `result`
+ * (`lease` may be NULL), byte for byte what gw_mcp__call_reply,
+ * gw_mcp__modern_decorate and gw_json_dump give, written without a tree;
+ * its length in *len. NULL where that path must run instead: a result not
+ * an object, a resultType other than "complete", a _meta not an object,
+ * text that is not UTF-8. */
+char *gw_mcp__modern_call_answer(json_t *id, json_t *result, json_t *lease, size_t *len);
 
 /* ---- mcp_modern_call.c ---- */
 
@@ -415,14 +433,15 @@ int gw_mcp__modern_route(struct gw_mcp_session *s, struct gw_mcp_call *c, json_t
 
 /* ---- mcp_dialog.c ---- */
 
-/* The dialog of a 2026-07-28 request whose params._meta holds `named`
- * (its "io.mcpgw/dialog") and `info` (its client's clientInfo), each NULL
- * when absent: the one X-Mcpgw-Dialog, the URL or `named` names, else the
- * default (gateway.mcp_default_dialog; "" for none). 0 with `canon` set
+/* The dialog of a 2026-07-28 request whose params._meta has
+ * "io.mcpgw/dialog" (`has_named`; `named` is its value, NULL when not a
+ * string) and `info` (its client's clientInfo, NULL when absent): the one
+ * X-Mcpgw-Dialog, the URL or `named` names, else the default
+ * (gateway.mcp_default_dialog; "" for none). 0 with `canon` set
  * (GW_DIALOG_MAX + 1 bytes), or -1 after answering 400 (malformed, or two
  * of them differ). */
 int gw_mcp__request_dialog(struct gw_mcp_server *ms, struct gw_http_request *req, json_t *id,
-                           json_t *named, json_t *info, char *canon);
+                           bool has_named, const char *named, json_t *info, char *canon);
 
 /* ---- mcp_listen.c ---- */
 

@@ -26,10 +26,32 @@ struct in {
 
 static json_t *value(struct in *in, int depth);
 
+/* Every byte JSON allows between tokens is below '!', every byte a token
+ * starts with above it: compact text (most of it) leaves after one test. */
 static void skip_ws(struct in *in)
 {
-    while (in->p < in->end && (*in->p == ' ' || *in->p == '\n' || *in->p == '\r' || *in->p == '\t'))
+    while (in->p < in->end && *in->p <= ' ' &&
+           (*in->p == ' ' || *in->p == '\n' || *in->p == '\r' || *in->p == '\t'))
         in->p++;
+}
+
+/* The byte `c` after any whitespace, consumed; false when another is there. */
+static bool take(struct in *in, unsigned char c)
+{
+    skip_ws(in);
+    if (in->p >= in->end || *in->p != c)
+        return false;
+    in->p++;
+    return true;
+}
+
+/* After a member or an element: 1 at ',' (another follows), 0 at `close`
+ * (the container ends), -1 at anything else. */
+static int next_or_end(struct in *in, unsigned char close)
+{
+    if (take(in, ','))
+        return 1;
+    return take(in, close) ? 0 : -1;
 }
 
 static int hex4(const unsigned char *p, unsigned *out)
@@ -296,10 +318,8 @@ static int make_member(const char *key, size_t n, void *data)
     size_t size = json_object_size(m->obj);
     json_t *v;
 
-    skip_ws(m->in);
-    if (m->in->p >= m->in->end || *m->in->p != ':')
+    if (!take(m->in, ':'))
         return -1;
-    m->in->p++;
     v = value(m->in, m->depth);
     if (v == NULL || json_object_setn_new_nocheck(m->obj, key, n, v) != 0)
         return -1;
@@ -314,28 +334,16 @@ static json_t *object(struct in *in, int depth)
 {
     struct member m = {in, json_object(), depth + 1};
 
-    skip_ws(in);
-    if (in->p < in->end && *in->p == '}') {
-        in->p++;
+    if (take(in, '}'))
         return m.obj;
-    }
     for (;;) {
-        skip_ws(in);
-        if (in->p >= in->end || *in->p != '"')
+        int more;
+
+        if (!take(in, '"') || string_token(in, make_member, &m) != 0 ||
+            (more = next_or_end(in, '}')) < 0)
             break;
-        in->p++;
-        if (string_token(in, make_member, &m) != 0)
-            break;
-        skip_ws(in);
-        if (in->p < in->end && *in->p == ',') {
-            in->p++;
-            continue;
-        }
-        if (in->p < in->end && *in->p == '}') {
-            in->p++;
+        if (more == 0)
             return m.obj;
-        }
-        break;
     }
     json_decref(m.obj);
     return NULL;
@@ -345,25 +353,16 @@ static json_t *array(struct in *in, int depth)
 {
     json_t *a = json_array();
 
-    skip_ws(in);
-    if (in->p < in->end && *in->p == ']') {
-        in->p++;
+    if (take(in, ']'))
         return a;
-    }
     for (;;) {
         json_t *v = value(in, depth + 1);
-        if (v == NULL || json_array_append_new(a, v) != 0)
+        int more;
+
+        if (v == NULL || json_array_append_new(a, v) != 0 || (more = next_or_end(in, ']')) < 0)
             break;
-        skip_ws(in);
-        if (in->p < in->end && *in->p == ',') {
-            in->p++;
-            continue;
-        }
-        if (in->p < in->end && *in->p == ']') {
-            in->p++;
+        if (more == 0)
             return a;
-        }
-        break;
     }
     json_decref(a);
     return NULL;
@@ -417,4 +416,161 @@ json_t *gw_json_loadb(const char *buf, size_t len, size_t flags, json_error_t *e
         }
     }
     return json_loadb(buf, len, flags, err);
+}
+
+/* ---- reading known members in place ---- */
+
+struct fields_in {
+    struct in in;
+    struct gw_json_slot *slots, *cur;
+    size_t nslots;
+    char *room;
+    size_t room_left;
+};
+
+struct key_match {
+    const struct gw_json_field *fields;
+    size_t n;
+    const struct gw_json_field *hit;
+};
+
+static int match_key(const char *key, size_t n, void *data)
+{
+    struct key_match *m = data;
+
+    for (size_t i = 0; i < m->n; i++) {
+        const struct gw_json_field *f = &m->fields[i];
+        if (f->key_len == n && memcmp(f->key, key, n) == 0) {
+            m->hit = f;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* A key written as one of the fields' (printable ASCII, no escapes) is
+ * that field's: compared where it stands, without the scan of its bytes
+ * (the io.modelcontextprotocol/ keys are ~40 bytes). Any other spelling
+ * goes through string_token. */
+static int key_in_place(struct in *in, struct key_match *m)
+{
+    size_t left = (size_t)(in->end - in->p);
+
+    for (size_t i = 0; i < m->n; i++) {
+        const struct gw_json_field *f = &m->fields[i];
+        if (f->key_len < left && in->p[f->key_len] == '"' && in->p[0] == (unsigned char)f->key[0] &&
+            memcmp(in->p, f->key, f->key_len) == 0) {
+            m->hit = f;
+            in->p += f->key_len + 1;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* The decoded string into the room, NUL-terminated; one holding a NUL
+ * (jansson refuses "\u0000" without JSON_ALLOW_NUL) is left to the parse. */
+static int keep_string(const char *s, size_t n, void *data)
+{
+    struct fields_in *fi = data;
+
+    if (n >= fi->room_left || memchr(s, '\0', n) != NULL)
+        return -1;
+    memcpy(fi->room, s, n);
+    fi->room[n] = '\0';
+    fi->cur->str = fi->room;
+    fi->cur->len = n;
+    fi->room += n + 1;
+    fi->room_left -= n + 1;
+    return 0;
+}
+
+static int read_members(struct fields_in *fi, const struct gw_json_field *fields, size_t n,
+                        int depth);
+
+static int read_value(struct fields_in *fi, const struct gw_json_field *f, int depth)
+{
+    struct in *in = &fi->in;
+    struct gw_json_slot *slot;
+
+    if (f->slot >= fi->nslots || fi->slots[f->slot].seen)
+        return -1; /* a repeated member: JSON_REJECT_DUPLICATES refuses it */
+    slot = &fi->slots[f->slot];
+    slot->seen = true;
+    skip_ws(in);
+    if (in->p >= in->end)
+        return -1;
+    switch (f->want) {
+    case GW_JSON_STRING:
+        if (*in->p != '"')
+            return -1;
+        in->p++;
+        fi->cur = slot;
+        return string_token(in, keep_string, fi);
+    case GW_JSON_TREE:
+        slot->tree = value(in, depth);
+        return slot->tree != NULL ? 0 : -1;
+    case GW_JSON_OBJECT:
+        if (*in->p != '{' || depth > FAST_MAX_DEPTH)
+            return -1;
+        in->p++;
+        return read_members(fi, f->sub, f->nsub, depth);
+    }
+    return -1;
+}
+
+/* After an object's '{': its members, up to and past its '}'. */
+static int read_members(struct fields_in *fi, const struct gw_json_field *fields, size_t n,
+                        int depth)
+{
+    struct in *in = &fi->in;
+
+    if (take(in, '}'))
+        return 0;
+    for (;;) {
+        struct key_match m = {fields, n, NULL};
+        int more;
+
+        if (!take(in, '"') || (key_in_place(in, &m) != 0 && string_token(in, match_key, &m) != 0) ||
+            !take(in, ':') || read_value(fi, m.hit, depth + 1) != 0 ||
+            (more = next_or_end(in, '}')) < 0)
+            return -1;
+        if (more == 0)
+            return 0;
+    }
+}
+
+void gw_json_slots_release(struct gw_json_slot *slots, size_t nslots)
+{
+    for (size_t i = 0; i < nslots; i++)
+        json_decref(slots[i].tree);
+    memset(slots, 0, nslots * sizeof *slots);
+}
+
+int gw_json_read_fields(const char *buf, size_t len, const struct gw_json_field *fields,
+                        size_t nfields, struct gw_json_slot *slots, size_t nslots, char *room,
+                        size_t room_len)
+{
+    struct fields_in fi = {
+        {(const unsigned char *)buf, (const unsigned char *)buf + len, JSON_REJECT_DUPLICATES},
+        slots,
+        NULL,
+        nslots,
+        room,
+        room_len};
+
+    memset(slots, 0, nslots * sizeof *slots);
+    if (buf == NULL)
+        return -1;
+    skip_ws(&fi.in);
+    if (fi.in.p < fi.in.end && *fi.in.p == '{') {
+        fi.in.p++;
+        if (read_members(&fi, fields, nfields, 0) == 0) {
+            skip_ws(&fi.in);
+            if (fi.in.p == fi.in.end)
+                return 0;
+        }
+    }
+    gw_json_slots_release(slots, nslots);
+    return -1;
 }

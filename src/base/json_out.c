@@ -192,9 +192,9 @@ static bool put_value(struct gw_jbuf *b, const json_t *j, int depth)
     return false;
 }
 
-void gw_jbuf_put(struct gw_jbuf *b, const char *s, size_t n)
+void gw_jbuf_reserve(struct gw_jbuf *b, size_t n)
 {
-    put(b, s, n);
+    reserve(b, n);
 }
 
 int gw_jbuf_string(struct gw_jbuf *b, const char *s, size_t n)

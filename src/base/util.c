@@ -21,10 +21,26 @@ void *gw_xmalloc(size_t n)
     return p;
 }
 
+/* glibc's calloc takes no block from the thread cache (~250 instructions
+ * against ~20): the small objects of every call (its exchange, call,
+ * round) come from malloc and are cleared here, with explicit_bzero, which
+ * the compiler does not fold back into calloc as it does malloc + memset.
+ * Large ones keep calloc, which skips clearing fresh pages. */
+#define XCALLOC_CACHED 1024
+
 void *gw_xcalloc(size_t n, size_t size)
 {
-    void *p = calloc(n ? n : 1, size ? size : 1);
+    void *p;
 
+    n = n ? n : 1;
+    size = size ? size : 1;
+    if (size <= XCALLOC_CACHED && n <= XCALLOC_CACHED / size) {
+        p = malloc(n * size);
+        if (p != NULL)
+            explicit_bzero(p, n * size);
+    } else {
+        p = calloc(n, size);
+    }
     if (p == NULL)
         out_of_memory(n * size);
     return p;

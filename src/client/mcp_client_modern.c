@@ -44,7 +44,8 @@ static const char *const log_levels[] = {"debug", "info",     "notice", "warning
 
 unsigned gw_mcp_log_rank(const char *level)
 {
-    for (size_t i = 0; level != NULL && i < GW_ARRAY_SIZE(log_levels); i++) {
+    /* "": a request that set no level, the most common (eight strcmp) */
+    for (size_t i = 0; level != NULL && level[0] != '\0' && i < GW_ARRAY_SIZE(log_levels); i++) {
         if (strcmp(level, log_levels[i]) == 0)
             return (unsigned)(i + 1);
     }

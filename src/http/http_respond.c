@@ -8,7 +8,6 @@
 #include "gw/json_out.h"
 #include "gw/log.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -252,16 +251,19 @@ void gw_http_on_abort(struct gw_http_request *req, gw_http_abort_cb cb, void *da
     r->abort_data = data;
 }
 
-/* The parser stored every name in lower case, so a first byte that
- * differs rules a header out without a strcasecmp call: a 2026-07-28
- * request looks up some twenty names among eight headers. */
+/* The parser stored every name in lower case with its length, so a length
+ * or first byte that differs rules a header out without a strcasecmp call:
+ * a 2026-07-28 request looks up some twenty names among eight headers,
+ * three of them beginning "mcp-". */
 const char *gw_http_header(const struct gw_http_request *req, const char *name)
 {
-    char first = (char)tolower((unsigned char)name[0]);
+    char first = name[0] >= 'A' && name[0] <= 'Z' ? (char)(name[0] - 'A' + 'a') : name[0];
+    size_t len = strlen(name);
 
     for (size_t i = 0; i < req->nheaders; i++) {
-        if (req->headers[i].name[0] == first && strcasecmp(req->headers[i].name, name) == 0)
-            return req->headers[i].value;
+        const struct gw_http_header *h = &req->headers[i];
+        if (h->name_len == len && h->name[0] == first && strcasecmp(h->name, name) == 0)
+            return h->value;
     }
     return NULL;
 }

@@ -63,24 +63,22 @@ static int refuse(struct gw_http_request *req, json_t *id, const char *message)
 }
 
 int gw_mcp__request_dialog(struct gw_mcp_server *ms, struct gw_http_request *req, json_t *id,
-                           json_t *named, json_t *info, char *canon)
+                           bool has_named, const char *named, json_t *info, char *canon)
 {
     char root[GW_DIALOG_PART_MAX + 1], self[GW_DIALOG_PART_MAX + 1], given[GW_DIALOG_MAX + 1];
-    json_t *v = named;
     const char *client;
 
     if (gw_mcp__named_dialog(req, canon) != 0)
         return -1;
-    if (v != NULL &&
-        (!json_is_string(v) || gw_dialog_parse(json_string_value(v), root, self, given) != 0))
+    if (has_named && (named == NULL || gw_dialog_parse(named, root, self, given) != 0))
         return refuse(req, id,
                       "Invalid params: _meta[\"" MCP_META_DIALOG "\"] must be \"root\" or "
                       "\"root/self\", each 1-64 characters of A-Z a-z 0-9 _ . -");
-    if (v != NULL && canon[0] != '\0' && strcmp(canon, given) != 0)
+    if (has_named && canon[0] != '\0' && strcmp(canon, given) != 0)
         return refuse(req, id,
                       "Invalid params: _meta[\"" MCP_META_DIALOG "\"] names another dialog than "
                       "X-Mcpgw-Dialog or the URL");
-    if (v != NULL)
+    if (has_named)
         memcpy(canon, given, sizeof given);
     if (canon[0] != '\0' || ms->default_dialog == GW_MCP_DIALOG_NONE)
         return 0;

@@ -15,59 +15,6 @@
 #include "gw/log.h"
 #include "gw/metrics.h"
 #include "gw/util.h"
-#include "gw/version.h"
-
-json_t *gw_mcp__initialize_check(json_t *id, json_t *params, const char **version)
-{
-    const char *asked = json_string_value(json_object_get(params, "protocolVersion"));
-    json_t *caps = json_object_get(params, "capabilities");
-
-    if (!json_is_object(params) || asked == NULL)
-        return gw_mcp__error(id, RPC_INVALID_PARAMS,
-                             "initialize needs params.protocolVersion (a string)");
-    if (caps != NULL && !json_is_object(caps))
-        return gw_mcp__error(id, RPC_INVALID_PARAMS, "params.capabilities must be an object");
-    *version = gw_mcp__version_supported(asked) ? asked : gw_mcp__versions[0];
-    return NULL;
-}
-
-unsigned gw_mcp__client_caps(json_t *caps)
-{
-    return (json_is_object(json_object_get(caps, "sampling")) ? GW_CLIENT_CAP_SAMPLING : 0) |
-           (json_is_object(json_object_get(caps, "elicitation")) ? GW_CLIENT_CAP_ELICITATION : 0);
-}
-
-json_t *gw_mcp__initialize_result(struct gw_mcp_server *ms, const char *version)
-{
-    json_t *r =
-        json_pack("{s:s, s:{s:{s:b}, s:{}}, s:{s:s, s:s, s:s}, s:s}", "protocolVersion", version,
-                  "capabilities", "tools", "listChanged", 1, "logging", "serverInfo", "name",
-                  "mcpgw", "title", "mcpgw MCP gateway", "version", GW_VERSION, "instructions",
-                  "mcpgw serves the tools of several MCP servers as one. A stateful "
-                  "server gives this session its own instance; call mcp_release with "
-                  "{\"serverId\": \"<id>\"} when you no longer need that toolset.");
-    json_t *caps = json_object_get(r, "capabilities");
-    bool prompts = gw_servers_offers(ms->servers, GW_EXTRA_PROMPTS);
-    bool templates = gw_servers_offers(ms->servers, GW_EXTRA_TEMPLATES);
-    json_t *ext;
-
-    /* Capabilities cannot change during a session: what some server
-     * offers now is declared, with listChanged for what comes later.
-     * subscribe is declared because the gateway relays it; a resource whose
-     * server cannot do it gets an error saying so. */
-    if (prompts)
-        json_object_set_new(caps, "prompts", json_pack("{s:b}", "listChanged", 1));
-    if (templates || gw_servers_offers(ms->servers, GW_EXTRA_RESOURCES))
-        json_object_set_new(caps, "resources",
-                            json_pack("{s:b, s:b}", "subscribe", 1, "listChanged", 1));
-    if (prompts || templates)
-        json_object_set_new(caps, "completions", json_object());
-    ext = gw_servers_extensions(ms->servers);
-    if (json_object_size(ext) > 0)
-        json_object_set(caps, "extensions", ext);
-    json_decref(ext);
-    return r;
-}
 
 /* ---- tools/list ---- */
 
@@ -256,7 +203,11 @@ const char *gw_mcp__call_status(const struct gw_call_outcome *o)
 {
     if (o->code != 0)
         return gw_dispatch_error(o->code).label;
-    return json_is_true(json_object_get(o->result, "isError")) ? "tool_error" : "ok";
+    static const struct gw_mcp_member keys[] = {GW_MCP_MEMBER("isError")};
+    json_t *is_error, **out[] = {&is_error};
+
+    gw_mcp__members(o->result, keys, out, 1); /* a result's few members, without hashing */
+    return json_is_true(is_error) ? "tool_error" : "ok";
 }
 
 void gw_mcp__call_end(struct gw_mcp_call *c, const char *server, const char *dialog,
@@ -623,17 +574,14 @@ static json_t *start_routed(struct gw_mcp_session *s, struct gw_mcp_exchange *x,
 /* Returns the answer now, or NULL when the call answers later. With
  * params._meta.progressToken the upstream's progress comes back under that
  * token, on the POST's own SSE stream when the client accepts one. */
-static json_t *tools_call(struct gw_mcp_session *s, struct gw_mcp_exchange *x, json_t *id,
-                          json_t *params)
+/* A tools/call whose params named `name` and `args` (NULL when absent)
+ * and the progress `token`; `params` (NULL when read from the body's text)
+ * holds a retry's fields. */
+static json_t *call_tool(struct gw_mcp_session *s, struct gw_mcp_exchange *x, json_t *id,
+                         const char *name, json_t *args, json_t *token, json_t *params)
 {
-    static const struct gw_mcp_member keys[] = {GW_MCP_MEMBER("name"), GW_MCP_MEMBER("arguments"),
-                                                GW_MCP_MEMBER("_meta")};
-    json_t *n, *args, *meta, **out[] = {&n, &args, &meta}, *token, *empty, *r;
-    const char *name;
+    json_t *empty, *r;
 
-    gw_mcp__members(params, keys, out, GW_ARRAY_SIZE(keys)); /* one pass, no hashing */
-    name = json_string_value(n);
-    token = json_object_get(meta, "progressToken");
     if (name == NULL)
         return gw_mcp__error(id, RPC_INVALID_PARAMS, "tools/call needs params.name (a string)");
     if (args != NULL && !json_is_object(args) && !json_is_null(args))
@@ -649,6 +597,24 @@ static json_t *tools_call(struct gw_mcp_session *s, struct gw_mcp_exchange *x, j
                   : start_call(s, x, id, name, empty, token);
     json_decref(empty);
     return r;
+}
+
+static json_t *tools_call(struct gw_mcp_session *s, struct gw_mcp_exchange *x, json_t *id,
+                          json_t *params)
+{
+    static const struct gw_mcp_member keys[] = {GW_MCP_MEMBER("name"), GW_MCP_MEMBER("arguments"),
+                                                GW_MCP_MEMBER("_meta")};
+    json_t *n, *args, *meta, **out[] = {&n, &args, &meta};
+
+    gw_mcp__members(params, keys, out, GW_ARRAY_SIZE(keys)); /* one pass, no hashing */
+    return call_tool(s, x, id, json_string_value(n), args, json_object_get(meta, "progressToken"),
+                     params);
+}
+
+void gw_mcp__dispatch_call(struct gw_mcp_session *s, struct gw_mcp_exchange *x, json_t *id,
+                           const char *name, json_t *args)
+{
+    gw_mcp__exchange_add(x, call_tool(s, x, id, name, args, NULL, NULL));
 }
 
 static void call_cancel(struct gw_mcp_call *c, const char *why)
@@ -704,6 +670,8 @@ static json_t *request(struct gw_mcp_session *s, struct gw_mcp_exchange *x, cons
 
     if (params != NULL && !json_is_object(params))
         return gw_mcp__error(id, RPC_INVALID_PARAMS, "params must be an object");
+    if (strcmp(method, "tools/call") == 0) /* the most frequent first */
+        return tools_call(s, x, id, params);
     if (s->modern && (e = gw_mcp__modern_removed(id, method)) != NULL)
         return e;
     if (s->modern && strcmp(method, "server/discover") == 0)
@@ -712,8 +680,6 @@ static json_t *request(struct gw_mcp_session *s, struct gw_mcp_exchange *x, cons
         return gw_mcp__result(id, json_object());
     if (strcmp(method, "tools/list") == 0)
         return tools_list(s, id, params);
-    if (strcmp(method, "tools/call") == 0)
-        return tools_call(s, x, id, params);
     if (strcmp(method, "logging/setLevel") == 0)
         return set_level(s, id, params);
     if (strcmp(method, "prompts/list") == 0)

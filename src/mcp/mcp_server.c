@@ -69,12 +69,9 @@ static void refuse(struct gw_http_request *req, int status, int code, const char
 
 /* ---- Accept and headers ---- */
 
-/* Does the Accept header allow `type` ("application/json")? A missing header
- * allows everything (curl); wildcards count. Parameters (q=…) are not
- * weighed: a type listed at all is taken as acceptable. */
 /* Whether `h` holds `n` bytes equal to `w` (ASCII, any case) at some
  * position. strcasestr costs ~800 instructions on a short Accept header
- * (its two-way setup), and this runs up to four times per request. */
+ * (its two-way setup). */
 static bool has_ci(const char *h, const char *w, size_t n)
 {
     for (; *h != '\0'; h++)
@@ -83,17 +80,34 @@ static bool has_ci(const char *h, const char *w, size_t n)
     return false;
 }
 
-static bool accepts(const char *accept, const char *type)
-{
-    size_t major = strcspn(type, "/");
+enum { ACCEPT_JSON = 1, ACCEPT_SSE = 2 };
 
-    if (accept == NULL || strstr(accept, "*/*") != NULL || has_ci(accept, type, strlen(type)))
-        return true;
-    /* a "<major>/ *" wildcard (written without the space) */
-    for (const char *p = accept; (p = strstr(p, "/*")) != NULL; p += 2)
-        if ((size_t)(p - accept) >= major && strncasecmp(p - major, type, major) == 0)
-            return true;
-    return false;
+/* Which of application/json and text/event-stream the Accept header
+ * allows, both in one pass. A missing header allows everything (curl);
+ * wildcards count. Parameters (q=…) are not weighed: a type listed at all
+ * is taken as acceptable. */
+static unsigned accepted(const char *accept)
+{
+    unsigned bits = 0;
+
+    /* what the SDKs send, settled by one comparison (~180 instructions
+     * fewer, twice per request) */
+    if (accept == NULL || strcmp(accept, "application/json, text/event-stream") == 0 ||
+        strstr(accept, "*/*") != NULL)
+        return ACCEPT_JSON | ACCEPT_SSE;
+    if (has_ci(accept, "application/json", 16))
+        bits |= ACCEPT_JSON;
+    if (has_ci(accept, "text/event-stream", 17))
+        bits |= ACCEPT_SSE;
+    /* "application/ *" and "text/ *" (written without the space) */
+    for (const char *p = accept;
+         bits != (ACCEPT_JSON | ACCEPT_SSE) && (p = strstr(p, "/*")) != NULL; p += 2) {
+        if (p - accept >= 11 && strncasecmp(p - 11, "application", 11) == 0)
+            bits |= ACCEPT_JSON;
+        if (p - accept >= 4 && strncasecmp(p - 4, "text", 4) == 0)
+            bits |= ACCEPT_SSE;
+    }
+    return bits;
 }
 
 /* Checks MCP-Protocol-Version when present (absent: the spec's 2025-03-26
@@ -187,14 +201,13 @@ static void on_exchange_abort(struct gw_http_request *req, void *data)
 struct gw_mcp_exchange *gw_mcp__exchange_new(struct gw_http_request *req, bool batch)
 {
     struct gw_mcp_exchange *x = gw_xcalloc(1, sizeof *x);
-    const char *accept = gw_http_header(req, "accept");
+    unsigned bits = accepted(gw_http_header(req, "accept"));
 
     x->req = req;
-    x->replies = json_array();
     x->batch = batch;
     x->waiting = 1; /* released by the dispatcher once every message is read */
-    x->sse = !accepts(accept, "application/json");
-    x->sse_ok = accepts(accept, "text/event-stream");
+    x->sse = !(bits & ACCEPT_JSON);
+    x->sse_ok = bits & ACCEPT_SSE;
     return x;
 }
 
@@ -205,8 +218,11 @@ void gw_mcp__exchange_watch(struct gw_mcp_exchange *x)
 
 void gw_mcp__exchange_add(struct gw_mcp_exchange *x, json_t *reply)
 {
-    if (reply != NULL) /* none yet (a call), or already written (x->answer) */
-        json_array_append_new(x->replies, reply);
+    if (reply == NULL) /* none yet (a call), or already written (x->answer) */
+        return;
+    if (x->replies == NULL) /* a call answered as text never needs one */
+        x->replies = json_array();
+    json_array_append_new(x->replies, reply);
 }
 
 char *gw_mcp__sse_event(json_t *msg)
@@ -350,18 +366,23 @@ void gw_mcp__exchange_done(struct gw_mcp_exchange *x)
 /* ---- POST ---- */
 
 /* Parses the body; returns it, or NULL after answering. */
-static json_t *parse_body(struct gw_http_request *req)
+static bool json_body(struct gw_http_request *req)
 {
     const char *ctype = gw_http_header(req, "content-type");
+
+    if (ctype != NULL && strncasecmp(ctype, "application/json", 16) == 0)
+        return true;
+    refuse(req, 415, RPC_BAD_REQUEST, "Unsupported Media Type: the body must be application/json",
+           NULL);
+    return false;
+}
+
+static json_t *parse_body(struct gw_http_request *req)
+{
     json_error_t err;
     json_t *body;
     char *msg;
 
-    if (ctype == NULL || strncasecmp(ctype, "application/json", 16) != 0) {
-        refuse(req, 415, RPC_BAD_REQUEST,
-               "Unsupported Media Type: the body must be application/json", NULL);
-        return NULL;
-    }
     body = gw_json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &err);
     if (body != NULL)
         return body;
@@ -495,11 +516,13 @@ static void handle_post(struct gw_mcp_server *ms, struct gw_http_request *req)
     const char *accept = gw_http_header(req, "accept");
     json_t *body;
 
-    if (!accepts(accept, "application/json") && !accepts(accept, "text/event-stream")) {
+    if (accepted(accept) == 0) {
         refuse(req, 406, RPC_BAD_REQUEST,
                "Not Acceptable: accept application/json or text/event-stream", NULL);
         return;
     }
+    if (!json_body(req) || gw_mcp__modern_call_text(ms, req))
+        return;
     body = parse_body(req);
     if (body == NULL)
         return;
@@ -516,7 +539,7 @@ static void handle_get(struct gw_mcp_server *ms, struct gw_http_request *req)
     const char *last = gw_http_header(req, "last-event-id");
     struct gw_mcp_session *s;
 
-    if (accept == NULL || !accepts(accept, "text/event-stream")) {
+    if (accept == NULL || !(accepted(accept) & ACCEPT_SSE)) {
         refuse(req, 406, RPC_BAD_REQUEST,
                "Not Acceptable: GET /mcp opens a stream; send Accept: text/event-stream", NULL);
         return;

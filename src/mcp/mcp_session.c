@@ -1,6 +1,6 @@
-/* /mcp sessions: unguessable ids, the table, idle expiry, and each
- * session's server-to-client GET stream with the events kept for
- * Last-Event-ID.
+/* /mcp sessions: the initialize that begins one, unguessable ids, the
+ * table, idle expiry, and each session's server-to-client GET stream with
+ * the events kept for Last-Event-ID.
  *
  * SSE event ids are "<stream>.<seq>": `stream` says which stream an id
  * belongs to, so a Last-Event-ID replays only that stream's events (ids
@@ -17,6 +17,7 @@
 #include "gw/json_out.h"
 #include "gw/log.h"
 #include "gw/util.h"
+#include "gw/version.h"
 
 static size_t bucket_of(const char *id)
 {
@@ -281,4 +282,58 @@ void gw_mcp__sessions_sweep(struct gw_mcp_server *ms)
          * lease_idle_timeout instead. */
         gw_mcp__session_end(s, !s->named_dialog, "idle");
     }
+}
+
+/* ---- initialize ---- */
+
+json_t *gw_mcp__initialize_check(json_t *id, json_t *params, const char **version)
+{
+    const char *asked = json_string_value(json_object_get(params, "protocolVersion"));
+    json_t *caps = json_object_get(params, "capabilities");
+
+    if (!json_is_object(params) || asked == NULL)
+        return gw_mcp__error(id, RPC_INVALID_PARAMS,
+                             "initialize needs params.protocolVersion (a string)");
+    if (caps != NULL && !json_is_object(caps))
+        return gw_mcp__error(id, RPC_INVALID_PARAMS, "params.capabilities must be an object");
+    *version = gw_mcp__version_supported(asked) ? asked : gw_mcp__versions[0];
+    return NULL;
+}
+
+unsigned gw_mcp__client_caps(json_t *caps)
+{
+    return (json_is_object(json_object_get(caps, "sampling")) ? GW_CLIENT_CAP_SAMPLING : 0) |
+           (json_is_object(json_object_get(caps, "elicitation")) ? GW_CLIENT_CAP_ELICITATION : 0);
+}
+
+json_t *gw_mcp__initialize_result(struct gw_mcp_server *ms, const char *version)
+{
+    json_t *r =
+        json_pack("{s:s, s:{s:{s:b}, s:{}}, s:{s:s, s:s, s:s}, s:s}", "protocolVersion", version,
+                  "capabilities", "tools", "listChanged", 1, "logging", "serverInfo", "name",
+                  "mcpgw", "title", "mcpgw MCP gateway", "version", GW_VERSION, "instructions",
+                  "mcpgw serves the tools of several MCP servers as one. A stateful "
+                  "server gives this session its own instance; call mcp_release with "
+                  "{\"serverId\": \"<id>\"} when you no longer need that toolset.");
+    json_t *caps = json_object_get(r, "capabilities");
+    bool prompts = gw_servers_offers(ms->servers, GW_EXTRA_PROMPTS);
+    bool templates = gw_servers_offers(ms->servers, GW_EXTRA_TEMPLATES);
+    json_t *ext;
+
+    /* Capabilities cannot change during a session: what some server
+     * offers now is declared, with listChanged for what comes later.
+     * subscribe is declared because the gateway relays it; a resource whose
+     * server cannot do it gets an error saying so. */
+    if (prompts)
+        json_object_set_new(caps, "prompts", json_pack("{s:b}", "listChanged", 1));
+    if (templates || gw_servers_offers(ms->servers, GW_EXTRA_RESOURCES))
+        json_object_set_new(caps, "resources",
+                            json_pack("{s:b, s:b}", "subscribe", 1, "listChanged", 1));
+    if (prompts || templates)
+        json_object_set_new(caps, "completions", json_object());
+    ext = gw_servers_extensions(ms->servers);
+    if (json_object_size(ext) > 0)
+        json_object_set(caps, "extensions", ext);
+    json_decref(ext);
+    return r;
 }

@@ -623,7 +623,7 @@ int gw_catalog_remove(struct gw_catalog *cat, const char *server, struct gw_cat_
 
 const struct gw_cat_tool *gw_catalog_lookup(const struct gw_catalog *cat, const char *name)
 {
-    return map_get(&cat->names, name);
+    return name != NULL ? map_get(&cat->names, name) : NULL;
 }
 
 json_t *gw_catalog_listing(const struct gw_catalog *cat, const char *server)

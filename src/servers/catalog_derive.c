@@ -415,6 +415,22 @@ static void take_meta(struct gw_toolset_build *b, const struct gw_server_config 
                      b->server, why);
 }
 
+/* Whether the /mcp front has headers to check against this tool's
+ * arguments (mcp_modern.c): most tools have none, and their calls then
+ * skip a lookup per property. */
+static bool names_param_headers(const json_t *schema)
+{
+    const char *key;
+    json_t *prop;
+
+    json_object_foreach((json_t *)json_object_get(schema, "properties"), key, prop)
+    {
+        if (json_object_get(prop, "x-mcp-header") != NULL)
+            return true;
+    }
+    return false;
+}
+
 static struct gw_cat_tool *take_metadata(struct gw_toolset_build *b,
                                          const struct gw_server_config *s, const json_t *e,
                                          const char *orig)
@@ -437,6 +453,7 @@ static struct gw_cat_tool *take_metadata(struct gw_toolset_build *b,
         return refuse(b, orig, "description", "is not a string");
     t = gw_xcalloc(1, sizeof(*t));
     t->input_schema = copy(in);
+    t->param_headers = names_param_headers(t->input_schema);
     t->output_schema = json_is_object(out) ? copy(out) : NULL;
     t->title = json_is_string(title) ? clean_text(title) : NULL;
     t->description = json_is_string(desc) ? clean_text(desc) : gw_xstrdup("");

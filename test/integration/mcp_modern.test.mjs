@@ -196,6 +196,66 @@ servers:
   assert.match(r.json.error.message, /Mcp-Session-Id/);
 });
 
+// A tools/call of the common shape is read from the body's text without its
+// tree (mcp_modern.c); any other shape is parsed. Each body below is sent
+// as written and again with an unknown member in params, which sends it
+// down the parsed path: the two answers must be the same bytes.
+test('a tools/call read from its text answers as the parsed body does, results and errors alike', async (t) => {
+  const d = await start(config(), { waitReady: true });
+  t.after(() => stopClean(d));
+  const meta = JSON.stringify(META);
+  const send = (body, headers = {}) => d.request('POST', '/mcp/d/text', {
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': 'add', ...headers }, body });
+  // `params` is the text of the params object's members.
+  const body = (params, { id = '5', jsonrpc = '"2.0"' } = {}) =>
+    `{"jsonrpc":${jsonrpc},"id":${id},"method":"tools/call","params":{${params}}}`;
+  const cases = [
+    ['plain', body(`"name":"add","arguments":{"a":1,"b":2},"_meta":${meta}`), 200],
+    ['spaced, reordered, escaped', ` {\n "params" : { "_meta" : ${meta} , "arguments" : { "b" : 2 , "a" : 1 } , ` +
+      `"na\\u006de" : "\\u0061dd" } , "method" : "tools/call" , "id" : 5 , "jsonrpc" : "2.0" }\n`, 200],
+    ['level and client', body(`"name":"add","arguments":{"a":1,"b":2},"_meta":{"io.modelcontextprotocol/logLevel":"info",` +
+      `"io.mcpgw/dialog":"text",${meta.slice(1)}`), 200],
+    ['a string id', body(`"name":"add","arguments":{"a":1,"b":2},"_meta":${meta}`, { id: '"five"' }), 200],
+    ['no arguments', body(`"name":"add","_meta":${meta}`), 200],
+    ['arguments not an object', body(`"name":"add","arguments":[1],"_meta":${meta}`), 400],
+    ['no name', body(`"arguments":{},"_meta":${meta}`), 400],
+    ['a name not a string', body(`"name":42,"arguments":{},"_meta":${meta}`), 400],
+    ['a repeated name', body(`"name":"add","name":"add","arguments":{},"_meta":${meta}`), 400],
+    ['a repeated _meta member', body(`"name":"add","_meta":{"io.modelcontextprotocol/logLevel":"info",` +
+      `"io.modelcontextprotocol/logLevel":"info",${meta.slice(1)}`), 400],
+    ['a name not UTF-8', body(`"name":"a\xffd","_meta":${meta}`), 400],
+    ['capabilities not an object', body(`"name":"add","_meta":{"io.modelcontextprotocol/protocolVersion":"${MODERN}",` +
+      `"io.modelcontextprotocol/clientCapabilities":"x"}`), 400],
+    ['a level not known', body(`"name":"add","_meta":{"io.modelcontextprotocol/logLevel":"loud",${meta.slice(1)}`), 400],
+    ['a dialog not valid', body(`"name":"add","_meta":{"io.mcpgw/dialog":"a b",${meta.slice(1)}`), 400],
+    ['another dialog than the URL', body(`"name":"add","_meta":{"io.mcpgw/dialog":"other",${meta.slice(1)}`), 400],
+    ['jsonrpc 1.0', body(`"name":"add","_meta":${meta}`, { jsonrpc: '"1.0"' }), 400],
+    ['an id not valid', body(`"name":"add","_meta":${meta}`, { id: '[5]' }), 400],
+    ['cut short', body(`"name":"add","_meta":${meta}`).slice(0, -2), 400],
+  ];
+  // the dialog's first call takes the lease and carries its reminder once
+  assert.equal((await send(cases[0][1])).status, 200);
+  for (const [what, text, status] of cases) {
+    const asText = await send(Buffer.from(text, 'latin1'));
+    const parsed = await send(Buffer.from(text.replace('"params":{', '"params":{"x-unknown":true,')
+      .replace('"params" : {', '"params" : { "x-unknown" : true ,'), 'latin1'));
+    assert.equal(asText.status, status, `${what}: ${asText.body}`);
+    assert.equal(parsed.status, asText.status, what);
+    if (/^Parse error/.test(asText.json?.error?.message)) {
+      // the message names the line and column, which the added member moves
+      assert.equal(asText.json.error.code, -32700, what);
+      assert.equal(parsed.json.error.code, -32700, what);
+      continue;
+    }
+    assert.equal(parsed.body, asText.body, what);
+  }
+  // the headers are checked on that path too
+  const r = await send(body(`"name":"add","arguments":{"a":1,"b":2},"_meta":${meta}`), { 'mcp-name': 'echo' });
+  assert.deepEqual([r.status, r.json.error.code], [400, -32020]);
+  assert.equal((await send(body(`"name":"add","arguments":{"a":1,"b":2},"_meta":${meta}`))).json.result.content[0].text, '3');
+});
+
 test('progress on the request\'s stream; closing the stream cancels the call upstream', async (t) => {
   const log = path.join(fs.mkdtempSync('/tmp/mcpgw-modern-'), 'fx.log');
   const d = await start(config(`    args: ['--log', '${log}']\n`), { waitReady: true });

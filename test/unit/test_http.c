@@ -63,10 +63,16 @@ static void echo(struct fx *f, struct gw_http_request *req)
     const char *x = gw_http_header(req, "x-test");
     /* a name asked for in any case finds the header */
     const char *xc = gw_http_header(req, "X-Test");
-    json_t *j = json_pack("{s:s,s:s,s:s,s:s%,s:i,s:s?,s:s?,s:s,s:b}", "method", req->method, "path",
-                          req->path, "query", req->query, "body", req->body, req->body_len, "n",
-                          (int)atomic_load(&f->handled), "x", x, "xc", xc, "peer", req->peer,
-                          "unix", req->is_unix);
+    /* names are stored lowered (eight bytes at a time): every letter, and
+     * the token characters next to 'Z' that must stay as they are */
+    const char *lc = NULL;
+    for (size_t i = 0; i < req->nheaders; i++)
+        if (strcasecmp(req->headers[i].name, "x-abcdefghijklmnopqrstuvwxyz-^_`|~09") == 0)
+            lc = req->headers[i].name;
+    json_t *j = json_pack("{s:s,s:s,s:s,s:s%,s:i,s:s?,s:s?,s:s?,s:s,s:b}", "method", req->method,
+                          "path", req->path, "query", req->query, "body", req->body, req->body_len,
+                          "n", (int)atomic_load(&f->handled), "x", x, "xc", xc, "lc", lc, "peer",
+                          req->peer, "unix", req->is_unix);
     gw_http_respond_json(req, 200, j, (const char *const[]){"X-Echo: yes", NULL});
 }
 
@@ -450,7 +456,8 @@ static void c_get(struct fx *f)
 {
     struct resp r;
     struct cli *c = cli_tcp(f);
-    cli_puts(c, "GET /hello/w?x=1&y=%20 HTTP/1.1\r\nHost: 127.0.0.1\r\nX-TEST: abc  \r\n\r\n");
+    cli_puts(c, "GET /hello/w?x=1&y=%20 HTTP/1.1\r\nHost: 127.0.0.1\r\nX-TEST: abc  \r\n"
+                "X-AbCdEfGhIjKlMnOpQrStUvWxYZ-^_`|~09: v\r\n\r\n");
     ck_assert(read_resp(c, &r, 0, 0));
     ck_assert_int_eq(r.status, 200);
     ck_assert_str_eq(resp_header(&r, "content-type"), "application/json; charset=utf-8");
@@ -463,6 +470,7 @@ static void c_get(struct fx *f)
     ck_assert_str_eq(jstr(j, "query"), "x=1&y=%20");
     ck_assert_str_eq(jstr(j, "x"), "abc");
     ck_assert_str_eq(jstr(j, "xc"), "abc");
+    ck_assert_str_eq(jstr(j, "lc"), "x-abcdefghijklmnopqrstuvwxyz-^_`|~09");
     ck_assert_str_eq(jstr(j, "body"), "");
     ck_assert(strncmp(jstr(j, "peer"), "127.0.0.1:", 10) == 0);
     json_decref(j);

@@ -3,9 +3,14 @@
  * fixed cases (escapes, surrogates, numbers at the edges, duplicates,
  * depth, garbage), on random documents written by json_dumps in several
  * styles, and on thousands of mutated copies of them (bytes flipped,
- * cut, inserted), most of which are invalid. */
+ * cut, inserted), most of which are invalid. gw_json_read_fields must
+ * accept exactly the documents whose tree has only its fields, of their
+ * kinds, and find the values that tree holds: checked the same way on
+ * envelopes written with members left out, repeated, of another kind or
+ * unknown. */
 #include <check.h>
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -235,6 +240,240 @@ START_TEST(test_random)
 }
 END_TEST
 
+/* ---- gw_json_read_fields against the tree ---- */
+
+enum { S_JSONRPC, S_ID, S_METHOD, S_PARAMS, S_NAME, S_ARGS, S_META, S_VERSION, S_CAPS, S_COUNT };
+
+static const struct gw_json_field meta_fields[] = {
+    GW_JSON_FIELD("io.modelcontextprotocol/protocolVersion", GW_JSON_STRING, S_VERSION),
+    GW_JSON_FIELD("caps", GW_JSON_TREE, S_CAPS),
+};
+static const struct gw_json_field params_fields[] = {
+    GW_JSON_FIELD("name", GW_JSON_STRING, S_NAME),
+    GW_JSON_FIELD("arguments", GW_JSON_TREE, S_ARGS),
+    GW_JSON_FIELD_OBJECT("_meta", S_META, meta_fields),
+};
+static const struct gw_json_field body_fields[] = {
+    GW_JSON_FIELD("jsonrpc", GW_JSON_STRING, S_JSONRPC),
+    GW_JSON_FIELD("id", GW_JSON_TREE, S_ID),
+    GW_JSON_FIELD("method", GW_JSON_STRING, S_METHOD),
+    GW_JSON_FIELD_OBJECT("params", S_PARAMS, params_fields),
+};
+
+struct oracle {
+    const json_t *tree[S_COUNT];
+    bool seen[S_COUNT];
+    size_t room_used, room;
+};
+
+/* What the reader must find in `obj` read with `fields`: true when every
+ * member is a field's, of its kind, with the strings fitting the room. */
+static bool expect_fields(struct oracle *o, const json_t *obj, const struct gw_json_field *fields,
+                          size_t n)
+{
+    const char *key;
+    json_t *v;
+
+    json_object_foreach((json_t *)obj, key, v)
+    {
+        const struct gw_json_field *f = NULL;
+        for (size_t i = 0; i < n; i++)
+            if (strlen(key) == fields[i].key_len &&
+                memcmp(key, fields[i].key, fields[i].key_len) == 0)
+                f = &fields[i];
+        if (f == NULL)
+            return false;
+        o->seen[f->slot] = true;
+        o->tree[f->slot] = v;
+        switch (f->want) {
+        case GW_JSON_STRING:
+            if (!json_is_string(v) || o->room_used + json_string_length(v) + 1 > o->room)
+                return false;
+            o->room_used += json_string_length(v) + 1;
+            break;
+        case GW_JSON_TREE:
+            break;
+        case GW_JSON_OBJECT:
+            if (!json_is_object(v) || !expect_fields(o, v, f->sub, f->nsub))
+                return false;
+            break;
+        }
+    }
+    return true;
+}
+
+static int depth_of(const json_t *j)
+{
+    int d = 0;
+    size_t i;
+    const char *k;
+    json_t *v;
+
+    if (json_is_array(j))
+        json_array_foreach(j, i, v) if (depth_of(v) > d) d = depth_of(v);
+    if (json_is_object(j))
+        json_object_foreach((json_t *)j, k, v) if (depth_of(v) > d) d = depth_of(v);
+    return json_is_array(j) || json_is_object(j) ? d + 1 : 0;
+}
+
+static void same_fields(const char *doc, size_t len, size_t room_len)
+{
+    json_t *want = json_loadb(doc, len, JSON_REJECT_DUPLICATES, NULL);
+    struct oracle o = {.room = room_len};
+    bool ok = json_is_object(want) && expect_fields(&o, want, body_fields, 4);
+    struct gw_json_slot v[S_COUNT];
+    char room[512];
+    int rc = gw_json_read_fields(doc, len, body_fields, 4, v, S_COUNT, room, room_len);
+
+    /* nesting beyond gw_json_loadb's own is left to the caller's parse */
+    if (rc != 0 && ok && depth_of(want) > 64) {
+        json_decref(want);
+        return;
+    }
+    ck_assert_msg((rc == 0) == ok, "read %s what the tree says (%d): %.*s",
+                  rc == 0 ? "accepts" : "refuses", ok, (int)len, doc);
+    for (int i = 0; rc == 0 && i < S_COUNT; i++) {
+        ck_assert_int_eq(v[i].seen, o.seen[i]);
+        if (!o.seen[i] || i == S_PARAMS || i == S_META)
+            continue;
+        if (i == S_ID || i == S_ARGS || i == S_CAPS) {
+            char *a = json_dumps(o.tree[i], JSON_COMPACT | JSON_ENCODE_ANY);
+            char *b = json_dumps(v[i].tree, JSON_COMPACT | JSON_ENCODE_ANY);
+            ck_assert_str_eq(b, a);
+            free(a);
+            free(b);
+        } else {
+            ck_assert_uint_eq(v[i].len, json_string_length(o.tree[i]));
+            ck_assert(memcmp(v[i].str, json_string_value(o.tree[i]), v[i].len) == 0);
+            ck_assert_int_eq(v[i].str[v[i].len], '\0');
+        }
+    }
+    if (rc == 0)
+        gw_json_slots_release(v, S_COUNT);
+    for (int i = 0; rc != 0 && i < S_COUNT; i++)
+        ck_assert(!v[i].seen && v[i].tree == NULL && v[i].str == NULL);
+    json_decref(want);
+}
+
+START_TEST(test_fields_fixed)
+{
+    static const char *const docs[] = {
+        "{}",
+        "[]",
+        "\"x\"",
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\","
+        "\"arguments\":{\"text\":\"hello\"},\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":"
+        "\"2026-07-28\",\"caps\":{}}}}",
+        " { \"id\" : \"a\" , \"params\" : { } } ",
+        "{\"id\":1,\"id\":2}",                          /* repeated */
+        "{\"params\":{\"name\":\"a\",\"name\":\"b\"}}", /* repeated inside */
+        "{\"extra\":1}",                                /* not a field */
+        "{\"params\":{\"_meta\":{\"progressToken\":1}}}",
+        "{\"jsonrpc\":2}", /* another kind */
+        "{\"params\":[]}",
+        "{\"params\":{\"_meta\":\"x\"}}",
+        "{\"na\\u006de\":\"x\"}",                       /* an escaped key, not a field here */
+        "{\"params\":{\"na\\u006de\":\"caf\\u00e9\"}}", /* an escaped key and value */
+        "{\"jsonrpc\":\"a\\u0000b\"}",                  /* jansson refuses NUL */
+        "{\"id\":123456789012345678901234567890}",      /* left to json_loadb */
+        "{\"id\":1} x",
+        "{\"id\":1",
+        "{\"id\":1,}",
+        "{\"jsonrpc\":\"\xff\"}",
+        "{\"jsonrpc\":\"\\ud800\"}",
+        "{\"params\":{\"arguments\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+        "[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"
+        "]]]]]]]]}}",
+    };
+
+    for (size_t i = 0; i < sizeof docs / sizeof docs[0]; i++) {
+        same_fields(docs[i], strlen(docs[i]), 512);
+        same_fields(docs[i], strlen(docs[i]), 4); /* strings beyond the room */
+    }
+}
+END_TEST
+
+static void put_text(char *doc, size_t *len, size_t cap, const char *s)
+{
+    size_t n = strlen(s);
+    if (*len + n < cap) {
+        memcpy(doc + *len, s, n);
+        *len += n;
+    }
+}
+
+static void put_json(char *doc, size_t *len, size_t cap, json_t *v)
+{
+    char *t = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    put_text(doc, len, cap, t);
+    free(t);
+    json_decref(v);
+}
+
+/* An object of `fields` written as text: members in random order, some
+ * left out, of another kind, repeated, or not a field at all. */
+static void write_fields(unsigned *seed, char *doc, size_t *len, size_t cap,
+                         const struct gw_json_field *fields, size_t n)
+{
+    bool first = true;
+
+    put_text(doc, len, cap, rand_r(seed) % 4 ? "{" : " { ");
+    for (size_t k = 0; k < n + 2; k++) {
+        const struct gw_json_field *f = &fields[rand_r(seed) % n];
+        unsigned r = rand_r(seed) % 100;
+        char key[96];
+
+        if (r < 25)
+            continue;
+        if (!first)
+            put_text(doc, len, cap, ",");
+        first = false;
+        if (r < 30) {
+            put_json(doc, len, cap, random_json_string(seed)); /* a key not a field */
+            put_text(doc, len, cap, ":1");
+            continue;
+        }
+        snprintf(key, sizeof key, "\"%.*s\":", (int)f->key_len, f->key);
+        put_text(doc, len, cap, key);
+        if (r < 38) {
+            put_json(doc, len, cap, random_json_value(seed, 2));
+            continue;
+        }
+        switch (f->want) {
+        case GW_JSON_STRING:
+            put_json(doc, len, cap, random_json_string(seed));
+            break;
+        case GW_JSON_TREE:
+            put_json(doc, len, cap, random_json_value(seed, 1));
+            break;
+        case GW_JSON_OBJECT:
+            write_fields(seed, doc, len, cap, f->sub, f->nsub);
+            break;
+        }
+    }
+    put_text(doc, len, cap, "}");
+}
+
+START_TEST(test_fields_random)
+{
+    unsigned seed = 20261127;
+    char doc[8192], copy[8192];
+
+    for (int i = 0; i < 3000; i++) {
+        size_t len = 0;
+
+        write_fields(&seed, doc, &len, sizeof doc - 2, body_fields, 4);
+        same_fields(doc, len, i % 3 ? 512 : 24);
+        memcpy(copy, doc, len);
+        for (int m = 0; m < 4; m++) {
+            size_t n = mutate(&seed, doc, len);
+            same_fields(doc, n, 512);
+            memcpy(doc, copy, len);
+        }
+    }
+}
+END_TEST
+
 static Suite *json_in_suite(void)
 {
     Suite *s = suite_create("json_in");
@@ -244,6 +483,8 @@ static Suite *json_in_suite(void)
     tcase_add_test(tc, test_long_strings_and_depth);
     tcase_add_test(tc, test_every_byte_at_every_offset);
     tcase_add_test(tc, test_random);
+    tcase_add_test(tc, test_fields_fixed);
+    tcase_add_test(tc, test_fields_random);
     suite_add_tcase(s, tc);
     return s;
 }
