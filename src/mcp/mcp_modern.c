@@ -37,9 +37,10 @@ bool gw_mcp__listed(const char *const *list, const char *s)
 }
 
 /* What the envelope checks read of a POST body, from its tree
- * (read_envelope) or straight from its text (read_call_text). Strings are
- * NULL when absent or not strings; the has_ flags tell a member of another
- * kind from an absent one where the checks answer differently. */
+ * (read_envelope) or straight from its text (gw_mcp__modern_call_text).
+ * Strings are NULL when absent or not strings; the has_ flags tell a
+ * member of another kind from an absent one where the checks answer
+ * differently. */
 struct envelope {
     json_t *id, *params, *caps, *args, *info;
     const char *method, *jsonrpc, *version, *level, *dialog, *name, *uri;
