@@ -468,13 +468,14 @@ static int key_in_place(struct in *in, struct key_match *m)
     return -1;
 }
 
-/* The decoded string into the room, NUL-terminated; one holding a NUL
- * (jansson refuses "\u0000" without JSON_ALLOW_NUL) is left to the parse. */
+/* The decoded string into the room, NUL-terminated. It holds no NUL:
+ * string_token refuses "\u0000" (jansson's without JSON_ALLOW_NUL) and
+ * raw control bytes, which leaves them to the parse. */
 static int keep_string(const char *s, size_t n, void *data)
 {
     struct fields_in *fi = data;
 
-    if (n >= fi->room_left || memchr(s, '\0', n) != NULL)
+    if (n >= fi->room_left)
         return -1;
     memcpy(fi->room, s, n);
     fi->room[n] = '\0';

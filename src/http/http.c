@@ -27,9 +27,9 @@
  * last answer is not destroyed by a reset. */
 #define LINGER_MS 1000
 
-/* Makes room for `n` more bytes and the NUL kept after the data. */
-/* 512: a 2026-07-28 request's line and headers (~300 bytes with their
- * separators) fit without a second allocation and copy. */
+/* Makes room for `n` more bytes and the NUL kept after the data. The first
+ * room is 512 bytes: a 2026-07-28 request's line and headers (~300 bytes
+ * with their separators) fit without a second allocation and copy. */
 void gw_http__buf_reserve(struct buf *b, size_t n)
 {
     if (b->len + n + 1 <= b->cap)

@@ -571,9 +571,6 @@ static json_t *start_routed(struct gw_mcp_session *s, struct gw_mcp_exchange *x,
     return gw_mcp__error(id, RPC_INTERNAL_ERROR, gw_dispatch_error(rc).sentence);
 }
 
-/* Returns the answer now, or NULL when the call answers later. With
- * params._meta.progressToken the upstream's progress comes back under that
- * token, on the POST's own SSE stream when the client accepts one. */
 /* A tools/call whose params named `name` and `args` (NULL when absent)
  * and the progress `token`; `params` (NULL when read from the body's text)
  * holds a retry's fields. */
@@ -599,6 +596,9 @@ static json_t *call_tool(struct gw_mcp_session *s, struct gw_mcp_exchange *x, js
     return r;
 }
 
+/* Returns the answer now, or NULL when the call answers later. With
+ * params._meta.progressToken the upstream's progress comes back under that
+ * token, on the POST's own SSE stream when the client accepts one. */
 static json_t *tools_call(struct gw_mcp_session *s, struct gw_mcp_exchange *x, json_t *id,
                           json_t *params)
 {

@@ -478,14 +478,29 @@ json_t *gw_mcp__modern_removed(json_t *id, const char *method)
 
 /* ---- POST ---- */
 
+/* A checked request on a session made for it, in `dialog`. */
+static void run(struct gw_mcp_server *ms, struct gw_http_request *req, const struct envelope *e,
+                json_t *id, const char *dialog)
+{
+    struct gw_mcp_session *s = session_new(ms, dialog, e);
+    struct gw_mcp_exchange *x = gw_mcp__exchange_new(req, false);
+
+    x->own = s;
+    x->method = gw_xstrdup(e->method);
+    gw_mcp__exchange_watch(x);
+    if (e->text_call)
+        gw_mcp__dispatch_call(s, x, id, e->name, e->args);
+    else
+        gw_mcp__dispatch_request(s, x, e->method, id, e->params);
+    gw_mcp__exchange_done(x);
+}
+
 /* A request whose envelope says it is of this revision. */
 static void serve(struct gw_mcp_server *ms, struct gw_http_request *req, const struct envelope *e)
 {
     json_t *id = e->id;
     const char *method = e->method;
     char dialog[GW_DIALOG_MAX + 1];
-    struct gw_mcp_exchange *x;
-    struct gw_mcp_session *s;
 
     if (!json_is_string(id) && !json_is_integer(id))
         id = NULL;
@@ -510,16 +525,7 @@ static void serve(struct gw_mcp_server *ms, struct gw_http_request *req, const s
         gw_mcp__listen(ms, req, id, e->params, dialog[0] ? dialog : NULL);
         return;
     }
-    s = session_new(ms, dialog, e);
-    x = gw_mcp__exchange_new(req, false);
-    x->own = s;
-    x->method = gw_xstrdup(method);
-    gw_mcp__exchange_watch(x);
-    if (e->text_call) /* the envelope is checked */
-        gw_mcp__dispatch_call(s, x, id, e->name, e->args);
-    else
-        gw_mcp__dispatch_request(s, x, method, id, e->params);
-    gw_mcp__exchange_done(x);
+    run(ms, req, e, id, dialog);
 }
 
 bool gw_mcp__modern_post(struct gw_mcp_server *ms, struct gw_http_request *req, json_t *body)
@@ -579,12 +585,18 @@ bool gw_mcp__modern_call_text(struct gw_mcp_server *ms, struct gw_http_request *
 {
     struct gw_json_slot v[F_COUNT];
     char room[1024];
+    struct mcp_fields h;
     struct envelope e;
 
-    if (gw_json_read_fields(req->body, req->body_len, call_body, GW_ARRAY_SIZE(call_body), v,
+    /* a modern tools/call says so in Mcp-Method: other requests (2025
+     * sessions' among them) are not read twice */
+    read_mcp_fields(req, &h);
+    if (h.method == NULL || strcmp(h.method, "tools/call") != 0 ||
+        gw_json_read_fields(req->body, req->body_len, call_body, GW_ARRAY_SIZE(call_body), v,
                             F_COUNT, room, sizeof room) != 0)
         return false;
     e = (struct envelope){
+        .h = h,
         .id = v[F_ID].tree,
         .caps = v[F_CAPS].tree,
         .args = v[F_ARGS].tree,
@@ -604,11 +616,12 @@ bool gw_mcp__modern_call_text(struct gw_mcp_server *ms, struct gw_http_request *
         .call = true, /* checked below */
         .text_call = true,
     };
-    read_mcp_fields(req, &e.h);
     if (e.method == NULL || strcmp(e.method, "tools/call") != 0 || !is_modern(&e)) {
         gw_json_slots_release(v, F_COUNT);
         return false;
     }
+    if (gw_log_enabled(GW_LOG_DEBUG)) /* which of the two paths took it */
+        gw_log(GW_LOG_DEBUG, "mcp call read from its text", "peer", req->peer, NULL);
     serve(ms, req, &e);
     gw_json_slots_release(v, F_COUNT);
     return true;

@@ -365,7 +365,7 @@ void gw_mcp__exchange_done(struct gw_mcp_exchange *x)
 
 /* ---- POST ---- */
 
-/* Parses the body; returns it, or NULL after answering. */
+/* Whether the body says it is JSON; false after answering 415. */
 static bool json_body(struct gw_http_request *req)
 {
     const char *ctype = gw_http_header(req, "content-type");
@@ -377,6 +377,7 @@ static bool json_body(struct gw_http_request *req)
     return false;
 }
 
+/* Parses the body; returns it, or NULL after answering. */
 static json_t *parse_body(struct gw_http_request *req)
 {
     json_error_t err;

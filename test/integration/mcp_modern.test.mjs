@@ -199,9 +199,10 @@ servers:
 // A tools/call of the common shape is read from the body's text without its
 // tree (mcp_modern.c); any other shape is parsed. Each body below is sent
 // as written and again with an unknown member in params, which sends it
-// down the parsed path: the two answers must be the same bytes.
+// down the parsed path: the two answers must be the same bytes. The debug
+// line "mcp call read from its text" tells which path a request took.
 test('a tools/call read from its text answers as the parsed body does, results and errors alike', async (t) => {
-  const d = await start(config(), { waitReady: true });
+  const d = await start(config(), { waitReady: true, args: ['--log-level', 'debug'] });
   t.after(() => stopClean(d));
   const meta = JSON.stringify(META);
   const send = (body, headers = {}) => d.request('POST', '/mcp/d/text', {
@@ -211,35 +212,47 @@ test('a tools/call read from its text answers as the parsed body does, results a
   const body = (params, { id = '5', jsonrpc = '"2.0"' } = {}) =>
     `{"jsonrpc":${jsonrpc},"id":${id},"method":"tools/call","params":{${params}}}`;
   const cases = [
-    ['plain', body(`"name":"add","arguments":{"a":1,"b":2},"_meta":${meta}`), 200],
+    // [what, body, status, read from the text]
+    ['plain', body(`"name":"add","arguments":{"a":1,"b":2},"_meta":${meta}`), 200, true],
     ['spaced, reordered, escaped', ` {\n "params" : { "_meta" : ${meta} , "arguments" : { "b" : 2 , "a" : 1 } , ` +
-      `"na\\u006de" : "\\u0061dd" } , "method" : "tools/call" , "id" : 5 , "jsonrpc" : "2.0" }\n`, 200],
+      `"na\\u006de" : "\\u0061dd" } , "method" : "tools/call" , "id" : 5 , "jsonrpc" : "2.0" }\n`, 200, true],
     ['level and client', body(`"name":"add","arguments":{"a":1,"b":2},"_meta":{"io.modelcontextprotocol/logLevel":"info",` +
-      `"io.mcpgw/dialog":"text",${meta.slice(1)}`), 200],
-    ['a string id', body(`"name":"add","arguments":{"a":1,"b":2},"_meta":${meta}`, { id: '"five"' }), 200],
-    ['no arguments', body(`"name":"add","_meta":${meta}`), 200],
-    ['arguments not an object', body(`"name":"add","arguments":[1],"_meta":${meta}`), 400],
-    ['no name', body(`"arguments":{},"_meta":${meta}`), 400],
-    ['a name not a string', body(`"name":42,"arguments":{},"_meta":${meta}`), 400],
-    ['a repeated name', body(`"name":"add","name":"add","arguments":{},"_meta":${meta}`), 400],
+      `"io.mcpgw/dialog":"text",${meta.slice(1)}`), 200, true],
+    ['a string id', body(`"name":"add","arguments":{"a":1,"b":2},"_meta":${meta}`, { id: '"five"' }), 200, true],
+    ['no arguments', body(`"name":"add","_meta":${meta}`), 200, true],
+    ['arguments not an object', body(`"name":"add","arguments":[1],"_meta":${meta}`), 400, true],
+    ['no name', body(`"arguments":{},"_meta":${meta}`), 400, true],
+    ['a name not a string', body(`"name":42,"arguments":{},"_meta":${meta}`), 400, false],
+    ['a repeated name', body(`"name":"add","name":"add","arguments":{},"_meta":${meta}`), 400, false],
     ['a repeated _meta member', body(`"name":"add","_meta":{"io.modelcontextprotocol/logLevel":"info",` +
-      `"io.modelcontextprotocol/logLevel":"info",${meta.slice(1)}`), 400],
-    ['a name not UTF-8', body(`"name":"a\xffd","_meta":${meta}`), 400],
+      `"io.modelcontextprotocol/logLevel":"info",${meta.slice(1)}`), 400, false],
+    ['a name not UTF-8', body(`"name":"a\xffd","_meta":${meta}`), 400, false],
     ['capabilities not an object', body(`"name":"add","_meta":{"io.modelcontextprotocol/protocolVersion":"${MODERN}",` +
-      `"io.modelcontextprotocol/clientCapabilities":"x"}`), 400],
-    ['a level not known', body(`"name":"add","_meta":{"io.modelcontextprotocol/logLevel":"loud",${meta.slice(1)}`), 400],
-    ['a dialog not valid', body(`"name":"add","_meta":{"io.mcpgw/dialog":"a b",${meta.slice(1)}`), 400],
-    ['another dialog than the URL', body(`"name":"add","_meta":{"io.mcpgw/dialog":"other",${meta.slice(1)}`), 400],
-    ['jsonrpc 1.0', body(`"name":"add","_meta":${meta}`, { jsonrpc: '"1.0"' }), 400],
-    ['an id not valid', body(`"name":"add","_meta":${meta}`, { id: '[5]' }), 400],
-    ['cut short', body(`"name":"add","_meta":${meta}`).slice(0, -2), 400],
+      `"io.modelcontextprotocol/clientCapabilities":"x"}`), 400, true],
+    ['a level not known', body(`"name":"add","_meta":{"io.modelcontextprotocol/logLevel":"loud",${meta.slice(1)}`), 400, true],
+    ['a dialog not valid', body(`"name":"add","_meta":{"io.mcpgw/dialog":"a b",${meta.slice(1)}`), 400, true],
+    ['another dialog than the URL', body(`"name":"add","_meta":{"io.mcpgw/dialog":"other",${meta.slice(1)}`), 400, true],
+    ['jsonrpc 1.0', body(`"name":"add","_meta":${meta}`, { jsonrpc: '"1.0"' }), 400, true],
+    ['an id not valid', body(`"name":"add","_meta":${meta}`, { id: '[5]' }), 400, true],
+    ['cut short', body(`"name":"add","_meta":${meta}`).slice(0, -2), 400, false],
   ];
   // the dialog's first call takes the lease and carries its reminder once
   assert.equal((await send(cases[0][1])).status, 200);
-  for (const [what, text, status] of cases) {
-    const asText = await send(Buffer.from(text, 'latin1'));
-    const parsed = await send(Buffer.from(text.replace('"params":{', '"params":{"x-unknown":true,')
-      .replace('"params" : {', '"params" : { "x-unknown" : true ,'), 'latin1'));
+  const count = (line) => d.stderr.split(line).length - 1;
+  // How many requests were read from the text, counted once the request's
+  // own access line (written after it) is in the log.
+  const readAsText = async (send1) => {
+    const [text, seen] = [count('msg="mcp call read from its text"'), count('path=/mcp/d/text status=')];
+    const r = await send1();
+    await waitFor(() => count('path=/mcp/d/text status=') > seen);
+    return [r, count('msg="mcp call read from its text"') - text];
+  };
+  for (const [what, text, status, fromText] of cases) {
+    const [asText, n1] = await readAsText(() => send(Buffer.from(text, 'latin1')));
+    const [parsed, n2] = await readAsText(() => send(Buffer.from(text.replace('"params":{', '"params":{"x-unknown":true,')
+      .replace('"params" : {', '"params" : { "x-unknown" : true ,'), 'latin1')));
+    assert.equal(n1, fromText ? 1 : 0, `${what}: read from the text`);
+    assert.equal(n2, 0, `${what}: parsed`);
     assert.equal(asText.status, status, `${what}: ${asText.body}`);
     assert.equal(parsed.status, asText.status, what);
     if (/^Parse error/.test(asText.json?.error?.message)) {
