@@ -101,6 +101,23 @@ static char *authorize_url(const struct gw_cli_daemon *d, const char *path, cons
     return out;
 }
 
+/* A request whose 200 is all there is to say: `ok` on stdout, else the
+ * daemon's Problem under `failed`. The exit code: 0 on a 200, else 1. */
+static int request_done(const struct gw_cli_daemon *d, const char *method, const char *path,
+                        json_t *body, const char *ok, const char *failed)
+{
+    struct gw_cli_answer a;
+
+    if (gw_cli_request(d, method, path, body, &a) != 0)
+        return 1;
+    if (a.status == 200)
+        printf("%s\n", ok);
+    else
+        gw_cli_problem(d, failed, &a);
+    json_decref(a.json);
+    return a.status == 200 ? 0 : 1;
+}
+
 static int paste(const struct gw_cli_daemon *d, const char *path, const char *id)
 {
     char *line = NULL;
@@ -118,20 +135,13 @@ static int paste(const struct gw_cli_daemon *d, const char *path, const char *id
     }
     json_t *body = json_pack("{s:s}", "redirect", start);
     free(line);
-    struct gw_cli_answer a;
-    int rc = gw_cli_request(d, "POST", path, body, &a);
+    char *ok = gw_xasprintf("%s is authorized", id);
+    char *failed = gw_xasprintf("%s is not authorized", id);
+    int rc = request_done(d, "POST", path, body, ok, failed);
     json_decref(body);
-    if (rc != 0)
-        return 1;
-    if (a.status == 200) {
-        printf("%s is authorized\n", id);
-    } else {
-        char *what = gw_xasprintf("%s is not authorized", id);
-        gw_cli_problem(d, what, &a);
-        free(what);
-    }
-    json_decref(a.json);
-    return a.status == 200 ? 0 : 1;
+    free(ok);
+    free(failed);
+    return rc;
 }
 
 static bool same_text(const char *a, const char *b)
@@ -228,20 +238,13 @@ static int logout(const struct gw_cli_daemon *d, const char *id)
         return 1;
     json_decref(s);
     char *path = gw_xasprintf("/v1/servers/%s/authorize", id);
-    struct gw_cli_answer a;
-    int rc = gw_cli_request(d, "DELETE", path, NULL, &a);
+    char *ok = gw_xasprintf("%s: the grant is forgotten; the server waits for authorization", id);
+    char *failed = gw_xasprintf("cannot log %s out", id);
+    int rc = request_done(d, "DELETE", path, NULL, ok, failed);
     free(path);
-    if (rc != 0)
-        return 1;
-    if (a.status == 200) {
-        printf("%s: the grant is forgotten; the server waits for authorization\n", id);
-    } else {
-        char *what = gw_xasprintf("cannot log %s out", id);
-        gw_cli_problem(d, what, &a);
-        free(what);
-    }
-    json_decref(a.json);
-    return a.status == 200 ? 0 : 1;
+    free(ok);
+    free(failed);
+    return rc;
 }
 
 static const char *or_dash(const char *s)
