@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
+#include <uv.h>
 
 #include "gw/base64.h"
 #include "gw/log.h"
@@ -241,8 +241,9 @@ char *gw_jws_client_assertion(const struct gw_jws_key *k, const char *client_id,
 {
     unsigned char rnd[18];
     char jti[25];
-    if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
-        gw_say(why, cap, "getrandom failed: %s", strerror(errno));
+    int rc = uv_random(NULL, NULL, rnd, sizeof(rnd), 0, NULL); /* retries EINTR, short reads */
+    if (rc != 0) {
+        gw_say(why, cap, "no random bytes for the assertion's jti: %s", uv_strerror(rc));
         return NULL;
     }
     gw_base64url_encode(rnd, sizeof(rnd), jti);

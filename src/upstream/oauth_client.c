@@ -505,12 +505,16 @@ int gw_oauth_forget(struct gw_oauth *o)
         if (o->client.auth == GW_OAUTH_AUTH_POST)
             gw_oauth_form_add(&o->body, "client_secret", o->client.client_secret);
         char why[256];
-        if (gw_oauth__add_assertion(o, &o->body, why, sizeof(why)) != 0)
+        if (gw_oauth__add_assertion(o, &o->body, why, sizeof(why)) != 0) {
+            /* unauthenticated, the server would refuse it anyway */
             gw_log(GW_LOG_WARN, "oauth: no revocation", "server", o->server_url, "reason", why,
                    NULL);
-        char *basic = gw_oauth_basic_auth(&o->client);
-        fetch(o, o->asm_.revocation_endpoint, o->body, basic, revoke_done);
-        free(basic);
+            finish(o, 0, NULL);
+        } else {
+            char *basic = gw_oauth_basic_auth(&o->client);
+            fetch(o, o->asm_.revocation_endpoint, o->body, basic, revoke_done);
+            free(basic);
+        }
     }
     if (token)
         memset(token, 0, strlen(token));
