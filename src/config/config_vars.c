@@ -5,7 +5,6 @@
  * per variable; values are secrets (shown as ***). */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -16,39 +15,65 @@
 
 #define MAX_ENV_FILE (1u << 20)
 
+static const char not_regular[] = "not a regular file", too_large[] = "too large";
+
+/* A config-named file's text, NUL-terminated, for free(); NULL with *why
+ * (not_regular, too_large, or the system's reason). Non-blocking, regular
+ * files only: a FIFO or a device named in the config must not hang the
+ * loader, and so the daemon's reload. */
+static char *read_file(const char *path, size_t max, size_t *len, const char **why)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    struct stat st;
+    char *buf = NULL;
+    size_t got = 0;
+    ssize_t n = 1;
+
+    *why = NULL;
+    if (fd < 0)
+        *why = strerror(errno);
+    else if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        *why = not_regular;
+    else if ((size_t)st.st_size > max)
+        *why = too_large;
+    if (*why == NULL) {
+        buf = gw_xmalloc(max + 1);
+        while (got <= max && (n = read(fd, buf + got, max + 1 - got)) > 0)
+            got += (size_t)n;
+        if (n < 0 || got > max)
+            *why = n < 0 ? strerror(errno) : too_large;
+    }
+    if (fd >= 0)
+        close(fd);
+    if (*why != NULL) {
+        if (buf != NULL)
+            memset(buf, 0, max + 1); /* it may hold a secret */
+        free(buf);
+        return NULL;
+    }
+    buf[got] = '\0';
+    *len = got;
+    return buf;
+}
+
 void gw_cfg_resolve_env_file(struct gw_cfg_ld *ld, struct gw_server_config *s, const char *key)
 {
-    const char *p;
+    const char *p, *why;
+    size_t n;
+    char *text;
+
     if (gw_cfg_scalar_str(ld->env_file, &p) != 0 || p[0] == '\0') {
         gw_cfg_err(ld, ld->env_file, key, "'%s' must be a file path", key);
         return;
     }
     s->env_file = gw_cfg_abspath(ld->c->dir, p);
-    /* Non-blocking and regular files only: a FIFO or a device named here
-     * must not hang the loader (and so the daemon's reload). */
-    int fd = open(s->env_file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    struct stat st;
-    FILE *f = NULL;
-    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
-        close(fd);
+    text = read_file(s->env_file, MAX_ENV_FILE, &n, &why);
+    if (why == not_regular)
         gw_cfg_err(ld, ld->env_file, key, "envFile '%s' is not a regular file", s->env_file);
-        return;
-    }
-    if (fd >= 0)
-        f = fdopen(fd, "r");
-    if (f == NULL) {
-        gw_cfg_err(ld, ld->env_file, key, "envFile '%s' cannot be read: %s", s->env_file,
-                   strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        return;
-    }
-    char *text = gw_xmalloc(MAX_ENV_FILE + 1);
-    size_t n = fread(text, 1, MAX_ENV_FILE + 1, f);
-    fclose(f);
-    text[n > MAX_ENV_FILE ? MAX_ENV_FILE : n] = '\0';
-    if (n > MAX_ENV_FILE)
+    else if (why == too_large)
         gw_cfg_err(ld, ld->env_file, key, "envFile '%s' is larger than 1 MiB", s->env_file);
+    else if (why != NULL)
+        gw_cfg_err(ld, ld->env_file, key, "envFile '%s' cannot be read: %s", s->env_file, why);
     else if (strlen(text) != n)
         gw_cfg_err(ld, ld->env_file, key, "envFile '%s' contains a NUL byte", s->env_file);
     else
@@ -59,8 +84,9 @@ void gw_cfg_resolve_env_file(struct gw_cfg_ld *ld, struct gw_server_config *s, c
 int gw_cfg_read_file_value(struct gw_cfg_ld *ld, const struct gw_yaml_node *v, const char *key,
                            size_t max, char **text, size_t *len, char **shown)
 {
-    const char *p;
-    char *sub, *missing = NULL;
+    const char *p, *why;
+    char *sub, *missing = NULL, *path;
+
     if (gw_cfg_scalar_str(v, &p) != 0 || p[0] == '\0') {
         gw_cfg_err(ld, v, key, "'%s': {file: PATH} needs the path of a file", key);
         return UV_EINVAL;
@@ -70,49 +96,23 @@ int gw_cfg_read_file_value(struct gw_cfg_ld *ld, const struct gw_yaml_node *v, c
         free(missing);
         return UV_EINVAL;
     }
-    char *path = gw_cfg_abspath(ld->c->dir, sub);
+    path = gw_cfg_abspath(ld->c->dir, sub);
     free(sub);
-    /* Non-blocking, regular files only: as for envFile, a FIFO must not
-     * hang a reload. */
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    struct stat st;
-    const char *why = NULL;
-    char *buf = NULL;
-    ssize_t got = 0;
-    if (fd < 0)
-        why = strerror(errno);
-    else if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
-        why = "not a regular file";
-    else if ((size_t)st.st_size > max)
-        why = "too large";
-    if (!why) {
-        buf = gw_xmalloc(max + 1);
-        got = read(fd, buf, max + 1);
-        if (got < 0 || (size_t)got > max)
-            why = got < 0 ? strerror(errno) : "too large";
-    }
-    if (fd >= 0)
-        close(fd);
-    if (why) {
+    *text = read_file(path, max, len, &why);
+    if (why != NULL) {
         /* The path is no secret; the file's text is never quoted. */
-        if (strcmp(why, "too large") == 0)
+        if (why == too_large)
             gw_cfg_err(ld, v, key, "'%s': the file '%s' cannot be used: larger than %zu KiB", key,
                        path, max >> 10);
         else
             gw_cfg_err(ld, v, key, "'%s': the file '%s' cannot be used: %s", key, path, why);
         free(path);
-        if (buf)
-            memset(buf, 0, max + 1);
-        free(buf);
         return UV_EINVAL;
     }
     if (shown)
         *shown = path;
     else
         free(path);
-    buf[got] = '\0';
-    *text = buf;
-    *len = (size_t)got;
     return 0;
 }
 
