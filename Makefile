@@ -25,9 +25,9 @@ WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototyp
 CPPFLAGS += -Iinclude -I$(LLHTTP_INC) $(LLHTTP_DEFS) -D_GNU_SOURCE
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 $(WARN) -fno-strict-aliasing
-# libcurl is not linked: src/upstream/curl_lib.c dlopen()s it when the first HTTP
+# libcurl is not linked: src/net/curl_lib.c dlopen()s it when the first HTTP
 # upstream starts (gw/curl_lib.h); dlopen is in glibc's libc since 2.34.
-# Nor is libwebsockets: src/upstream/ws_lib.c dlopen()s it when the first WebSocket
+# Nor is libwebsockets: src/net/ws_lib.c dlopen()s it when the first WebSocket
 # upstream starts (gw/ws_lib.h); it runs on our loop through its libuv event
 # library, which it dlopen()s itself (libwebsockets-evlib-uv).
 CPPFLAGS += $(shell pkg-config --cflags libwebsockets 2>/dev/null)

@@ -260,7 +260,7 @@ bool gw_catalog_name_valid(const char *name);
 
 /* The server's whitelist/blacklist verdict on an ORIGINAL name (design §5):
  * 0 (kept), GW_CAT_NOT_WHITELISTED or GW_CAT_BLACKLISTED. Prompt names
- * (catalog_extra) follow the same rules as tool names. */
+ * (catalog_prompts_resources) follow the same rules as tool names. */
 int gw_catalog_filter_verdict(const struct gw_server_config *s, const char *name);
 
 /* Whether `name` matches any of the n glob patterns (design §5's '*'). */

@@ -24,7 +24,7 @@
 
 #include "gw/errors.h"
 #include "gw/catalog.h"
-#include "gw/catalog_extra.h"
+#include "gw/catalog_prompts_resources.h"
 #include "gw/config.h"
 #include "gw/curl_uv.h"
 #include "gw/instance.h"
@@ -204,7 +204,7 @@ void gw_servers_signed_out(struct gw_servers *s, const char *id);
 json_t *gw_servers_json(const struct gw_servers *s);
 json_t *gw_servers_dialogs_json(const struct gw_servers *s);
 
-/* The served prompts, resources or templates (catalog_extra.h kinds): for
+/* The served prompts, resources or templates (catalog_prompts_resources.h kinds): for
  * /mcp (`rest` false: MCP objects) or REST (`rest` true: with "server" and,
  * for prompts, "originalName"). New reference. */
 json_t *gw_servers_extras_json(const struct gw_servers *s, enum gw_extra_kind kind, bool rest);

@@ -1,6 +1,6 @@
 /* The supervisor's insides: shared by its files (servers.c: server
  * runtimes and instances; servers_discovery.c, servers_leases.c — the
- * slot source of the lease tables —, servers_reload.c, servers_extra.c)
+ * slot source of the lease tables —, servers_reload.c, servers_prompts_resources.c)
  * and by the layer above, dispatch (dispatch_internal.h), which queues
  * its calls on the supervisor's servers, leases and slots. The supervisor
  * knows a call only as a pointer in those lists.
@@ -143,7 +143,7 @@ struct gw_servers {
     struct gw_call *queue_head, *queue_tail;
     unsigned queued;
     bool entering; /* inside gw_dispatch_call: outcomes are deferred */
-    /* Prompts and resources (servers_extra.c). */
+    /* Prompts and resources (servers_prompts_resources.c). */
     struct gw_extras *extras;
     char *base_url; /* "http://<listen>" for the authorize and callback URLs; NULL: unknown */
     uint64_t extras_version;
@@ -215,7 +215,7 @@ void gw_servers_maybe_finish_close(struct gw_servers *s);
 /* Notifications of `method` from any instance go to `fn` (registered by
  * the modules that own them, at start); the others are dropped. */
 void gw_servers_route(struct gw_servers *s, const char *method, gw_notify_fn fn);
-/* servers_extra.c's registrations; dispatch's are made when it attaches. */
+/* servers_prompts_resources.c's registrations; dispatch's are made when it attaches. */
 void gw_extra_routes(struct gw_servers *s);
 
 /* servers_discovery.c */
@@ -240,7 +240,7 @@ void gw_servers_on_sweep(uv_timer_t *t);
 /* servers.c, for dispatch.c */
 struct server *gw_servers_find(const struct gw_servers *s, const char *id);
 
-/* servers_extra.c, for servers.c and dispatch.c */
+/* servers_prompts_resources.c, for servers.c and dispatch.c */
 /* Lists prompts/resources/templates on `slot` as the server declared and
  * configured (load_prompts, load_resources); kinds by mask. */
 /* A copy of `text` (caller frees) with the server's configured secrets and

@@ -111,8 +111,4 @@ json_t *gw_upstream_stdio_stderr_lines(const struct gw_upstream_stdio *s);
 void gw_upstream_stdio_stderr_foreach(const struct gw_upstream_stdio *s,
                                       void (*fn)(void *data, const char *line), void *data);
 
-/* True when `name` matches `pattern` ('*' matches any substring). Exposed
- * for tests. */
-int gw_env_pattern_match(const char *pattern, const char *name);
-
 #endif

@@ -1,6 +1,6 @@
 /* Shared by the files of the stdio transport only (upstream_stdio.c: spawn,
  * close, stop sequence, framing, stdin; upstream_stdio_stderr.c: the stderr
- * ring; upstream_stdio_env.c: the child's environment). */
+ * ring; the child's environment is child_env's). */
 #ifndef GW_UPSTREAM_STDIO_INTERNAL_H
 #define GW_UPSTREAM_STDIO_INTERNAL_H
 
@@ -82,13 +82,5 @@ void gw_stdio_fail(struct gw_upstream_stdio *s, int code, const char *why);
 void gw_stdio_on_stderr(uv_stream_t *st, ssize_t n, const uv_buf_t *buf);
 /* Logs how many stderr lines the rate limit dropped, if any. */
 void gw_stdio_log_dropped(struct gw_upstream_stdio *s);
-
-/* upstream_stdio_env.c */
-/* The child's environment: inherited matches, then the configured entries
- * (later wins). Free with gw_stdio_strv_free. */
-char **gw_stdio_child_env(const struct gw_server_config *cfg, char *const *pats, size_t npats);
-void gw_stdio_strv_free(char **v);
-/* Marks every descriptor above 2 close-on-exec (P1), before a spawn. */
-void gw_stdio_cloexec_sweep(void);
 
 #endif

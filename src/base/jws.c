@@ -13,6 +13,7 @@
 #include <uv.h>
 
 #include "gw/base64.h"
+#include "gw/dynlib.h"
 #include "gw/log.h"
 #include "gw/util.h"
 
@@ -44,10 +45,7 @@ static struct {
     {                                                                                              \
 #name, offsetof(__typeof__(fn), name)                                                      \
     }
-static const struct {
-    const char *name;
-    size_t offset;
-} syms[] = {
+static const struct gw_dynsym syms[] = {
     SYM(BIO_new_mem_buf),
     SYM(BIO_free),
     SYM(PEM_read_bio_PrivateKey),
@@ -70,23 +68,18 @@ static int load(char *why, size_t cap)
 {
     if (loaded)
         return 0;
-    void *h = dlopen(GW_JWS_LIB, RTLD_NOW | RTLD_LOCAL);
-    if (h == NULL) {
-        gw_say(why, cap,
-               "cannot load %s, which private_key_jwt signing needs (Debian package libssl3): %s",
-               GW_JWS_LIB, dlerror());
-        return -ENOTSUP;
-    }
-    for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
-        void *p = dlsym(h, syms[i].name);
-        if (p == NULL) {
-            gw_say(why, cap, "%s has no %s (OpenSSL 3 is needed)", GW_JWS_LIB, syms[i].name);
-            dlclose(h);
-            return -ENOTSUP;
-        }
-        /* POSIX guarantees a dlsym() result converts to a function pointer. */
-        memcpy((char *)&fn + syms[i].offset, &p, sizeof(p));
-    }
+    static const struct gw_dynlib lib = {
+        .soname = GW_JWS_LIB,
+        .flags = RTLD_LOCAL,
+        .needed_by = "private_key_jwt signing needs (Debian package libssl3)",
+        .version = "OpenSSL 3 is needed",
+        .syms = syms,
+        .nsyms = sizeof(syms) / sizeof(syms[0]),
+    };
+    void *h;
+    int rc = gw_dynlib_open(&lib, &fn, &h, why, cap);
+    if (rc != 0)
+        return rc;
     loaded = true;
     gw_log(GW_LOG_INFO, "libcrypto loaded", "library", GW_JWS_LIB, NULL);
     return 0;

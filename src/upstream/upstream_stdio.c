@@ -17,6 +17,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "gw/child_env.h"
 #include "gw/heap.h"
 #include "gw/log.h"
 #include "gw/proctree.h"
@@ -596,7 +597,7 @@ static int spawn(struct gw_upstream_stdio *s, const struct gw_server_config *cfg
     for (size_t i = 0; i < cfg->nargs; i++)
         args[i + 1] = cfg->args[i];
     args[cfg->nargs + 1] = NULL;
-    char **env = gw_stdio_child_env(cfg, o->inherit_env, o->ninherit_env);
+    char **env = gw_child_env_build(cfg, o->inherit_env, o->ninherit_env);
     uv_stdio_container_t io[3] = {
         {.flags = UV_CREATE_PIPE | UV_READABLE_PIPE, .data.stream = (uv_stream_t *)&s->in},
         {.flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE, .data.stream = (uv_stream_t *)&s->out},
@@ -612,12 +613,12 @@ static int spawn(struct gw_upstream_stdio *s, const struct gw_server_config *cfg
         .stdio_count = 3,
         .stdio = io,
     };
-    gw_stdio_cloexec_sweep();
+    gw_child_cloexec_sweep();
     s->tree = gw_proctree_new();
     gw_proctree_spawn_begin(s->tree);
     int err = uv_spawn(s->loop, &s->proc, &po);
     gw_proctree_spawn_end(s->tree, err < 0 ? 0 : s->proc.pid);
-    gw_stdio_strv_free(env);
+    gw_child_env_free(env);
     free(args);
     return err;
 }

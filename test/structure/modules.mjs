@@ -30,6 +30,8 @@ const LAYERS = [
   ['servers'],
   ['client'],
   ['upstream'],
+  ['oauth', 'process'],
+  ['net'],
   ['http', 'config'],
   ['base'],
 ];

@@ -14,6 +14,7 @@
 #include <uv.h>
 
 #include "gw/log.h"
+#include "gw/child_env.h"
 #include "gw/proctree.h"
 #include "gw/reaper.h"
 #include "gw/upstream_stdio.h"

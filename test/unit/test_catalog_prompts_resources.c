@@ -2,7 +2,7 @@
  * first-owner collisions for prompts and URIs (and the re-offer when the
  * owner goes), namespaced URIs (resource_namespace), and URI template
  * matching for resources/read routing. */
-#include "gw/catalog_extra.h"
+#include "gw/catalog_prompts_resources.h"
 
 #include <check.h>
 #include <stdlib.h>
@@ -218,7 +218,7 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("catalog_extra");
+    Suite *s = suite_create("catalog_prompts_resources");
     TCase *tc = tcase_create("core");
     SRunner *sr;
     int failed;

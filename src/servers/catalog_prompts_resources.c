@@ -1,11 +1,11 @@
 /* Prompts, resources and resource templates across servers (see
- * catalog_extra.h). Each server's listing is derived on its own when it is
+ * catalog_prompts_resources.h). Each server's listing is derived on its own when it is
  * set (names filtered and transformed with the catalog's functions, bad
  * entries dropped); ownership across servers is then resolved again from
  * scratch in first-listing order, so a name or URI freed by one server goes
  * to the next one that offers it without any bookkeeping. Lists are small
  * (bounded by the discovery limits), so a rebuild per change is cheap. */
-#include "gw/catalog_extra.h"
+#include "gw/catalog_prompts_resources.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <uv.h>
 
+#include "gw/dynlib.h"
 #include "gw/log.h"
 #include "gw/util.h"
 
@@ -43,10 +44,7 @@ static struct {
 #undef FIELD
 
 #define SYM(name) {"lws_" #name, offsetof(__typeof__(fn), name)},
-static const struct {
-    const char *name;
-    size_t offset;
-} syms[] = {WS_FUNCS(SYM)};
+static const struct gw_dynsym syms[] = {WS_FUNCS(SYM)};
 #undef SYM
 
 static bool loaded;
@@ -57,24 +55,19 @@ int gw_ws_lib_load(char *why, size_t cap)
         return 0;
     /* RTLD_GLOBAL: the event library libwebsockets loads itself
      * (libwebsockets-evlib_uv.so) resolves its symbols against it. */
-    void *h = dlopen(GW_WS_LIB, RTLD_NOW | RTLD_GLOBAL);
-    if (h == NULL) {
-        gw_say(why, cap,
-               "cannot load %s, which WebSocket upstreams need (Debian packages "
-               "libwebsockets17 and libwebsockets-evlib-uv): %s",
-               GW_WS_LIB, dlerror());
-        return UV_ENOTSUP;
-    }
-    for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
-        void *p = dlsym(h, syms[i].name);
-        if (p == NULL) {
-            gw_say(why, cap, "%s has no %s: %s", GW_WS_LIB, syms[i].name, dlerror());
-            dlclose(h);
-            return UV_ENOTSUP;
-        }
-        /* POSIX guarantees a dlsym() result converts to a function pointer. */
-        memcpy((char *)&fn + syms[i].offset, &p, sizeof(p));
-    }
+    static const struct gw_dynlib lib = {
+        .soname = GW_WS_LIB,
+        .flags = RTLD_GLOBAL,
+        .needed_by = "WebSocket upstreams need (Debian packages libwebsockets17 and "
+                     "libwebsockets-evlib-uv)",
+        .version = "libwebsockets 4.1 or later is needed",
+        .syms = syms,
+        .nsyms = sizeof(syms) / sizeof(syms[0]),
+    };
+    void *h;
+    int rc = gw_dynlib_open(&lib, &fn, &h, why, cap);
+    if (rc != 0)
+        return rc;
     loaded = true;
     gw_log(GW_LOG_INFO, "libwebsockets loaded", "library", GW_WS_LIB, NULL);
     return 0;

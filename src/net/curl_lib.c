@@ -14,6 +14,7 @@
 #include <string.h>
 #include <uv.h>
 
+#include "gw/dynlib.h"
 #include "gw/log.h"
 #include "gw/util.h"
 
@@ -50,42 +51,25 @@ static struct {
 #undef FIELD
 
 #define SYM(name) {"curl_" #name, offsetof(__typeof__(fn), name)},
-static const struct {
-    const char *name;
-    size_t offset;
-} syms[] = {CURL_FUNCS(SYM)};
+static const struct gw_dynsym syms[] = {CURL_FUNCS(SYM)};
 #undef SYM
 
 static bool loaded;
 
-/* Fills `fn` from `h`; returns the name of the first missing function. */
-static const char *resolve(void *h)
-{
-    for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
-        void *p = dlsym(h, syms[i].name);
-        if (p == NULL)
-            return syms[i].name;
-        /* POSIX guarantees a dlsym() result converts to a function pointer. */
-        memcpy((char *)&fn + syms[i].offset, &p, sizeof(p));
-    }
-    return NULL;
-}
-
 static int load(char *why, size_t cap)
 {
-    void *h = dlopen(GW_CURL_LIB, RTLD_NOW | RTLD_LOCAL);
-    if (h == NULL) {
-        gw_say(why, cap, "cannot load %s, which HTTP upstreams need (Debian package libcurl4): %s",
-               GW_CURL_LIB, dlerror());
-        return UV_ENOTSUP;
-    }
-    const char *missing = resolve(h);
-    if (missing != NULL) {
-        gw_say(why, cap, "%s has no %s (libcurl 7.85 or later is needed): %s", GW_CURL_LIB, missing,
-               dlerror());
-        dlclose(h);
-        return UV_ENOTSUP;
-    }
+    static const struct gw_dynlib lib = {
+        .soname = GW_CURL_LIB,
+        .flags = RTLD_LOCAL,
+        .needed_by = "HTTP upstreams need (Debian package libcurl4)",
+        .version = "libcurl 7.85 or later is needed",
+        .syms = syms,
+        .nsyms = sizeof(syms) / sizeof(syms[0]),
+    };
+    void *h;
+    int err = gw_dynlib_open(&lib, &fn, &h, why, cap);
+    if (err != 0)
+        return err;
     /* The library stays mapped after a failed init: it may have initialised
      * some of its own dependencies, which are not safe to unload. */
     CURLcode rc = fn.global_init(CURL_GLOBAL_DEFAULT);

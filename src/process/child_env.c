@@ -1,11 +1,11 @@
-/* The stdio child's environment (security.md P4) and its descriptors (P1). */
+/* The child's environment (security.md P4) and its descriptors (P1). */
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "gw/upstream_stdio_internal.h"
+#include "gw/child_env.h"
 #include "gw/util.h"
 
 extern char **environ;
@@ -75,7 +75,7 @@ static void env_put(char **env, size_t *n, char *kv, size_t namelen)
 
 /* Builds the child's environment: inherited matches, then the configured
  * entries (later wins). Every string is owned by the returned array. */
-char **gw_stdio_child_env(const struct gw_server_config *cfg, char *const *pats, size_t npats)
+char **gw_child_env_build(const struct gw_server_config *cfg, char *const *pats, size_t npats)
 {
     size_t total = cfg->nenv + 1;
     for (char **e = environ; *e; e++)
@@ -101,7 +101,7 @@ char **gw_stdio_child_env(const struct gw_server_config *cfg, char *const *pats,
     return env;
 }
 
-void gw_stdio_strv_free(char **v)
+void gw_child_env_free(char **v)
 {
     for (char **p = v; *p; p++)
         free(*p);
@@ -111,7 +111,7 @@ void gw_stdio_strv_free(char **v)
 /* libuv opens its descriptors close-on-exec, but a library may not (older
  * libcurl sockets, for one). Marking every descriptor above 2 before each
  * spawn keeps P1 true whoever opened them. */
-void gw_stdio_cloexec_sweep(void)
+void gw_child_cloexec_sweep(void)
 {
     DIR *d = opendir("/proc/self/fd");
     if (!d)
