@@ -224,6 +224,9 @@ void gw_cfg_free_strv(char **v, size_t n);
  * `dflt`, to point a diagnostic at the line that caused it. */
 const struct gw_yaml_node *gw_cfg_place(const struct gw_yaml_node *body, const char *name,
                                         const struct gw_yaml_node *dflt);
+/* config_json.c: servers.<id>.config, YAML read into initialize's JSON. */
+int gw_cfg_set_init_config(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
+                           const struct gw_yaml_node *n, const char *key, void *base);
 /* config_vars.c: envFile read into the server's env. */
 void gw_cfg_resolve_env_file(struct gw_cfg_ld *ld, struct gw_server_config *s, const char *key);
 /* env (headers: false) or headers (true) pairs, ${VAR} resolved. */
