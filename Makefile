@@ -64,7 +64,7 @@ ASAN_LLHTTP_OBJ := $(LLHTTP_OBJ:$(BUILD)/llhttp/%=$(BUILD)/asan/llhttp/%)
 DEB_PKGS := gcc make pkg-config libuv1-dev libyaml-dev node-llhttp libcurl4 libcurl4-openssl-dev libssl3 \
             libjansson-dev check clang libclang-rt-14-dev valgrind wrk curl haproxy systemd \
             groff-base procps man-db libwebsockets17 libwebsockets-dev libwebsockets-evlib-uv \
-            chromium
+            chromium bubblewrap
 # promtool comes out of Debian's prometheus package without installing it,
 # so that no Prometheus server is enabled on the machine as a side effect.
 PROMTOOL := $(BUILD)/tools/usr/bin/promtool

@@ -41,6 +41,27 @@ enum gw_tool_mode {
 
 enum gw_tool_changes { GW_TOOL_CHANGES_WARN, GW_TOOL_CHANGES_DISABLE };
 
+/* A stdio server's sandbox (`gateway.sandbox`, `servers.<id>.sandbox`;
+ * docs/config.md, security.md X1-X5). The gateway's holds the defaults; a
+ * server's is the effective one, defaults merged key by key. */
+enum gw_sandbox_network { GW_SANDBOX_NET_NONE, GW_SANDBOX_NET_HOST, GW_SANDBOX_NET_LIST };
+enum gw_sandbox_home { GW_SANDBOX_HOME_SERVER, GW_SANDBOX_HOME_DIALOG };
+struct gw_sandbox_config {
+    bool enabled;
+    enum gw_sandbox_network network;
+    char **allow; /* destinations as written, with network: [list] */
+    size_t nallow;
+    char **read; /* absolute paths, bound read-only */
+    size_t nread;
+    char **write; /* absolute paths, bound read-write */
+    size_t nwrite;
+    enum gw_sandbox_home home;
+    uint64_t memory;    /* bytes; 0: no limit */
+    int pids;           /* 0: no limit */
+    uint64_t cpu_milli; /* thousandths of a core; 0: no limit */
+    uint64_t tmp;       /* bytes of the private /tmp */
+};
+
 /* The dialog of an /mcp 2026-07-28 request that names none
  * (`gateway.mcp_default_dialog`): its client's, one for all, or none (a
  * leased server's tools refuse it). */
@@ -110,6 +131,7 @@ struct gw_server_config {
     char **args;
     size_t nargs;
     char *cwd;         /* absolute; defaults to the config file's directory */
+    bool cwd_set;      /* written in the config, not the default */
     char *env_file;    /* absolute path, NULL if none */
     struct gw_kv *env; /* envFile entries first, then `env` (later wins) */
     size_t nenv;
@@ -168,6 +190,8 @@ struct gw_server_config {
     struct gw_tool_config *tool_configs;       /* keyed by ORIGINAL name */
     size_t ntool_configs;
 
+    struct gw_sandbox_config sandbox; /* stdio only; effective */
+
     /* Stable hashes (16 hex digits) for reload diffs, design §8. */
     char spawn_hash[17];
     char catalog_hash[17];
@@ -212,6 +236,12 @@ struct gw_gateway_config {
     size_t ntool_search_always_loaded;
     int tool_search_max_results; /* find_tools' default limit, at most GW_TOOLSEARCH_LIMIT_MAX */
     char *state_dir; /* NULL: $STATE_DIRECTORY, $XDG_STATE_HOME/mcpgw, ~/.local/state/mcpgw */
+    /* gateway.sandbox: the defaults of every server's sandbox; `enabled`
+     * is `default: on`. `require`: a server whose sandbox cannot be made
+     * fails instead of running unsandboxed. */
+    struct gw_sandbox_config sandbox;
+    bool sandbox_require;
+    const char *config_file;         /* the file this was loaded from (the gw_config's path) */
     char *oauth_redirect_uri;        /* NULL: http://<listen>/oauth/callback */
     char *oauth_client_metadata_url; /* the gateway's Client ID Metadata Document; NULL: none */
 };
@@ -276,6 +306,14 @@ int gw_parse_size(const char *s, uint64_t *out_bytes);
 const char *gw_transport_name(enum gw_transport_kind t);
 /* "auto", "legacy" or "modern". */
 const char *gw_protocol_name(enum gw_protocol_mode p);
+
+/* The state directory: gateway.state_dir, else $STATE_DIRECTORY (its first
+ * entry), $XDG_STATE_HOME/mcpgw, ~/.local/state/mcpgw; NULL when none of
+ * these is set. New string. */
+char *gw_config_state_dir(const struct gw_gateway_config *g);
+
+/* A sandbox as /v1/servers and `--check-config -v` show it. New object. */
+json_t *gw_sandbox_config_json(const struct gw_sandbox_config *sb);
 
 /* One row of the table of directives that drives the loader (style.md §7)
  * and is documented in docs/config.md. Keys are dotted; "<id>" stands for

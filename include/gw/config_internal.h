@@ -224,6 +224,29 @@ void gw_cfg_free_strv(char **v, size_t n);
  * `dflt`, to point a diagnostic at the line that caused it. */
 const struct gw_yaml_node *gw_cfg_place(const struct gw_yaml_node *body, const char *name,
                                         const struct gw_yaml_node *dflt);
+/* config_sandbox.c: the sandbox keys. Each setter fills the sandbox at
+ * its row's offset, so the gateway's rows and a server's share them. */
+int gw_cfg_set_sandbox_default(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
+                               const struct gw_yaml_node *n, const char *key, void *base);
+int gw_cfg_set_sandbox_network(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
+                               const struct gw_yaml_node *n, const char *key, void *base);
+int gw_cfg_set_sandbox_read(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
+                            const struct gw_yaml_node *n, const char *key, void *base);
+int gw_cfg_set_sandbox_write(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
+                             const struct gw_yaml_node *n, const char *key, void *base);
+int gw_cfg_set_sandbox_home(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
+                            const struct gw_yaml_node *n, const char *key, void *base);
+int gw_cfg_set_sandbox_cpu(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
+                           const struct gw_yaml_node *n, const char *key, void *base);
+int gw_cfg_set_server_sandbox(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
+                              const struct gw_yaml_node *n, const char *key, void *base);
+/* After a server's keys: only a stdio server is sandboxed. */
+void gw_cfg_finish_sandbox(struct gw_cfg_ld *ld, struct gw_server_config *s);
+void gw_cfg_sandbox_free(struct gw_sandbox_config *sb);
+
+/* The offset of a field of the sandbox at `off` in a row's base. */
+#define GW_SANDBOX_OFF(off, field) ((off) + offsetof(struct gw_sandbox_config, field))
+
 /* config_json.c: servers.<id>.config, YAML read into initialize's JSON. */
 int gw_cfg_set_init_config(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
                            const struct gw_yaml_node *n, const char *key, void *base);

@@ -165,6 +165,10 @@ void gw_server_catalog_event(struct server *srv, uint64_t before, const char *ch
 void gw_server_problem(struct server *srv, const char *what, enum gw_severity sev, const char *tool,
                        const char *message);
 void gw_server_clear_problems(struct server *srv, const char *what);
+/* servers_sandbox.c: the warning of a sandboxed server that runs without
+ * one (raised or cleared before each spawn), and S.sandbox. */
+void gw_server_sandbox_check(struct server *srv);
+json_t *gw_server_sandbox_json(const struct server *srv);
 void gw_server_set_error(struct server *srv, const char *why);
 /* servers_oauth.c: the server's OAuth client for a new instance (made on
  * the first spawn of an HTTP or SSE server; NULL for others), and the

@@ -55,6 +55,13 @@ struct gw_upstream_stdio_options {
      * such as the gateway's auth token. Read only during start. */
     const char *const *secrets;
     size_t nsecrets;
+    /* The sandbox (gw/sandbox.h): with `bwrap` set, the server's command
+     * runs inside one made from its config's `sandbox`, its home under
+     * `state_dir`, none of `hide` visible. Read only during start. */
+    const char *bwrap;
+    const char *state_dir;
+    const char *const *hide;
+    size_t nhide;
 };
 
 struct gw_upstream_stdio_stats {

@@ -208,6 +208,27 @@ const struct gw_cfg_directive gw_cfg_gateway_directives[] = {
     {"gateway.ui", GW_CFG_BOOL, GW_OFF(ui), 0, 0, "true", NULL, "design", NULL},
     {"gateway.state_dir", GW_CFG_STRING, GW_OFF(state_dir), 0, 0, NULL, gw_cfg_set_state_dir,
      "design", NULL},
+    {"gateway.sandbox", GW_CFG_SECTION, 0, 0, 0, NULL, NULL, "design", NULL},
+    {"gateway.sandbox.default", GW_CFG_CUSTOM, GW_OFF(sandbox), 0, 0, "off",
+     gw_cfg_set_sandbox_default, "design", "on | off"},
+    {"gateway.sandbox.require", GW_CFG_BOOL, GW_OFF(sandbox_require), 0, 0, "false", NULL, "design",
+     NULL},
+    {"gateway.sandbox.network", GW_CFG_CUSTOM, GW_OFF(sandbox), 0, 0, "none",
+     gw_cfg_set_sandbox_network, "design", "none | host | list of destinations"},
+    {"gateway.sandbox.read", GW_CFG_CUSTOM, GW_OFF(sandbox), 0, 0, "[]", gw_cfg_set_sandbox_read,
+     "design", "list of paths (bound read-only)"},
+    {"gateway.sandbox.write", GW_CFG_CUSTOM, GW_OFF(sandbox), 0, 0, "[]", gw_cfg_set_sandbox_write,
+     "design", "list of paths (bound read-write)"},
+    {"gateway.sandbox.home", GW_CFG_CUSTOM, GW_OFF(sandbox), 0, 0, "server",
+     gw_cfg_set_sandbox_home, "design", "server | dialog"},
+    {"gateway.sandbox.memory", GW_CFG_SIZE, GW_SANDBOX_OFF(GW_OFF(sandbox), memory), 0, 1048576,
+     NULL, NULL, "design", NULL},
+    {"gateway.sandbox.pids", GW_CFG_INT, GW_SANDBOX_OFF(GW_OFF(sandbox), pids), 0, 1, NULL, NULL,
+     "design", NULL},
+    {"gateway.sandbox.cpu", GW_CFG_CUSTOM, GW_OFF(sandbox), 0, 0, NULL, gw_cfg_set_sandbox_cpu,
+     "design", "number of cores (0.5, 2)"},
+    {"gateway.sandbox.tmp", GW_CFG_SIZE, GW_SANDBOX_OFF(GW_OFF(sandbox), tmp), 0, 1048576, "64MiB",
+     NULL, "design", NULL},
     {"gateway.oauth", GW_CFG_SECTION, 0, 0, 0, NULL, NULL, "design", NULL},
     {"gateway.oauth.redirect_uri", GW_CFG_STRING, GW_OFF(oauth_redirect_uri), 0, 0, NULL,
      gw_cfg_set_redirect_uri, "design", NULL},
@@ -404,6 +425,7 @@ static struct gw_config *start(const char *path, struct gw_cfg_ld *ld)
     ld->c = c;
     ld->file = c->path;
     gw_cfg_apply_defaults(ld, "gateway", &c->gateway);
+    c->gateway.config_file = c->path;
     return c;
 }
 
@@ -527,6 +549,7 @@ void gw_config_unref(struct gw_config *c)
     free(g->auth_token);
     free(g->artifacts_dir);
     free(g->state_dir);
+    gw_cfg_sandbox_free(&g->sandbox);
     free(g->oauth_redirect_uri);
     free(g->oauth_client_metadata_url);
     gw_cfg_free_strv(g->allowed_commands, g->nallowed_commands);

@@ -86,6 +86,7 @@ static int set_cwd(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
     free(s->cwd);
     free(s->cwd_shown);
     s->cwd = gw_cfg_abspath(ld->c->dir, v);
+    s->cwd_set = n != NULL;
     /* a variable that brings in an absolute path is shown as *** alone */
     s->cwd_shown = strcmp(v, p) == 0 ? NULL
                    : v[0] == '/'     ? gw_xstrdup(shown)
@@ -385,6 +386,24 @@ const struct gw_cfg_directive gw_cfg_server_directives[] = {
      NULL, "design", NULL},
     {"servers.<id>.prompts", GW_CFG_CUSTOM, 0, 0, 0, NULL, set_prompts, "004",
      "list of prompt-name globs; absent: every prompt, []: none"},
+    {"servers.<id>.sandbox", GW_CFG_CUSTOM, 0, 0, 0, NULL, gw_cfg_set_server_sandbox, "design",
+     "true | false | map of sandbox keys"},
+    {"servers.<id>.sandbox.network", GW_CFG_CUSTOM, SRV_OFF(sandbox), 0, 0, "none",
+     gw_cfg_set_sandbox_network, "design", "none | host | list of destinations"},
+    {"servers.<id>.sandbox.read", GW_CFG_CUSTOM, SRV_OFF(sandbox), 0, 0, "[]",
+     gw_cfg_set_sandbox_read, "design", "list of paths (bound read-only)"},
+    {"servers.<id>.sandbox.write", GW_CFG_CUSTOM, SRV_OFF(sandbox), 0, 0, "[]",
+     gw_cfg_set_sandbox_write, "design", "list of paths (bound read-write)"},
+    {"servers.<id>.sandbox.home", GW_CFG_CUSTOM, SRV_OFF(sandbox), 0, 0, "server",
+     gw_cfg_set_sandbox_home, "design", "server | dialog"},
+    {"servers.<id>.sandbox.memory", GW_CFG_SIZE, GW_SANDBOX_OFF(SRV_OFF(sandbox), memory), 0,
+     1048576, NULL, NULL, "design", NULL},
+    {"servers.<id>.sandbox.pids", GW_CFG_INT, GW_SANDBOX_OFF(SRV_OFF(sandbox), pids), 0, 1, NULL,
+     NULL, "design", NULL},
+    {"servers.<id>.sandbox.cpu", GW_CFG_CUSTOM, SRV_OFF(sandbox), 0, 0, NULL,
+     gw_cfg_set_sandbox_cpu, "design", "number of cores (0.5, 2)"},
+    {"servers.<id>.sandbox.tmp", GW_CFG_SIZE, GW_SANDBOX_OFF(SRV_OFF(sandbox), tmp), 0, 1048576,
+     NULL, NULL, "design", NULL},
     {"servers.<id>.oauth", GW_CFG_SECTION, 0, 0, 0, NULL, NULL, "design", NULL},
     {"servers.<id>.oauth.off", GW_CFG_BOOL, SRV_OFF(oauth_off), 0, 0, "false", NULL, "design",
      NULL},
@@ -611,6 +630,7 @@ static void finish_server(struct gw_cfg_ld *ld, struct gw_server_config *s,
     }
     finish_modes(ld, s, idn, body, shown);
     gw_cfg_finish_oauth(ld, s, gw_cfg_place(body, "oauth", idn), shown);
+    gw_cfg_finish_sandbox(ld, s);
 }
 
 /* ^[a-zA-Z0-9_-]{1,64}$, and not the built-in toolset's name. */
@@ -699,6 +719,7 @@ void gw_cfg_free_server(struct gw_server_config *s)
     free_kv(s->headers, s->nheaders);
     free(s->session_id);
     gw_cfg_free_server_oauth(s);
+    gw_cfg_sandbox_free(&s->sandbox);
     json_decref(s->init_config);
     gw_cfg_free_strv(s->whitelist, s->nwhitelist);
     gw_cfg_free_strv(s->blacklist, s->nblacklist);

@@ -96,6 +96,17 @@ static void hash_spawn(struct fnv *f, const struct gw_server_config *s)
     fnv_u64(f, "oauth.client_credentials", s->oauth_client_credentials);
     fnv_str(f, "config", cfg);
     free(cfg);
+    const struct gw_sandbox_config *sb = &s->sandbox;
+    fnv_u64(f, "sandbox", sb->enabled);
+    fnv_u64(f, "sandbox.network", sb->network);
+    fnv_strv(f, "sandbox.allow", sb->allow, sb->nallow);
+    fnv_strv(f, "sandbox.read", sb->read, sb->nread);
+    fnv_strv(f, "sandbox.write", sb->write, sb->nwrite);
+    fnv_u64(f, "sandbox.home", sb->home);
+    fnv_u64(f, "sandbox.memory", sb->memory);
+    fnv_u64(f, "sandbox.pids", (uint64_t)sb->pids);
+    fnv_u64(f, "sandbox.cpu", sb->cpu_milli);
+    fnv_u64(f, "sandbox.tmp", sb->tmp);
 }
 
 static int tool_cmp(const void *a, const void *b)
@@ -222,6 +233,7 @@ static void stdio_json(json_t *o, const struct gw_server_config *s)
     json_object_set_new(o, "envFile", s->env_file ? json_string(s->env_file) : json_null());
     json_object_set_new(o, "env", kv_names_json(s->env, s->nenv));
     json_object_set_new(o, "encoding", json_string(s->encoding));
+    json_object_set_new(o, "sandbox", gw_sandbox_config_json(&s->sandbox));
 }
 
 static void http_json(json_t *o, const struct gw_server_config *s)

@@ -473,6 +473,7 @@ struct slot *gw_slot_spawn(struct server *srv, enum slot_role role)
 
     slot->srv = srv;
     slot->role = role;
+    gw_server_sandbox_check(srv);
     if (gw_instance_start(srv->owner->loop, srv->owner->multi, srv->snap, srv->cfg,
                           gw_server_oauth(srv), era, &cbs, ++srv->seq, &slot->inst, &why) != 0) {
         free(slot);
@@ -686,6 +687,8 @@ static json_t *server_json(const struct server *srv)
             json_object_set_new(j, "authorize", json_string(url));
         free(url);
     }
+    if (srv->cfg->transport == GW_TRANSPORT_STDIO)
+        json_object_set_new(j, "sandbox", gw_server_sandbox_json(srv));
     json_t *grant = srv->oauth ? gw_oauth_grant_json(srv->oauth) : NULL;
     if (grant)
         json_object_set_new(j, "grant", grant);

@@ -1,10 +1,41 @@
 #include "gw/upstream.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
+#include "gw/sandbox.h"
 #include "gw/upstream_http.h"
 #include "gw/upstream_stdio.h"
 #include "gw/upstream_ws.h"
+#include "gw/util.h"
+
+/* A sandboxed server's start: bubblewrap found (else, with
+ * gateway.sandbox.require, no start at all), and what it must never show:
+ * the config and this server's envFile, the state directory (the OAuth
+ * grants, other instances' homes), the artifacts, the daemon's HOME. */
+static int sandbox_options(const struct gw_gateway_config *gw, const struct gw_server_config *cfg,
+                           struct gw_upstream_stdio_options *so, const char **hide,
+                           char **state_dir, char *why, size_t whylen)
+{
+    char reason[512];
+    if (gw_sandbox_available(&so->bwrap, reason, sizeof(reason)) != 0) {
+        so->bwrap = NULL;
+        if (!gw->sandbox_require)
+            return 0;
+        gw_say(why, whylen, "a sandbox is required (gateway.sandbox.require) but %s", reason);
+        return UV_EPERM;
+    }
+    *state_dir = gw_config_state_dir(gw);
+    so->state_dir = *state_dir;
+    hide[0] = gw->config_file;
+    hide[1] = cfg->env_file;
+    hide[2] = *state_dir;
+    hide[3] = gw->artifacts_dir;
+    hide[4] = getenv("HOME");
+    so->hide = hide;
+    so->nhide = 5;
+    return 0;
+}
 
 static int start_stdio(uv_loop_t *loop, const struct gw_gateway_config *gw,
                        const struct gw_server_config *cfg, const struct gw_transport_cbs *cbs,
@@ -12,16 +43,22 @@ static int start_stdio(uv_loop_t *loop, const struct gw_gateway_config *gw,
 {
     struct gw_upstream_stdio_options so;
     struct gw_upstream_stdio *s;
-    int rc;
+    const char *hide[5];
+    char *state_dir = NULL;
+    int rc = 0;
 
     gw_upstream_stdio_options_init(&so);
     so.inherit_env = gw->inherit_env;
     so.ninherit_env = gw->ninherit_env;
     so.secrets = (const char *const *)&gw->auth_token;
     so.nsecrets = gw->auth_token != NULL;
-    rc = gw_upstream_stdio_start(loop, cfg, &so, cbs, &s, why, whylen);
+    if (cfg->sandbox.enabled)
+        rc = sandbox_options(gw, cfg, &so, hide, &state_dir, why, whylen);
+    if (rc == 0)
+        rc = gw_upstream_stdio_start(loop, cfg, &so, cbs, &s, why, whylen);
     if (rc == 0)
         *out = gw_upstream_stdio_transport(s);
+    free(state_dir);
     return rc;
 }
 

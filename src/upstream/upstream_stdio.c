@@ -22,6 +22,7 @@
 #include "gw/log.h"
 #include "gw/proctree.h"
 #include "gw/redact.h"
+#include "gw/sandbox.h"
 #include "gw/util.h"
 
 extern char **environ;
@@ -46,8 +47,38 @@ static char read_buf[READ_BUF_SIZE];
 
 /* ---- down, close, free ---- */
 
+static void home_remove_work(uv_work_t *w)
+{
+    char *home = w->data;
+    if (gw_sandbox_home_remove(home) != 0)
+        gw_log(GW_LOG_WARN, "cannot remove a sandbox's home", "home", home, "error",
+               strerror(errno), NULL);
+}
+
+static void home_removed(uv_work_t *w, int status)
+{
+    free(w->data);
+    free(w);
+}
+
+/* A home: dialog goes with its instance, off the loop: a server may have
+ * left thousands of files in it. */
+static void remove_home(struct gw_upstream_stdio *s)
+{
+    uv_work_t *w = gw_xcalloc(1, sizeof(*w));
+    w->data = s->home;
+    s->home = NULL;
+    if (uv_queue_work(s->loop, w, home_remove_work, home_removed) != 0) {
+        home_remove_work(w);
+        home_removed(w, 0);
+    }
+}
+
 static void free_instance(struct gw_upstream_stdio *s)
 {
+    if (s->home_owned)
+        remove_home(s);
+    free(s->home);
     for (size_t i = 0; s->ering && i < GW_STDIO_STDERR_KEEP; i++)
         free(s->ering[i]);
     free(s->ering);
@@ -589,14 +620,38 @@ static struct gw_upstream_stdio *instance_new(uv_loop_t *loop, const struct gw_s
     return s;
 }
 
-static int spawn(struct gw_upstream_stdio *s, const struct gw_server_config *cfg,
-                 const struct gw_upstream_stdio_options *o)
+/* bwrap's command line in place of the server's. */
+static char **sandbox_args(struct gw_upstream_stdio *s, const struct gw_server_config *cfg,
+                           const struct gw_upstream_stdio_options *o)
 {
-    char **args = gw_xmalloc((cfg->nargs + 2) * sizeof(*args));
-    args[0] = cfg->command ? cfg->command : cfg->command_path;
-    for (size_t i = 0; i < cfg->nargs; i++)
-        args[i + 1] = cfg->args[i];
-    args[cfg->nargs + 1] = NULL;
+    struct gw_sandbox_spec sp = {
+        .cfg = &cfg->sandbox,
+        .bwrap = o->bwrap,
+        .command_path = cfg->command_path,
+        .args = cfg->args,
+        .nargs = cfg->nargs,
+        .cwd = cfg->cwd,
+        .cwd_set = cfg->cwd_set,
+        .home = s->home,
+        .hide = o->hide,
+        .nhide = o->nhide,
+    };
+    return gw_sandbox_argv(&sp);
+}
+
+static int spawn(struct gw_upstream_stdio *s, const struct gw_server_config *cfg,
+                 const struct gw_upstream_stdio_options *o, char *why, size_t whylen)
+{
+    char **args;
+    if (o->bwrap) {
+        args = sandbox_args(s, cfg, o);
+    } else {
+        args = gw_xmalloc((cfg->nargs + 2) * sizeof(*args));
+        args[0] = cfg->command ? cfg->command : cfg->command_path;
+        for (size_t i = 0; i < cfg->nargs; i++)
+            args[i + 1] = cfg->args[i];
+        args[cfg->nargs + 1] = NULL;
+    }
     char **env = gw_child_env_build(cfg, o->inherit_env, o->ninherit_env);
     uv_stdio_container_t io[3] = {
         {.flags = UV_CREATE_PIPE | UV_READABLE_PIPE, .data.stream = (uv_stream_t *)&s->in},
@@ -605,10 +660,11 @@ static int spawn(struct gw_upstream_stdio *s, const struct gw_server_config *cfg
     };
     uv_process_options_t po = {
         .exit_cb = on_exit_cb,
-        .file = cfg->command_path,
+        .file = o->bwrap ? o->bwrap : cfg->command_path,
         .args = args,
         .env = env,
-        .cwd = cfg->cwd,
+        /* bwrap enters the instance's directory itself (--chdir). */
+        .cwd = o->bwrap ? "/" : cfg->cwd,
         .flags = UV_PROCESS_DETACHED,
         .stdio_count = 3,
         .stdio = io,
@@ -619,7 +675,13 @@ static int spawn(struct gw_upstream_stdio *s, const struct gw_server_config *cfg
     int err = uv_spawn(s->loop, &s->proc, &po);
     gw_proctree_spawn_end(s->tree, err < 0 ? 0 : s->proc.pid);
     gw_child_env_free(env);
-    free(args);
+    if (o->bwrap)
+        gw_sandbox_argv_free(args);
+    else
+        free(args);
+    if (err < 0)
+        gw_say(why, whylen, "cannot start \"%s\": %s (%s)", po.file, uv_strerror(err),
+               uv_err_name(err));
     return err;
 }
 
@@ -635,8 +697,16 @@ int gw_upstream_stdio_start(uv_loop_t *loop, const struct gw_server_config *cfg,
         gw_say(why, whylen, "command \"%s\" was not found", cfg->command ? cfg->command : "");
         return UV_ENOENT;
     }
+    char *home = NULL;
+    int err = o->bwrap ? gw_sandbox_home_make(o->state_dir, cfg->id, cfg->sandbox.home, &home, why,
+                                              whylen)
+                       : 0;
+    if (err < 0)
+        return err;
     struct gw_upstream_stdio *s = instance_new(loop, cfg, o, cbs);
-    int err = spawn(s, cfg, o);
+    s->home = home;
+    s->home_owned = home && cfg->sandbox.home == GW_SANDBOX_HOME_DIALOG;
+    err = spawn(s, cfg, o, why, whylen);
     if (err < 0)
         goto fail_spawn;
     s->pid = s->proc.pid;
@@ -649,8 +719,6 @@ int gw_upstream_stdio_start(uv_loop_t *loop, const struct gw_server_config *cfg,
     return 0;
 
 fail_spawn:
-    gw_say(why, whylen, "cannot start \"%s\": %s (%s)", cfg->command_path, uv_strerror(err),
-           uv_err_name(err));
     /* The handles are initialised and must be closed; no callback fires. */
     s->silent = 1;
     close_all(s);

@@ -1,0 +1,353 @@
+/* bubblewrap's command line for one instance, the probe of whether the host
+ * can run it, and the instances' homes (see gw/sandbox.h). */
+#include "gw/sandbox.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "gw/util.h"
+
+/* What programs need of /etc to run, resolve names and trust TLS: nothing
+ * else of it is visible (docs/hardening.md lists them). */
+static const char *const etc_files[] = {
+    "alternatives", "ca-certificates", "ca-certificates.conf", "gai.conf",   "group",
+    "host.conf",    "hosts",           "ld.so.cache",          "ld.so.conf", "ld.so.conf.d",
+    "localtime",    "mime.types",      "nsswitch.conf",        "npmrc",      "os-release",
+    "passwd",       "protocols",       "resolv.conf",          "services",   "ssl",
+    "timezone",
+};
+
+/* The top-level names a merged-/usr system links into /usr. */
+static const char *const usr_links[] = {"bin", "sbin", "lib", "lib32", "lib64", "libx32"};
+
+struct vec {
+    char **v;
+    size_t n, cap;
+};
+
+static void put(struct vec *a, const char *s)
+{
+    if (a->n + 2 > a->cap) {
+        a->cap = a->cap ? a->cap * 2 : 64;
+        a->v = gw_xrealloc(a->v, a->cap * sizeof(*a->v));
+    }
+    a->v[a->n++] = gw_xstrdup(s);
+    a->v[a->n] = NULL;
+}
+
+static void put2(struct vec *a, const char *x, const char *y)
+{
+    put(a, x);
+    put(a, y);
+}
+
+static void put3(struct vec *a, const char *x, const char *y, const char *z)
+{
+    put(a, x);
+    put2(a, y, z);
+}
+
+/* True when `path` is `dir` or lies under it. */
+static bool under(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
+    return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/' || n == 1);
+}
+
+/* The directory to bind for a command outside /usr: for one inside a
+ * node_modules tree, that whole tree (its package finds its dependencies
+ * there); else the command's own directory. NULL when under /usr. */
+static char *command_dir(const char *path)
+{
+    if (under(path, "/usr"))
+        return NULL;
+    const char *nm = strstr(path, "/node_modules/");
+    if (nm)
+        return gw_xstrndup(path, (size_t)(nm - path) + strlen("/node_modules"));
+    const char *slash = strrchr(path, '/');
+    return slash && slash != path ? gw_xstrndup(path, (size_t)(slash - path)) : NULL;
+}
+
+static void base_system(struct vec *a)
+{
+    put3(a, "--ro-bind", "/usr", "/usr");
+    for (size_t i = 0; i < sizeof(usr_links) / sizeof(usr_links[0]); i++) {
+        char top[32], target[PATH_MAX];
+        struct stat st;
+        snprintf(top, sizeof(top), "/%s", usr_links[i]);
+        if (lstat(top, &st) != 0)
+            continue;
+        ssize_t n = S_ISLNK(st.st_mode) ? readlink(top, target, sizeof(target) - 1) : -1;
+        if (n > 0) {
+            target[n] = '\0';
+            put3(a, "--symlink", target, top);
+        } else if (S_ISDIR(st.st_mode)) {
+            put3(a, "--ro-bind", top, top);
+        }
+    }
+    for (size_t i = 0; i < sizeof(etc_files) / sizeof(etc_files[0]); i++) {
+        char p[64];
+        snprintf(p, sizeof(p), "/etc/%s", etc_files[i]);
+        put3(a, "--ro-bind-try", p, p);
+    }
+}
+
+/* Each hidden path that a bound one holds gets an empty directory, or
+ * /dev/null for a file, mounted over it. */
+static void hide_paths(struct vec *a, const struct gw_sandbox_spec *sp, const char *const *bound,
+                       size_t nbound)
+{
+    for (size_t i = 0; i < sp->nhide; i++) {
+        struct stat st;
+        const char *h = sp->hide[i];
+        if (!h || h[0] != '/' || stat(h, &st) != 0)
+            continue;
+        bool visible = false;
+        for (size_t j = 0; j < nbound && !visible; j++)
+            visible = bound[j] && under(h, bound[j]);
+        if (!visible)
+            continue;
+        if (S_ISDIR(st.st_mode))
+            put2(a, "--tmpfs", h);
+        else
+            put3(a, "--ro-bind", "/dev/null", h);
+    }
+}
+
+char **gw_sandbox_argv(const struct gw_sandbox_spec *sp)
+{
+    const struct gw_sandbox_config *c = sp->cfg;
+    struct vec a = {0};
+    char num[32], real[PATH_MAX];
+    put(&a, sp->bwrap);
+    /* --unshare-user is explicit: --disable-userns needs it, and
+     * --unshare-all alone would go on without a user namespace. */
+    put3(&a, "--unshare-all", "--unshare-user", "--disable-userns");
+    if (c->network == GW_SANDBOX_NET_HOST)
+        put(&a, "--share-net");
+    put3(&a, "--die-with-parent", "--new-session", "--cap-drop");
+    put(&a, "ALL");
+    put2(&a, "--hostname", "mcpgw-sandbox");
+    base_system(&a);
+    put2(&a, "--proc", "/proc");
+    put2(&a, "--dev", "/dev");
+    snprintf(num, sizeof(num), "%llu", (unsigned long long)c->tmp);
+    put2(&a, "--size", num);
+    put2(&a, "--tmpfs", "/tmp");
+    put3(&a, "--bind", sp->home, GW_SANDBOX_HOME);
+    /* Every path bound from the host, for hide_paths: the command's
+     * directory (by its path and its real path), cwd, read, write. */
+    size_t nbound = 3 + c->nread + c->nwrite;
+    const char **bound = gw_xcalloc(nbound, sizeof(*bound));
+    char *dirs[2] = {command_dir(sp->command_path),
+                     realpath(sp->command_path, real) ? command_dir(real) : NULL};
+    if (dirs[0] && dirs[1] && strcmp(dirs[0], dirs[1]) == 0) {
+        free(dirs[1]);
+        dirs[1] = NULL;
+    }
+    for (int i = 0; i < 2; i++) {
+        if (dirs[i])
+            put3(&a, "--ro-bind", dirs[i], dirs[i]);
+        bound[i] = dirs[i];
+    }
+    if (sp->cwd_set) {
+        put3(&a, "--ro-bind", sp->cwd, sp->cwd);
+        bound[2] = sp->cwd;
+    }
+    for (size_t i = 0; i < c->nread; i++) {
+        put3(&a, "--ro-bind", c->read[i], c->read[i]);
+        bound[3 + i] = c->read[i];
+    }
+    for (size_t i = 0; i < c->nwrite; i++) {
+        put3(&a, "--bind", c->write[i], c->write[i]);
+        bound[3 + c->nread + i] = c->write[i];
+    }
+    hide_paths(&a, sp, bound, nbound);
+    free(dirs[0]);
+    free(dirs[1]);
+    free(bound);
+    put2(&a, "--chdir", sp->cwd_set ? sp->cwd : GW_SANDBOX_HOME);
+    /* Tools keep their caches in the home, where they last between starts
+     * of a home: server and go with a home: dialog. */
+    put3(&a, "--setenv", "HOME", GW_SANDBOX_HOME);
+    put3(&a, "--setenv", "TMPDIR", "/tmp");
+    put3(&a, "--setenv", "XDG_CACHE_HOME", GW_SANDBOX_HOME "/.cache");
+    put3(&a, "--setenv", "XDG_CONFIG_HOME", GW_SANDBOX_HOME "/.config");
+    put3(&a, "--setenv", "XDG_DATA_HOME", GW_SANDBOX_HOME "/.local/share");
+    put3(&a, "--setenv", "XDG_STATE_HOME", GW_SANDBOX_HOME "/.local/state");
+    put3(&a, "--setenv", "npm_config_cache", GW_SANDBOX_HOME "/.npm");
+    put3(&a, "--setenv", "UV_CACHE_DIR", GW_SANDBOX_HOME "/.cache/uv");
+    put2(&a, "--", sp->command_path);
+    for (size_t i = 0; i < sp->nargs; i++)
+        put(&a, sp->args[i]);
+    return a.v;
+}
+
+void gw_sandbox_argv_free(char **argv)
+{
+    for (char **p = argv; p && *p; p++)
+        free(*p);
+    free(argv);
+}
+
+/* ---- can this host sandbox? ---- */
+
+static char found_bwrap[PATH_MAX];
+static int probe_rc = 1; /* 1: not probed */
+static char probe_why[PATH_MAX + 256];
+static time_t probe_at;
+
+static int find_bwrap(void)
+{
+    const char *path = getenv("PATH");
+    for (const char *p = path; p && *p;) {
+        size_t n = strcspn(p, ":");
+        if (n > 0 && n + sizeof("/bwrap") < sizeof(found_bwrap)) {
+            memcpy(found_bwrap, p, n);
+            memcpy(found_bwrap + n, "/bwrap", sizeof("/bwrap"));
+            if (found_bwrap[0] == '/' && access(found_bwrap, X_OK) == 0)
+                return 0;
+        }
+        p += n + (p[n] == ':');
+    }
+    found_bwrap[0] = '\0';
+    return -ENOENT;
+}
+
+/* Runs bwrap with the namespaces an instance gets and /bin/true inside:
+ * what fails here (user namespaces off, a seccomp filter on unshare)
+ * would fail every instance. */
+static int probe(void)
+{
+    if (find_bwrap() != 0) {
+        snprintf(probe_why, sizeof(probe_why),
+                 "bubblewrap (bwrap) is not on the daemon's PATH (Debian package bubblewrap)");
+        return -ENOENT;
+    }
+    char *argv[] = {found_bwrap,
+                    "--unshare-all",
+                    "--unshare-user",
+                    "--disable-userns",
+                    "--die-with-parent",
+                    "--ro-bind",
+                    "/",
+                    "/",
+                    "--proc",
+                    "/proc",
+                    "--dev",
+                    "/dev",
+                    "--",
+                    "/bin/true",
+                    NULL};
+    int err[2];
+    if (pipe2(err, O_CLOEXEC) != 0)
+        return -errno;
+    pid_t pid = fork();
+    if (pid == 0) {
+        int null = open("/dev/null", O_RDWR);
+        dup2(null, 0);
+        dup2(null, 1);
+        dup2(err[1], 2);
+        execv(found_bwrap, argv);
+        _exit(127);
+    }
+    close(err[1]);
+    char msg[200] = "";
+    ssize_t n = pid > 0 ? read(err[0], msg, sizeof(msg) - 1) : 0;
+    close(err[0]);
+    msg[n > 0 ? n : 0] = '\0';
+    msg[strcspn(msg, "\n")] = '\0';
+    int status = 0;
+    if (pid < 0)
+        return -errno;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return 0;
+    snprintf(probe_why, sizeof(probe_why), "%s cannot make a sandbox here: %s", found_bwrap,
+             msg[0] ? msg : "it failed without saying why");
+    return -EPERM;
+}
+
+int gw_sandbox_available(const char **bwrap, char *why, size_t cap)
+{
+    time_t now = time(NULL);
+    if (probe_rc == 1 || (probe_rc < 0 && now - probe_at >= 60)) {
+        probe_rc = probe();
+        probe_at = now;
+    }
+    if (probe_rc == 0) {
+        *bwrap = found_bwrap;
+        return 0;
+    }
+    gw_say(why, cap, "%s", probe_why);
+    return probe_rc;
+}
+
+/* ---- homes ---- */
+
+static int make_dir(const char *p, mode_t mode)
+{
+    if (mkdir(p, mode) == 0)
+        return 0;
+    struct stat st;
+    if (errno == EEXIST && lstat(p, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid())
+        return 0;
+    return errno == EEXIST ? -EEXIST : -errno;
+}
+
+int gw_sandbox_home_make(const char *state_dir, const char *server, enum gw_sandbox_home kind,
+                         char **out, char *why, size_t cap)
+{
+    static unsigned seq;
+    *out = NULL;
+    if (!state_dir || state_dir[0] != '/') {
+        gw_say(why, cap, "no state directory for the sandbox's home (set gateway.state_dir)");
+        return -ENOENT;
+    }
+    char *homes = gw_xasprintf("%s/homes", state_dir);
+    int rc = make_dir(state_dir, 0700);
+    rc = rc ? rc : make_dir(homes, 0700);
+    char *dir = kind == GW_SANDBOX_HOME_SERVER ? gw_xasprintf("%s/%s", homes, server)
+                                               : gw_xasprintf("%s/%s.d", homes, server);
+    rc = rc ? rc : make_dir(dir, 0700);
+    if (rc == 0 && kind == GW_SANDBOX_HOME_DIALOG) {
+        char *inst = gw_xasprintf("%s/%d-%u", dir, (int)getpid(), ++seq);
+        rc = mkdir(inst, 0700) == 0 ? 0 : -errno;
+        free(dir);
+        dir = inst;
+    }
+    free(homes);
+    if (rc != 0) {
+        gw_say(why, cap, "cannot make the sandbox's home %s: %s%s", dir, strerror(-rc),
+               rc == -EEXIST ? " (not a directory of the daemon's user)" : "");
+        free(dir);
+        return rc;
+    }
+    *out = dir;
+    return 0;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)st, (void)ftw;
+    /* FTW_PHYS: a symlink is removed as a link, never followed. */
+    return (type == FTW_DP ? rmdir(path) : unlink(path)) == 0 || errno == ENOENT ? 0 : -errno;
+}
+
+int gw_sandbox_home_remove(const char *home)
+{
+    return nftw(home, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+}
