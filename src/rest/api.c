@@ -549,7 +549,10 @@ static void route_reload(struct gw_api_ctx *ctx, struct gw_http_request *req, st
 
 static void route_events(struct gw_api_ctx *ctx, struct gw_http_request *req, struct match *m)
 {
-    gw_events_attach(ctx->events, req);
+    json_t *snap = gw_servers_json(ctx->servers);
+
+    json_object_update_new(snap, gw_servers_dialogs_json(ctx->servers));
+    gw_events_attach(ctx->events, req, snap);
 }
 
 /* ---- dialogs ---- */
