@@ -127,8 +127,10 @@ static bool can_replay(const struct gw_events *ev, const char *last, uint64_t *i
     return *end == '\0' && *id < ev->next_id && *id + 1 >= first;
 }
 
-/* The state now, as event `snapshot` with no id of its own (it is not
- * kept, and a client resuming after it names the event before it). */
+/* The state now, as event `snapshot`. It has no id of its own and is not
+ * kept: a client that reconnects names the last event it saw, and what the
+ * snapshot held came with events up to "eventId", which it then needs no
+ * more of. */
 static int send_snapshot(struct gw_events *ev, struct client *c, json_t *snapshot)
 {
     char *body, *text;
