@@ -431,9 +431,12 @@ void gw_oauth_store_name(const char *kind, const char *key, char out[GW_OAUTH_NA
  * 0 or a negative errno. */
 int gw_oauth_store_write(const char *dir, const char *name, const char *data, size_t len);
 
-/* A regular file's content (not through a symlink, at most `max` bytes),
- * NUL-terminated heap; NULL when absent or unusable. */
-char *gw_oauth_store_read(const char *dir, const char *name, size_t max);
+/* A regular file's content (at most `max` bytes), NUL-terminated heap;
+ * NULL when absent (`why` empty) or refused (`why` says why): the same
+ * checks as the writer's, a directory and a file of this user that
+ * neither its group nor others may write, neither reached through a
+ * symlink. */
+char *gw_oauth_store_read(const char *dir, const char *name, size_t max, char *why, size_t cap);
 
 int gw_oauth_store_remove(const char *dir, const char *name);
 

@@ -81,7 +81,11 @@ static json_t *load_file(struct gw_oauth *o, const char *kind, const char *key)
 {
     char name[GW_OAUTH_NAME_LEN];
     gw_oauth_store_name(kind, key, name);
-    char *text = gw_oauth_store_read(o->store_dir, name, GW_OAUTH_FILE_MAX);
+    char why[400];
+    char *text = gw_oauth_store_read(o->store_dir, name, GW_OAUTH_FILE_MAX, why, sizeof(why));
+    if (!text && why[0])
+        gw_log(GW_LOG_WARN, "oauth: a saved file was not loaded", "server", o->server_url, "reason",
+               why, NULL);
     json_t *j = text ? json_loads(text, 0, NULL) : NULL;
     if (text)
         memset(text, 0, strlen(text));
