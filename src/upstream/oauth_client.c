@@ -27,9 +27,16 @@ static int addr_ok(const struct sockaddr *sa)
 
 /* ---- operations and their waiters ---- */
 
-static void schedule_ahead(struct gw_oauth *o);
+void gw_oauth__bound_clear(struct bound *b)
+{
+    free(b->issuer);
+    free(b->token_endpoint);
+    free(b->revocation_endpoint);
+    gw_oauth_client_clear(&b->client);
+    memset(b, 0, sizeof(*b));
+}
 
-static void finish(struct gw_oauth *o, int rc, const char *text)
+void gw_oauth__finish(struct gw_oauth *o, int rc, const char *text)
 {
     struct waiter *w = o->waiters, **outer = o->finishing;
     o->waiters = NULL;
@@ -41,7 +48,8 @@ static void finish(struct gw_oauth *o, int rc, const char *text)
     o->nurls = o->iurl = o->hops = 0;
     free(o->body);
     o->body = NULL;
-    schedule_ahead(o);
+    gw_oauth__bound_clear(&o->req);
+    gw_oauth__schedule_ahead(o);
     while (w) {
         struct waiter one = *w;
         free(w);
@@ -76,19 +84,17 @@ unsigned gw_oauth_generation(const struct gw_oauth *o)
     return o->generation;
 }
 
-static void failf(struct gw_oauth *o, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void failf(struct gw_oauth *o, int rc, const char *fmt, ...)
+void gw_oauth__failf(struct gw_oauth *o, int rc, const char *fmt, ...)
 {
     char why[512];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(why, sizeof(why), fmt, ap);
     va_end(ap);
-    finish(o, rc, why);
+    gw_oauth__finish(o, rc, why);
 }
 
-static int join(struct gw_oauth *o, enum op op, gw_oauth_cb cb, void *data)
+int gw_oauth__join(struct gw_oauth *o, enum op op, gw_oauth_cb cb, void *data)
 {
     if (o->op != OP_NONE && o->op != op)
         return -EBUSY;
@@ -109,12 +115,12 @@ static int join(struct gw_oauth *o, enum op op, gw_oauth_cb cb, void *data)
 /* Starts a fetch of `url` (checked first); `body` (form when it does not
  * start with '{', else JSON) makes it a POST; `auth` an Authorization
  * header value. On failure to start, the operation fails. */
-static void fetch(struct gw_oauth *o, const char *url, const char *body, const char *auth,
-                  step_fn next)
+void gw_oauth__fetch(struct gw_oauth *o, const char *url, const char *body, const char *auth,
+                     step_fn next)
 {
     char why[300];
     if (gw_oauth_url_check(url, o->server_host, why, sizeof(why)) < 0) {
-        failf(o, -EACCES, "refused to fetch %.300s: %s", url, why);
+        gw_oauth__failf(o, -EACCES, "refused to fetch %.300s: %s", url, why);
         return;
     }
     struct gw_oauth_url u;
@@ -146,7 +152,7 @@ static void fetch(struct gw_oauth *o, const char *url, const char *body, const c
     o->x.ops = &xfer_ops;
     int rc = gw_http_xfer_begin(&o->x, o->multi, &req);
     if (rc < 0) {
-        failf(o, -EIO, "could not start a fetch of %.300s", url);
+        gw_oauth__failf(o, -EIO, "could not start a fetch of %.300s", url);
         return;
     }
     o->busy = true;
@@ -174,22 +180,22 @@ static void x_done(struct gw_http_xfer *x, CURLcode rc)
 static const struct gw_http_xfer_ops xfer_ops = {x_start, x_event, x_done};
 
 /* A transport-level failure of the fetch in flight, as a sentence. */
-static bool fetch_failed(struct gw_oauth *o, CURLcode rc, const char *what)
+bool gw_oauth__fetch_failed(struct gw_oauth *o, CURLcode rc, const char *what)
 {
     if (o->x.fail == GW_HTTP_XFER_BODY_TOO_BIG) {
-        failf(o, -EFBIG, "%s is larger than %u bytes", what, GW_OAUTH_BODY_MAX);
+        gw_oauth__failf(o, -EFBIG, "%s is larger than %u bytes", what, GW_OAUTH_BODY_MAX);
         return true;
     }
     if (o->x.cx.refused[0]) {
-        failf(o, -EACCES,
-              "%s: refused to connect to %s (a private, link-local or metadata "
-              "address)",
-              what, o->x.cx.refused);
+        gw_oauth__failf(o, -EACCES,
+                        "%s: refused to connect to %s (a private, link-local or metadata "
+                        "address)",
+                        what, o->x.cx.refused);
         return true;
     }
     if (rc != CURLE_OK) {
-        failf(o, -EIO, "%s could not be fetched: %s", what,
-              o->x.errbuf[0] ? o->x.errbuf : curl_easy_strerror(rc));
+        gw_oauth__failf(o, -EIO, "%s could not be fetched: %s", what,
+                        o->x.errbuf[0] ? o->x.errbuf : curl_easy_strerror(rc));
         return true;
     }
     return false;
@@ -203,11 +209,12 @@ static bool follow(struct gw_oauth *o, step_fn again)
         return false;
     curl_easy_getinfo(o->x.cx.easy, CURLINFO_REDIRECT_URL, &loc);
     if (!loc || ++o->hops > GW_OAUTH_MAX_HOPS) {
-        failf(o, -EIO, "a metadata fetch was redirected %s", loc ? "too often" : "nowhere");
+        gw_oauth__failf(o, -EIO, "a metadata fetch was redirected %s",
+                        loc ? "too often" : "nowhere");
         return true;
     }
     char *copy = gw_xstrdup(loc);
-    fetch(o, copy, NULL, NULL, again);
+    gw_oauth__fetch(o, copy, NULL, NULL, again);
     free(copy);
     return true;
 }
@@ -217,13 +224,11 @@ static bool follow(struct gw_oauth *o, step_fn again)
 static void prm_next(struct gw_oauth *o);
 static void asm_next(struct gw_oauth *o);
 static void have_client(struct gw_oauth *o);
-static void post_token(struct gw_oauth *o, const char *endpoint,
-                       const struct gw_oauth_token_request *r);
 
 static void prm_done(struct gw_oauth *o, CURLcode rc)
 {
     char why[400];
-    if (fetch_failed(o, rc, "the protected resource metadata") || follow(o, prm_done))
+    if (gw_oauth__fetch_failed(o, rc, "the protected resource metadata") || follow(o, prm_done))
         return;
     if (!gw_http_xfer_ok(&o->x)) {
         o->iurl++;
@@ -232,7 +237,7 @@ static void prm_done(struct gw_oauth *o, CURLcode rc)
     }
     gw_oauth_prm_clear(&o->prm);
     if (gw_oauth_prm_read(o->x.rbody, o->x.rlen, o->server_url, &o->prm, why, sizeof(why)) < 0) {
-        failf(o, -EINVAL, "%s", why);
+        gw_oauth__failf(o, -EINVAL, "%s", why);
         return;
     }
     for (int i = 0; i < o->nurls; i++)
@@ -246,7 +251,7 @@ static void prm_done(struct gw_oauth *o, CURLcode rc)
     o->nurls = gw_oauth_discovery_urls(GW_OAUTH_ASM, o->prm.issuer, o->urls);
     if (o->nurls < 0) {
         o->nurls = 0;
-        failf(o, -EINVAL, "the authorization server %.300s is not a URL", o->prm.issuer);
+        gw_oauth__failf(o, -EINVAL, "the authorization server %.300s is not a URL", o->prm.issuer);
         return;
     }
     asm_next(o);
@@ -256,17 +261,17 @@ static void prm_next(struct gw_oauth *o)
 {
     o->hops = 0;
     if (o->iurl >= o->nurls) {
-        failf(o, -ENOENT, "%s has no protected resource metadata (tried %d URL%s)", o->server_url,
-              o->nurls, o->nurls == 1 ? "" : "s");
+        gw_oauth__failf(o, -ENOENT, "%s has no protected resource metadata (tried %d URL%s)",
+                        o->server_url, o->nurls, o->nurls == 1 ? "" : "s");
         return;
     }
-    fetch(o, o->urls[o->iurl], NULL, NULL, prm_done);
+    gw_oauth__fetch(o, o->urls[o->iurl], NULL, NULL, prm_done);
 }
 
 static void asm_done(struct gw_oauth *o, CURLcode rc)
 {
     char why[400];
-    if (fetch_failed(o, rc, "the authorization server metadata") || follow(o, asm_done))
+    if (gw_oauth__fetch_failed(o, rc, "the authorization server metadata") || follow(o, asm_done))
         return;
     if (!gw_http_xfer_ok(&o->x)) {
         o->iurl++;
@@ -274,7 +279,7 @@ static void asm_done(struct gw_oauth *o, CURLcode rc)
         return;
     }
     if (gw_oauth_asm_read(o->x.rbody, o->x.rlen, o->prm.issuer, &o->asm_, why, sizeof(why)) < 0) {
-        failf(o, -EINVAL, "%s", why);
+        gw_oauth__failf(o, -EINVAL, "%s", why);
         return;
     }
     have_client(o);
@@ -284,10 +289,10 @@ static void asm_next(struct gw_oauth *o)
 {
     o->hops = 0;
     if (o->iurl >= o->nurls) {
-        failf(o, -ENOENT, "no authorization server metadata for %.300s", o->prm.issuer);
+        gw_oauth__failf(o, -ENOENT, "no authorization server metadata for %.300s", o->prm.issuer);
         return;
     }
-    fetch(o, o->urls[o->iurl], NULL, NULL, asm_done);
+    gw_oauth__fetch(o, o->urls[o->iurl], NULL, NULL, asm_done);
 }
 
 static void set_client(struct gw_oauth *o, struct gw_oauth_client *c, bool registered)
@@ -306,15 +311,16 @@ static void dcr_done(struct gw_oauth *o, CURLcode rc)
 {
     char why[400];
     struct gw_oauth_client c;
-    if (fetch_failed(o, rc, "the client registration"))
+    if (gw_oauth__fetch_failed(o, rc, "the client registration"))
         return;
     if (!gw_http_xfer_ok(&o->x)) {
-        failf(o, -EIO, "the authorization server refused to register the client (HTTP %ld)",
-              o->x.status);
+        gw_oauth__failf(o, -EIO,
+                        "the authorization server refused to register the client (HTTP %ld)",
+                        o->x.status);
         return;
     }
     if (gw_oauth_dcr_read(o->x.rbody, o->x.rlen, &c, why, sizeof(why)) < 0) {
-        failf(o, -EINVAL, "%s", why);
+        gw_oauth__failf(o, -EINVAL, "%s", why);
         return;
     }
     set_client(o, &c, true);
@@ -336,14 +342,29 @@ static struct flow *free_flow(struct gw_oauth *o)
 
 static void flow_clear(struct flow *f)
 {
-    free(f->issuer);
-    free(f->token_endpoint);
+    gw_oauth__bound_clear(&f->as);
     free(f->resource);
     memset(f, 0, sizeof(*f));
 }
 
+/* o->asm_ and the client for it, as a token request's destination. */
+static void bound_now(const struct gw_oauth *o, struct bound *b)
+{
+    b->issuer = gw_xstrdup(o->asm_.issuer);
+    b->token_endpoint = gw_xstrdup(o->asm_.token_endpoint);
+    b->revocation_endpoint = gw_xstrdup(o->asm_.revocation_endpoint);
+    b->client.client_id = gw_xstrdup(o->client.client_id);
+    b->client.client_secret = gw_xstrdup(o->client.client_secret);
+    b->client.auth = o->client.auth;
+}
+
 static void have_client(struct gw_oauth *o)
 {
+    char why[600];
+    if (o->configured.client_id && gw_oauth__issuer_check(o, why, sizeof(why)) < 0) {
+        gw_oauth__failf(o, -EXDEV, "%s", why);
+        return;
+    }
     bool same = o->client_issuer && strcmp(o->client_issuer, o->asm_.issuer) == 0;
     /* A Client ID Metadata Document: its URL is the client_id, no
      * registration (a public client: the document names no secret). */
@@ -361,10 +382,10 @@ static void have_client(struct gw_oauth *o)
             c.auth = gw_oauth_auth_choose(&o->asm_, c.client_secret != NULL);
         if (!c.auth) {
             gw_oauth_client_clear(&c);
-            failf(o, -EINVAL,
-                  "%.300s supports no token endpoint authentication this client can "
-                  "use",
-                  o->asm_.issuer);
+            gw_oauth__failf(o, -EINVAL,
+                            "%.300s supports no token endpoint authentication this client can "
+                            "use",
+                            o->asm_.issuer);
             return;
         }
         set_client(o, &c, false);
@@ -377,37 +398,38 @@ static void have_client(struct gw_oauth *o)
     if (o->client_credentials) {
         if (!same || (!o->client.client_secret && o->client.auth != GW_OAUTH_AUTH_JWT)) {
             free(scopes);
-            failf(o, -EINVAL,
-                  "grant client_credentials needs oauth.client_id and client_secret (or "
-                  "private_key)");
+            gw_oauth__failf(o, -EINVAL,
+                            "grant client_credentials needs oauth.client_id and client_secret (or "
+                            "private_key)");
             return;
         }
         struct gw_oauth_token_request tr = {
-            .client = &o->client,
             .scope = scopes,
             .resource = o->omit_resource ? NULL : o->prm.resource,
         };
-        post_token(o, o->asm_.token_endpoint, &tr);
+        bound_now(o, &o->req);
+        gw_oauth__post_token(o, &tr);
         free(scopes);
         return;
     }
     if (!same) {
         if (!o->asm_.registration_endpoint) {
             free(scopes);
-            failf(o, -ENOENT, "%.300s offers no client registration: configure oauth.client_id",
-                  o->asm_.issuer);
+            gw_oauth__failf(o, -ENOENT,
+                            "%.300s offers no client registration: configure oauth.client_id",
+                            o->asm_.issuer);
             return;
         }
         o->body = gw_oauth_dcr_request(o->redirect_uri, scopes);
         free(scopes);
-        fetch(o, o->asm_.registration_endpoint, o->body, NULL, dcr_done);
+        gw_oauth__fetch(o, o->asm_.registration_endpoint, o->body, NULL, dcr_done);
         return;
     }
     if (gw_oauth__count_request(o, scopes) < 0) {
-        failf(o, -EPERM,
-              "%d authorization requests did not get the scopes %.300s: none is made "
-              "until a reload or a logout",
-              GW_OAUTH_AUTHZ_MAX, scopes ? scopes : "(none named)");
+        gw_oauth__failf(o, -EPERM,
+                        "%d authorization requests did not get the scopes %.300s: none is made "
+                        "until a reload or a logout",
+                        GW_OAUTH_AUTHZ_MAX, scopes ? scopes : "(none named)");
         free(scopes);
         return;
     }
@@ -416,11 +438,10 @@ static void have_client(struct gw_oauth *o)
     if (gw_oauth_random(f->state) < 0 || gw_oauth_random(f->verifier) < 0) {
         flow_clear(f);
         free(scopes);
-        failf(o, -EIO, "no random bytes for the authorization request");
+        gw_oauth__failf(o, -EIO, "no random bytes for the authorization request");
         return;
     }
-    f->issuer = gw_xstrdup(o->asm_.issuer);
-    f->token_endpoint = gw_xstrdup(o->asm_.token_endpoint);
+    bound_now(o, &f->as);
     f->resource = o->omit_resource ? NULL : gw_xstrdup(o->prm.resource);
     f->iss_supported = o->asm_.iss_supported;
     f->created = time(NULL);
@@ -437,7 +458,7 @@ static void have_client(struct gw_oauth *o)
     o->asked_scopes = gw_xstrdup(scopes);
     char *url = gw_oauth_authz_url(&r);
     free(scopes);
-    finish(o, 0, url);
+    gw_oauth__finish(o, 0, url);
     free(url);
 }
 
@@ -460,7 +481,7 @@ int gw_oauth_authorize(struct gw_oauth *o, gw_oauth_cb cb, void *data)
         free(why);
         return 0;
     }
-    int j = join(o, OP_AUTHORIZE, cb, data);
+    int j = gw_oauth__join(o, OP_AUTHORIZE, cb, data);
     if (j != 0)
         return j < 0 ? j : 0;
     if (o->challenge.resource_metadata) {
@@ -473,52 +494,6 @@ int gw_oauth_authorize(struct gw_oauth *o, gw_oauth_cb cb, void *data)
     }
     o->iurl = 0;
     prm_next(o);
-    return 0;
-}
-
-static void revoke_done(struct gw_oauth *o, CURLcode rc)
-{
-    if (rc != CURLE_OK || !gw_http_xfer_ok(&o->x))
-        gw_log(GW_LOG_WARN, "oauth: the authorization server did not confirm the revocation",
-               "server", o->server_url, NULL);
-    finish(o, 0, NULL);
-}
-
-int gw_oauth_forget(struct gw_oauth *o)
-{
-    if (o->op != OP_NONE)
-        return -EBUSY;
-    /* RFC 7009: the refresh token, whose revocation ends the grant (and,
-     * at most servers, its access tokens); else the access token. */
-    const char *hint = o->token.refresh_token ? "refresh_token" : "access_token";
-    char *token =
-        gw_xstrdup(o->token.refresh_token ? o->token.refresh_token : o->token.access_token);
-    gw_oauth__drop_grant(o);
-    gw_oauth_limit_reset(o);
-    schedule_ahead(o);
-    if (token && o->asm_.revocation_endpoint && o->client.client_id) {
-        o->op = OP_REVOKE;
-        gw_oauth_form_add(&o->body, "token", token);
-        gw_oauth_form_add(&o->body, "token_type_hint", hint);
-        if (o->client.auth != GW_OAUTH_AUTH_BASIC)
-            gw_oauth_form_add(&o->body, "client_id", o->client.client_id);
-        if (o->client.auth == GW_OAUTH_AUTH_POST)
-            gw_oauth_form_add(&o->body, "client_secret", o->client.client_secret);
-        char why[256];
-        if (gw_oauth__add_assertion(o, &o->body, why, sizeof(why)) != 0) {
-            /* unauthenticated, the server would refuse it anyway */
-            gw_log(GW_LOG_WARN, "oauth: no revocation", "server", o->server_url, "reason", why,
-                   NULL);
-            finish(o, 0, NULL);
-        } else {
-            char *basic = gw_oauth_basic_auth(&o->client);
-            fetch(o, o->asm_.revocation_endpoint, o->body, basic, revoke_done);
-            free(basic);
-        }
-    }
-    if (token)
-        memset(token, 0, strlen(token));
-    free(token);
     return 0;
 }
 
@@ -544,49 +519,6 @@ bool gw_oauth_owns_state(const struct gw_oauth *o, const char *query)
     return find_flow(o, query) != NULL;
 }
 
-static void token_done(struct gw_oauth *o, CURLcode rc)
-{
-    char why[400];
-    struct gw_oauth_token t;
-    bool refreshing = o->op == OP_REFRESH;
-    if (fetch_failed(o, rc, "the token endpoint"))
-        return;
-    if (gw_oauth_token_read(o->x.rbody, o->x.rlen, &t, why, sizeof(why)) < 0) {
-        if (refreshing) /* a refused refresh token is dead: forget the grant */
-            gw_oauth__drop_grant(o);
-        failf(o, -EACCES, "%s (HTTP %ld)", why, o->x.status);
-        return;
-    }
-    if (!t.refresh_token && o->token.refresh_token) { /* keep the one we had */
-        t.refresh_token = o->token.refresh_token;
-        o->token.refresh_token = NULL;
-    }
-    gw_oauth_token_clear(&o->token);
-    o->token = t;
-    o->expires_ms = t.expires_in ? gw_now_ms() + (uint64_t)t.expires_in * 1000 : 0;
-    o->expires_at = t.expires_in ? time(NULL) + (time_t)t.expires_in : 0;
-    o->challenged = false;
-    o->generation++;
-    free(o->step_scopes);
-    o->step_scopes = NULL;
-    gw_oauth__save_grant(o);
-    finish(o, 0, NULL);
-}
-
-static void post_token(struct gw_oauth *o, const char *endpoint,
-                       const struct gw_oauth_token_request *r)
-{
-    char why[256];
-    o->body = gw_oauth_token_body(r);
-    if (gw_oauth__add_assertion(o, &o->body, why, sizeof(why)) != 0) {
-        failf(o, -EINVAL, "%s", why);
-        return;
-    }
-    char *basic = gw_oauth_basic_auth(&o->client);
-    fetch(o, endpoint, o->body, basic, token_done);
-    free(basic);
-}
-
 int gw_oauth_redeem(struct gw_oauth *o, const char *query, gw_oauth_cb cb, void *data)
 {
     struct flow *f = find_flow(o, query);
@@ -596,42 +528,27 @@ int gw_oauth_redeem(struct gw_oauth *o, const char *query, gw_oauth_cb cb, void 
         return -EBUSY;
     struct flow used = *f; /* the state is spent from here on */
     memset(f, 0, sizeof(*f));
-    join(o, OP_REDEEM, cb, data);
+    gw_oauth__join(o, OP_REDEEM, cb, data);
     struct gw_oauth_redirect r;
     char why[400];
-    int rc = gw_oauth_redirect_read(query, used.state, used.issuer, used.iss_supported, &r, why,
+    int rc = gw_oauth_redirect_read(query, used.state, used.as.issuer, used.iss_supported, &r, why,
                                     sizeof(why));
     if (rc < 0) {
         if (r.error)
-            failf(o, rc, "%s: %s", why, r.error);
+            gw_oauth__failf(o, rc, "%s: %s", why, r.error);
         else
-            failf(o, rc, "%s", why);
+            gw_oauth__failf(o, rc, "%s", why);
     } else {
-        struct gw_oauth_token_request tr = {.client = &o->client,
-                                            .code = r.code,
+        struct gw_oauth_token_request tr = {.code = r.code,
                                             .verifier = used.verifier,
                                             .redirect_uri = o->redirect_uri,
                                             .resource = used.resource};
-        post_token(o, used.token_endpoint, &tr);
+        o->req = used.as; /* the token request carries the flow's own client */
+        memset(&used.as, 0, sizeof(used.as));
+        gw_oauth__post_token(o, &tr);
     }
     gw_oauth_redirect_clear(&r);
     flow_clear(&used);
-    return 0;
-}
-
-int gw_oauth_refresh(struct gw_oauth *o, gw_oauth_cb cb, void *data)
-{
-    if (o->op != OP_REFRESH && (!o->token.refresh_token || !o->asm_.token_endpoint))
-        return -ENOENT;
-    int j = join(o, OP_REFRESH, cb, data);
-    if (j != 0)
-        return j < 0 ? j : 0;
-    struct gw_oauth_token_request tr = {
-        .client = &o->client,
-        .refresh_token = o->token.refresh_token,
-        .resource = o->omit_resource ? NULL : o->prm.resource,
-    };
-    post_token(o, o->asm_.token_endpoint, &tr);
     return 0;
 }
 
@@ -690,38 +607,6 @@ int gw_oauth_step_up(struct gw_oauth *o, const char *www_authenticate)
     return 0;
 }
 
-/* ---- refresh ahead of expiry ---- */
-
-static void ahead_done(void *data, int rc, const char *why)
-{
-    if (rc < 0)
-        gw_log(GW_LOG_WARN, "oauth: the refresh ahead of expiry failed", "server",
-               ((struct gw_oauth *)data)->server_url, "reason", why, NULL);
-}
-
-static void on_ahead(uv_timer_t *t)
-{
-    struct gw_oauth *o = t->data;
-    if (o->op != OP_NONE) { /* after what runs now */
-        uv_timer_start(&o->ahead, on_ahead, 1000, 0);
-        return;
-    }
-    gw_oauth_refresh(o, ahead_done, o);
-}
-
-/* A grant that can be refreshed is, when four fifths of its access
- * token's life (at most a minute before its end) have passed, so that
- * calls never meet an expired token; one already expired, at once. */
-static void schedule_ahead(struct gw_oauth *o)
-{
-    uv_timer_stop(&o->ahead);
-    if (!o->token.refresh_token || !o->expires_ms || !o->asm_.token_endpoint)
-        return;
-    uint64_t now = gw_now_ms(), left = o->expires_ms > now ? o->expires_ms - now : 0;
-    uint64_t margin = left / 5 < 60000 ? left / 5 : 60000;
-    uv_timer_start(&o->ahead, on_ahead, left - margin, 0);
-}
-
 struct gw_oauth *gw_oauth_new(uv_loop_t *loop, struct gw_curl_uv *multi,
                               const struct gw_oauth_settings *s)
 {
@@ -741,6 +626,7 @@ struct gw_oauth *gw_oauth_new(uv_loop_t *loop, struct gw_curl_uv *multi,
     o->configured.client_id = gw_xstrdup(s->client_id);
     o->configured.client_secret = gw_xstrdup(s->client_secret);
     o->configured.auth = s->auth;
+    o->pinned_issuer = gw_xstrdup(s->issuer);
     gw_oauth__load_key(o, s->private_key);
     if (gw_oauth_url_parse(s->server_url, &u, why, sizeof(why)) == 0) {
         gw_strlcpy(o->server_host, u.host, sizeof(o->server_host));
@@ -750,7 +636,7 @@ struct gw_oauth *gw_oauth_new(uv_loop_t *loop, struct gw_curl_uv *multi,
         o->state_dir = gw_xstrdup(s->state_dir);
         o->store_dir = gw_xasprintf("%s/oauth", s->state_dir);
         gw_oauth__load(o);
-        schedule_ahead(o);
+        gw_oauth__schedule_ahead(o);
     }
     return o;
 }
@@ -788,6 +674,10 @@ void gw_oauth_free(struct gw_oauth *o)
     free(o->store_dir);
     free(o->state_dir);
     gw_oauth_client_clear(&o->configured);
+    free(o->pinned_issuer);
+    free(o->secret_issuer);
+    gw_oauth__bound_clear(&o->grant);
+    gw_oauth__bound_clear(&o->req);
     gw_jws_key_free(o->key);
     gw_oauth_client_clear(&o->client);
     gw_oauth_challenge_clear(&o->challenge);
