@@ -129,3 +129,30 @@ test('oauth.issuer pins the configured client: a move is refused, a logout does 
   await sync(as);
   assert.deepEqual(at(as, 'as2', (e) => e.event === 'token'), [], 'the secret never went to the new AS');
 });
+
+test('a browser authorization with a configured client_secret: 409 issuer_changed and a Problem after the move', async (t) => {
+  const as = await oauthServer();
+  t.after(() => as.stop());
+  const extra = '    oauth:\n      client_id: cc-client\n      client_secret: {env: CC_SECRET}\n';
+  const d = await start(yaml(as.url, extra), { env: { CC_SECRET: 'cc-secret', XDG_STATE_HOME: tmpdir(), STATE_DIRECTORY: '' } });
+  t.after(() => d.stop());
+  await waitFor(async () => (await server(d)).state === 'needs_authorization', 20000 * slow);
+  const json = { headers: { accept: 'application/json' } };
+  const first = await d.get('/v1/servers/secured/authorize', json);
+  assert.equal(first.status, 200, first.body);
+  assert.match(first.json.url, new RegExp(`^${origin(as)}/authorize\\?.*client_id=cc-client`));
+
+  await post(`${origin(as)}/test/move`);
+  const moved = await d.get('/v1/servers/secured/authorize', json);
+  assert.equal(moved.status, 409, moved.body);
+  assert.equal(moved.json.error.code, 'issuer_changed');
+  assert.match(moved.json.error.message, /changed from http:\/\/127\.0\.0\.1:\d+ to http:\/\/127\.0\.0\.1:\d+\/as2/);
+  assert.match(await problems(d), /issuer_changed|changed from/);
+  assert.match((await server(d)).lastError, /changed from/);
+
+  // A logout confirms: the new authorization server is used.
+  assert.equal((await d.request('DELETE', '/v1/servers/secured/authorize')).status, 200);
+  const after = await d.get('/v1/servers/secured/authorize', json);
+  assert.equal(after.status, 200, after.body);
+  assert.match(after.json.url, new RegExp(`^${origin(as)}/as2/authorize\\?.*client_id=cc-client`));
+});
