@@ -36,7 +36,7 @@ void gw_oauth__bound_clear(struct bound *b)
     memset(b, 0, sizeof(*b));
 }
 
-void gw_oauth__finish(struct gw_oauth *o, int rc, const char *text)
+static void finish(struct gw_oauth *o, int rc, const char *text)
 {
     struct waiter *w = o->waiters, **outer = o->finishing;
     o->waiters = NULL;
@@ -84,17 +84,19 @@ unsigned gw_oauth_generation(const struct gw_oauth *o)
     return o->generation;
 }
 
-void gw_oauth__failf(struct gw_oauth *o, int rc, const char *fmt, ...)
+static void failf(struct gw_oauth *o, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void failf(struct gw_oauth *o, int rc, const char *fmt, ...)
 {
     char why[512];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(why, sizeof(why), fmt, ap);
     va_end(ap);
-    gw_oauth__finish(o, rc, why);
+    finish(o, rc, why);
 }
 
-int gw_oauth__join(struct gw_oauth *o, enum op op, gw_oauth_cb cb, void *data)
+static int join(struct gw_oauth *o, enum op op, gw_oauth_cb cb, void *data)
 {
     if (o->op != OP_NONE && o->op != op)
         return -EBUSY;
@@ -115,12 +117,12 @@ int gw_oauth__join(struct gw_oauth *o, enum op op, gw_oauth_cb cb, void *data)
 /* Starts a fetch of `url` (checked first); `body` (form when it does not
  * start with '{', else JSON) makes it a POST; `auth` an Authorization
  * header value. On failure to start, the operation fails. */
-void gw_oauth__fetch(struct gw_oauth *o, const char *url, const char *body, const char *auth,
-                     step_fn next)
+static void fetch(struct gw_oauth *o, const char *url, const char *body, const char *auth,
+                  step_fn next)
 {
     char why[300];
     if (gw_oauth_url_check(url, o->server_host, why, sizeof(why)) < 0) {
-        gw_oauth__failf(o, -EACCES, "refused to fetch %.300s: %s", url, why);
+        failf(o, -EACCES, "refused to fetch %.300s: %s", url, why);
         return;
     }
     struct gw_oauth_url u;
@@ -152,7 +154,7 @@ void gw_oauth__fetch(struct gw_oauth *o, const char *url, const char *body, cons
     o->x.ops = &xfer_ops;
     int rc = gw_http_xfer_begin(&o->x, o->multi, &req);
     if (rc < 0) {
-        gw_oauth__failf(o, -EIO, "could not start a fetch of %.300s", url);
+        failf(o, -EIO, "could not start a fetch of %.300s", url);
         return;
     }
     o->busy = true;
@@ -180,22 +182,22 @@ static void x_done(struct gw_http_xfer *x, CURLcode rc)
 static const struct gw_http_xfer_ops xfer_ops = {x_start, x_event, x_done};
 
 /* A transport-level failure of the fetch in flight, as a sentence. */
-bool gw_oauth__fetch_failed(struct gw_oauth *o, CURLcode rc, const char *what)
+static bool fetch_failed(struct gw_oauth *o, CURLcode rc, const char *what)
 {
     if (o->x.fail == GW_HTTP_XFER_BODY_TOO_BIG) {
-        gw_oauth__failf(o, -EFBIG, "%s is larger than %u bytes", what, GW_OAUTH_BODY_MAX);
+        failf(o, -EFBIG, "%s is larger than %u bytes", what, GW_OAUTH_BODY_MAX);
         return true;
     }
     if (o->x.cx.refused[0]) {
-        gw_oauth__failf(o, -EACCES,
-                        "%s: refused to connect to %s (a private, link-local or metadata "
-                        "address)",
-                        what, o->x.cx.refused);
+        failf(o, -EACCES,
+              "%s: refused to connect to %s (a private, link-local or metadata "
+              "address)",
+              what, o->x.cx.refused);
         return true;
     }
     if (rc != CURLE_OK) {
-        gw_oauth__failf(o, -EIO, "%s could not be fetched: %s", what,
-                        o->x.errbuf[0] ? o->x.errbuf : curl_easy_strerror(rc));
+        failf(o, -EIO, "%s could not be fetched: %s", what,
+              o->x.errbuf[0] ? o->x.errbuf : curl_easy_strerror(rc));
         return true;
     }
     return false;
@@ -209,12 +211,11 @@ static bool follow(struct gw_oauth *o, step_fn again)
         return false;
     curl_easy_getinfo(o->x.cx.easy, CURLINFO_REDIRECT_URL, &loc);
     if (!loc || ++o->hops > GW_OAUTH_MAX_HOPS) {
-        gw_oauth__failf(o, -EIO, "a metadata fetch was redirected %s",
-                        loc ? "too often" : "nowhere");
+        failf(o, -EIO, "a metadata fetch was redirected %s", loc ? "too often" : "nowhere");
         return true;
     }
     char *copy = gw_xstrdup(loc);
-    gw_oauth__fetch(o, copy, NULL, NULL, again);
+    fetch(o, copy, NULL, NULL, again);
     free(copy);
     return true;
 }
@@ -228,7 +229,7 @@ static void have_client(struct gw_oauth *o);
 static void prm_done(struct gw_oauth *o, CURLcode rc)
 {
     char why[400];
-    if (gw_oauth__fetch_failed(o, rc, "the protected resource metadata") || follow(o, prm_done))
+    if (fetch_failed(o, rc, "the protected resource metadata") || follow(o, prm_done))
         return;
     if (!gw_http_xfer_ok(&o->x)) {
         o->iurl++;
@@ -237,7 +238,7 @@ static void prm_done(struct gw_oauth *o, CURLcode rc)
     }
     gw_oauth_prm_clear(&o->prm);
     if (gw_oauth_prm_read(o->x.rbody, o->x.rlen, o->server_url, &o->prm, why, sizeof(why)) < 0) {
-        gw_oauth__failf(o, -EINVAL, "%s", why);
+        failf(o, -EINVAL, "%s", why);
         return;
     }
     for (int i = 0; i < o->nurls; i++)
@@ -251,7 +252,7 @@ static void prm_done(struct gw_oauth *o, CURLcode rc)
     o->nurls = gw_oauth_discovery_urls(GW_OAUTH_ASM, o->prm.issuer, o->urls);
     if (o->nurls < 0) {
         o->nurls = 0;
-        gw_oauth__failf(o, -EINVAL, "the authorization server %.300s is not a URL", o->prm.issuer);
+        failf(o, -EINVAL, "the authorization server %.300s is not a URL", o->prm.issuer);
         return;
     }
     asm_next(o);
@@ -261,17 +262,17 @@ static void prm_next(struct gw_oauth *o)
 {
     o->hops = 0;
     if (o->iurl >= o->nurls) {
-        gw_oauth__failf(o, -ENOENT, "%s has no protected resource metadata (tried %d URL%s)",
-                        o->server_url, o->nurls, o->nurls == 1 ? "" : "s");
+        failf(o, -ENOENT, "%s has no protected resource metadata (tried %d URL%s)", o->server_url,
+              o->nurls, o->nurls == 1 ? "" : "s");
         return;
     }
-    gw_oauth__fetch(o, o->urls[o->iurl], NULL, NULL, prm_done);
+    fetch(o, o->urls[o->iurl], NULL, NULL, prm_done);
 }
 
 static void asm_done(struct gw_oauth *o, CURLcode rc)
 {
     char why[400];
-    if (gw_oauth__fetch_failed(o, rc, "the authorization server metadata") || follow(o, asm_done))
+    if (fetch_failed(o, rc, "the authorization server metadata") || follow(o, asm_done))
         return;
     if (!gw_http_xfer_ok(&o->x)) {
         o->iurl++;
@@ -279,7 +280,7 @@ static void asm_done(struct gw_oauth *o, CURLcode rc)
         return;
     }
     if (gw_oauth_asm_read(o->x.rbody, o->x.rlen, o->prm.issuer, &o->asm_, why, sizeof(why)) < 0) {
-        gw_oauth__failf(o, -EINVAL, "%s", why);
+        failf(o, -EINVAL, "%s", why);
         return;
     }
     have_client(o);
@@ -289,10 +290,10 @@ static void asm_next(struct gw_oauth *o)
 {
     o->hops = 0;
     if (o->iurl >= o->nurls) {
-        gw_oauth__failf(o, -ENOENT, "no authorization server metadata for %.300s", o->prm.issuer);
+        failf(o, -ENOENT, "no authorization server metadata for %.300s", o->prm.issuer);
         return;
     }
-    gw_oauth__fetch(o, o->urls[o->iurl], NULL, NULL, asm_done);
+    fetch(o, o->urls[o->iurl], NULL, NULL, asm_done);
 }
 
 static void set_client(struct gw_oauth *o, struct gw_oauth_client *c, bool registered)
@@ -311,16 +312,15 @@ static void dcr_done(struct gw_oauth *o, CURLcode rc)
 {
     char why[400];
     struct gw_oauth_client c;
-    if (gw_oauth__fetch_failed(o, rc, "the client registration"))
+    if (fetch_failed(o, rc, "the client registration"))
         return;
     if (!gw_http_xfer_ok(&o->x)) {
-        gw_oauth__failf(o, -EIO,
-                        "the authorization server refused to register the client (HTTP %ld)",
-                        o->x.status);
+        failf(o, -EIO, "the authorization server refused to register the client (HTTP %ld)",
+              o->x.status);
         return;
     }
     if (gw_oauth_dcr_read(o->x.rbody, o->x.rlen, &c, why, sizeof(why)) < 0) {
-        gw_oauth__failf(o, -EINVAL, "%s", why);
+        failf(o, -EINVAL, "%s", why);
         return;
     }
     set_client(o, &c, true);
@@ -362,7 +362,7 @@ static void have_client(struct gw_oauth *o)
 {
     char why[600];
     if (o->configured.client_id && gw_oauth__issuer_check(o, why, sizeof(why)) < 0) {
-        gw_oauth__failf(o, -EXDEV, "%s", why);
+        failf(o, -EXDEV, "%s", why);
         return;
     }
     bool same = o->client_issuer && strcmp(o->client_issuer, o->asm_.issuer) == 0;
@@ -382,10 +382,10 @@ static void have_client(struct gw_oauth *o)
             c.auth = gw_oauth_auth_choose(&o->asm_, c.client_secret != NULL);
         if (!c.auth) {
             gw_oauth_client_clear(&c);
-            gw_oauth__failf(o, -EINVAL,
-                            "%.300s supports no token endpoint authentication this client can "
-                            "use",
-                            o->asm_.issuer);
+            failf(o, -EINVAL,
+                  "%.300s supports no token endpoint authentication this client can "
+                  "use",
+                  o->asm_.issuer);
             return;
         }
         set_client(o, &c, false);
@@ -398,9 +398,9 @@ static void have_client(struct gw_oauth *o)
     if (o->client_credentials) {
         if (!same || (!o->client.client_secret && o->client.auth != GW_OAUTH_AUTH_JWT)) {
             free(scopes);
-            gw_oauth__failf(o, -EINVAL,
-                            "grant client_credentials needs oauth.client_id and client_secret (or "
-                            "private_key)");
+            failf(o, -EINVAL,
+                  "grant client_credentials needs oauth.client_id and client_secret (or "
+                  "private_key)");
             return;
         }
         struct gw_oauth_token_request tr = {
@@ -415,21 +415,20 @@ static void have_client(struct gw_oauth *o)
     if (!same) {
         if (!o->asm_.registration_endpoint) {
             free(scopes);
-            gw_oauth__failf(o, -ENOENT,
-                            "%.300s offers no client registration: configure oauth.client_id",
-                            o->asm_.issuer);
+            failf(o, -ENOENT, "%.300s offers no client registration: configure oauth.client_id",
+                  o->asm_.issuer);
             return;
         }
         o->body = gw_oauth_dcr_request(o->redirect_uri, scopes);
         free(scopes);
-        gw_oauth__fetch(o, o->asm_.registration_endpoint, o->body, NULL, dcr_done);
+        fetch(o, o->asm_.registration_endpoint, o->body, NULL, dcr_done);
         return;
     }
     if (gw_oauth__count_request(o, scopes) < 0) {
-        gw_oauth__failf(o, -EPERM,
-                        "%d authorization requests did not get the scopes %.300s: none is made "
-                        "until a reload or a logout",
-                        GW_OAUTH_AUTHZ_MAX, scopes ? scopes : "(none named)");
+        failf(o, -EPERM,
+              "%d authorization requests did not get the scopes %.300s: none is made "
+              "until a reload or a logout",
+              GW_OAUTH_AUTHZ_MAX, scopes ? scopes : "(none named)");
         free(scopes);
         return;
     }
@@ -438,7 +437,7 @@ static void have_client(struct gw_oauth *o)
     if (gw_oauth_random(f->state) < 0 || gw_oauth_random(f->verifier) < 0) {
         flow_clear(f);
         free(scopes);
-        gw_oauth__failf(o, -EIO, "no random bytes for the authorization request");
+        failf(o, -EIO, "no random bytes for the authorization request");
         return;
     }
     bound_now(o, &f->as);
@@ -458,7 +457,7 @@ static void have_client(struct gw_oauth *o)
     o->asked_scopes = gw_xstrdup(scopes);
     char *url = gw_oauth_authz_url(&r);
     free(scopes);
-    gw_oauth__finish(o, 0, url);
+    finish(o, 0, url);
     free(url);
 }
 
@@ -481,7 +480,7 @@ int gw_oauth_authorize(struct gw_oauth *o, gw_oauth_cb cb, void *data)
         free(why);
         return 0;
     }
-    int j = gw_oauth__join(o, OP_AUTHORIZE, cb, data);
+    int j = join(o, OP_AUTHORIZE, cb, data);
     if (j != 0)
         return j < 0 ? j : 0;
     if (o->challenge.resource_metadata) {
@@ -528,16 +527,16 @@ int gw_oauth_redeem(struct gw_oauth *o, const char *query, gw_oauth_cb cb, void 
         return -EBUSY;
     struct flow used = *f; /* the state is spent from here on */
     memset(f, 0, sizeof(*f));
-    gw_oauth__join(o, OP_REDEEM, cb, data);
+    join(o, OP_REDEEM, cb, data);
     struct gw_oauth_redirect r;
     char why[400];
     int rc = gw_oauth_redirect_read(query, used.state, used.as.issuer, used.iss_supported, &r, why,
                                     sizeof(why));
     if (rc < 0) {
         if (r.error)
-            gw_oauth__failf(o, rc, "%s: %s", why, r.error);
+            failf(o, rc, "%s: %s", why, r.error);
         else
-            gw_oauth__failf(o, rc, "%s", why);
+            failf(o, rc, "%s", why);
     } else {
         struct gw_oauth_token_request tr = {.code = r.code,
                                             .verifier = used.verifier,
@@ -550,6 +549,39 @@ int gw_oauth_redeem(struct gw_oauth *o, const char *query, gw_oauth_cb cb, void 
     gw_oauth_redirect_clear(&r);
     flow_clear(&used);
     return 0;
+}
+
+/* ---- for the grant's operations (oauth_grant.c) ---- */
+
+void gw_oauth__fetch(struct gw_oauth *o, const char *url, const char *body, const char *auth,
+                     step_fn next)
+{
+    fetch(o, url, body, auth, next);
+}
+
+void gw_oauth__finish(struct gw_oauth *o, int rc, const char *text)
+{
+    finish(o, rc, text);
+}
+
+void gw_oauth__failf(struct gw_oauth *o, int rc, const char *fmt, ...)
+{
+    char why[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof(why), fmt, ap);
+    va_end(ap);
+    finish(o, rc, why);
+}
+
+bool gw_oauth__fetch_failed(struct gw_oauth *o, CURLcode rc, const char *what)
+{
+    return fetch_failed(o, rc, what);
+}
+
+int gw_oauth__join(struct gw_oauth *o, enum op op, gw_oauth_cb cb, void *data)
+{
+    return join(o, op, cb, data);
 }
 
 /* ---- life ---- */
