@@ -96,6 +96,8 @@ int gw_cfg_set_redirect_uri(struct gw_cfg_ld *ld, const struct gw_cfg_directive 
                             const struct gw_yaml_node *n, const char *key, void *base);
 int gw_cfg_set_client_metadata_url(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
                                    const struct gw_yaml_node *n, const char *key, void *base);
+int gw_cfg_set_oauth_issuer(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
+                            const struct gw_yaml_node *n, const char *key, void *base);
 int gw_cfg_set_oauth_secret(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
                             const struct gw_yaml_node *n, const char *key, void *base);
 int gw_cfg_set_oauth_private_key(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,

@@ -472,6 +472,8 @@ const struct gw_cfg_directive gw_cfg_server_directives[] = {
      NULL},
     {"servers.<id>.oauth.client_id", GW_CFG_STRING, SRV_OFF(oauth_client_id), 0, 0, NULL, NULL,
      "design", NULL},
+    {"servers.<id>.oauth.issuer", GW_CFG_STRING, SRV_OFF(oauth_issuer), 0, 0, NULL,
+     gw_cfg_set_oauth_issuer, "design", NULL},
     {"servers.<id>.oauth.client_secret", GW_CFG_CUSTOM, 0, 0, 0, NULL, gw_cfg_set_oauth_secret,
      "design", "env value"},
     {"servers.<id>.oauth.token_endpoint_auth_method", GW_CFG_CUSTOM, 0, 0, 0, NULL,

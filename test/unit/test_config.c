@@ -1627,6 +1627,7 @@ START_TEST(oauth_keys)
                                "    url: http://127.0.0.1:9/mcp\n"
                                "    oauth:\n"
                                "      client_id: cid\n"
+                               "      issuer: https://as.example/tenant\n"
                                "      client_secret: ${GW_TEST_OAUTH_SECRET}\n"
                                "      token_endpoint_auth_method: client_secret_post\n"
                                "      scopes: [a, b]\n"
@@ -1643,6 +1644,8 @@ START_TEST(oauth_keys)
     ck_assert_str_eq(c->gateway.oauth_client_metadata_url, "https://gw.example/client.json");
     const struct gw_server_config *a = srv(c, "a"), *b = srv(c, "b");
     ck_assert_str_eq(a->oauth_client_id, "cid");
+    ck_assert_str_eq(a->oauth_issuer, "https://as.example/tenant");
+    ck_assert_ptr_null(b->oauth_issuer);
     ck_assert_str_eq(a->oauth_client_secret, "s3cret-value");
     ck_assert_int_eq(a->oauth_method, GW_OAUTH_METHOD_POST);
     ck_assert(a->has_oauth_scopes);
@@ -1657,6 +1660,7 @@ START_TEST(oauth_keys)
     char *text = json_dumps(j, 0);
     ck_assert_ptr_null(strstr(text, "s3cret-value"));
     ck_assert_ptr_nonnull(strstr(text, "\"client_secret\": \"***\""));
+    ck_assert_ptr_nonnull(strstr(text, "\"issuer\": \"https://as.example/tenant\""));
     free(text);
     json_decref(j);
     gw_config_unref(c);
@@ -1675,7 +1679,8 @@ START_TEST(oauth_keys)
              "      token_endpoint_auth_method: tls_client_auth\n"
              "      resource: keep\n"
              "      scopes: ['a b']\n"
-             "      grant: password\n");
+             "      grant: password\n"
+             "      issuer: https://as.example/?a#b\n");
     expect_error(c, "'gateway.state_dir' must be an absolute path", 3);
     expect_error(c, "'gateway.oauth.redirect_uri' must be the http(s) URL", 5);
     expect_error(c, "'gateway.oauth.client_metadata_url' must be an https URL", 6);
@@ -1683,6 +1688,7 @@ START_TEST(oauth_keys)
     expect_error(c, "'servers.a.oauth.resource' can only be 'omit'", 13);
     expect_error(c, "'servers.a.oauth.scopes': a scope is one word", 14);
     expect_error(c, "'servers.a.oauth.grant' must be authorization_code or client_credentials", 15);
+    expect_error(c, "'servers.a.oauth.issuer' must be the authorization server's issuer", 16);
     gw_config_unref(c);
     unsetenv("GW_TEST_OAUTH_SECRET");
 }
