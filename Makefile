@@ -60,9 +60,10 @@ ASAN_LLHTTP_OBJ := $(LLHTTP_OBJ:$(BUILD)/llhttp/%=$(BUILD)/asan/llhttp/%)
 # procps (/bin/kill, the unit's ExecReload) and man-db (its Documentation=)
 # are what `systemd-analyze verify` checks the unit against.
 # chromium is the browser test/integration/ui.test.mjs drives (puppeteer-core
-# from test/package.json; it downloads no browser of its own).
+# from test/package.json; it downloads no browser of its own). curl and jq
+# run docs/api.md's examples (test/integration/docs_examples.test.mjs).
 DEB_PKGS := gcc make pkg-config libuv1-dev libyaml-dev node-llhttp libcurl4 libcurl4-openssl-dev libssl3 \
-            libjansson-dev check clang libclang-rt-14-dev valgrind wrk curl haproxy systemd \
+            libjansson-dev check clang libclang-rt-14-dev valgrind wrk curl jq haproxy systemd \
             groff-base procps man-db libwebsockets17 libwebsockets-dev libwebsockets-evlib-uv \
             chromium bubblewrap
 # promtool comes out of Debian's prometheus package without installing it,

@@ -64,4 +64,11 @@ int gw_artifact_save(struct gw_artifacts *a, const struct gw_artifact_caps *caps
  */
 int gw_artifact_open(const char *dir, const char *root, const char *self, const char *relpath);
 
+/* The URL that serves <root>/<self>/<relpath> back, as an absolute path
+ * ("/api/dialogs/<root>/<self>/artifact?path=<relpath, percent-encoded>"),
+ * which a client resolves against the gateway's URL it used: the gateway
+ * may be behind a proxy or on a unix socket and cannot know that URL.
+ * `root` and `self` must be validated names. New string. */
+char *gw_artifact_url(const char *root, const char *self, const char *relpath);
+
 #endif

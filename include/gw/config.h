@@ -151,6 +151,7 @@ struct gw_server_config {
     bool oauth_off;            /* a 401 stays an error */
     char *oauth_client_id;     /* NULL: register (Dynamic Client Registration) */
     char *oauth_client_secret; /* a secret; NULL when none */
+    char *oauth_issuer;        /* the only authorization server of the client; NULL: any */
     char *oauth_private_key;   /* PEM (a secret), checked at load; NULL when none */
     enum gw_oauth_method oauth_method;
     char **oauth_scopes; /* replaces the spec's selection when has_oauth_scopes */

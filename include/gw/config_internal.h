@@ -96,6 +96,8 @@ int gw_cfg_set_redirect_uri(struct gw_cfg_ld *ld, const struct gw_cfg_directive 
                             const struct gw_yaml_node *n, const char *key, void *base);
 int gw_cfg_set_client_metadata_url(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
                                    const struct gw_yaml_node *n, const char *key, void *base);
+int gw_cfg_set_oauth_issuer(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
+                            const struct gw_yaml_node *n, const char *key, void *base);
 int gw_cfg_set_oauth_secret(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
                             const struct gw_yaml_node *n, const char *key, void *base);
 int gw_cfg_set_oauth_private_key(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
@@ -129,6 +131,11 @@ int gw_cfg_parse_bool(const char *s, bool *out);
 int gw_cfg_parse_int(const char *s, int64_t *out);
 /* A duration where a bare number means milliseconds ("200", "250ms", "1s"). */
 int gw_cfg_parse_ms(const char *s, uint64_t *out_ms);
+/* For a key that takes a number: 0 when `n` (NULL: a default) is not a
+ * number written in quotes (or tagged !!str); else an error naming the key
+ * and UV_EINVAL. YAML reads "64" as a string: a loader that took it as 64
+ * would read a file differently from every other YAML tool. */
+int gw_cfg_check_unquoted(struct gw_cfg_ld *ld, const struct gw_yaml_node *n, const char *key);
 
 /* `${NAME}` substitution, once (security.md F3): returns 0 and a new
  * string, or UV_ENOENT with the missing variable's name in *missing (new

@@ -1,6 +1,7 @@
 /* Events: GET /v1/events, a Server-Sent Events stream of what changes —
- * `catalog`, `problem`, `server`, `lease`, `reload` — for dashboards and
- * agent runtimes that cache the catalog.
+ * `catalog`, `problem`, `server`, `lease`, `reload` — after a `snapshot` of
+ * the servers and dialogs, for dashboards and agent runtimes that cache the
+ * catalog.
  *
  * Every event has an increasing id; the last GW_EVENTS_KEEP events are kept
  * so that a client reconnecting with Last-Event-ID gets what it missed. A
@@ -26,8 +27,11 @@ struct gw_events *gw_events_new(uv_loop_t *loop);
 /* Sends `data` (reference stolen) as event `type` to every client. */
 void gw_events_publish(struct gw_events *ev, const char *type, json_t *data);
 
-/* Turns `req` into an event stream (200, text/event-stream). */
-void gw_events_attach(struct gw_events *ev, struct gw_http_request *req);
+/* Turns `req` into an event stream (200, text/event-stream). A client
+ * resuming (Last-Event-ID) whose missed events are all kept gets them; any
+ * other gets `snapshot` (an object, reference stolen; "eventId" is added:
+ * the newest event it reflects) as event `snapshot` first. */
+void gw_events_attach(struct gw_events *ev, struct gw_http_request *req, json_t *snapshot);
 
 size_t gw_events_clients(const struct gw_events *ev);
 

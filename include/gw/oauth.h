@@ -195,12 +195,17 @@ struct gw_oauth_token {
     char *access_token;
     char *refresh_token; /* or NULL */
     char *scope;         /* or NULL */
-    int64_t expires_in;  /* seconds; 0 when not given */
+    int64_t expires_in;  /* seconds, 1 .. GW_OAUTH_EXPIRES_MAX; 0 when not given */
 };
 
+/* The longest access token life believed: a year. A longer expires_in
+ * (up to 2^63-1, or more as a number with a fraction) is taken as this;
+ * a positive one under a second as one second. */
+#define GW_OAUTH_EXPIRES_MAX (365 * 86400)
+
 /* Reads a token answer: access_token required, token_type Bearer (any
- * case). An error answer's `error` is put in `why` (never a value from
- * the request). */
+ * case), expires_in bounded as above. An error answer's `error` is put in
+ * `why` (never a value from the request). */
 int gw_oauth_token_read(const char *body, size_t len, struct gw_oauth_token *t, char *why,
                         size_t cap);
 void gw_oauth_token_clear(struct gw_oauth_token *t);
@@ -294,6 +299,11 @@ struct gw_oauth_settings {
     const char *client_metadata_url;
     /* Files go to <state_dir>/oauth (made on first save); NULL: memory only. */
     const char *state_dir;
+    /* The only authorization server the configured client is used with
+     * (servers.<id>.oauth.issuer), or NULL. Without it, a configured
+     * client_secret is bound to the first issuer it is used with, until
+     * gw_oauth_forget. */
+    const char *issuer;
 };
 
 /* `s` is copied. The loop and multi must outlive it. With a state_dir,
@@ -372,12 +382,28 @@ bool gw_oauth_owns_state(const struct gw_oauth *o, const char *query);
  * then not called). */
 int gw_oauth_redeem(struct gw_oauth *o, const char *query, gw_oauth_cb cb, void *data);
 
-/* Uses the refresh token; a refusal forgets the grant. The client does
- * this by itself when four fifths of the access token's life (at most a
- * minute before its end) have passed, and at once for a loaded grant
- * whose token has expired. Returns 0,
- * -EBUSY, or -ENOENT when there is no refresh token. */
+/* Uses the refresh token, at the authorization server the grant came
+ * from and with the client it was obtained with (never another's). Only
+ * invalid_grant forgets the grant (cb gets -EACCES); a refresh that could
+ * not be made (no connection, a 5xx, an answer that is no token answer)
+ * keeps it and cb gets -EAGAIN. The client refreshes by itself when four
+ * fifths of the access token's life (at most a minute before its end)
+ * have passed, and at once for a loaded grant whose token has expired;
+ * after a refresh that could not be made, again GW_OAUTH_RETRY_MS later,
+ * doubling for each one in a row up to GW_OAUTH_RETRY_MAX_MS. Call it
+ * for a token the server refused (a 401). Returns 0, -EBUSY, or -ENOENT
+ * when there is no refresh token. */
+#define GW_OAUTH_RETRY_MS     1000
+#define GW_OAUTH_RETRY_MAX_MS (5 * 60 * 1000)
 int gw_oauth_refresh(struct gw_oauth *o, gw_oauth_cb cb, void *data);
+
+/* Did a refresh made for a refused token give the token held now, and no
+ * request succeed with it since? Then another refresh would not help: a
+ * server that refuses every token costs one refresh per authorization. */
+bool gw_oauth_refresh_spent(const struct gw_oauth *o);
+
+/* A request sent with the token of `generation` succeeded. */
+void gw_oauth_accepted(struct gw_oauth *o, unsigned generation);
 
 /* Drops the callbacks waiting with `data` (an owner going away before
  * the operation ends); safe inside another waiter's callback. */
@@ -431,9 +457,12 @@ void gw_oauth_store_name(const char *kind, const char *key, char out[GW_OAUTH_NA
  * 0 or a negative errno. */
 int gw_oauth_store_write(const char *dir, const char *name, const char *data, size_t len);
 
-/* A regular file's content (not through a symlink, at most `max` bytes),
- * NUL-terminated heap; NULL when absent or unusable. */
-char *gw_oauth_store_read(const char *dir, const char *name, size_t max);
+/* A regular file's content (at most `max` bytes), NUL-terminated heap;
+ * NULL when absent (`why` empty) or refused (`why` says why): the same
+ * checks as the writer's, a directory and a file of this user that
+ * neither its group nor others may write, neither reached through a
+ * symlink. */
+char *gw_oauth_store_read(const char *dir, const char *name, size_t max, char *why, size_t cap);
 
 int gw_oauth_store_remove(const char *dir, const char *name);
 

@@ -5,9 +5,10 @@
  *   image (jpeg, png, gif, webp; a data: prefix allowed)
  *                             → saved as an artifact,
  *                               {"type":"input_image","mimeType","byteLength",
- *                                "artifact":{"rootId","selfId","relPath"}}
+ *                                "artifact":{"rootId","selfId","relPath","url"}}
  *   other images, audio, blob resources
  *                             → saved as an artifact, described by an input_text
+ *                               with the same "artifact"
  *   resource_link, text resources → input_text naming them
  *   binary content larger than an artifact cap → an input_text saying so */
 #ifndef GW_RESULT_H

@@ -49,8 +49,9 @@ size_t gw_utf8_seq_len(const unsigned char *s, size_t avail);
  * truncating valid UTF-8), so the text stays valid for JSON. */
 void gw_utf8_trim(char *s);
 
-/* RFC 3339 UTC, e.g. "2026-11-23T08:00:00Z". */
-void gw_format_time(time_t t, char *buf, size_t cap);
+/* RFC 3339 UTC, e.g. "2026-11-23T08:00:00Z". Returns 0, or -1 with buf
+ * "" for a time outside the years 0 to 9999 (or a buffer too small). */
+int gw_format_time(time_t t, char *buf, size_t cap);
 
 /* Milliseconds on the monotonic clock. */
 uint64_t gw_now_ms(void);

@@ -189,12 +189,15 @@ void gw_utf8_trim(char *s)
         s[i - 1] = '\0';
 }
 
-void gw_format_time(time_t t, char *buf, size_t cap)
+int gw_format_time(time_t t, char *buf, size_t cap)
 {
     struct tm tm;
 
-    gmtime_r(&t, &tm);
-    strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    if (cap)
+        buf[0] = 0;
+    if (!gmtime_r(&t, &tm) || tm.tm_year > 9999 - 1900 || tm.tm_year < -1900)
+        return -1;
+    return strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm) ? 0 : -1;
 }
 
 uint64_t gw_now_ms(void)

@@ -304,6 +304,8 @@ static void check_version(struct gw_cfg_ld *ld, const struct gw_yaml_node *root)
             continue;
         const struct gw_yaml_node *v = gw_yaml_map_value(root, i);
         const char *s;
+        if (gw_cfg_check_unquoted(ld, v, "version") != 0)
+            return;
         if (gw_cfg_scalar_str(v, &s) == 0 && strcmp(s, "1") == 0)
             return;
         gw_cfg_err(ld, v, "version", "unsupported version '%s'; this mcpgw reads 'version: 1'",

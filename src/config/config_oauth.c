@@ -54,6 +54,23 @@ int gw_cfg_set_client_metadata_url(struct gw_cfg_ld *ld, const struct gw_cfg_dir
     return UV_EINVAL;
 }
 
+int gw_cfg_set_oauth_issuer(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
+                            const struct gw_yaml_node *n, const char *key, void *base)
+{
+    struct gw_server_config *s = base;
+    const char *u = s->oauth_issuer;
+    /* Compared with the metadata's issuer as a string (RFC 8414 section 3.3). */
+    if (n == NULL || u == NULL ||
+        ((strncmp(u, "https://", 8) == 0 || strncmp(u, "http://", 7) == 0) &&
+         !strpbrk(u, "#? \t\"<>\\")))
+        return 0;
+    gw_cfg_err(ld, n, key,
+               "'%s' must be the authorization server's issuer, an http(s) URL without query or "
+               "fragment, not '%s'",
+               key, u);
+    return UV_EINVAL;
+}
+
 int gw_cfg_set_oauth_secret(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
                             const struct gw_yaml_node *n, const char *key, void *base)
 {
@@ -217,6 +234,7 @@ void gw_cfg_free_server_oauth(struct gw_server_config *s)
 {
     free(s->oauth_client_id);
     free(s->oauth_client_secret);
+    free(s->oauth_issuer);
     if (s->oauth_private_key)
         memset(s->oauth_private_key, 0, strlen(s->oauth_private_key));
     free(s->oauth_private_key);

@@ -244,27 +244,29 @@ static void tool_key(struct gw_cfg_ld *ld, const struct gw_yaml_node *k,
     uint64_t ms;
     char *sub = gw_cfg_join_key(key, k->str);
     bool scalar = gw_cfg_scalar_str(v, &s) == 0 && !gw_yaml_is_null(v);
-    if (strcmp(k->str, "max_instances") == 0) {
-        if (scalar && gw_cfg_parse_int(s, &iv) == 0 && iv >= 1 && iv <= INT_MAX) {
-            t->max_instances = (int)iv;
-            t->has_max_instances = true;
-        } else
-            gw_cfg_err(ld, v, sub, "'%s' must be a positive whole number", sub);
-    } else if (strcmp(k->str, "timeout") == 0) {
-        if (scalar && gw_parse_duration(s, &ms) == 0 && ms > 0) {
-            t->timeout_ms = ms;
-            t->has_timeout = true;
-        } else
-            gw_cfg_err(ld, v, sub,
-                       "'%s' is not a positive duration; write seconds (30), 30s, 5m or "
-                       "ISO-8601 (P0DT0H0M30S)",
-                       sub);
-    } else {
+    bool instances = strcmp(k->str, "max_instances") == 0;
+    if (!instances && strcmp(k->str, "timeout") != 0) {
         int d0 = gw_cfg_edit_distance(k->str, tool_keys[0], 2);
         int d1 = gw_cfg_edit_distance(k->str, tool_keys[1], 2);
         const char *best = d0 <= 2 || d1 <= 2 ? tool_keys[d0 <= d1 ? 0 : 1] : NULL;
         gw_cfg_warn(ld, k, sub, "unknown key '%s' in %s is ignored%s%s%s", k->str, key,
                     best ? "; did you mean '" : "", best ? best : "", best ? "'?" : "");
+    } else if (gw_cfg_check_unquoted(ld, v, sub) != 0) {
+        /* reported: the value is not read */
+    } else if (instances) {
+        if (scalar && gw_cfg_parse_int(s, &iv) == 0 && iv >= 1 && iv <= INT_MAX) {
+            t->max_instances = (int)iv;
+            t->has_max_instances = true;
+        } else
+            gw_cfg_err(ld, v, sub, "'%s' must be a positive whole number", sub);
+    } else if (scalar && gw_parse_duration(s, &ms) == 0 && ms > 0) {
+        t->timeout_ms = ms;
+        t->has_timeout = true;
+    } else {
+        gw_cfg_err(ld, v, sub,
+                   "'%s' is not a positive duration; write seconds (30), 30s, 5m or "
+                   "ISO-8601 (P0DT0H0M30S)",
+                   sub);
     }
     free(sub);
 }
@@ -409,6 +411,8 @@ const struct gw_cfg_directive gw_cfg_server_directives[] = {
      NULL},
     {"servers.<id>.oauth.client_id", GW_CFG_STRING, SRV_OFF(oauth_client_id), 0, 0, NULL, NULL,
      "design", NULL},
+    {"servers.<id>.oauth.issuer", GW_CFG_STRING, SRV_OFF(oauth_issuer), 0, 0, NULL,
+     gw_cfg_set_oauth_issuer, "design", NULL},
     {"servers.<id>.oauth.client_secret", GW_CFG_CUSTOM, 0, 0, 0, NULL, gw_cfg_set_oauth_secret,
      "design", "env value"},
     {"servers.<id>.oauth.token_endpoint_auth_method", GW_CFG_CUSTOM, 0, 0, 0, NULL,

@@ -250,6 +250,30 @@ int gw_cfg_parse_int(const char *s, int64_t *out)
     return 0;
 }
 
+/* Text a plain YAML scalar would read as a number: [+-]digits[.digits]. */
+static bool number_text(const char *s)
+{
+    size_t n;
+
+    s += *s == '+' || *s == '-';
+    n = strspn(s, "0123456789");
+    if (n > 0 && s[n] == '.')
+        n += 1 + strspn(s + n + 1, "0123456789");
+    return n > 0 && s[n] == '\0';
+}
+
+int gw_cfg_check_unquoted(struct gw_cfg_ld *ld, const struct gw_yaml_node *n, const char *key)
+{
+    if (n == NULL || n->kind != GW_YAML_SCALAR || strlen(n->str) != n->len ||
+        !number_text(n->str) || (n->plain && (n->tag == NULL || strstr(n->tag, ":str") == NULL)))
+        return 0;
+    gw_cfg_err(ld, n, key,
+               "'%s' is the string \"%s\": a number in quotes is text in YAML; write it "
+               "without quotes (%s)",
+               key, n->str, n->str);
+    return UV_EINVAL;
+}
+
 int gw_cfg_scalar_str(const struct gw_yaml_node *n, const char **out)
 {
     if (n == NULL || n->kind != GW_YAML_SCALAR || strlen(n->str) != n->len)

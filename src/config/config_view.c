@@ -88,6 +88,7 @@ static void hash_spawn(struct fnv *f, const struct gw_server_config *s)
     fnv_u64(f, "oauth.off", s->oauth_off);
     fnv_str(f, "oauth.client_id", s->oauth_client_id);
     fnv_str(f, "oauth.client_secret", s->oauth_client_secret);
+    fnv_str(f, "oauth.issuer", s->oauth_issuer);
     fnv_str(f, "oauth.private_key", s->oauth_private_key);
     fnv_u64(f, "oauth.method", (uint64_t)s->oauth_method);
     fnv_u64(f, "oauth.has_scopes", s->has_oauth_scopes);
@@ -250,9 +251,10 @@ static void http_json(json_t *o, const struct gw_server_config *s)
                                           "private_key_jwt"};
     json_object_set_new(
         o, "oauth",
-        json_pack("{s:b, s:s?, s:s?, s:s?, s:s?, s:o, s:s?}", "off", s->oauth_off, "client_id",
-                  s->oauth_client_id, "client_secret", s->oauth_client_secret ? "***" : NULL,
-                  "private_key", s->oauth_private_key ? "***" : NULL, "token_endpoint_auth_method",
+        json_pack("{s:b, s:s?, s:s?, s:s?, s:s?, s:s?, s:o, s:s?}", "off", s->oauth_off,
+                  "client_id", s->oauth_client_id, "issuer", s->oauth_issuer, "client_secret",
+                  s->oauth_client_secret ? "***" : NULL, "private_key",
+                  s->oauth_private_key ? "***" : NULL, "token_endpoint_auth_method",
                   methods[s->oauth_method], "scopes",
                   s->has_oauth_scopes ? strv_json(s->oauth_scopes, s->noauth_scopes) : json_null(),
                   "resource", s->oauth_omit_resource ? "omit" : NULL));

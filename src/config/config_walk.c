@@ -276,6 +276,8 @@ static int store_scalar(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
         *(char **)field = gw_xstrdup(s);
         return 0;
     }
+    if (gw_cfg_check_unquoted(ld, n, key) != 0)
+        return UV_EINVAL;
     if (store_number(d, s, field, &forms) == 0)
         return 0;
     bool ms = d->type == GW_CFG_DURATION || d->type == GW_CFG_MS;

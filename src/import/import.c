@@ -193,6 +193,19 @@ static void copy_env(struct imp *im, json_t *srv, const struct field *f, json_t 
     json_object_set_new(srv, f->dst, out);
 }
 
+/* `v` as mcp.yaml takes a number: a string of digits (a source that quoted
+ * it) becomes the number, which mcp.yaml refuses in quotes. New reference. */
+static json_t *number_value(json_t *v)
+{
+    const char *s = json_string_value(v);
+    json_t *n;
+
+    if (s != NULL && s[0] != '\0' && strspn(s, "0123456789.") == strlen(s) &&
+        (n = json_loads(s, JSON_DECODE_ANY, NULL)) != NULL)
+        return n;
+    return json_incref(v);
+}
+
 static void copy_field(struct imp *im, json_t *srv, const char *id, const struct field *f,
                        json_t *v)
 {
@@ -205,7 +218,7 @@ static void copy_field(struct imp *im, json_t *srv, const char *id, const struct
     else if (f->kind == K_ENV)
         copy_env(im, srv, f, v, where);
     else if (f->kind == K_DURATION && (json_is_number(v) || json_is_string(v)))
-        json_object_set(srv, f->dst, v);
+        json_object_set_new(srv, f->dst, number_value(v));
     else if (f->kind == K_BOOL && json_is_boolean(v))
         json_object_set(srv, f->dst, v);
     else if (f->kind == K_ANY && !json_is_null(v)) {
@@ -490,7 +503,7 @@ static json_t *tool_config(struct imp *im, json_t *in, const char *where, bool k
     json_object_foreach(in, k, v)
     {
         if (strcmp(k, "max_instances") == 0 || strcmp(k, "timeout") == 0)
-            json_object_set(out, k, v);
+            json_object_set_new(out, k, number_value(v));
         else if (strcmp(k, "name") != 0 || !keep_name)
             gw_import_warn(
                 im, "%s.%s was not imported: a tool config has only max_instances and timeout",

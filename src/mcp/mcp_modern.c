@@ -521,6 +521,10 @@ static void serve(struct gw_mcp_server *ms, struct gw_http_request *req, const s
     if (check_request(req, id, method, e) != 0 || check_param_headers(ms, req, id, e) != 0 ||
         gw_mcp__request_dialog(ms, req, id, e->has_dialog, e->dialog, e->info, dialog) != 0)
         return;
+    /* 2025-era sessions log theirs when they start; these have no start */
+    if (gw_log_enabled(GW_LOG_DEBUG))
+        gw_log(GW_LOG_DEBUG, "mcp request", "version", MCP_MODERN_VERSION, "method", method,
+               "dialog", dialog[0] ? dialog : NULL, "peer", req->peer, NULL);
     if (!e->call && strcmp(method, "subscriptions/listen") == 0) {
         gw_mcp__listen(ms, req, id, e->params, dialog[0] ? dialog : NULL);
         return;

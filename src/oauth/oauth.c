@@ -473,9 +473,13 @@ int gw_oauth_token_read(const char *body, size_t len, struct gw_oauth_token *t, 
     t->refresh_token = str(j, "refresh_token");
     t->scope = str(j, "scope");
     if (json_is_integer(exp) && json_integer_value(exp) > 0)
-        t->expires_in = json_integer_value(exp);
-    else if (json_is_real(exp) && json_real_value(exp) >= 1 && json_real_value(exp) < 1e12)
-        t->expires_in = (int64_t)json_real_value(exp);
+        t->expires_in = json_integer_value(exp) < GW_OAUTH_EXPIRES_MAX ? json_integer_value(exp)
+                                                                       : GW_OAUTH_EXPIRES_MAX;
+    else if (json_is_real(exp) && json_real_value(exp) > 0) /* NaN is not */
+        t->expires_in = json_real_value(exp) < 1 ? 1
+                        : json_real_value(exp) < GW_OAUTH_EXPIRES_MAX
+                            ? (int64_t)json_real_value(exp)
+                            : GW_OAUTH_EXPIRES_MAX;
     if (json_object_get(j, "error"))
         say_error("the token request was refused", json_string_value(json_object_get(j, "error")),
                   why, cap);

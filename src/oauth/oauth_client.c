@@ -27,7 +27,14 @@ static int addr_ok(const struct sockaddr *sa)
 
 /* ---- operations and their waiters ---- */
 
-static void schedule_ahead(struct gw_oauth *o);
+void gw_oauth__bound_clear(struct bound *b)
+{
+    free(b->issuer);
+    free(b->token_endpoint);
+    free(b->revocation_endpoint);
+    gw_oauth_client_clear(&b->client);
+    memset(b, 0, sizeof(*b));
+}
 
 static void finish(struct gw_oauth *o, int rc, const char *text)
 {
@@ -41,7 +48,8 @@ static void finish(struct gw_oauth *o, int rc, const char *text)
     o->nurls = o->iurl = o->hops = 0;
     free(o->body);
     o->body = NULL;
-    schedule_ahead(o);
+    gw_oauth__bound_clear(&o->req);
+    gw_oauth__schedule_ahead(o);
     while (w) {
         struct waiter one = *w;
         free(w);
@@ -217,8 +225,6 @@ static bool follow(struct gw_oauth *o, step_fn again)
 static void prm_next(struct gw_oauth *o);
 static void asm_next(struct gw_oauth *o);
 static void have_client(struct gw_oauth *o);
-static void post_token(struct gw_oauth *o, const char *endpoint,
-                       const struct gw_oauth_token_request *r);
 
 static void prm_done(struct gw_oauth *o, CURLcode rc)
 {
@@ -336,14 +342,29 @@ static struct flow *free_flow(struct gw_oauth *o)
 
 static void flow_clear(struct flow *f)
 {
-    free(f->issuer);
-    free(f->token_endpoint);
+    gw_oauth__bound_clear(&f->as);
     free(f->resource);
     memset(f, 0, sizeof(*f));
 }
 
+/* o->asm_ and the client for it, as a token request's destination. */
+static void bound_now(const struct gw_oauth *o, struct bound *b)
+{
+    b->issuer = gw_xstrdup(o->asm_.issuer);
+    b->token_endpoint = gw_xstrdup(o->asm_.token_endpoint);
+    b->revocation_endpoint = gw_xstrdup(o->asm_.revocation_endpoint);
+    b->client.client_id = gw_xstrdup(o->client.client_id);
+    b->client.client_secret = gw_xstrdup(o->client.client_secret);
+    b->client.auth = o->client.auth;
+}
+
 static void have_client(struct gw_oauth *o)
 {
+    char why[600];
+    if (o->configured.client_id && gw_oauth__issuer_check(o, why, sizeof(why)) < 0) {
+        failf(o, -EXDEV, "%s", why);
+        return;
+    }
     bool same = o->client_issuer && strcmp(o->client_issuer, o->asm_.issuer) == 0;
     /* A Client ID Metadata Document: its URL is the client_id, no
      * registration (a public client: the document names no secret). */
@@ -383,11 +404,11 @@ static void have_client(struct gw_oauth *o)
             return;
         }
         struct gw_oauth_token_request tr = {
-            .client = &o->client,
             .scope = scopes,
             .resource = o->omit_resource ? NULL : o->prm.resource,
         };
-        post_token(o, o->asm_.token_endpoint, &tr);
+        bound_now(o, &o->req);
+        gw_oauth__post_token(o, &tr);
         free(scopes);
         return;
     }
@@ -419,8 +440,7 @@ static void have_client(struct gw_oauth *o)
         failf(o, -EIO, "no random bytes for the authorization request");
         return;
     }
-    f->issuer = gw_xstrdup(o->asm_.issuer);
-    f->token_endpoint = gw_xstrdup(o->asm_.token_endpoint);
+    bound_now(o, &f->as);
     f->resource = o->omit_resource ? NULL : gw_xstrdup(o->prm.resource);
     f->iss_supported = o->asm_.iss_supported;
     f->created = time(NULL);
@@ -476,52 +496,6 @@ int gw_oauth_authorize(struct gw_oauth *o, gw_oauth_cb cb, void *data)
     return 0;
 }
 
-static void revoke_done(struct gw_oauth *o, CURLcode rc)
-{
-    if (rc != CURLE_OK || !gw_http_xfer_ok(&o->x))
-        gw_log(GW_LOG_WARN, "oauth: the authorization server did not confirm the revocation",
-               "server", o->server_url, NULL);
-    finish(o, 0, NULL);
-}
-
-int gw_oauth_forget(struct gw_oauth *o)
-{
-    if (o->op != OP_NONE)
-        return -EBUSY;
-    /* RFC 7009: the refresh token, whose revocation ends the grant (and,
-     * at most servers, its access tokens); else the access token. */
-    const char *hint = o->token.refresh_token ? "refresh_token" : "access_token";
-    char *token =
-        gw_xstrdup(o->token.refresh_token ? o->token.refresh_token : o->token.access_token);
-    gw_oauth__drop_grant(o);
-    gw_oauth_limit_reset(o);
-    schedule_ahead(o);
-    if (token && o->asm_.revocation_endpoint && o->client.client_id) {
-        o->op = OP_REVOKE;
-        gw_oauth_form_add(&o->body, "token", token);
-        gw_oauth_form_add(&o->body, "token_type_hint", hint);
-        if (o->client.auth != GW_OAUTH_AUTH_BASIC)
-            gw_oauth_form_add(&o->body, "client_id", o->client.client_id);
-        if (o->client.auth == GW_OAUTH_AUTH_POST)
-            gw_oauth_form_add(&o->body, "client_secret", o->client.client_secret);
-        char why[256];
-        if (gw_oauth__add_assertion(o, &o->body, why, sizeof(why)) != 0) {
-            /* unauthenticated, the server would refuse it anyway */
-            gw_log(GW_LOG_WARN, "oauth: no revocation", "server", o->server_url, "reason", why,
-                   NULL);
-            finish(o, 0, NULL);
-        } else {
-            char *basic = gw_oauth_basic_auth(&o->client);
-            fetch(o, o->asm_.revocation_endpoint, o->body, basic, revoke_done);
-            free(basic);
-        }
-    }
-    if (token)
-        memset(token, 0, strlen(token));
-    free(token);
-    return 0;
-}
-
 /* ---- tokens ---- */
 
 static struct flow *find_flow(const struct gw_oauth *o, const char *query)
@@ -544,49 +518,6 @@ bool gw_oauth_owns_state(const struct gw_oauth *o, const char *query)
     return find_flow(o, query) != NULL;
 }
 
-static void token_done(struct gw_oauth *o, CURLcode rc)
-{
-    char why[400];
-    struct gw_oauth_token t;
-    bool refreshing = o->op == OP_REFRESH;
-    if (fetch_failed(o, rc, "the token endpoint"))
-        return;
-    if (gw_oauth_token_read(o->x.rbody, o->x.rlen, &t, why, sizeof(why)) < 0) {
-        if (refreshing) /* a refused refresh token is dead: forget the grant */
-            gw_oauth__drop_grant(o);
-        failf(o, -EACCES, "%s (HTTP %ld)", why, o->x.status);
-        return;
-    }
-    if (!t.refresh_token && o->token.refresh_token) { /* keep the one we had */
-        t.refresh_token = o->token.refresh_token;
-        o->token.refresh_token = NULL;
-    }
-    gw_oauth_token_clear(&o->token);
-    o->token = t;
-    o->expires_ms = t.expires_in ? gw_now_ms() + (uint64_t)t.expires_in * 1000 : 0;
-    o->expires_at = t.expires_in ? time(NULL) + (time_t)t.expires_in : 0;
-    o->challenged = false;
-    o->generation++;
-    free(o->step_scopes);
-    o->step_scopes = NULL;
-    gw_oauth__save_grant(o);
-    finish(o, 0, NULL);
-}
-
-static void post_token(struct gw_oauth *o, const char *endpoint,
-                       const struct gw_oauth_token_request *r)
-{
-    char why[256];
-    o->body = gw_oauth_token_body(r);
-    if (gw_oauth__add_assertion(o, &o->body, why, sizeof(why)) != 0) {
-        failf(o, -EINVAL, "%s", why);
-        return;
-    }
-    char *basic = gw_oauth_basic_auth(&o->client);
-    fetch(o, endpoint, o->body, basic, token_done);
-    free(basic);
-}
-
 int gw_oauth_redeem(struct gw_oauth *o, const char *query, gw_oauth_cb cb, void *data)
 {
     struct flow *f = find_flow(o, query);
@@ -599,7 +530,7 @@ int gw_oauth_redeem(struct gw_oauth *o, const char *query, gw_oauth_cb cb, void 
     join(o, OP_REDEEM, cb, data);
     struct gw_oauth_redirect r;
     char why[400];
-    int rc = gw_oauth_redirect_read(query, used.state, used.issuer, used.iss_supported, &r, why,
+    int rc = gw_oauth_redirect_read(query, used.state, used.as.issuer, used.iss_supported, &r, why,
                                     sizeof(why));
     if (rc < 0) {
         if (r.error)
@@ -607,32 +538,50 @@ int gw_oauth_redeem(struct gw_oauth *o, const char *query, gw_oauth_cb cb, void 
         else
             failf(o, rc, "%s", why);
     } else {
-        struct gw_oauth_token_request tr = {.client = &o->client,
-                                            .code = r.code,
+        struct gw_oauth_token_request tr = {.code = r.code,
                                             .verifier = used.verifier,
                                             .redirect_uri = o->redirect_uri,
                                             .resource = used.resource};
-        post_token(o, used.token_endpoint, &tr);
+        o->req = used.as; /* the token request carries the flow's own client */
+        memset(&used.as, 0, sizeof(used.as));
+        gw_oauth__post_token(o, &tr);
     }
     gw_oauth_redirect_clear(&r);
     flow_clear(&used);
     return 0;
 }
 
-int gw_oauth_refresh(struct gw_oauth *o, gw_oauth_cb cb, void *data)
+/* ---- for the grant's operations (oauth_grant.c) ---- */
+
+void gw_oauth__fetch(struct gw_oauth *o, const char *url, const char *body, const char *auth,
+                     step_fn next)
 {
-    if (o->op != OP_REFRESH && (!o->token.refresh_token || !o->asm_.token_endpoint))
-        return -ENOENT;
-    int j = join(o, OP_REFRESH, cb, data);
-    if (j != 0)
-        return j < 0 ? j : 0;
-    struct gw_oauth_token_request tr = {
-        .client = &o->client,
-        .refresh_token = o->token.refresh_token,
-        .resource = o->omit_resource ? NULL : o->prm.resource,
-    };
-    post_token(o, o->asm_.token_endpoint, &tr);
-    return 0;
+    fetch(o, url, body, auth, next);
+}
+
+void gw_oauth__finish(struct gw_oauth *o, int rc, const char *text)
+{
+    finish(o, rc, text);
+}
+
+void gw_oauth__failf(struct gw_oauth *o, int rc, const char *fmt, ...)
+{
+    char why[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof(why), fmt, ap);
+    va_end(ap);
+    finish(o, rc, why);
+}
+
+bool gw_oauth__fetch_failed(struct gw_oauth *o, CURLcode rc, const char *what)
+{
+    return fetch_failed(o, rc, what);
+}
+
+int gw_oauth__join(struct gw_oauth *o, enum op op, gw_oauth_cb cb, void *data)
+{
+    return join(o, op, cb, data);
 }
 
 /* ---- life ---- */
@@ -690,38 +639,6 @@ int gw_oauth_step_up(struct gw_oauth *o, const char *www_authenticate)
     return 0;
 }
 
-/* ---- refresh ahead of expiry ---- */
-
-static void ahead_done(void *data, int rc, const char *why)
-{
-    if (rc < 0)
-        gw_log(GW_LOG_WARN, "oauth: the refresh ahead of expiry failed", "server",
-               ((struct gw_oauth *)data)->server_url, "reason", why, NULL);
-}
-
-static void on_ahead(uv_timer_t *t)
-{
-    struct gw_oauth *o = t->data;
-    if (o->op != OP_NONE) { /* after what runs now */
-        uv_timer_start(&o->ahead, on_ahead, 1000, 0);
-        return;
-    }
-    gw_oauth_refresh(o, ahead_done, o);
-}
-
-/* A grant that can be refreshed is, when four fifths of its access
- * token's life (at most a minute before its end) have passed, so that
- * calls never meet an expired token; one already expired, at once. */
-static void schedule_ahead(struct gw_oauth *o)
-{
-    uv_timer_stop(&o->ahead);
-    if (!o->token.refresh_token || !o->expires_ms || !o->asm_.token_endpoint)
-        return;
-    uint64_t now = gw_now_ms(), left = o->expires_ms > now ? o->expires_ms - now : 0;
-    uint64_t margin = left / 5 < 60000 ? left / 5 : 60000;
-    uv_timer_start(&o->ahead, on_ahead, left - margin, 0);
-}
-
 struct gw_oauth *gw_oauth_new(uv_loop_t *loop, struct gw_curl_uv *multi,
                               const struct gw_oauth_settings *s)
 {
@@ -741,6 +658,7 @@ struct gw_oauth *gw_oauth_new(uv_loop_t *loop, struct gw_curl_uv *multi,
     o->configured.client_id = gw_xstrdup(s->client_id);
     o->configured.client_secret = gw_xstrdup(s->client_secret);
     o->configured.auth = s->auth;
+    o->pinned_issuer = gw_xstrdup(s->issuer);
     gw_oauth__load_key(o, s->private_key);
     if (gw_oauth_url_parse(s->server_url, &u, why, sizeof(why)) == 0) {
         gw_strlcpy(o->server_host, u.host, sizeof(o->server_host));
@@ -750,7 +668,7 @@ struct gw_oauth *gw_oauth_new(uv_loop_t *loop, struct gw_curl_uv *multi,
         o->state_dir = gw_xstrdup(s->state_dir);
         o->store_dir = gw_xasprintf("%s/oauth", s->state_dir);
         gw_oauth__load(o);
-        schedule_ahead(o);
+        gw_oauth__schedule_ahead(o);
     }
     return o;
 }
@@ -788,6 +706,10 @@ void gw_oauth_free(struct gw_oauth *o)
     free(o->store_dir);
     free(o->state_dir);
     gw_oauth_client_clear(&o->configured);
+    free(o->pinned_issuer);
+    free(o->secret_issuer);
+    gw_oauth__bound_clear(&o->grant);
+    gw_oauth__bound_clear(&o->req);
     gw_jws_key_free(o->key);
     gw_oauth_client_clear(&o->client);
     gw_oauth_challenge_clear(&o->challenge);

@@ -25,16 +25,17 @@ void gw_oauth__load_key(struct gw_oauth *o, const char *pem)
                "reason", why, NULL);
 }
 
-int gw_oauth__add_assertion(const struct gw_oauth *o, char **body, char *why, size_t cap)
+int gw_oauth__add_assertion(const struct gw_oauth *o, const struct bound *b, char **body, char *why,
+                            size_t cap)
 {
-    if (o->client.auth != GW_OAUTH_AUTH_JWT)
+    if (b->client.auth != GW_OAUTH_AUTH_JWT)
         return 0;
-    if (!o->key || !o->asm_.issuer) {
+    if (!o->key || !b->issuer) {
         gw_say(why, cap, "private_key_jwt needs oauth.private_key (an ES256 or RS256 PEM key)");
         return -EINVAL;
     }
-    char *jwt = gw_jws_client_assertion(o->key, o->client.client_id, o->asm_.issuer,
-                                        (int64_t)time(NULL), why, cap);
+    char *jwt = gw_jws_client_assertion(o->key, b->client.client_id, b->issuer, (int64_t)time(NULL),
+                                        why, cap);
     if (!jwt)
         return -EINVAL;
     gw_oauth_form_add(body, "client_assertion_type",

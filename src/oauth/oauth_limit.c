@@ -47,6 +47,7 @@ const char *gw_oauth_gave_up(const struct gw_oauth *o)
 
 void gw_oauth_started(struct gw_oauth *o)
 {
+    o->spent = 0; /* the server took the token */
     if (!o->authz_step)
         limit_clear(o);
 }

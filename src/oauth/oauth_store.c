@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,29 +138,69 @@ out:
     return rc;
 }
 
-char *gw_oauth_store_read(const char *dir, const char *name, size_t max)
+/* What the writer would refuse (gw_oauth_store_open, mkostemp's 0600):
+ * another user's, or writable by others, who could have put it there. */
+static bool untrusted(const struct stat *st, const char *what, char *why, size_t cap)
 {
-    char *path = gw_xasprintf("%s/%s", dir, name);
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    free(path);
-    if (fd < 0)
-        return NULL;
+    if (st->st_uid != geteuid()) {
+        gw_say(why, cap, "%s is owned by uid %u, not by this user", what, (unsigned)st->st_uid);
+        return true;
+    }
+    if (st->st_mode & 022) {
+        gw_say(why, cap, "%s is writable by its group or by others (mode %03o)", what,
+               (unsigned)(st->st_mode & 0777));
+        return true;
+    }
+    return false;
+}
+
+char *gw_oauth_store_read(const char *dir, const char *name, size_t max, char *why, size_t cap)
+{
     struct stat st;
     char *buf = NULL;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size <= max) {
-        size_t n = 0, want = (size_t)st.st_size;
-        buf = gw_xmalloc(want + 1);
-        while (n < want) {
-            ssize_t r = read(fd, buf + n, want - n);
-            if (r < 0 && errno == EINTR)
-                continue;
-            if (r <= 0)
-                break;
-            n += (size_t)r;
-        }
-        buf[n] = 0;
+    why[0] = 0;
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0) {
+        if (errno == ELOOP || errno == ENOTDIR)
+            gw_say(why, cap, "%s is a symlink or not a directory", dir);
+        return NULL;
     }
-    close(fd);
+    int fd = -1;
+    if (fstat(dfd, &st) < 0 || untrusted(&st, dir, why, cap))
+        goto out;
+    fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ELOOP)
+            gw_say(why, cap, "%s/%s is a symlink", dir, name);
+        goto out;
+    }
+    if (fstat(fd, &st) < 0)
+        goto out;
+    if (!S_ISREG(st.st_mode)) {
+        gw_say(why, cap, "%s/%s is not a regular file", dir, name);
+        goto out;
+    }
+    if (untrusted(&st, name, why, cap))
+        goto out;
+    if ((size_t)st.st_size > max) {
+        gw_say(why, cap, "%s/%s is larger than %zu bytes", dir, name, max);
+        goto out;
+    }
+    size_t n = 0, want = (size_t)st.st_size;
+    buf = gw_xmalloc(want + 1);
+    while (n < want) {
+        ssize_t r = read(fd, buf + n, want - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        n += (size_t)r;
+    }
+    buf[n] = 0;
+out:
+    if (fd >= 0)
+        close(fd);
+    close(dfd);
     return buf;
 }
 

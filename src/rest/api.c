@@ -278,6 +278,38 @@ static const char *tools_args_problem(struct tools_args *a, enum gw_tool_format 
     return NULL;
 }
 
+/* The first name in `csv` that is no toolset, as a new string, or NULL.
+ * A configured server whose tools are not listed yet (starting, waiting
+ * for authorization) is a toolset with no tools, not an unknown one: a
+ * filter that names it is right, only early. */
+static char *unknown_toolset(const struct gw_api_ctx *ctx, const struct gw_catalog *cat,
+                             const char *csv)
+{
+    for (const char *p = csv; p != NULL && *p != '\0'; p += *p == ',') {
+        size_t l = strcspn(p, ",");
+        char *name = gw_xstrndup(p, l);
+        if (l > 0 && gw_catalog_toolset(cat, name) == NULL &&
+            gw_config_server(ctx->config, name) == NULL)
+            return name;
+        free(name);
+        p += l;
+    }
+    return NULL;
+}
+
+/* 404 unknown_toolset naming `name` (only when it has a toolset name's
+ * shape: the query's bytes are the client's). */
+static void respond_unknown_toolset(struct gw_http_request *req, const char *name)
+{
+    bool shown = gw_catalog_name_valid(name);
+    char *msg = gw_xasprintf("no toolset is named %s%s%s: a toolset is a configured server's id "
+                             "or mcp_admin (GET /v1/toolsets lists them)",
+                             shown ? "'" : "", shown ? name : "in toolset=", shown ? "'" : "");
+
+    gw_http_respond_error(req, 404, "unknown_toolset", msg, NULL);
+    free(msg);
+}
+
 static void route_tools(struct gw_api_ctx *ctx, struct gw_http_request *req, struct match *m)
 {
     struct gw_catalog *cat = gw_servers_catalog(ctx->servers);
@@ -290,6 +322,7 @@ static void route_tools(struct gw_api_ctx *ctx, struct gw_http_request *req, str
     char *etag = gw_xasprintf("ETag: \"%llu\"", (unsigned long long)version);
     const char *const headers[] = {etag, NULL};
     const char *problem;
+    char *unknown = NULL;
     size_t len;
     const char *body;
     json_t *j;
@@ -299,6 +332,8 @@ static void route_tools(struct gw_api_ctx *ctx, struct gw_http_request *req, str
                               NULL);
     } else if ((problem = tools_args_problem(&a, fmt)) != NULL) {
         gw_http_respond_error(req, 400, "bad_query", problem, NULL);
+    } else if ((unknown = unknown_toolset(ctx, cat, toolsets)) != NULL) {
+        respond_unknown_toolset(req, unknown);
     } else if (a.defer == NULL && not_modified(req, etag)) {
         /* answered 304 */
     } else if (a.q == NULL && a.defer == NULL) {
@@ -319,6 +354,7 @@ static void route_tools(struct gw_api_ctx *ctx, struct gw_http_request *req, str
     free(a.defer);
     free(format);
     free(toolsets);
+    free(unknown);
     free(etag);
 }
 
@@ -513,7 +549,10 @@ static void route_reload(struct gw_api_ctx *ctx, struct gw_http_request *req, st
 
 static void route_events(struct gw_api_ctx *ctx, struct gw_http_request *req, struct match *m)
 {
-    gw_events_attach(ctx->events, req);
+    json_t *snap = gw_servers_json(ctx->servers);
+
+    json_object_update_new(snap, gw_servers_dialogs_json(ctx->servers));
+    gw_events_attach(ctx->events, req, snap);
 }
 
 /* ---- dialogs ---- */

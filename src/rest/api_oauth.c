@@ -69,6 +69,10 @@ static void authorize_done(void *data, int rc, const char *text)
         free(loc);
     } else if (p->req && rc == -EPERM) {
         gw_http_respond_error(p->req, 409, "authorization_limit", text, NULL);
+    } else if (rc == -EXDEV) { /* stays a Problem until the operator logs out */
+        gw_servers_authorization_failed(p->ctx->servers, p->id, text);
+        if (p->req)
+            gw_http_respond_error(p->req, 409, "issuer_changed", text, NULL);
     } else if (p->req) {
         gw_http_respond_error(p->req, 502, "authorization_unavailable", text, NULL);
     }

@@ -1,5 +1,6 @@
 #include "gw/artifacts.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -522,4 +523,27 @@ int gw_artifact_open(const char *dir, const char *root, const char *self, const 
     }
     free(copy);
     return rc == 0 ? fd : rc;
+}
+
+char *gw_artifact_url(const char *root, const char *self, const char *relpath)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t n = strlen(relpath);
+    char *enc = gw_xmalloc(3 * n + 1), *o = enc;
+
+    /* the route decodes `path` once; what needs no encoding in a query
+     * (RFC 3986 unreserved and "/") is left as it is, for people to read */
+    for (const unsigned char *p = (const unsigned char *)relpath; *p != '\0'; p++) {
+        if (isalnum(*p) || strchr("-._~/", *p) != NULL) {
+            *o++ = (char)*p;
+        } else {
+            *o++ = '%';
+            *o++ = hex[*p >> 4];
+            *o++ = hex[*p & 15];
+        }
+    }
+    *o = '\0';
+    o = gw_xasprintf("/api/dialogs/%s/%s/artifact?path=%s", root, self, enc);
+    free(enc);
+    return o;
 }

@@ -113,11 +113,44 @@ static int replay(struct gw_events *ev, struct client *c, uint64_t last)
     return 0;
 }
 
-void gw_events_attach(struct gw_events *ev, struct gw_http_request *req)
+/* Whether a client that saw event `last` can be brought up to date from
+ * the kept events alone: none it missed has been dropped, and the id is
+ * one of this daemon's (ids start again at 1 with each start). */
+static bool can_replay(const struct gw_events *ev, const char *last, uint64_t *id)
+{
+    uint64_t first = ev->next_id > GW_EVENTS_KEEP ? ev->next_id - GW_EVENTS_KEEP : 1;
+    char *end;
+
+    if (last == NULL || last[0] < '0' || last[0] > '9')
+        return false;
+    *id = strtoull(last, &end, 10);
+    return *end == '\0' && *id < ev->next_id && *id + 1 >= first;
+}
+
+/* The state now, as event `snapshot`. It has no id of its own and is not
+ * kept: a client that reconnects names the last event it saw, and what the
+ * snapshot held came with events up to "eventId", which it then needs no
+ * more of. */
+static int send_snapshot(struct gw_events *ev, struct client *c, json_t *snapshot)
+{
+    char *body, *text;
+    int rc;
+
+    json_object_set_new(snapshot, "eventId", json_integer((json_int_t)(ev->next_id - 1)));
+    body = json_dumps(snapshot, JSON_COMPACT);
+    text = gw_xasprintf("event: snapshot\ndata: %s\n\n", body ? body : "null");
+    rc = send_to(ev, c, text, strlen(text));
+    free(body);
+    free(text);
+    return rc;
+}
+
+void gw_events_attach(struct gw_events *ev, struct gw_http_request *req, json_t *snapshot)
 {
     static const char *const headers[] = {"Cache-Control: no-store", NULL};
     const char *last = gw_http_header(req, "last-event-id");
     struct client *c = gw_xcalloc(1, sizeof *c);
+    uint64_t last_id;
 
     c->ev = ev;
     c->req = req;
@@ -125,8 +158,13 @@ void gw_events_attach(struct gw_events *ev, struct gw_http_request *req)
     ev->clients = c;
     gw_http_stream_begin(req, 200, "text/event-stream", headers);
     gw_http_on_abort(req, on_client_abort, c);
-    if (send_to(ev, c, ": mcpgw events\n\n", 16) == 0 && last != NULL)
-        replay(ev, c, strtoull(last, NULL, 10));
+    if (send_to(ev, c, ": mcpgw events\n\n", 16) == 0) {
+        if (can_replay(ev, last, &last_id))
+            replay(ev, c, last_id);
+        else
+            send_snapshot(ev, c, snapshot);
+    }
+    json_decref(snapshot);
 }
 
 size_t gw_events_clients(const struct gw_events *ev)

@@ -72,9 +72,9 @@ static json_t *save_binary(const struct gw_result_ctx *ctx, const char *kind, co
     const char *payload;
     unsigned char *bytes;
     long n;
-    char *rel = NULL;
+    char *rel = NULL, *url;
     int rc;
-    json_t *item;
+    json_t *item, *artifact;
 
     snprintf(mime, sizeof mime, "%s", given_mime ? given_mime : "");
     payload = strip_data_url(b64, mime, sizeof mime);
@@ -101,14 +101,18 @@ static json_t *save_binary(const struct gw_result_ctx *ctx, const char *kind, co
         return input_text_new(gw_xasprintf("[%s content of %ld bytes could not be saved: %s]", kind,
                                            n, strerror(-rc)));
     }
+    url = gw_artifact_url(ctx->root, ctx->self, rel);
+    artifact = json_pack("{s:s, s:s, s:s, s:s}", "rootId", ctx->root, "selfId", ctx->self,
+                         "relPath", rel, "url", url);
     if (strcmp(kind, "image") == 0 && is_image_type(mime)) {
-        item = json_pack("{s:s, s:s, s:I, s:{s:s, s:s, s:s}}", "type", "input_image", "mimeType",
-                         mime, "byteLength", (json_int_t)n, "artifact", "rootId", ctx->root,
-                         "selfId", ctx->self, "relPath", rel);
+        item = json_pack("{s:s, s:s, s:I, s:o}", "type", "input_image", "mimeType", mime,
+                         "byteLength", (json_int_t)n, "artifact", artifact);
     } else {
         item = input_text_new(gw_xasprintf("[%s content (%s, %ld bytes) saved as artifact %s]",
                                            kind, mime[0] ? mime : "unknown type", n, rel));
+        json_object_set_new(item, "artifact", artifact);
     }
+    free(url);
     free(rel);
     return item;
 }

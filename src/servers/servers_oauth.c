@@ -5,6 +5,7 @@
  * challenge, and the start that follows an authorization. */
 #include "gw/servers_internal.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -60,6 +61,7 @@ struct gw_oauth *gw_server_oauth(struct server *srv)
         .client_credentials = cfg->oauth_client_credentials,
         .client_metadata_url = srv->snap->gateway.oauth_client_metadata_url,
         .state_dir = state_dir,
+        .issuer = cfg->oauth_issuer,
     };
     srv->oauth = gw_oauth_new(srv->owner->loop, srv->owner->multi, &s);
     free(scopes);
@@ -110,17 +112,37 @@ static void needs_authorization(struct server *srv)
     gw_server_first_attempt_done(srv, true);
 }
 
+/* The server's start failed, for a reason a later attempt may not meet:
+ * it is retried after the usual backoff. */
+static void start_failed(struct server *srv, const char *what)
+{
+    gw_server_set_error(srv, what);
+    gw_server_problem(srv, "authorization", GW_SEV_ERROR, NULL, what);
+    srv->oauth_refreshed = false;
+    gw_server_set_state(srv, SRV_FAILED);
+    gw_server_first_attempt_done(srv, false);
+    gw_server_schedule_restart(srv);
+}
+
 static void refreshed(void *data, int rc, const char *why)
 {
     struct server *srv = data;
     if (srv->removed || srv->owner->closing)
         return;
+    if (rc == -EAGAIN) { /* the grant stays: no person is needed yet */
+        char *what = gw_xasprintf("the OAuth token could not be refreshed: %s", why);
+        gw_log(GW_LOG_WARN, "oauth refresh failed", "server", srv->cfg->id, "reason", why, NULL);
+        start_failed(srv, what);
+        free(what);
+        return;
+    }
     if (rc < 0) {
         gw_log(GW_LOG_WARN, "oauth refresh refused", "server", srv->cfg->id, "reason", why, NULL);
         needs_authorization(srv);
         return;
     }
     gw_log(GW_LOG_INFO, "oauth token refreshed", "server", srv->cfg->id, NULL);
+    gw_server_clear_problems(srv, "authorization");
     enum slot_role first = srv->cfg->truely_stateless ? ROLE_SHARED : ROLE_DISCOVERY;
     if (gw_server_find_slot(srv, first, false) == NULL)
         gw_slot_spawn(srv, first);
@@ -131,13 +153,8 @@ static void refreshed(void *data, int rc, const char *why)
 static void credentials_failed(struct server *srv, const char *why)
 {
     char *what = gw_xasprintf("no OAuth token from the client credentials: %s", why);
-    gw_server_set_error(srv, what);
-    gw_server_problem(srv, "authorization", GW_SEV_ERROR, NULL, what);
+    start_failed(srv, what);
     free(what);
-    srv->oauth_refreshed = false;
-    gw_server_set_state(srv, SRV_FAILED);
-    gw_server_first_attempt_done(srv, false);
-    gw_server_schedule_restart(srv);
 }
 
 static void obtained(void *data, int rc, const char *why)
@@ -169,9 +186,10 @@ bool gw_server_oauth_failed(struct server *srv)
         return true;
     }
     /* A refresh token may make a new access token without anyone: the
-     * instance starts again once it is in; a refusal needs a person. */
+     * instance starts again once it is in; a refusal needs a person, and
+     * so does a token that a refresh for a refused one gave, refused too. */
     if (!srv->oauth_refreshed && !gw_oauth_step_up_pending(srv->oauth) &&
-        gw_oauth_refresh(srv->oauth, refreshed, srv) == 0) {
+        !gw_oauth_refresh_spent(srv->oauth) && gw_oauth_refresh(srv->oauth, refreshed, srv) == 0) {
         srv->oauth_refreshed = true;
         return true;
     }

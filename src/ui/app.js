@@ -233,6 +233,14 @@ $('event-kind').addEventListener('change', renderEvents);
 $('event-server').addEventListener('change', renderEvents);
 
 function onEvent(kind, data) {
+  if (kind === 'snapshot') { // the state when the stream began: not an event to list
+    state.servers = data.servers;
+    state.dialogs = data.dialogs;
+    renderDialogs();
+    renderServers();
+    renderFacts();
+    return;
+  }
   state.events.push({ kind, data, at: new Date().toISOString() });
   if (state.events.length > MAX_EVENTS) state.events.splice(0, state.events.length - MAX_EVENTS);
   eventsArrived();

@@ -118,7 +118,7 @@ function artifactPath(a) {
 async function media(tag, a, alt) {
   const el = h(tag, tag === 'img' ? { alt } : { controls: true, 'aria-label': alt });
   try {
-    const url = URL.createObjectURL(await getBlob(artifactPath(a)));
+    const url = URL.createObjectURL(await getBlob(a.url || artifactPath(a)));
     blobUrls.push(url);
     el.src = url;
   } catch (err) {
@@ -140,7 +140,7 @@ function renderResult(r, body, out) {
     } else if (it.type === 'input_text') {
       const audio = /^\[audio content \((audio\/[^,]+), \d+ bytes\) saved as artifact (\S+)\]$/.exec(it.text || '');
       parts.push(h('pre', { tabindex: 0 }, it.text ?? ''));
-      if (audio) parts.push(media('audio', { ...where, relPath: audio[2] }, `audio result (${audio[1]})`));
+      if (audio) parts.push(media('audio', it.artifact || { ...where, relPath: audio[2] }, `audio result (${audio[1]})`));
     } else {
       parts.push(h('pre', { tabindex: 0 }, JSON.stringify(it, null, 2)));
     }

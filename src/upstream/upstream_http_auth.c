@@ -47,7 +47,9 @@ int gw_upstream_http__auth_retry(struct xfer *x)
 {
     struct gw_upstream_http *h = x->h;
     struct gw_oauth *o = h->o.oauth;
-    if (x->auth_retried || h->stopping || !x->had_token)
+    /* A token from a refresh for a 401, refused too: the server refuses
+     * every token, and one more refresh would not change that. */
+    if (x->auth_retried || h->stopping || !x->had_token || gw_oauth_refresh_spent(o))
         return 0;
     x->auth_retried = 1;
     gw_upstream_http__link(x);

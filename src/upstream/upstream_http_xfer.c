@@ -174,6 +174,8 @@ static int on_start(struct gw_http_xfer *t)
         x->step_up = gw_oauth_step_up(h->o.oauth, t->www_auth) == 0;
     if (!gw_http_xfer_ok(t))
         return 0;
+    if (x->had_token)
+        gw_oauth_accepted(h->o.oauth, x->token_gen);
     /* 2026-07-28 has no session: the header of an answer to one of its
      * requests means nothing, and a session kept from it would make a later
      * 404 look like a lost session and the call go again (design §9) */

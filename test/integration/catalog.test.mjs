@@ -91,6 +91,33 @@ servers:
   assert.ok(ev.instances[0].pid > 0);
 });
 
+test('a toolset= that names no toolset is 404 unknown_toolset; a configured server not up yet is a toolset', async (t) => {
+  const d = await start(`version: 1
+servers:
+${fixtureServer('fx')}  gone:
+    command: /nonexistent/mcp-server
+`, { waitReady: true });
+  t.after(() => d.stop());
+  for (const q of ['toolset=nope', 'toolset=fx,nope', 'toolset=nope&format=openai', 'q=echo&toolset=nope']) {
+    const r = await d.get(`/v1/tools?${q}`);
+    assert.equal(r.status, 404, `${q}: ${r.body}`);
+    assert.equal(r.json.error.code, 'unknown_toolset');
+    assert.match(r.json.error.message, /'nope'/);
+  }
+  // A name that is no toolset name is not echoed.
+  const odd = await d.get('/v1/tools?toolset=%3Cb%3E');
+  assert.equal(odd.status, 404);
+  assert.doesNotMatch(odd.json.error.message, /%3C|<b>/);
+  assert.deepEqual((await d.get('/v1/tools?toolset=mcp_admin')).json.tools.map((x) => x.name), ['mcp_release']);
+  const fx = (await d.get('/v1/tools?toolset=fx')).json.tools;
+  assert.ok(fx.length > 0);
+  assert.deepEqual((await d.get('/v1/tools?toolset=fx,')).json.tools, fx);
+  const gone = await d.get('/v1/tools?toolset=gone');
+  assert.equal(gone.status, 200, gone.body);
+  assert.deepEqual(gone.json.tools, []);
+  assert.equal((await d.get('/v1/tools?toolset=')).status, 200);
+});
+
 test('filters and transforms give exactly seed 000\'s catalog', async (t) => {
   const dir = tmpdir();
   const file = toolsFile(dir, named('browser_click', 'browser_unsafe', 'page_open', 'page_unsafe', 'stock_prefix_x', 'other'));

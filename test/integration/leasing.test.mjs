@@ -235,7 +235,9 @@ test('images become artifacts; the artifact route refuses escapes', async (t) =>
   assert.match(item.artifact.relPath, /^artifacts\/mcp\/fx\/image\/\d{8}T\d{9}Z-[0-9a-f-]{36}\.png$/);
   const onDisk = fs.readFileSync(path.join(d.dir, 'art/chat1/agent', item.artifact.relPath));
   assert.deepEqual(onDisk, png);
-  const url = `/api/dialogs/chat1/agent/artifact?path=${encodeURIComponent(item.artifact.relPath)}`;
+  // the item carries the URL that serves it back
+  const url = item.artifact.url;
+  assert.equal(url, `/api/dialogs/chat1/agent/artifact?path=${item.artifact.relPath}`);
   const got = await new Promise((resolve, reject) => {
     http.get({ host: d.host, port: d.port, path: url }, (res) => {
       const chunks = [];
@@ -266,6 +268,34 @@ test('images become artifacts; the artifact route refuses escapes', async (t) =>
   const hard = await d.get(`/api/dialogs/chat1/agent/artifact?path=${encodeURIComponent('artifacts/mcp/fx/image/hard.png')}`);
   assert.equal(hard.status, 404, hard.body);
   assert.ok(!hard.body.includes('outside the'));
+});
+
+test('every saved artifact carries its URL: audio described by an input_text too, and anonymous calls', async (t) => {
+  const dir = tmpdir();
+  const tools = path.join(dir, 'tools.json');
+  fs.writeFileSync(tools, JSON.stringify([{ name: 'audio', description: 'a sound', inputSchema: { type: 'object' } },
+    { name: 'image', description: 'a picture', inputSchema: { type: 'object' } }]));
+  const d = await start(`version: 1\ngateway:\n  artifacts_dir: ./art\nservers:
+  fx:\n    command: ${FIXTURE}\n    args: ['--tools-json', '${tools}']
+  st:\n    command: ${FIXTURE}\n    args: ['--tools-json', '${tools}']\n    truely-stateless: true\n    transform: [{prefix: 'st_'}]
+`, { waitReady: true });
+  t.after(() => d.stop());
+  const r = await call(d, 'audio', 'chat1', {});
+  assert.equal(r.status, 200, r.body);
+  const [item] = r.json.contentItems;
+  assert.equal(item.type, 'input_text');
+  assert.match(item.text, /^\[audio content \(audio\/wav, 16 bytes\) saved as artifact artifacts\/mcp\/fx\/audio\/\S+\.wav\]$/);
+  assert.deepEqual(Object.keys(item.artifact), ['rootId', 'selfId', 'relPath', 'url']);
+  assert.equal(item.artifact.url, `/api/dialogs/chat1/chat1/artifact?path=${item.artifact.relPath}`);
+  const got = await d.get(item.artifact.url);
+  assert.equal(got.status, 200);
+  assert.equal(got.headers['content-type'], 'audio/wav');
+  // a call without a dialog stores under anonymous/anonymous, and says so
+  const anon = await call(d, 'st_image', undefined, {});
+  assert.equal(anon.status, 200, anon.body);
+  const img = anon.json.contentItems[0].artifact;
+  assert.equal(img.url, `/api/dialogs/anonymous/anonymous/artifact?path=${img.relPath}`);
+  assert.equal((await d.get(img.url)).status, 200);
 });
 
 // The files of one dialog's artifacts, oldest first by name (names start with their time).

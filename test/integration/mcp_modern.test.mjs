@@ -239,12 +239,18 @@ test('a tools/call read from its text answers as the parsed body does, results a
   // the dialog's first call takes the lease and carries its reminder once
   assert.equal((await send(cases[0][1])).status, 200);
   const count = (line) => d.stderr.split(line).length - 1;
-  // How many requests were read from the text, counted once the request's
-  // own access line (written after it) is in the log.
+  // How many requests were read from the text, counted once every request's
+  // access line (written after it) is in the log: the log's pipe and the
+  // answer's socket deliver in either order, so a count taken when only an
+  // earlier request's line had come would be off by one.
+  let sent = 1;
+  const logged = () => waitFor(() => count('path=/mcp/d/text status=') >= sent);
   const readAsText = async (send1) => {
-    const [text, seen] = [count('msg="mcp call read from its text"'), count('path=/mcp/d/text status=')];
+    await logged();
+    const text = count('msg="mcp call read from its text"');
     const r = await send1();
-    await waitFor(() => count('path=/mcp/d/text status=') > seen);
+    sent++;
+    await logged();
     return [r, count('msg="mcp call read from its text"') - text];
   };
   for (const [what, text, status, fromText] of cases) {
@@ -267,6 +273,11 @@ test('a tools/call read from its text answers as the parsed body does, results a
   const r = await send(body(`"name":"add","arguments":{"a":1,"b":2},"_meta":${meta}`), { 'mcp-name': 'echo' });
   assert.deepEqual([r.status, r.json.error.code], [400, -32020]);
   assert.equal((await send(body(`"name":"add","arguments":{"a":1,"b":2},"_meta":${meta}`))).json.result.content[0].text, '3');
+  // each request logs its revision at debug, whichever path read it
+  const revision = 'msg="mcp request" version=2026-07-28 method=tools/call dialog=text';
+  assert.ok(count(revision) >= 2 * cases.filter((c) => c[2] === 200).length, d.stderr.slice(-3000));
+  assert.equal((await modern(d, 'server/discover', { _meta: META })).status, 200);
+  await d.waitLog(/msg="mcp request" version=2026-07-28 method=server\/discover dialog=mcp-client:raw /);
 });
 
 test('progress on the request\'s stream; closing the stream cancels the call upstream', async (t) => {

@@ -110,7 +110,7 @@ test('authorize through the browser, call with the token, keep the grant across 
   assert.equal(del.status, 200, del.body);
   assert.deepEqual(fs.readdirSync(dir).filter((f) => f.startsWith('grant-')), []);
   await waitFor(() => as.events.some((e) => e.event === 'revoke'));
-  assert.deepEqual(as.events.find((e) => e.event === 'revoke'), { event: 'revoke', token_type_hint: 'refresh_token', client_id: 'client-1', known: true });
+  assert.deepEqual(as.events.find((e) => e.event === 'revoke'), { event: 'revoke', as: 'as1', token_type_hint: 'refresh_token', client_id: 'client-1', known: true });
 });
 
 test('a forged or replayed callback is refused and changes nothing', async (t) => {

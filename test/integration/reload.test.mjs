@@ -79,7 +79,9 @@ test('file watch: add, catalog-only change in place, spawn change replaces, dele
   const cat = ev.got.filter((e) => e.type === 'catalog');
   assert.ok(cat.some((e) => e.data.server === 'b' && e.data.change === 'added'));
   assert.ok(cat.some((e) => e.data.change === 'removed'));
-  for (let i = 1; i < ev.got.length; i++) assert.ok(ev.got[i].id > ev.got[i - 1].id, 'ids increase');
+  assert.equal(ev.got[0].type, 'snapshot');
+  const ids = ev.got.slice(1).map((e) => e.id);
+  for (let i = 1; i < ids.length; i++) assert.ok(ids[i] > ids[i - 1], 'ids increase');
 });
 
 test('a replaced server drains in-flight calls; leases move and say restarted', async (t) => {
@@ -166,4 +168,46 @@ test('events: problems, reload summaries, heartbeat-safe stream, Last-Event-ID r
   });
   assert.match(replay, new RegExp(`id: ${last}\\n`));
   assert.ok(!replay.includes(`id: ${last - 1}\n`), 'only what came after Last-Event-ID');
+});
+
+// One /v1/events connection's events until `until` holds of them (or 10 s).
+function stream(d, headers, until) {
+  return new Promise((resolve, reject) => {
+    const got = [];
+    const req = http.get({ host: d.host, port: d.port, path: '/v1/events', headers }, (res) => {
+      res.setEncoding('utf8');
+      res.on('data', sseReader((ev) => {
+        if (!ev.event) return;
+        got.push({ id: ev.id, type: ev.event, data: JSON.parse(ev.data) });
+        if (until(got)) { clearTimeout(timer); req.destroy(); resolve(got); }
+      }));
+    });
+    const timer = setTimeout(() => { req.destroy(); reject(new Error(`no such events: ${JSON.stringify(got)}`)); }, 10000 * slow);
+    req.on('error', () => {});
+  });
+}
+
+test('events: a stream starts with a snapshot of the servers and dialogs; a resume that lost nothing does not', async (t) => {
+  const d = await start('version: 1\nservers:\n' + server('s', "    truely-stateless: true\n") + server('l', "    transform: [{prefix: 'l_'}]\n"), { waitReady: true });
+  t.after(() => d.stop());
+  assert.equal((await d.post('/v1/tools/l_echo/call', { dialog: 'd1', arguments: { text: 'x' } })).status, 200);
+  const [first, ...rest] = await stream(d, {}, (got) => got.length >= 1);
+  assert.equal(first.type, 'snapshot');
+  assert.equal(first.id, undefined, 'the snapshot has no id of its own');
+  assert.equal(rest.length, 0);
+  assert.deepEqual(first.data.servers.map((x) => [x.id, x.state]), [['s', 'ready'], ['l', 'ready']]);
+  assert.deepEqual(Object.keys(first.data.servers[0]), Object.keys((await d.get('/v1/servers')).json.servers[0]), 'S as /v1/servers has it');
+  assert.deepEqual(first.data.dialogs.map((x) => [x.dialog, x.leases.map((l) => l.server)]), [['d1', ['l']]]);
+  assert.ok(Number.isInteger(first.data.eventId) && first.data.eventId >= 1, JSON.stringify(first.data));
+
+  // Resuming from an event still kept: the missed events, no snapshot.
+  const resumed = stream(d, { 'last-event-id': String(first.data.eventId) }, (got) => got.some((e) => e.type === 'lease'));
+  await sleep(100);
+  assert.equal((await d.post('/v1/dialogs/d1/release', {})).status, 200);
+  const after = await resumed;
+  assert.ok(after.every((e) => e.type !== 'snapshot'), JSON.stringify(after));
+  // An id this daemon never gave (a restarted daemon's client): a snapshot.
+  const [fresh] = await stream(d, { 'last-event-id': '999999' }, (got) => got.length >= 1);
+  assert.equal(fresh.type, 'snapshot');
+  assert.deepEqual(fresh.data.dialogs, []);
 });

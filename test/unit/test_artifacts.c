@@ -168,6 +168,20 @@ START_TEST(test_hard_link_is_not_opened)
 }
 END_TEST
 
+/* The URL a result item carries: what a query must not hold raw is
+ * percent-encoded once, the rest left to read. */
+START_TEST(test_url_encodes_what_a_query_needs)
+{
+    char *u = gw_artifact_url("chat1", "agent", "artifacts/mcp/fx/image/1-a.png");
+
+    ck_assert_str_eq(u, "/api/dialogs/chat1/agent/artifact?path=artifacts/mcp/fx/image/1-a.png");
+    free(u);
+    u = gw_artifact_url("r", "s", "artifacts/a b%/x?#&+~.png");
+    ck_assert_str_eq(u, "/api/dialogs/r/s/artifact?path=artifacts/a%20b%25/x%3F%23%26%2B~.png");
+    free(u);
+}
+END_TEST
+
 static Suite *artifacts_suite(void)
 {
     Suite *s = suite_create("artifacts");
@@ -177,6 +191,7 @@ static Suite *artifacts_suite(void)
     tcase_add_test(tc, test_global_cap_takes_the_oldest_of_all);
     tcase_add_test(tc, test_too_large_is_refused_untouched);
     tcase_add_test(tc, test_hard_link_is_not_opened);
+    tcase_add_test(tc, test_url_encodes_what_a_query_needs);
     suite_add_tcase(s, tc);
     return s;
 }

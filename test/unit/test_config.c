@@ -10,6 +10,7 @@
 #include <uv.h>
 
 #include "gw/config.h"
+#include "gw/util.h"
 
 static char dir[64];
 static char cfgpath[128];
@@ -323,6 +324,99 @@ START_TEST(bad_size_and_ints)
     const struct gw_diag *d = expect_error(c, "'gateway.max_header_bytes' is '10'", 6);
     ck_assert_ptr_nonnull(strstr(d->message, "at least 1024 bytes"));
     ck_assert(!c->ok);
+    gw_config_unref(c);
+}
+END_TEST
+
+/* `key` ("gateway.reload.debounce_ms", "servers.<id>.timeout") written as
+ * nested YAML with the value `value`, server a given a command; *line is
+ * the value's line. */
+static char *yaml_for_key(const char *key, const char *value, int *line)
+{
+    char *out = gw_xasprintf("version: 1\n"), *rest = gw_xstrdup(key), *save = NULL, *tmp;
+    int depth = 0;
+
+    *line = 1;
+    for (char *part = strtok_r(rest, ".", &save); part != NULL; part = strtok_r(NULL, ".", &save)) {
+        const char *name = strcmp(part, "<id>") == 0 ? "a" : part;
+        char *next = save != NULL && *save != '\0' ? save : NULL;
+        tmp = gw_xasprintf("%s%*s%s:%s%s\n", out, 2 * depth, "", name, next ? "" : " ",
+                           next ? "" : value);
+        free(out);
+        out = tmp;
+        ++*line;
+        if (strcmp(part, "<id>") == 0) {
+            tmp = gw_xasprintf("%s%*scommand: npx\n", out, 2 * depth + 2, "");
+            free(out);
+            out = tmp;
+            ++*line;
+        }
+        depth++;
+    }
+    free(rest);
+    return out;
+}
+
+/* Every key that takes a number refuses one written in quotes, naming the
+ * key and its line; unquoted, the same text loads. */
+START_TEST(quoted_numbers_refused_for_every_number_key)
+{
+    struct gw_config_directive_info info;
+    size_t checked = 0;
+
+    for (size_t i = 0; gw_config_directive(i, &info) == 0; i++) {
+        static const char *const numeric[] = {"integer", "duration", "milliseconds", "size"};
+        bool number = false;
+        for (size_t k = 0; k < 4; k++)
+            number = number || strcmp(info.type, numeric[k]) == 0;
+        if (!number)
+            continue;
+        for (size_t q = 0; q < 3; q++) {
+            static const char *const forms[] = {"\"64\"", "'64'", "!!str 64"};
+            int line;
+            char *yaml = yaml_for_key(info.key, forms[q], &line), *shown = gw_xstrdup(info.key);
+            char *id = strstr(shown, "<id>"), want[200];
+            if (id != NULL) {
+                *id = 'a';
+                memmove(id + 1, id + 4, strlen(id + 4) + 1);
+            }
+            snprintf(want, sizeof want, "'%s' is the string \"64\"", shown);
+            struct gw_config *c = load(yaml);
+            const struct gw_diag *d = expect_error(c, want, line);
+            ck_assert_str_eq(d->key, shown);
+            gw_config_unref(c);
+            free(yaml);
+            free(shown);
+        }
+        int line;
+        char *yaml = yaml_for_key(info.key, "2048", &line);
+        struct gw_config *c = load(yaml);
+        ck_assert_msg(find(c, "is the string") == NULL, "%s: plain 2048 refused", info.key);
+        gw_config_unref(c);
+        free(yaml);
+        checked++;
+    }
+    ck_assert_uint_ge(checked, 16);
+
+    /* the keys outside the table: version and a tool config's two */
+    struct gw_config *c = load("version: '1'\n");
+    expect_error(c, "'version' is the string \"1\"", 1);
+    ck_assert(!c->ok);
+    gw_config_unref(c);
+    c = load("version: 1\nservers:\n  a:\n" OK_STDIO "    mode: dynamic\n"
+             "    default_tool_config: {max_instances: '2', timeout: \"30\"}\n"
+             "    tool_config:\n      t1: {max_instances: \"3\", timeout: 1.5}\n");
+    expect_error(c, "'servers.a.default_tool_config.max_instances' is the string \"2\"", 6);
+    expect_error(c, "'servers.a.default_tool_config.timeout' is the string \"30\"", 6);
+    expect_error(c, "'servers.a.tool_config.t1.max_instances' is the string \"3\"", 8);
+    ck_assert_ptr_null(find(c, "'servers.a.tool_config.t1.timeout'"));
+    ck_assert(!srv(c, "a")->ok);
+    gw_config_unref(c);
+    /* a unit makes it a duration's text, which may be quoted */
+    c = load("version: 1\ngateway:\n  request_timeout: '30s'\n  max_body: \"8MiB\"\n"
+             "  reload: {debounce_ms: '250ms'}\n");
+    ck_assert_uint_eq(count(c, GW_SEV_ERROR), 0);
+    ck_assert_uint_eq(c->gateway.request_timeout_ms, 30000);
     gw_config_unref(c);
 }
 END_TEST
@@ -1533,6 +1627,7 @@ START_TEST(oauth_keys)
                                "    url: http://127.0.0.1:9/mcp\n"
                                "    oauth:\n"
                                "      client_id: cid\n"
+                               "      issuer: https://as.example/tenant\n"
                                "      client_secret: ${GW_TEST_OAUTH_SECRET}\n"
                                "      token_endpoint_auth_method: client_secret_post\n"
                                "      scopes: [a, b]\n"
@@ -1549,6 +1644,8 @@ START_TEST(oauth_keys)
     ck_assert_str_eq(c->gateway.oauth_client_metadata_url, "https://gw.example/client.json");
     const struct gw_server_config *a = srv(c, "a"), *b = srv(c, "b");
     ck_assert_str_eq(a->oauth_client_id, "cid");
+    ck_assert_str_eq(a->oauth_issuer, "https://as.example/tenant");
+    ck_assert_ptr_null(b->oauth_issuer);
     ck_assert_str_eq(a->oauth_client_secret, "s3cret-value");
     ck_assert_int_eq(a->oauth_method, GW_OAUTH_METHOD_POST);
     ck_assert(a->has_oauth_scopes);
@@ -1563,6 +1660,7 @@ START_TEST(oauth_keys)
     char *text = json_dumps(j, 0);
     ck_assert_ptr_null(strstr(text, "s3cret-value"));
     ck_assert_ptr_nonnull(strstr(text, "\"client_secret\": \"***\""));
+    ck_assert_ptr_nonnull(strstr(text, "\"issuer\": \"https://as.example/tenant\""));
     free(text);
     json_decref(j);
     gw_config_unref(c);
@@ -1581,7 +1679,8 @@ START_TEST(oauth_keys)
              "      token_endpoint_auth_method: tls_client_auth\n"
              "      resource: keep\n"
              "      scopes: ['a b']\n"
-             "      grant: password\n");
+             "      grant: password\n"
+             "      issuer: https://as.example/?a#b\n");
     expect_error(c, "'gateway.state_dir' must be an absolute path", 3);
     expect_error(c, "'gateway.oauth.redirect_uri' must be the http(s) URL", 5);
     expect_error(c, "'gateway.oauth.client_metadata_url' must be an https URL", 6);
@@ -1589,6 +1688,7 @@ START_TEST(oauth_keys)
     expect_error(c, "'servers.a.oauth.resource' can only be 'omit'", 13);
     expect_error(c, "'servers.a.oauth.scopes': a scope is one word", 14);
     expect_error(c, "'servers.a.oauth.grant' must be authorization_code or client_credentials", 15);
+    expect_error(c, "'servers.a.oauth.issuer' must be the authorization server's issuer", 16);
     gw_config_unref(c);
     unsetenv("GW_TEST_OAUTH_SECRET");
 }
@@ -1650,6 +1750,7 @@ static Suite *config_suite(void)
                                   hashes_stable_and_scoped,
                                   public_view_has_no_secrets,
                                   every_directive_is_documented,
+                                  quoted_numbers_refused_for_every_number_key,
                                   load_from_file_and_ref,
                                   session_id_and_server_body,
                                   examples_load_cleanly,

@@ -508,6 +508,7 @@ START_TEST(yaml_typing_and_duplicates)
                                      "    command: npx\n"
                                      "    command: npx\n"
                                      "    load_tools: off\n"
+                                     "    request_timeout: '1.5'\n"
                                      "    config: {n: 1.5, q: '1.5', big: 12345678901, nul: ~, "
                                      "s: !!str 7, neg: -3}\n");
     struct gw_config *c = load(r.out);
@@ -515,6 +516,9 @@ START_TEST(yaml_typing_and_duplicates)
     char *cfg = json_dumps(s->init_config, JSON_COMPACT | JSON_SORT_KEYS);
 
     ck_assert(!s->load_tools);
+    /* a quoted number becomes the number, which mcp.yaml takes only bare */
+    ck_assert_msg(s->ok, "%s", r.out);
+    ck_assert_uint_eq(s->request_timeout_ms, 1500);
     ck_assert_str_eq(cfg, "{\"big\":12345678901,\"n\":1.5,\"neg\":-3,\"nul\":null,\"q\":\"1.5\","
                           "\"s\":\"7\"}");
     ck_assert_ptr_nonnull(strstr(r.err, "line 6: duplicate key 'command'"));

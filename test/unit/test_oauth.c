@@ -375,6 +375,34 @@ START_TEST(test_dcr_and_token)
     ck_assert_str_eq(t.refresh_token, "rt");
     ck_assert_int_eq(t.expires_in, 60);
     gw_oauth_token_clear(&t);
+    /* expires_in within 1 s .. a year, whatever the number's size or type. */
+    static const struct {
+        const char *v;
+        int64_t want;
+    } lives[] = {
+        {"9223372036854775807", GW_OAUTH_EXPIRES_MAX},
+        {"18446744073709552", GW_OAUTH_EXPIRES_MAX},
+        {"31536001", GW_OAUTH_EXPIRES_MAX},
+        {"31535999", 31535999},
+        {"1e300", GW_OAUTH_EXPIRES_MAX},
+        {"0.2", 1},
+        {"59.9", 59},
+        {"0", 0},
+        {"-5", 0},
+        {"-1e300", 0},
+        {"\"60\"", 0},
+    };
+    for (size_t i = 0; i < sizeof(lives) / sizeof(lives[0]); i++) {
+        char life[200];
+        snprintf(life, sizeof(life),
+                 "{\"access_token\":\"at\",\"token_type\":\"Bearer\",\"expires_in\":%s}",
+                 lives[i].v);
+        ck_assert_msg(gw_oauth_token_read(life, strlen(life), &t, why, sizeof(why)) == 0, "%s: %s",
+                      lives[i].v, why);
+        ck_assert_msg(t.expires_in == lives[i].want, "%s: %lld", lives[i].v,
+                      (long long)t.expires_in);
+        gw_oauth_token_clear(&t);
+    }
     const char *err = "{\"error\":\"invalid_grant\",\"error_description\":\"secret stuff\"}";
     ck_assert_int_eq(gw_oauth_token_read(err, strlen(err), &t, why, sizeof(why)), -EINVAL);
     ck_assert_ptr_nonnull(strstr(why, "invalid_grant"));

@@ -513,15 +513,15 @@ START_TEST(test_store_files)
     snprintf(path, sizeof(path), "%s/%s", dir, name);
     ck_assert_uint_eq(mode_of(path), 0600);
     ck_assert_int_eq(count_files(dir), 1); /* no temporary file left */
-    char *back = gw_oauth_store_read(dir, name, 1024);
+    char *back = gw_oauth_store_read(dir, name, 1024, why, sizeof(why));
     ck_assert_str_eq(back, "{\"a\":2}");
     free(back);
-    ck_assert_ptr_null(gw_oauth_store_read(dir, name, 3)); /* over the cap */
+    ck_assert_ptr_null(gw_oauth_store_read(dir, name, 3, why, sizeof(why))); /* over the cap */
     /* A symlink in place of a file is not followed. */
     char link[512];
     snprintf(link, sizeof(link), "%s/link.json", dir);
     ck_assert_int_eq(symlink(path, link), 0);
-    ck_assert_ptr_null(gw_oauth_store_read(dir, "link.json", 1024));
+    ck_assert_ptr_null(gw_oauth_store_read(dir, "link.json", 1024, why, sizeof(why)));
     unlink(link);
     ck_assert_int_eq(gw_oauth_store_remove(dir, name), 0);
     ck_assert_int_eq(gw_oauth_store_remove(dir, name), 0);
