@@ -64,18 +64,20 @@ function sh(cmd, cwd) {
   });
 }
 
-// conf/mcp.yaml with its relative server paths and its /tmp files moved
-// into a directory of the test's own.
+// conf/mcp.yaml with its relative server paths and its artifacts moved
+// into a directory of the test's own; its sandboxed servers also see
+// test/webcrypto.cjs, which the tests' NODE_OPTIONS preloads. (The memory
+// file stays in /tmp: a sandboxed instance's /tmp is its own.)
 function exampleConfig(dir) {
   return fs.readFileSync(path.join(root, 'conf/mcp.yaml'), 'utf8')
     .replaceAll('../test/node_modules', nodeModules)
     .replace('/tmp/mcpgw-artifacts', path.join(dir, 'artifacts'))
-    .replace('/tmp/mcpgw-memory.jsonl', path.join(dir, 'memory.jsonl'));
+    .replace('    default: on\n', `    default: on\n    read: [${path.dirname(nodeModules)}]\n`);
 }
 
 test('every curl example of docs/api.md runs against conf/mcp.yaml and answers as shown', async (t) => {
   const dir = tmpdir();
-  const d = await start(exampleConfig(dir), { waitReady: true });
+  const d = await start(exampleConfig(dir), { waitReady: true, env: { STATE_DIRECTORY: path.join(dir, 'state') } });
   t.after(() => d.stop());
   const doc = fs.readFileSync(path.join(root, 'docs/api.md'), 'utf8');
   const blocks = examples(doc);
