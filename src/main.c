@@ -10,11 +10,12 @@
 #include "gw/daemon.h"
 #include "gw/import.h"
 #include "gw/log.h"
+#include "gw/sandbox.h"
 #include "gw/version.h"
 
 static const char usage[] =
     "usage: mcpgw [-c FILE] [--listen ADDR] [--log-level debug|info|warn|error]\n"
-    "       mcpgw --check-config [-c FILE]\n"
+    "       mcpgw --check-config [-v] [-c FILE]\n"
     "       mcpgw import FILE\n"
     "       mcpgw auth login|status|logout [ID] [--gateway URL] [--paste]\n"
     "       mcpgw --version\n"
@@ -23,7 +24,9 @@ static const char usage[] =
     "                      else /etc/mcpgw/mcp.yaml)\n"
     "      --listen ADDR   host:port, [::1]:port or unix:/path (overrides gateway.listen)\n"
     "      --log-level L   debug, info, warn or error (default info)\n"
-    "  -t, --check-config  validate the configuration, print every problem, exit 0 or 1\n"
+    "  -t, --check-config  validate the configuration, print every problem, exit 0 or 1;\n"
+    "                      each stdio server that would run unsandboxed is an info line\n"
+    "  -v, --verbose       with --check-config: each stdio server's effective sandbox too\n"
     "      import FILE     convert an mcpServers JSON, VS Code, HoloDeck agent.yaml or\n"
     "                      chatagent toolbox file to mcp.yaml version 1 on stdout\n"
     "      auth …          a server's OAuth grant, through the running daemon (login,\n"
@@ -63,7 +66,35 @@ static const char *find_config(void)
     return default_paths[0];
 }
 
-static int check_config(const char *path)
+/* What --check-config says of each stdio server's sandbox: an info line
+ * for one that would run without one, and with -v every effective one. */
+static void sandbox_notes(const struct gw_config *c, bool verbose)
+{
+    const char *bwrap;
+    char why[512];
+    bool can = gw_sandbox_available(&bwrap, why, sizeof(why)) == 0;
+    for (size_t i = 0; i < c->nservers; i++) {
+        const struct gw_server_config *s = &c->servers[i];
+        if (s->transport != GW_TRANSPORT_STDIO || !s->ok)
+            continue;
+        if (!s->sandbox.enabled || !can)
+            fprintf(stderr, "%s:%d:%d: info: [server %s] runs unsandboxed: %s\n", c->path, s->line,
+                    s->col, s->id,
+                    !s->sandbox.enabled ? "its sandbox is off (servers.<id>.sandbox, "
+                                          "gateway.sandbox.default; docs/config.md, Sandbox)"
+                                        : why);
+        if (verbose) {
+            json_t *j = gw_sandbox_config_json(&s->sandbox);
+            char *text = json_dumps(j, JSON_COMPACT);
+            fprintf(stderr, "%s:%d:%d: info: [server %s] sandbox %s\n", c->path, s->line, s->col,
+                    s->id, text);
+            free(text);
+            json_decref(j);
+        }
+    }
+}
+
+static int check_config(const char *path, bool verbose)
 {
     struct gw_config *c;
     int errors = 0;
@@ -82,6 +113,7 @@ static int check_config(const char *path)
         free(line);
         errors += c->diags[i].severity == GW_SEV_ERROR;
     }
+    sandbox_notes(c, verbose);
     fprintf(stderr, "mcpgw: configuration file %s test %s (%d error%s, %zu server%s)\n", c->path,
             errors ? "failed" : "is successful", errors, errors == 1 ? "" : "s", c->nservers,
             c->nservers == 1 ? "" : "s");
@@ -97,14 +129,16 @@ int main(int argc, char **argv)
         {"listen", required_argument, NULL, OPT_LISTEN},
         {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
         {"check-config", no_argument, NULL, 't'},
+        {"verbose", no_argument, NULL, 'v'},
         {"version", no_argument, NULL, 'V'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     struct gw_daemon_options opts = {0};
     int check = 0, c;
+    bool verbose = false;
 
-    while ((c = getopt_long(argc, argv, "+c:tVh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+c:tvVh", longopts, NULL)) != -1) {
         switch (c) {
         case 'c':
             opts.config_path = optarg;
@@ -124,6 +158,9 @@ int main(int argc, char **argv)
         }
         case 't':
             check = 1;
+            break;
+        case 'v':
+            verbose = true;
             break;
         case 'V':
             printf("mcpgw %s\n", GW_VERSION);
@@ -153,6 +190,6 @@ int main(int argc, char **argv)
     if (opts.config_path == NULL)
         opts.config_path = find_config();
     if (check)
-        return check_config(opts.config_path);
+        return check_config(opts.config_path, verbose);
     return gw_daemon_run(&opts);
 }

@@ -178,3 +178,26 @@ servers:
   assert.match(r.stderr + r.stdout, /'servers\.fs\.sandbox\.cpu' must be a number of cores/);
 });
 
+
+test('--check-config says which stdio servers would run unsandboxed; -v shows each sandbox', async () => {
+  const dir = fs.mkdtempSync('/tmp/mcpgw-sbcfg-');
+  const file = path.join(dir, 'mcp.yaml');
+  fs.writeFileSync(file, `version: 1
+servers:
+  open:
+    command: ${PROBE}
+  closed:
+    command: ${PROBE}
+    sandbox: {home: dialog, tmp: 8MiB}
+`);
+  const plain = await run(['--check-config', '-c', file]);
+  const verbose = await run(['--check-config', '-v', '-c', file]);
+  fs.rmSync(dir, { recursive: true, force: true });
+  assert.equal(plain.code, 0, plain.stderr);
+  assert.match(plain.stderr, /mcp\.yaml:3:3: info: \[server open\] runs unsandboxed: its sandbox is off/);
+  if (skip) assert.match(plain.stderr, /\[server closed\] runs unsandboxed: /);
+  else assert.doesNotMatch(plain.stderr, /\[server closed\]/);
+  assert.doesNotMatch(plain.stderr, /sandbox \{/);
+  assert.match(verbose.stderr, /\[server closed\] sandbox \{"enabled":true,"network":"none","read":\[\],"write":\[\],"home":"dialog","limits":\{"tmp":8388608\}\}/);
+  assert.match(verbose.stderr, /\[server open\] sandbox \{"enabled":false,/);
+});
