@@ -56,6 +56,56 @@ static struct gw_oauth *server_oauth(struct gw_api_ctx *ctx, struct gw_http_requ
     return o;
 }
 
+static void html_escape(char **out, const char *s)
+{
+    size_t n = strlen(*out);
+    for (; *s; s++) {
+        const char *e = *s == '<'   ? "&lt;"
+                        : *s == '>' ? "&gt;"
+                        : *s == '&' ? "&amp;"
+                        : *s == '"' ? "&quot;"
+                                    : NULL;
+        size_t k = e ? strlen(e) : 1;
+        *out = gw_xrealloc(*out, n + k + 1);
+        memcpy(*out + n, e ? e : s, k);
+        n += k;
+        (*out)[n] = 0;
+    }
+}
+
+/* A short page; `link`, when given, is a relative link shown after the
+ * text (`href` is ours, not escaped). */
+static void page_link(struct gw_http_request *req, int status, const char *title, const char *text,
+                      const char *href, const char *link)
+{
+    char *body = gw_xstrdup("<!doctype html><meta charset=utf-8><title>mcpgw</title><h1>");
+    html_escape(&body, title);
+    char *mid = gw_xasprintf("%s</h1><p>", body);
+    free(body);
+    body = mid;
+    html_escape(&body, text);
+    if (link) {
+        mid = gw_xasprintf("%s</p><p><a href=\"%s\">", body, href);
+        free(body);
+        body = mid;
+        html_escape(&body, link);
+        mid = gw_xasprintf("%s</a>", body);
+        free(body);
+        body = mid;
+    }
+    char *all = gw_xasprintf("%s</p>\n", body);
+    const char *const headers[] = {"Cache-Control: no-store", "Referrer-Policy: no-referrer",
+                                   "Content-Security-Policy: default-src 'none'", NULL};
+    gw_http_respond(req, status, "text/html; charset=utf-8", all, strlen(all), headers);
+    free(all);
+    free(body);
+}
+
+static void page(struct gw_http_request *req, int status, const char *title, const char *text)
+{
+    page_link(req, status, title, text, NULL, NULL);
+}
+
 static void authorize_done(void *data, int rc, const char *text)
 {
     struct pending *p = data;
@@ -74,9 +124,6 @@ static void authorize_done(void *data, int rc, const char *text)
     }
     pending_free(p);
 }
-
-static void page_link(struct gw_http_request *req, int status, const char *title, const char *text,
-                      const char *href, const char *link);
 
 /* Starting a flow changes state (discovery, a registration, the pending
  * flows, the limit of authorization requests), so a GET of it from a page
@@ -133,56 +180,6 @@ void gw_api__route_authorize(struct gw_api_ctx *ctx, struct gw_http_request *req
 }
 
 /* ---- the way back ---- */
-
-static void html_escape(char **out, const char *s)
-{
-    size_t n = strlen(*out);
-    for (; *s; s++) {
-        const char *e = *s == '<'   ? "&lt;"
-                        : *s == '>' ? "&gt;"
-                        : *s == '&' ? "&amp;"
-                        : *s == '"' ? "&quot;"
-                                    : NULL;
-        size_t k = e ? strlen(e) : 1;
-        *out = gw_xrealloc(*out, n + k + 1);
-        memcpy(*out + n, e ? e : s, k);
-        n += k;
-        (*out)[n] = 0;
-    }
-}
-
-/* A short page; `link`, when given, is a relative link shown after the
- * text (`href` is ours, not escaped). */
-static void page_link(struct gw_http_request *req, int status, const char *title, const char *text,
-                      const char *href, const char *link)
-{
-    char *body = gw_xstrdup("<!doctype html><meta charset=utf-8><title>mcpgw</title><h1>");
-    html_escape(&body, title);
-    char *mid = gw_xasprintf("%s</h1><p>", body);
-    free(body);
-    body = mid;
-    html_escape(&body, text);
-    if (link) {
-        mid = gw_xasprintf("%s</p><p><a href=\"%s\">", body, href);
-        free(body);
-        body = mid;
-        html_escape(&body, link);
-        mid = gw_xasprintf("%s</a>", body);
-        free(body);
-        body = mid;
-    }
-    char *all = gw_xasprintf("%s</p>\n", body);
-    const char *const headers[] = {"Cache-Control: no-store", "Referrer-Policy: no-referrer",
-                                   "Content-Security-Policy: default-src 'none'", NULL};
-    gw_http_respond(req, status, "text/html; charset=utf-8", all, strlen(all), headers);
-    free(all);
-    free(body);
-}
-
-static void page(struct gw_http_request *req, int status, const char *title, const char *text)
-{
-    page_link(req, status, title, text, NULL, NULL);
-}
 
 static void redeem_done(void *data, int rc, const char *text)
 {
