@@ -2,12 +2,13 @@
  *
  * It checks Host and Origin (DNS rebinding, security.md C1: on a loopback
  * or unix-socket listener the Host must name loopback; an Origin must be
- * the gateway's own or in gateway.allowed_origins), then the bearer token when one
- * is set (C8; /healthz is exempt), and splits: /mcp goes to the MCP front
- * end (mcp_server), everything else to the REST routes (api). The two are
- * siblings behind it and never check a request themselves. The status
- * page's files (ui, when gateway.ui is on) are answered after Host and
- * Origin but before the token: they hold no data. */
+ * the gateway's own, not another port's, or in gateway.allowed_origins),
+ * then the bearer token when one is set (C8; /healthz is exempt), and
+ * splits: /mcp goes to the MCP front end (mcp_server), everything else to
+ * the REST routes (api). The two are siblings behind it and never check
+ * Host, Origin or the token themselves. The status page's files (ui, when
+ * gateway.ui is on) are answered after Host and Origin but before the
+ * token: they hold no data. */
 #ifndef GW_GATE_H
 #define GW_GATE_H
 
