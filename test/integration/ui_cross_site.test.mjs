@@ -10,9 +10,10 @@
 // OAuth discovery or registration at the fixture's authorization server;
 // every request that reached the gateway was refused. Then the same from
 // an origin listed in gateway.allowed_origins: the Origin passes, and the
-// content type and Fetch Metadata still refuse. Last, a person who
-// followed a cross-site link to the authorize route gets a page whose own
-// link goes on to the authorization server.
+// content type and Fetch Metadata still refuse. A person who followed a
+// cross-site link to the authorize route gets a page whose own link goes
+// on to the authorization server. Last, the status page itself, opened as
+// 127.0.0.1 or as localhost, still reloads and starts an authorization.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -182,5 +183,28 @@ test('a person sent to the authorize link by another site goes on from the gatew
   await Promise.all([page.waitForNavigation({ waitUntil: 'load' }), page.click('a')]);
   await page.waitForFunction(() => document.body?.textContent.includes('secured is authorized'), { timeout: 20000 * slow });
   assert.equal(as.events.filter((e) => e.event === 'register').length, 1);
+  await waitFor(async () => (await d.get('/v1/servers')).json.servers.find((s) => s.id === 'secured').state === 'ready', 20000 * slow);
+});
+
+test('the page itself, opened as 127.0.0.1 or localhost, still reloads; Authorize still starts the flow', async (t) => {
+  const { as, d } = await setup(t);
+  let page;
+  for (const host of ['127.0.0.1', 'localhost']) {
+    const opened = page = await browser.newPage();
+    t.after(() => opened.close());
+    await page.goto(`http://${host}:${d.port}/`, { waitUntil: 'load' });
+    await page.waitForSelector('#reload:not([hidden])');
+    await page.click('#reload');
+    await page.waitForFunction(() => /Reloaded/.test(document.querySelector('#status')?.textContent), { timeout: 20000 * slow });
+  }
+  assert.equal((await d.get('/v1/servers')).json.gateway.lastReload.ok, true);
+  // Authorize (on the localhost page) asks the route for the URL, from its
+  // own origin, and opens it in a new tab: the flow starts.
+  await page.waitForSelector('[data-key="authorize:secured"]');
+  const opened = new Promise((resolve) => browser.once('targetcreated', resolve));
+  await page.click('[data-key="authorize:secured"]');
+  const tab = await (await opened).page();
+  t.after(() => tab?.close().catch(() => {}));
+  await waitFor(() => as.events.some((e) => e.event === 'register'), 20000 * slow);
   await waitFor(async () => (await d.get('/v1/servers')).json.servers.find((s) => s.id === 'secured').state === 'ready', 20000 * slow);
 });
