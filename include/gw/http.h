@@ -52,6 +52,7 @@
 #define GW_HTTP_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <uv.h>
@@ -108,6 +109,11 @@ typedef void (*gw_http_response_hook)(const struct gw_http_request *req, int sta
 void gw_http_server_set_response_hook(struct gw_http_server *srv, gw_http_response_hook hook,
                                       void *data);
 
+/* Headers written on every answer after the route's own, the HTTP
+ * layer's refusals (400, 408, 413, 431, 503) included: NULL-terminated
+ * "Name: value" strings that must outlive the server. */
+void gw_http_server_set_headers(struct gw_http_server *srv, const char *const *headers);
+
 /* Applies new limits to later connections and requests (reload). */
 void gw_http_server_set_limits(struct gw_http_server *srv, const struct gw_http_limits *limits);
 
@@ -129,6 +135,10 @@ size_t gw_http_server_connections(const struct gw_http_server *srv);
 
 /* Case-insensitive lookup; NULL when absent. */
 const char *gw_http_header(const struct gw_http_request *req, const char *name);
+
+/* Whether Content-Type names application/json (parameters allowed): a
+ * browser sends that cross-site only after a CORS preflight. */
+bool gw_http_body_is_json(const struct gw_http_request *req);
 
 /* Registers the callback fired if the connection goes away before the
  * request is answered (a client that hangs up mid-call). */

@@ -147,6 +147,7 @@ struct gw_http_server {
     void *data;
     gw_http_response_hook hook;
     void *hook_data;
+    const char *const *always; /* headers of every answer (gw_http_server_set_headers) */
     struct conn *conns;
     size_t nconns, nrejected;
     /* Every read of a connection that holds no unparsed bytes goes here;
@@ -222,9 +223,10 @@ void gw_http__arm_timer(struct conn *c);
 /* Sends an error answer with Connection: close, then shuts down. */
 void gw_http__final_error(struct conn *c, int status, const char *code, const char *msg);
 
-/* Formats the status line and headers. len < 0: chunked (or, when
- * `chunked` is 0, no length: the body ends with the connection). */
+/* Formats the status line and headers: `extra`, then the server's
+ * `always`. len < 0: chunked (or, when `chunked` is 0, no length: the body
+ * ends with the connection). */
 char *gw_http__head(int status, const char *ctype, long long len, int chunked, int keep_alive,
-                    const char *const *extra, size_t *out_len);
+                    const char *const *extra, const char *const *always, size_t *out_len);
 
 #endif

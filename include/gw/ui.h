@@ -26,6 +26,11 @@ struct gw_ui_file {
 extern const struct gw_ui_file gw_ui_files[];
 extern const size_t gw_ui_nfiles;
 
+/* The headers of every answer of the gateway, not only the page's files:
+ * its Content-Security-Policy (an error page or a JSON answer opened in a
+ * tab is framed by nobody and runs nothing) and nosniff. */
+extern const char *const gw_ui_headers[];
+
 /* True when `req->path` is "/" or under "/ui/": the request is answered
  * (the file, 304, 404, or 405 for a method other than GET and HEAD). False
  * leaves it to the other routes. */

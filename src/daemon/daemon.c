@@ -26,6 +26,7 @@
 #include "gw/reaper.h"
 #include "gw/sdnotify.h"
 #include "gw/servers.h"
+#include "gw/ui.h"
 #include "gw/util.h"
 #include "gw/watch.h"
 
@@ -464,7 +465,9 @@ static int start_http(struct daemon *d)
         return -1;
     }
     gw_http_server_set_response_hook(d->http, gw_api_on_response, &d->api);
+    gw_http_server_set_headers(d->http, gw_ui_headers);
     const char *addr = gw_http_server_address(d->http);
+    d->gate.address = addr;
     gw_log(GW_LOG_INFO, "listening", "addr", addr, NULL);
     /* Where a browser is sent back after authorizing an OAuth server. */
     if (strncmp(addr, "unix:", 5) != 0) {

@@ -62,9 +62,56 @@ bool gw_gate_host_is_loopback(const char *host)
     return h > 0 && port_ok(host + h, n - h);
 }
 
-bool gw_gate_origin_allowed(const char *origin, const struct gw_gateway_config *gw)
+/* The port a "host[:port]" authority names (`dflt` without one), or -1;
+ * `*hlen` is the length of its host. */
+static long authority_port(const char *a, long dflt, size_t *hlen)
+{
+    const char *colon = a[0] == '[' ? strchr(a, ']') : a;
+    long v = 0;
+
+    if (colon == NULL)
+        return -1;
+    colon = strchr(colon, ':');
+    *hlen = colon ? (size_t)(colon - a) : strlen(a);
+    if (colon == NULL)
+        return dflt;
+    for (const char *p = colon + 1; *p; p++) {
+        if (!isdigit((unsigned char)*p) || p - colon > 5 || (p == colon + 1 && *p == '0'))
+            return -1;
+        v = v * 10 + (*p - '0');
+    }
+    return colon[1] != '\0' && v <= 65535 ? v : -1;
+}
+
+static bool is_name(const char *s, size_t n, const char *name)
+{
+    return strlen(name) == n && strncasecmp(s, name, n) == 0;
+}
+
+/* Is `authority`, of an http:// origin, one of the spellings of the bound
+ * address `address`: its own host, or localhost, 127.0.0.1 and [::1] when
+ * it is a loopback or wildcard address, with the same port? */
+static bool names_listener(const char *authority, const char *address)
+{
+    size_t ahost, lhost;
+    long aport = authority_port(authority, 80, &ahost);
+    long lport = address ? authority_port(address, -1, &lhost) : -1;
+
+    if (aport < 0 || aport != lport)
+        return false;
+    if (ahost == lhost && strncasecmp(authority, address, ahost) == 0)
+        return true;
+    bool local = is_name(address, lhost, "0.0.0.0") || is_name(address, lhost, "[::]") ||
+                 is_name(address, lhost, "[::1]") || strncmp(address, "127.", 4) == 0;
+    return local && (is_name(authority, ahost, "localhost") ||
+                     is_name(authority, ahost, "127.0.0.1") || is_name(authority, ahost, "[::1]"));
+}
+
+bool gw_gate_origin_allowed(const char *origin, const char *host, const char *address,
+                            const struct gw_gateway_config *gw)
 {
     const char *rest = NULL;
+    bool https = false;
 
     for (size_t i = 0; i < gw->nallowed_origins; i++) {
         if (strcasecmp(origin, gw->allowed_origins[i]) == 0)
@@ -73,8 +120,17 @@ bool gw_gate_origin_allowed(const char *origin, const struct gw_gateway_config *
     if (strncasecmp(origin, "http://", 7) == 0)
         rest = origin + 7;
     else if (strncasecmp(origin, "https://", 8) == 0)
-        rest = origin + 8;
-    return rest != NULL && gw_gate_host_is_loopback(rest);
+        rest = origin + 8, https = true;
+    if (rest == NULL || *rest == '\0' || strpbrk(rest, "/?#@ ") != NULL)
+        return false;
+    /* The page the request came from has the origin it was sent to: the
+     * Host, when that cannot be a name a page of another site chose (DNS
+     * rebinding): a loopback name (checked on a loopback listener), or the
+     * very address mcpgw listens on. */
+    if (host != NULL && strcasecmp(rest, host) == 0 &&
+        (gw_gate_host_is_loopback(host) || (address != NULL && strcasecmp(host, address) == 0)))
+        return true;
+    return !https && names_listener(rest, address);
 }
 
 /* Returns 0 when the request may go on, else answers it and returns -1. */
@@ -95,9 +151,10 @@ static int check_host_origin(const struct gw_gate *g, struct gw_http_request *re
                               NULL);
         return -1;
     }
-    if (origin != NULL && !gw_gate_origin_allowed(origin, &g->config->gateway)) {
+    if (origin != NULL && !gw_gate_origin_allowed(origin, host, g->address, &g->config->gateway)) {
         gw_http_respond_error(req, 403, "forbidden_origin",
-                              "this Origin is neither loopback nor in gateway.allowed_origins",
+                              "this Origin is neither the gateway's own nor in "
+                              "gateway.allowed_origins (another port is another origin)",
                               NULL);
         return -1;
     }

@@ -466,7 +466,7 @@ void gw_http__final_error(struct conn *c, int status, const char *code, const ch
     char *body = json_dumps(j, JSON_COMPACT);
     size_t blen = strlen(body), hlen;
     char *head = gw_http__head(status, "application/json; charset=utf-8", (long long)blen, 0, 0,
-                               NULL, &hlen);
+                               NULL, c->srv->always, &hlen);
     gw_log(GW_LOG_DEBUG, "http request refused", "peer", c->peer, "code", code, "message", msg,
            NULL);
     c->state = CS_FINAL;

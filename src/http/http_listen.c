@@ -322,6 +322,11 @@ void gw_http_server_set_response_hook(struct gw_http_server *srv, gw_http_respon
     srv->hook_data = data;
 }
 
+void gw_http_server_set_headers(struct gw_http_server *srv, const char *const *headers)
+{
+    srv->always = headers;
+}
+
 const char *gw_http_server_address(const struct gw_http_server *srv)
 {
     return srv->address;

@@ -64,7 +64,7 @@ static void add_extra(struct sbuf *s, const char *const *extra)
 }
 
 char *gw_http__head(int status, const char *ctype, long long len, int chunked, int keep_alive,
-                    const char *const *extra, size_t *out_len)
+                    const char *const *extra, const char *const *always, size_t *out_len)
 {
     struct sbuf s = {{0}, 0};
     char code[24], clen[24];
@@ -81,11 +81,12 @@ char *gw_http__head(int status, const char *ctype, long long len, int chunked, i
     }
     SBUF_LINE(&s, "Connection: ", keep_alive ? "keep-alive" : "close", "\r\n");
     add_extra(&s, extra);
+    add_extra(&s, always);
     SBUF_LINE(&s, "\r\n");
     if (s.overflow) {
         gw_log(GW_LOG_ERROR, "http response head too large", NULL);
         free(s.b.data);
-        return gw_http__head(500, NULL, 0, 0, 0, NULL, out_len);
+        return gw_http__head(500, NULL, 0, 0, 0, NULL, always, out_len);
     }
     *out_len = s.b.len;
     return s.b.data;
@@ -137,7 +138,7 @@ void gw_http_respond(struct gw_http_request *req, int status, const char *conten
         len = 0;
     size_t hlen;
     char *head = gw_http__head(status, content_type, bodiless(status) ? -1 : (long long)len, 0,
-                               keep_alive(c), extra_headers, &hlen);
+                               keep_alive(c), extra_headers, c->srv->always, &hlen);
     uv_buf_t bufs[2] = {uv_buf_init(head, (unsigned)hlen),
                         uv_buf_init((char *)body, r->head ? 0 : (unsigned)len)};
     c->state = CS_SENDING;
@@ -198,8 +199,8 @@ void gw_http_stream_begin(struct gw_http_request *req, int status, const char *c
     if (!r->chunked)
         c->keep_alive = 0;
     size_t hlen;
-    char *head =
-        gw_http__head(status, content_type, -1, r->chunked, keep_alive(c), extra_headers, &hlen);
+    char *head = gw_http__head(status, content_type, -1, r->chunked, keep_alive(c), extra_headers,
+                               c->srv->always, &hlen);
     uv_buf_t b = uv_buf_init(head, (unsigned)hlen);
     gw_http__send(c, &b, 1, 0);
     free(head);
@@ -266,6 +267,14 @@ const char *gw_http_header(const struct gw_http_request *req, const char *name)
             return h->value;
     }
     return NULL;
+}
+
+bool gw_http_body_is_json(const struct gw_http_request *req)
+{
+    const char *t = gw_http_header(req, "content-type");
+
+    return t != NULL && strncasecmp(t, "application/json", 16) == 0 &&
+           (t[16] == '\0' || t[16] == ';' || t[16] == ' ' || t[16] == '\t');
 }
 
 const char *gw_http_status_text(int status)

@@ -368,9 +368,7 @@ void gw_mcp__exchange_done(struct gw_mcp_exchange *x)
 /* Whether the body says it is JSON; false after answering 415. */
 static bool json_body(struct gw_http_request *req)
 {
-    const char *ctype = gw_http_header(req, "content-type");
-
-    if (ctype != NULL && strncasecmp(ctype, "application/json", 16) == 0)
+    if (gw_http_body_is_json(req))
         return true;
     refuse(req, 415, RPC_BAD_REQUEST, "Unsupported Media Type: the body must be application/json",
            NULL);

@@ -56,6 +56,56 @@ static struct gw_oauth *server_oauth(struct gw_api_ctx *ctx, struct gw_http_requ
     return o;
 }
 
+static void html_escape(char **out, const char *s)
+{
+    size_t n = strlen(*out);
+    for (; *s; s++) {
+        const char *e = *s == '<'   ? "&lt;"
+                        : *s == '>' ? "&gt;"
+                        : *s == '&' ? "&amp;"
+                        : *s == '"' ? "&quot;"
+                                    : NULL;
+        size_t k = e ? strlen(e) : 1;
+        *out = gw_xrealloc(*out, n + k + 1);
+        memcpy(*out + n, e ? e : s, k);
+        n += k;
+        (*out)[n] = 0;
+    }
+}
+
+/* A short page; `link`, when given, is a relative link shown after the
+ * text (`href` is ours, not escaped). */
+static void page_link(struct gw_http_request *req, int status, const char *title, const char *text,
+                      const char *href, const char *link)
+{
+    char *body = gw_xstrdup("<!doctype html><meta charset=utf-8><title>mcpgw</title><h1>");
+    html_escape(&body, title);
+    char *mid = gw_xasprintf("%s</h1><p>", body);
+    free(body);
+    body = mid;
+    html_escape(&body, text);
+    if (link) {
+        mid = gw_xasprintf("%s</p><p><a href=\"%s\">", body, href);
+        free(body);
+        body = mid;
+        html_escape(&body, link);
+        mid = gw_xasprintf("%s</a>", body);
+        free(body);
+        body = mid;
+    }
+    char *all = gw_xasprintf("%s</p>\n", body);
+    const char *const headers[] = {"Cache-Control: no-store", "Referrer-Policy: no-referrer",
+                                   "Content-Security-Policy: default-src 'none'", NULL};
+    gw_http_respond(req, status, "text/html; charset=utf-8", all, strlen(all), headers);
+    free(all);
+    free(body);
+}
+
+static void page(struct gw_http_request *req, int status, const char *title, const char *text)
+{
+    page_link(req, status, title, text, NULL, NULL);
+}
+
 static void authorize_done(void *data, int rc, const char *text)
 {
     struct pending *p = data;
@@ -79,8 +129,39 @@ static void authorize_done(void *data, int rc, const char *text)
     pending_free(p);
 }
 
+/* Starting a flow changes state (discovery, a registration, the pending
+ * flows, the limit of authorization requests), so a GET of it from a page
+ * of another site (an <img>, a link, a form) is refused: Fetch Metadata
+ * says where a browser's request comes from (cross-site, or same-site for
+ * another port of the same host). A person who followed a link gets a page
+ * whose own link, followed from the gateway's origin, goes on. Programs
+ * send no Sec-Fetch-Site; a navigation typed or opened from another
+ * program says "none". Returns true after answering. */
+static bool refused_cross_site(struct gw_http_request *req, const char *id)
+{
+    const char *site = gw_http_header(req, "sec-fetch-site");
+    const char *mode = gw_http_header(req, "sec-fetch-mode");
+
+    if (site == NULL || strcmp(site, "same-origin") == 0 || strcmp(site, "none") == 0)
+        return false;
+    if (mode != NULL && strcmp(mode, "navigate") == 0) {
+        char *title = gw_xasprintf("Authorize %s?", id);
+        page_link(req, 403, title,
+                  "Another site sent you here. If you meant to authorize this server, continue "
+                  "from the gateway's own page:",
+                  "authorize", "Continue to the authorization server");
+        free(title);
+    } else {
+        gw_http_respond_error(req, 403, "cross_site",
+                              "a request from another site cannot start an authorization", NULL);
+    }
+    return true;
+}
+
 void gw_api__route_authorize(struct gw_api_ctx *ctx, struct gw_http_request *req, const char *id)
 {
+    if (refused_cross_site(req, id))
+        return;
     struct gw_oauth *o = server_oauth(ctx, req, id);
     if (!o)
         return;
@@ -103,39 +184,6 @@ void gw_api__route_authorize(struct gw_api_ctx *ctx, struct gw_http_request *req
 }
 
 /* ---- the way back ---- */
-
-static void html_escape(char **out, const char *s)
-{
-    size_t n = strlen(*out);
-    for (; *s; s++) {
-        const char *e = *s == '<'   ? "&lt;"
-                        : *s == '>' ? "&gt;"
-                        : *s == '&' ? "&amp;"
-                        : *s == '"' ? "&quot;"
-                                    : NULL;
-        size_t k = e ? strlen(e) : 1;
-        *out = gw_xrealloc(*out, n + k + 1);
-        memcpy(*out + n, e ? e : s, k);
-        n += k;
-        (*out)[n] = 0;
-    }
-}
-
-static void page(struct gw_http_request *req, int status, const char *title, const char *text)
-{
-    char *body = gw_xstrdup("<!doctype html><meta charset=utf-8><title>mcpgw</title><h1>");
-    html_escape(&body, title);
-    char *mid = gw_xasprintf("%s</h1><p>", body);
-    free(body);
-    body = mid;
-    html_escape(&body, text);
-    char *all = gw_xasprintf("%s</p>\n", body);
-    const char *const headers[] = {"Cache-Control: no-store", "Referrer-Policy: no-referrer",
-                                   "Content-Security-Policy: default-src 'none'", NULL};
-    gw_http_respond(req, status, "text/html; charset=utf-8", all, strlen(all), headers);
-    free(all);
-    free(body);
-}
 
 static void redeem_done(void *data, int rc, const char *text)
 {

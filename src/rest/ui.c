@@ -9,9 +9,10 @@
 /* The page loads only its own files and talks only to its own origin;
  * images and audio of a tool's result are fetched with the token and shown
  * from blob: URLs the page made itself. No inline script or style. */
-#define UI_CSP                                                                                     \
-    "Content-Security-Policy: default-src 'self'; img-src 'self' blob:; media-src 'self' blob:; "  \
-    "frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+const char *const gw_ui_headers[] = {
+    "Content-Security-Policy: default-src 'self'; img-src 'self' blob:; media-src 'self' blob:; "
+    "frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+    "X-Content-Type-Options: nosniff", NULL};
 
 /* Does Accept-Encoding take gzip? A "gzip" coding not given q=0. */
 static bool accepts_gzip(const char *ae)
@@ -51,9 +52,7 @@ static void serve(struct gw_http_request *req, const struct gw_ui_file *f)
     const char *const headers[] = {header,
                                    "Cache-Control: no-cache",
                                    "Vary: Accept-Encoding",
-                                   "X-Content-Type-Options: nosniff",
                                    "Referrer-Policy: no-referrer",
-                                   UI_CSP,
                                    gz ? "Content-Encoding: gzip" : NULL,
                                    NULL};
 

@@ -212,9 +212,14 @@ test('DNS rebinding: foreign Host and Origin get 403', async (t) => {
   r = await d.get('/healthz', { headers: { origin: 'http://evil.example' } });
   assert.equal(r.status, 403);
   assert.equal(r.json.error.code, 'forbidden_origin');
-  for (const origin of ['http://localhost:3000', 'http://127.0.0.1', 'http://[::1]:8080', 'https://app.example']) {
+  for (const origin of [`http://localhost:${d.port}`, `http://127.0.0.1:${d.port}`, `http://[::1]:${d.port}`, 'https://app.example']) {
     r = await d.get('/healthz', { headers: { origin } });
     assert.equal(r.status, 200, origin);
+  }
+  // Another port of the same host is another origin (cross_site.test.mjs).
+  for (const origin of ['http://localhost:3000', 'http://127.0.0.1', 'http://[::1]:8080']) {
+    r = await d.get('/healthz', { headers: { origin } });
+    assert.equal(r.status, 403, origin);
   }
   r = await d.get('/healthz', { headers: { host: 'localhost:7420' } });
   assert.equal(r.status, 200);
@@ -240,7 +245,7 @@ test('DNS rebinding: Host and Origin are parsed strictly', async (t) => {
     const r = await d.get('/healthz', { headers: { host } });
     if (r.status !== 200) wrong.push(`Host ${host}: ${r.status}, wanted 200`);
   }
-  for (const origin of ['http://localhost:7420', 'http://127.0.0.1', 'https://[::1]:8443', 'https://app.example']) {
+  for (const origin of [`http://localhost:${d.port}`, `http://127.0.0.1:${d.port}`, `http://[::1]:${d.port}`, 'https://app.example']) {
     const r = await d.get('/healthz', { headers: { origin } });
     if (r.status !== 200) wrong.push(`Origin ${origin}: ${r.status}, wanted 200`);
   }
