@@ -658,6 +658,45 @@ static json_t *path2(json_t *o, const char *a, const char *b)
     return json_object_get(json_object_get(o, a), b);
 }
 
+/* Launchers that install the server on first start need the network (until
+ * sandboxes take destination lists); a container runtime needs its socket,
+ * and the container is the server's sandbox. */
+static const char *const installers[] = {"npx", "pnpx", "bunx", "uvx", "pipx", "deno"};
+static const char *const runtimes[] = {"docker", "podman"};
+
+static bool named(const char *command, const char *const *names, size_t n)
+{
+    const char *base = strrchr(command, '/') ? strrchr(command, '/') + 1 : command;
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(base, names[i]) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Every imported stdio server runs in a sandbox (docs/config.md, Sandbox):
+ * the output turns them on, and keeps the network for the ones whose
+ * launcher installs them. */
+static void sandbox_servers(struct imp *im)
+{
+    const char *id;
+    json_t *srv;
+    bool any = false;
+    json_object_foreach(im->servers, id, srv)
+    {
+        const char *cmd = json_string_value(json_object_get(srv, "command"));
+        if (cmd == NULL)
+            continue;
+        any = true;
+        if (named(cmd, runtimes, sizeof(runtimes) / sizeof(runtimes[0])))
+            json_object_set_new(srv, "sandbox", json_false());
+        else if (named(cmd, installers, sizeof(installers) / sizeof(installers[0])))
+            json_object_set_new(srv, "sandbox", json_pack("{s:s}", "network", "host"));
+    }
+    if (any)
+        json_object_set_new(im->gateway, "sandbox", json_pack("{s:s}", "default", "on"));
+}
+
 static int import_tree(struct imp *im, json_t *root)
 {
     json_t *v;
@@ -693,6 +732,7 @@ static int import_tree(struct imp *im, json_t *root)
     }
     if (json_object_size(im->servers) == 0)
         gw_import_warn(im, "no MCP server was found: the output has none");
+    sandbox_servers(im);
     return 0;
 }
 

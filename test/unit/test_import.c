@@ -582,6 +582,37 @@ START_TEST(file_name_cannot_break_the_header_comment)
 }
 END_TEST
 
+/* The output sandboxes every stdio server; launchers that install on first
+ * start keep the network, container runtimes run outside (their container
+ * is the sandbox); HTTP servers say nothing. */
+START_TEST(stdio_servers_come_out_sandboxed)
+{
+    struct run r =
+        run_buf("c.json", "{\"mcpServers\": {"
+                          "\"a\": {\"command\": \"npx\", \"args\": [\"-y\", \"x\"]},"
+                          "\"b\": {\"command\": \"/usr/bin/docker\", \"args\": [\"run\"]},"
+                          "\"c\": {\"command\": \"cat\"},"
+                          "\"d\": {\"url\": \"https://mcp.example.com/mcp\"}}}");
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "gateway:\n  sandbox:\n    default: 'on'\n"));
+    struct gw_config *c = load(r.out);
+    ck_assert_uint_eq(c->nservers, 4);
+    ck_assert(c->servers[0].sandbox.enabled);
+    ck_assert_int_eq(c->servers[0].sandbox.network, GW_SANDBOX_NET_HOST);
+    ck_assert(!c->servers[1].sandbox.enabled);
+    ck_assert(c->servers[2].sandbox.enabled);
+    ck_assert_int_eq(c->servers[2].sandbox.network, GW_SANDBOX_NET_NONE);
+    ck_assert(!c->servers[3].sandbox.enabled);
+    gw_config_unref(c);
+    run_free(&r);
+
+    r = run_buf("h.json", "{\"mcpServers\": {\"d\": {\"url\": \"https://mcp.example.com/mcp\"}}}");
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_ptr_null(strstr(r.out, "sandbox"));
+    run_free(&r);
+}
+END_TEST
+
 static Suite *import_suite(void)
 {
     Suite *s = suite_create("import");
@@ -600,7 +631,8 @@ static Suite *import_suite(void)
                                   yaml_typing_and_duplicates,
                                   failures_write_nothing,
                                   empty_lists_give_an_empty_config,
-                                  file_name_cannot_break_the_header_comment};
+                                  file_name_cannot_break_the_header_comment,
+                                  stdio_servers_come_out_sandboxed};
 
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 30);
