@@ -474,6 +474,9 @@ static void route_metrics(struct gw_api_ctx *ctx, struct gw_http_request *req, s
                      gw_problems_count(ctx->problems, GW_SEV_WARNING),
                      gw_problems_count(ctx->problems, GW_SEV_INFO)},
         .event_clients = gw_events_clients(ctx->events),
+        .search_index_bytes = gw_toolsearch_in_use(gw_servers_toolsearch(ctx->servers))
+                                  ? gw_toolsearch_memory(gw_servers_toolsearch(ctx->servers))
+                                  : 0,
     };
     char *text;
 
