@@ -80,10 +80,24 @@ struct gw_toolsearch {
     /* query scratch, one entry per doc slot */
     double *acc, *gacc;
     uint32_t *astamp, *gstamp, *gtouched;
-    uint32_t *nstamp, *nhits; /* the group whose own word is in the name; names words used */
+    uint32_t *nstamp;      /* the group with a word in the name */
+    double *nhits, *gname; /* name coverage, and the group's best credit for it */
     uint32_t stamp;
     size_t scratch_cap;
 };
+
+/* The ranking's constants (toolsearch_query.c), settable for the
+ * benchmark's cross-validation: per-field BM25F weights and length
+ * normalisation, k1, the name coverage bonus, a factor on every
+ * synonym's weight, and the weight of the catalog's own associations. */
+struct gw_ts_weights {
+    double w[NF], b[NF];
+    double k1, cover, syn;
+    double assoc;    /* the weight of a word the catalog relates to a query word */
+    double syncover; /* name coverage through a related word: this times its weight */
+};
+/* Sets `w` (unless NULL) after copying the current ones to `old` (unless NULL). */
+void gw_ts_tune(const struct gw_ts_weights *w, struct gw_ts_weights *old);
 
 /* Frees the query scratch (toolsearch_query.c); the next query sizes it. */
 void gw_ts_scratch_free(struct gw_toolsearch *ix);

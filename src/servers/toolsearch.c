@@ -548,7 +548,7 @@ size_t gw_toolsearch_memory(const struct gw_toolsearch *ix)
                ix->capdocs * (sizeof *ix->docs + sizeof *ix->free_docs) +
                ix->capgarbage * sizeof *ix->garbage +
                ix->nsegs * (sizeof(struct gw_ts_seg) + sizeof *ix->segs) +
-               ix->scratch_cap * (2 * sizeof(double) + 5 * sizeof(uint32_t));
+               ix->scratch_cap * (4 * sizeof(double) + 4 * sizeof(uint32_t));
 
     for (size_t i = 0; i < ix->nterms; i++)
         if (ix->terms[i].s != NULL)

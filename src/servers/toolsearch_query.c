@@ -10,21 +10,37 @@
 #include "gw/util.h"
 
 /* BM25F: a word in the name counts three times one in the description;
- * short fields (names) are barely length-normalised, prose is. */
-static const double field_w[NF] = {3.0, 1.5, 2.0, 1.0, 0.5, 1.5};
-static const double field_b[NF] = {0.3, 0.3, 0.3, 0.75, 0.75, 0.2};
-#define K1 1.2
+ * short fields (names) are barely length-normalised, prose is. Name
+ * coverage: a tool gets up to `cover` more for the share of its final
+ * name's words the query uses, a word reached through a synonym or an
+ * association counting its weight times `syncover`, so that "take a
+ * screenshot" prefers browser_take_screenshot to a tool that only
+ * mentions screenshots, and "give me the ticket" get_issue. Field weights
+ * chosen by coordinate search on fold A of the external task set and
+ * mcpgw's own tasks lost 5 points of recall@5 on fold B, which no choice
+ * saw: these hand-set ones generalise better (docs/search.md). */
+static struct gw_ts_weights W = {
+    .w = {3.0, 1.5, 2.0, 1.0, 0.5, 1.5},
+    .b = {0.3, 0.3, 0.3, 0.75, 0.75, 0.2},
+    .k1 = 1.2,
+    .cover = 2.0,
+    .syn = 1.0,
+    .assoc = 0.6,
+    .syncover = 1.0,
+};
 /* Scores a name match adds: an exact match ranks before a prefix match,
  * which ranks before any word match (BM25F scores stay far below). */
 #define EXACT_BONUS  2000.0
 #define PREFIX_BONUS 1000.0
-#define PREFIX_MIN   3
-/* Name coverage: a tool gets up to this much more for the share of its
- * final name's words the query uses itself (not through a synonym), so
- * that "take a screenshot" prefers browser_take_screenshot to a tool that
- * only mentions screenshots. Chosen on half of the benchmark's tasks and
- * checked on the other half (docs/performance.md). */
-#define NAME_COVER 2.0 /* shorter queries are words, not name prefixes */
+#define PREFIX_MIN   3 /* shorter queries are words, not name prefixes */
+
+void gw_ts_tune(const struct gw_ts_weights *w, struct gw_ts_weights *old)
+{
+    if (old != NULL)
+        *old = W;
+    if (w != NULL)
+        W = *w;
+}
 
 static bool utf8_valid(const char *s, size_t n)
 {
@@ -84,6 +100,7 @@ static void scratch_fit(struct gw_toolsearch *ix)
     ix->gtouched = gw_xrealloc(ix->gtouched, ix->scratch_cap * sizeof *ix->gtouched);
     ix->nstamp = gw_xrealloc(ix->nstamp, ix->scratch_cap * sizeof *ix->nstamp);
     ix->nhits = gw_xrealloc(ix->nhits, ix->scratch_cap * sizeof *ix->nhits);
+    ix->gname = gw_xrealloc(ix->gname, ix->scratch_cap * sizeof *ix->gname);
     memset(ix->nstamp, 0, ix->scratch_cap * sizeof *ix->nstamp);
     memset(ix->astamp, 0, ix->scratch_cap * sizeof *ix->astamp);
     memset(ix->gstamp, 0, ix->scratch_cap * sizeof *ix->gstamp);
@@ -98,8 +115,9 @@ void gw_ts_scratch_free(struct gw_toolsearch *ix)
     free(ix->gtouched);
     free(ix->nstamp);
     free(ix->nhits);
-    ix->acc = ix->gacc = NULL;
-    ix->astamp = ix->gstamp = ix->gtouched = ix->nstamp = ix->nhits = NULL;
+    free(ix->gname);
+    ix->acc = ix->gacc = ix->nhits = ix->gname = NULL;
+    ix->astamp = ix->gstamp = ix->gtouched = ix->nstamp = NULL;
     ix->scratch_cap = 0;
 }
 
@@ -122,6 +140,7 @@ static size_t score_term(struct gw_toolsearch *ix, const struct gw_ts_term *t, d
                          uint32_t gs, size_t ng, bool all, const double *avg)
 {
     double idf = log(1.0 + (fmax((double)ix->live - t->n, 0.0) + 0.5) / (t->n + 0.5));
+    double cw = own ? 1.0 : W.syncover * w; /* its credit for name coverage */
 
     for (uint32_t i = 0; i < t->n; i++) {
         const struct gw_ts_posting *p = &t->p[i];
@@ -131,11 +150,17 @@ static size_t score_term(struct gw_toolsearch *ix, const struct gw_ts_term *t, d
             continue;
         for (int f = 0; f < NF; f++) {
             if (p->tf[f] != 0)
-                wtf += field_w[f] * p->tf[f] / (1.0 - field_b[f] + field_b[f] * d->len[f] / avg[f]);
+                wtf += W.w[f] * p->tf[f] / (1.0 - W.b[f] + W.b[f] * d->len[f] / avg[f]);
         }
-        s = w * idf * wtf / (K1 + wtf);
-        if (own && p->tf[F_NAME] > 0)
-            ix->nstamp[p->doc] = gs;
+        s = w * idf * wtf / (W.k1 + wtf);
+        if (p->tf[F_NAME] > 0 && cw > 0) {
+            if (ix->nstamp[p->doc] != gs) {
+                ix->nstamp[p->doc] = gs;
+                ix->gname[p->doc] = cw;
+            } else if (cw > ix->gname[p->doc]) {
+                ix->gname[p->doc] = cw;
+            }
+        }
         if (ix->gstamp[p->doc] != gs) {
             ix->gstamp[p->doc] = gs;
             ix->gacc[p->doc] = s;
@@ -168,6 +193,78 @@ static void query_name(const char *query, char *out, size_t cap)
     while (n > 0 && out[n - 1] == '_')
         n--;
     out[n] = '\0';
+}
+
+/* Words the catalog itself relates to a query word: of the tools that use
+ * it, the words of their names (the verb and object of get_x, list_x)
+ * that at least half of them have, but not their toolset's name (a
+ * server's name goes with every one of its tools), ranked by that share
+ * times their idf. A word in more than ASSOC_DF_MAX tools says little of
+ * any topic and gets none. So "login", used in the descriptions of tools
+ * named *_user, also finds a *_user tool whose text never says login. */
+#define ASSOC_DF_MAX 50
+#define ASSOC_MAX    4
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static size_t associations(const struct gw_toolsearch *ix, uint32_t id, const char **alt,
+                           double *wt, size_t n, size_t max)
+{
+    const struct gw_ts_term *t = &ix->terms[id];
+    uint32_t best[ASSOC_MAX];
+    double bscore[ASSOC_MAX], bshare[ASSOC_MAX];
+    size_t nids = 0, live = 0, nbest = 0;
+    uint32_t *ids;
+
+    if (W.assoc <= 0 || t->n < 2 || t->n > ASSOC_DF_MAX)
+        return n;
+    ids = gw_xmalloc((size_t)t->n * GW_TOOLSEARCH_DOC_TERMS_MAX * sizeof *ids);
+    for (uint32_t i = 0; i < t->n; i++) {
+        const struct gw_ts_doc *d = &ix->docs[t->p[i].doc];
+        if (!d->live)
+            continue;
+        live++;
+        for (uint32_t j = 0; j < d->nterms; j++) {
+            const struct gw_ts_dterm *dt = &d->terms[j];
+            if (dt->term != id && ix->terms[dt->term].p[dt->at].tf[F_SET] == 0 &&
+                ix->terms[dt->term].p[dt->at].tf[F_NAME] > 0)
+                ids[nids++] = dt->term;
+        }
+    }
+    qsort(ids, nids, sizeof *ids, cmp_u32);
+    for (size_t i = 0, j; i < nids; i = j) {
+        double share, score;
+        size_t k;
+        for (j = i; j < nids && ids[j] == ids[i]; j++)
+            ;
+        if ((j - i) * 3 < live || j - i < 2)
+            continue;
+        share = (double)(j - i) / (double)live;
+        score = share * log(1.0 + (double)ix->live / ix->terms[ids[i]].n);
+        for (k = nbest; k > 0 && bscore[k - 1] < score; k--) {
+            if (k < ASSOC_MAX) {
+                best[k] = best[k - 1];
+                bscore[k] = bscore[k - 1];
+                bshare[k] = bshare[k - 1];
+            }
+        }
+        if (k < ASSOC_MAX) {
+            best[k] = ids[i];
+            bscore[k] = score;
+            bshare[k] = share;
+            nbest += nbest < ASSOC_MAX;
+        }
+    }
+    for (size_t i = 0; i < nbest && n < max; i++) {
+        alt[n] = ix->terms[best[i]].s;
+        wt[n++] = W.assoc * bshare[i];
+    }
+    free(ids);
+    return n;
 }
 
 struct cand {
@@ -230,16 +327,19 @@ size_t gw_toolsearch_query(struct gw_toolsearch *ix, const struct gw_catalog *ca
         const char *alt[24];
         double wt[24];
         size_t nalt =
-            flags & GW_TOOLSEARCH_NO_SYNONYMS ? 0 : gw_toolsearch_synonyms(q.v[i].w, alt, wt, 23);
+            flags & GW_TOOLSEARCH_NO_SYNONYMS ? 0 : gw_toolsearch_synonyms(q.v[i].w, alt, wt, 19);
         uint32_t gs = next_stamp(ix);
         size_t ng = 0;
-        long id;
+        long id = gw_ts_term_find(ix, q.v[i].w);
 
+        if (id >= 0 && !(flags & GW_TOOLSEARCH_NO_SYNONYMS))
+            nalt = associations(ix, (uint32_t)id, alt, wt, nalt, 23);
         alt[nalt] = q.v[i].w;
         wt[nalt++] = 1.0;
         for (size_t j = 0; j < nalt; j++)
             if ((id = gw_ts_term_find(ix, alt[j])) >= 0)
-                ng = score_term(ix, &ix->terms[id], wt[j], j == nalt - 1, gs, ng, all, avg);
+                ng = score_term(ix, &ix->terms[id], j == nalt - 1 ? 1.0 : fmin(1.0, wt[j] * W.syn),
+                                j == nalt - 1, gs, ng, all, avg);
         for (size_t j = 0; j < ng; j++) {
             uint32_t d = ix->gtouched[j];
             if (ix->astamp[d] != as) {
@@ -249,7 +349,7 @@ size_t gw_toolsearch_query(struct gw_toolsearch *ix, const struct gw_catalog *ca
             }
             ix->acc[d] += ix->gacc[d];
             if (ix->nstamp[d] == gs)
-                ix->nhits[d]++;
+                ix->nhits[d] += ix->gname[d];
         }
     }
     query_name(query, qname, sizeof qname);
@@ -262,7 +362,7 @@ size_t gw_toolsearch_query(struct gw_toolsearch *ix, const struct gw_catalog *ca
             int m = name_match(ix->docs[d].key, qname, qlen);
             double score = ix->astamp[d] == as ? ix->acc[d] : 0;
             if (ix->astamp[d] == as && ix->docs[d].len[F_NAME] > 0)
-                score += NAME_COVER * ix->nhits[d] / ix->docs[d].len[F_NAME];
+                score += W.cover * ix->nhits[d] / ix->docs[d].len[F_NAME];
             if (m != 0)
                 score += m == 2 ? EXACT_BONUS : PREFIX_BONUS;
             if (score > 0)

@@ -34,7 +34,7 @@
 #include <time.h>
 
 #include "gw/catalog.h"
-#include "gw/toolsearch.h"
+#include "gw/toolsearch_internal.h"
 
 #define TOP 100
 
@@ -230,6 +230,7 @@ static void quality(struct gw_catalog *cat, json_t *tasks, const char *title, bo
     double r1[NRANKERS] = {0}, r5[NRANKERS] = {0}, mrr[NRANKERS] = {0};
     size_t n = json_array_size(tasks), unservable = 0;
 
+    printf("%s\n\n", title);
     base_build(&b, cat);
     for (size_t i = 0; i < n; i++) {
         json_t *t = json_array_get(tasks, i), *labels = json_object_get(t, "tools"), *l;
@@ -264,14 +265,15 @@ static void quality(struct gw_catalog *cat, json_t *tasks, const char *title, bo
             r5[r] += rank >= 1 && rank <= 5;
             mrr[r] += rank ? 1.0 / (double)rank : 0;
             if (verbose && r == R_FULL && (rank == 0 || rank > 5)) {
-                printf("miss (rank %zu) \"%s\" wants %s; got", rank, q, want[0]);
+                printf("miss (rank %zu) \"%s\" wants %s; got", rank, q,
+                       nwant ? want[0] : "(refused)");
                 for (size_t k = 0; k < ngot && k < 3; k++)
                     printf(" %s", got[k]);
                 printf("\n");
             }
         }
     }
-    printf("%s\n\n| ranker | recall@1 | recall@5 | MRR |\n|---|---|---|---|\n", title);
+    printf("| ranker | recall@1 | recall@5 | MRR |\n|---|---|---|---|\n");
     for (int r = 0; r < NRANKERS; r++)
         printf("| %s | %.3f | %.3f | %.3f |\n", ranker_name[r], r1[r] / (double)n,
                r5[r] / (double)n, mrr[r] / (double)n);
@@ -574,6 +576,17 @@ int main(int argc, char **argv)
                 argv[0]);
         return 2;
     }
+    if (getenv("TS_TUNE") != NULL) { /* cross-validation: 17 numbers, as struct gw_ts_weights */
+        struct gw_ts_weights w;
+        double *v = (double *)&w;
+        const char *p = getenv("TS_TUNE");
+        for (size_t k = 0; k < sizeof w / sizeof(double); k++) {
+            char *end;
+            v[k] = strtod(p, &end);
+            p = *end == ',' ? end + 1 : end;
+        }
+        gw_ts_tune(&w, NULL);
+    }
     catalog = load(args[0]);
     tasks = load(args[1]);
     cat = gw_catalog_new();
@@ -611,8 +624,10 @@ int main(int argc, char **argv)
         json_decref(ext);
         gw_catalog_free(ecat);
     }
-    speed(json_object_get(catalog, "servers"), json_object_get(tasks, "tasks"));
-    big_server(json_object_get(catalog, "servers"));
+    if (getenv("TS_QUALITY_ONLY") == NULL) {
+        speed(json_object_get(catalog, "servers"), json_object_get(tasks, "tasks"));
+        big_server(json_object_get(catalog, "servers"));
+    }
     gw_catalog_free(cat);
     json_decref(catalog);
     json_decref(tasks);

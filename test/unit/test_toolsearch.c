@@ -354,6 +354,31 @@ START_TEST(test_bounds)
 }
 END_TEST
 
+/* Issue 34: words the catalog relates: "login" is said of the tools named
+ * *_user, so a *_user tool that never says login is found too; a word
+ * reached so counts for name coverage. */
+START_TEST(test_associations)
+{
+    struct gw_catalog *cat = gw_catalog_new();
+    struct gw_toolsearch *ix = gw_toolsearch_new();
+    struct gw_toolsearch_hit h[10];
+    size_t n;
+    bool found = false;
+
+    put(cat, "auth", "create_user", "Create a user who can login", "delete_user",
+        "Delete a user: no more login", "get_user_profile", "Profile details", "list_logs",
+        "List the logs", NULL);
+    n = gw_toolsearch_query(ix, cat, "login", NULL, 0, h, 10);
+    for (size_t i = 0; i < n; i++)
+        found = found || strcmp(h[i].tool->name, "get_user_profile") == 0;
+    ck_assert(found);
+    ck_assert_uint_eq(gw_toolsearch_query(ix, cat, "login", NULL, GW_TOOLSEARCH_NO_SYNONYMS, h, 10),
+                      2);
+    gw_toolsearch_free(ix);
+    gw_catalog_free(cat);
+}
+END_TEST
+
 START_TEST(test_query_problems)
 {
     char big[GW_TOOLSEARCH_QUERY_MAX + 2];
@@ -441,6 +466,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_forgets);
     tcase_add_test(tc, test_steps);
     tcase_add_test(tc, test_bounds);
+    tcase_add_test(tc, test_associations);
     tcase_add_test(tc, test_query_problems);
     tcase_add_test(tc, test_json);
     tcase_add_test(tc, test_activations);
