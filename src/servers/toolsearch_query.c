@@ -27,6 +27,7 @@ static struct gw_ts_weights W = {
     .syn = 1.0,
     .assoc = 0.6,
     .syncover = 1.0,
+    .path = 0.5,
 };
 /* Scores a name match adds: an exact match ranks before a prefix match,
  * which ranks before any word match (BM25F scores stay far below). */
@@ -70,6 +71,7 @@ const char *gw_toolsearch_query_problem(const char *query)
 /* A query word and what it also matches. */
 struct qword {
     char w[GW_TOOLSEARCH_TOKEN_MAX];
+    double wt; /* 1 but for the words a path stands for */
 };
 
 struct qwords {
@@ -84,8 +86,66 @@ static void query_word(const char *w, void *arg)
     for (size_t i = 0; i < q->n; i++)
         if (strcmp(q->v[i].w, w) == 0)
             return;
-    if (q->n < GW_TOOLSEARCH_TERMS_MAX)
-        snprintf(q->v[q->n++].w, sizeof q->v[0].w, "%s", w);
+    if (q->n < GW_TOOLSEARCH_TERMS_MAX) {
+        snprintf(q->v[q->n].w, sizeof q->v[0].w, "%s", w);
+        q->v[q->n++].wt = 1.0;
+    }
+}
+
+/* A blank-separated piece of the query shaped as a path or a file name
+ * (src/app.js, ~/notes, .env, report.pdf) stands for a file or a
+ * directory, which tools say and people often do not: 1 for a file (a
+ * name with an extension of 1-5 letters or digits), 2 for a directory
+ * (a path without one), else 0. */
+static int path_kind(const char *p, size_t n)
+{
+    size_t dot, slash;
+
+    while (n > 0 && strchr("\"'`?!,;:)", p[n - 1]) != NULL)
+        n--;
+    while (n > 0 && strchr("\"'`(", p[0]) != NULL) {
+        p++;
+        n--;
+    }
+    dot = slash = n;
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] == '.')
+            dot = i;
+        else if (p[i] == '/')
+            slash = i;
+    }
+    if (n >= 2 && dot < n - 1 && (slash == n || dot > slash) && n - dot - 1 <= 5) {
+        for (size_t i = dot + 1; i < n; i++)
+            if (!((p[i] >= 'a' && p[i] <= 'z') || (p[i] >= 'A' && p[i] <= 'Z') ||
+                  (p[i] >= '0' && p[i] <= '9')))
+                return 0;
+        return dot > 0 && p[dot - 1] >= '0' && p[dot - 1] <= '9' ? 0 : 1; /* not 2.3 */
+    }
+    return slash < n && (p[0] == '~' || p[0] == '/' || p[0] == '.' || (slash > 0 && slash < n - 1))
+               ? 2
+               : 0;
+}
+
+static void path_words(const char *query, struct qwords *q)
+{
+    static const char *const word[] = {NULL, "file", "directory"};
+    bool seen[3] = {false, false, false};
+
+    for (const char *p = query; *p != '\0';) {
+        size_t n;
+        int k;
+        p += strspn(p, " \t\r\n");
+        n = strcspn(p, " \t\r\n");
+        k = path_kind(p, n);
+        if (k != 0 && !seen[k] && q->n < GW_TOOLSEARCH_TERMS_MAX) {
+            size_t before = q->n;
+            seen[k] = true;
+            query_word(word[k], q);
+            if (q->n > before)
+                q->v[before].wt = W.path;
+        }
+        p += n;
+    }
 }
 
 static void scratch_fit(struct gw_toolsearch *ix)
@@ -322,6 +382,8 @@ size_t gw_toolsearch_query(struct gw_toolsearch *ix, const struct gw_catalog *ca
     for (size_t i = 0; i < ix->nsegs; i++)
         ix->segs[i]->allowed = all || gw_csv_has(toolsets_csv, ix->segs[i]->name);
     gw_toolsearch_tokens(query, strlen(query), query_word, &q);
+    if (!(flags & GW_TOOLSEARCH_NO_SYNONYMS))
+        path_words(query, &q);
     as = next_stamp(ix);
     for (size_t i = 0; i < q.n; i++) {
         const char *alt[24];
@@ -338,8 +400,9 @@ size_t gw_toolsearch_query(struct gw_toolsearch *ix, const struct gw_catalog *ca
         wt[nalt++] = 1.0;
         for (size_t j = 0; j < nalt; j++)
             if ((id = gw_ts_term_find(ix, alt[j])) >= 0)
-                ng = score_term(ix, &ix->terms[id], j == nalt - 1 ? 1.0 : fmin(1.0, wt[j] * W.syn),
-                                j == nalt - 1, gs, ng, all, avg);
+                ng = score_term(ix, &ix->terms[id],
+                                j == nalt - 1 ? q.v[i].wt : fmin(1.0, wt[j] * W.syn) * q.v[i].wt,
+                                j == nalt - 1 && q.v[i].wt == 1.0, gs, ng, all, avg);
         for (size_t j = 0; j < ng; j++) {
             uint32_t d = ix->gtouched[j];
             if (ix->astamp[d] != as) {

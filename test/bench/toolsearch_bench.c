@@ -232,6 +232,7 @@ static void quality(struct gw_catalog *cat, json_t *tasks, const char *title, bo
 
     printf("%s\n\n", title);
     base_build(&b, cat);
+    gw_toolsearch_sync(ix, cat); /* whole: queries would otherwise step it within their budget */
     for (size_t i = 0; i < n; i++) {
         json_t *t = json_array_get(tasks, i), *labels = json_object_get(t, "tools"), *l;
         const char *q = json_string_value(json_object_get(t, "q"));
@@ -576,7 +577,7 @@ int main(int argc, char **argv)
                 argv[0]);
         return 2;
     }
-    if (getenv("TS_TUNE") != NULL) { /* cross-validation: 17 numbers, as struct gw_ts_weights */
+    if (getenv("TS_TUNE") != NULL) { /* cross-validation: 18 numbers, as struct gw_ts_weights */
         struct gw_ts_weights w;
         double *v = (double *)&w;
         const char *p = getenv("TS_TUNE");

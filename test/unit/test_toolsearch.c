@@ -355,8 +355,8 @@ START_TEST(test_bounds)
 END_TEST
 
 /* Issue 34: words the catalog relates: "login" is said of the tools named
- * *_user, so a *_user tool that never says login is found too; a word
- * reached so counts for name coverage. */
+ * *_user, so a *_user tool that never says login is found too; and what
+ * a path in a query stands for. */
 START_TEST(test_associations)
 {
     struct gw_catalog *cat = gw_catalog_new();
@@ -374,6 +374,14 @@ START_TEST(test_associations)
     ck_assert(found);
     ck_assert_uint_eq(gw_toolsearch_query(ix, cat, "login", NULL, GW_TOOLSEARCH_NO_SYNONYMS, h, 10),
                       2);
+    /* a path or a file name in the query stands for a file or a directory */
+    put(cat, "fs", "read_text", "Read the contents of a file", "list_dir", "What a directory holds",
+        NULL);
+    ck_assert_str_eq(first(ix, cat, "notes.txt", 0), "read_text");
+    ck_assert_str_eq(first(ix, cat, "'notes.txt'?", 0), "read_text");
+    ck_assert_str_eq(first(ix, cat, "~/projects/src", 0), "list_dir");
+    ck_assert_str_eq(first(ix, cat, "notes.txt", GW_TOOLSEARCH_NO_SYNONYMS), "");
+    ck_assert_str_ne(first(ix, cat, "version 2.3", 0), "read_text");
     gw_toolsearch_free(ix);
     gw_catalog_free(cat);
 }
