@@ -20,11 +20,13 @@
  *
  * Ranking: BM25F over six fields (final name, original name, title,
  * description, parameter names and descriptions, toolset), with per-field
- * weights and length normalisation; query words also match through a
- * small table of general English synonyms at a discount
- * (toolsearch_text.c), and a tool gets a bonus for the share of its
- * name's words the query uses. A tool whose final name is the query, or
- * starts with it, ranks before the others.
+ * weights and length normalisation; query words also match, at a
+ * discount, through a small table of general English synonyms
+ * (toolsearch_text.c) and through the words the catalog itself relates to
+ * them (the name words most tools using the word share), and a path or
+ * file name in the query asks for a file or directory. A tool gets a bonus
+ * for the share of its name's words the query reaches. A tool whose final
+ * name is the query, or starts with it, ranks before the others.
  *
  * Bounds: a query is at most GW_TOOLSEARCH_QUERY_MAX bytes and at most
  * GW_TOOLSEARCH_TERMS_MAX words are used. Of a tool, the first

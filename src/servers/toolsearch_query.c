@@ -18,7 +18,8 @@
  * mentions screenshots, and "give me the ticket" get_issue. Field weights
  * chosen by coordinate search on fold A of the external task set and
  * mcpgw's own tasks lost 5 points of recall@5 on fold B, which no choice
- * saw: these hand-set ones generalise better (docs/search.md). */
+ * saw: these hand-set ones generalise better (docs/performance.md,
+ * *Tool search, second pass*). */
 static struct gw_ts_weights W = {
     .w = {3.0, 1.5, 2.0, 1.0, 0.5, 1.5},
     .b = {0.3, 0.3, 0.3, 0.75, 0.75, 0.2},

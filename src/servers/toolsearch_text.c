@@ -10,7 +10,7 @@
  * set's misses (issue 34 took out those that were: k8s, Redis, Postgres,
  * an LLM's sampling, a knowledge graph's observations, file extensions,
  * URL words, heights, forget), so that it serves catalogs it was never
- * shown (docs/search.md). */
+ * shown (docs/performance.md, *Tool search, second pass*). */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
