@@ -70,6 +70,10 @@ size_t gw_toolsearch_sync(struct gw_toolsearch *ix, const struct gw_catalog *cat
  * least one tool's worth); true when the index is current. */
 bool gw_toolsearch_step(struct gw_toolsearch *ix, const struct gw_catalog *cat, uint64_t budget_us);
 
+/* How many tools were indexed since `ix` was made: a re-index takes the
+ * tools whose indexed text did not change over without indexing them. */
+size_t gw_toolsearch_indexed(const struct gw_toolsearch *ix);
+
 /* Whether a search was ever made (until then nothing is indexed). */
 bool gw_toolsearch_in_use(const struct gw_toolsearch *ix);
 

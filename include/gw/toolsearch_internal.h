@@ -38,7 +38,10 @@ struct gw_ts_doc {
     uint32_t pos; /* place in the toolset's listing */
     uint16_t len[NF];
     uint16_t nterms;
-    bool live; /* served: its toolset's build is complete */
+    bool live;   /* served: its toolset's build is complete */
+    bool reused; /* a build under way took it over unchanged, to place at npos */
+    uint32_t npos;
+    uint64_t hash; /* of what it was made of (toolsearch.c, tool_hash) */
     struct gw_ts_dterm *terms;
 };
 
@@ -54,12 +57,15 @@ struct gw_ts_seg {
     uint64_t bgen;
     uint32_t *bdocs;
     size_t nb, btotal;
+    uint32_t *omap; /* while building: the served documents by name (id + 1) */
+    size_t omask;
 };
 
 struct gw_toolsearch {
     uint64_t version; /* of the catalog last planned; 0: never */
     uint64_t slice_us;
     size_t changes; /* toolsets published or dropped, ever */
+    size_t indexed; /* tools indexed (not taken over unchanged), ever */
     struct gw_ts_term *terms;
     size_t nterms, capterms, liveterms;
     uint32_t *free_terms;

@@ -24,6 +24,7 @@ struct gw_toolsearch *gw_toolsearch_new(void)
 
 static void seg_free(struct gw_ts_seg *s)
 {
+    free(s->omap);
     free(s->docs);
     free(s->bdocs);
     free(s->name);
@@ -215,6 +216,40 @@ static void collect_params(struct collect *c, const json_t *schema)
     }
 }
 
+/* FNV-1a over what a tool's document is made of, as far as it is indexed:
+ * a tool whose hash and name are those of a served document is not
+ * indexed again. */
+static uint64_t fnv(uint64_t h, const char *s, size_t max)
+{
+    size_t n = s != NULL ? strnlen(s, max) : 0;
+
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 0x100000001b3u;
+    return (h ^ (s != NULL ? 0x1e : 0x1f)) * 0x100000001b3u; /* ends the field */
+}
+
+static uint64_t tool_hash(const struct gw_cat_tool *t)
+{
+    const json_t *props = json_object_get(t->input_schema, "properties"), *v;
+    uint64_t h = 0xcbf29ce484222325u;
+    const char *key;
+    size_t n = 0;
+
+    h = fnv(h, t->name, GW_TOOLSEARCH_TEXT_MAX);
+    h = fnv(h, t->original_name, GW_TOOLSEARCH_TEXT_MAX);
+    h = fnv(h, t->title, GW_TOOLSEARCH_TEXT_MAX);
+    h = fnv(h, t->description, GW_TOOLSEARCH_TEXT_MAX);
+    h = fnv(h, t->toolset, GW_TOOLSEARCH_TEXT_MAX);
+    json_object_foreach((json_t *)props, key, v)
+    {
+        if (n++ == GW_TOOLSEARCH_PARAMS_MAX)
+            break;
+        h = fnv(h, key, GW_TOOLSEARCH_PARAM_MAX);
+        h = fnv(h, json_string_value(json_object_get(v, "description")), GW_TOOLSEARCH_PARAM_MAX);
+    }
+    return h;
+}
+
 static uint32_t doc_alloc(struct gw_toolsearch *ix)
 {
     if (ix->nfree > 0)
@@ -229,7 +264,8 @@ static uint32_t doc_alloc(struct gw_toolsearch *ix)
 
 /* Indexes one tool into `s`'s build; not served until the build is
  * published. */
-static void doc_add(struct gw_toolsearch *ix, struct gw_ts_seg *s, const struct gw_cat_tool *t)
+static void doc_add(struct gw_toolsearch *ix, struct gw_ts_seg *s, const struct gw_cat_tool *t,
+                    uint64_t hash)
 {
     uint32_t d = doc_alloc(ix);
     struct gw_ts_doc *doc;
@@ -249,6 +285,7 @@ static void doc_add(struct gw_toolsearch *ix, struct gw_ts_seg *s, const struct 
     for (char *p = doc->key; *p != '\0'; p++)
         *p = *p == '-' ? '_' : (char)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
     doc->seg = s;
+    doc->hash = hash;
     doc->pos = (uint32_t)s->nb;
     memcpy(doc->len, c.len, sizeof doc->len);
     doc->terms = gw_xcalloc(c.n ? c.n : 1, sizeof *doc->terms);
@@ -267,6 +304,7 @@ static void doc_add(struct gw_toolsearch *ix, struct gw_ts_seg *s, const struct 
     }
     free(c.list);
     s->bdocs[s->nb++] = d;
+    ix->indexed++;
 }
 
 /* Removes a document no longer served: each of its postings is swapped
@@ -300,29 +338,29 @@ static void doc_clear(struct gw_toolsearch *ix, uint32_t d)
 
 /* ---- segments ---- */
 
-static void garbage_push(struct gw_toolsearch *ix, const uint32_t *docs, size_t n)
+static void garbage_push(struct gw_toolsearch *ix, uint32_t d)
 {
-    if (n == 0)
-        return;
-    if (ix->ngarbage + n > ix->capgarbage) {
-        ix->capgarbage = ix->ngarbage + n + ix->capgarbage;
+    if (ix->ngarbage == ix->capgarbage) {
+        ix->capgarbage = ix->capgarbage ? ix->capgarbage * 2 : 64;
         ix->garbage = gw_xrealloc(ix->garbage, ix->capgarbage * sizeof *ix->garbage);
     }
-    memcpy(ix->garbage + ix->ngarbage, docs, n * sizeof *docs);
-    ix->ngarbage += n;
+    ix->garbage[ix->ngarbage++] = d;
 }
 
-/* The documents `s` serves stop being served. */
+/* The documents `s` serves stop being served, but those its build took
+ * over unchanged. */
 static void seg_retire(struct gw_toolsearch *ix, struct gw_ts_seg *s)
 {
     for (size_t i = 0; i < s->ndocs; i++) {
         struct gw_ts_doc *d = &ix->docs[s->docs[i]];
+        if (d->reused)
+            continue;
         for (int f = 0; f < NF; f++)
             ix->lensum[f] -= d->len[f];
         d->live = false;
         ix->live--;
+        garbage_push(ix, s->docs[i]);
     }
-    garbage_push(ix, s->docs, s->ndocs);
     free(s->docs);
     s->docs = NULL;
     s->ndocs = 0;
@@ -332,8 +370,15 @@ static void build_abort(struct gw_toolsearch *ix, struct gw_ts_seg *s)
 {
     if (!s->building)
         return;
-    garbage_push(ix, s->bdocs, s->nb);
+    for (size_t i = 0; i < s->nb; i++) {
+        if (ix->docs[s->bdocs[i]].reused)
+            ix->docs[s->bdocs[i]].reused = false;
+        else
+            garbage_push(ix, s->bdocs[i]);
+    }
     free(s->bdocs);
+    free(s->omap);
+    s->omap = NULL;
     s->bdocs = NULL;
     s->nb = 0;
     s->building = false;
@@ -349,6 +394,41 @@ static void build_start(struct gw_toolsearch *ix, struct gw_ts_seg *s,
     s->btotal = gw_cat_toolset_ntools(ts);
     s->bdocs = gw_xcalloc(s->btotal ? s->btotal : 1, sizeof *s->bdocs);
     ix->nbuilding++;
+    /* the served documents by name, for the tools that did not change */
+    for (s->omask = 1; s->omask < 2 * s->ndocs; s->omask *= 2)
+        ;
+    s->omap = gw_xcalloc(s->omask--, sizeof *s->omap);
+    for (size_t i = 0; i < s->ndocs; i++) {
+        size_t k = gw_hash_str(ix->docs[s->docs[i]].name) & s->omask;
+        while (s->omap[k] != 0)
+            k = (k + 1) & s->omask;
+        s->omap[k] = s->docs[i] + 1;
+    }
+}
+
+/* The served document of `s` named `name`, or -1. */
+static long old_doc(const struct gw_toolsearch *ix, const struct gw_ts_seg *s, const char *name)
+{
+    for (size_t k = gw_hash_str(name) & s->omask; s->omap[k] != 0; k = (k + 1) & s->omask)
+        if (strcmp(ix->docs[s->omap[k] - 1].name, name) == 0)
+            return (long)s->omap[k] - 1;
+    return -1;
+}
+
+/* The next tool of `s`'s build: the served document when the tool's
+ * indexed text did not change, else indexed anew. */
+static void build_next(struct gw_toolsearch *ix, struct gw_ts_seg *s, const struct gw_cat_tool *t)
+{
+    uint64_t h = tool_hash(t);
+    long d = old_doc(ix, s, t->name);
+
+    if (d >= 0 && ix->docs[d].hash == h && !ix->docs[d].reused) {
+        ix->docs[d].reused = true;
+        ix->docs[d].npos = (uint32_t)s->nb;
+        s->bdocs[s->nb++] = (uint32_t)d;
+    } else {
+        doc_add(ix, s, t, h);
+    }
 }
 
 static void build_publish(struct gw_toolsearch *ix, struct gw_ts_seg *s)
@@ -358,8 +438,15 @@ static void build_publish(struct gw_toolsearch *ix, struct gw_ts_seg *s)
     s->ndocs = s->nb;
     s->bdocs = NULL;
     s->nb = 0;
+    free(s->omap);
+    s->omap = NULL;
     for (size_t i = 0; i < s->ndocs; i++) {
         struct gw_ts_doc *d = &ix->docs[s->docs[i]];
+        if (d->reused) { /* served all along */
+            d->reused = false;
+            d->pos = d->npos;
+            continue;
+        }
         for (int f = 0; f < NF; f++)
             ix->lensum[f] += d->len[f];
         d->live = true;
@@ -518,7 +605,7 @@ bool gw_toolsearch_step(struct gw_toolsearch *ix, const struct gw_catalog *cat, 
             continue;
         ts = gw_catalog_toolset(cat, s->name); /* planned for this version */
         while (s->nb < s->btotal) {
-            doc_add(ix, s, gw_cat_toolset_tool(ts, s->nb));
+            build_next(ix, s, gw_cat_toolset_tool(ts, s->nb));
             if (now_us() >= deadline && s->nb < s->btotal)
                 return false;
         }
@@ -530,6 +617,11 @@ bool gw_toolsearch_step(struct gw_toolsearch *ix, const struct gw_catalog *cat, 
         return false;
     shrink(ix);
     return true;
+}
+
+size_t gw_toolsearch_indexed(const struct gw_toolsearch *ix)
+{
+    return ix->indexed;
 }
 
 size_t gw_toolsearch_sync(struct gw_toolsearch *ix, const struct gw_catalog *cat)
@@ -560,6 +652,7 @@ size_t gw_toolsearch_memory(const struct gw_toolsearch *ix)
     }
     for (size_t i = 0; i < ix->nsegs; i++)
         m += strlen(ix->segs[i]->name) + 1 +
-             (ix->segs[i]->ndocs + ix->segs[i]->btotal) * sizeof(uint32_t);
+             (ix->segs[i]->ndocs + ix->segs[i]->btotal) * sizeof(uint32_t) +
+             (ix->segs[i]->omap != NULL ? (ix->segs[i]->omask + 1) * sizeof(uint32_t) : 0);
     return m;
 }

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { start, waitFor, fixtures, tmpdir } from './lib/harness.mjs';
+import { start, waitFor, fixtures, tmpdir, slow } from './lib/harness.mjs';
 
 const FIXTURE = path.join(fixtures, 'mcp_fixture');
 const echo = { name: 'echo', description: 'Echoes', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } };
@@ -71,7 +71,7 @@ servers:
     await waitFor(async () => {
       const r = await d.get(q(probe(tools)));
       return r.json.version > v && names(r)[0] === `tool_${TOOLS - 1}`;
-    }, 60000);
+    }, 60000 * slow);
     assert.deepEqual(names(await d.get(q(old))), [], `round ${round}: the old words are gone`);
   }
   const ten = await metric(d, 'mcpgw_search_index_bytes');
@@ -144,7 +144,7 @@ servers:
     healthy++;
     const r = await d.get(q(last));
     return r.status === 200 && names(r)[0] === `bulk_${TOOLS - 1}`;
-  }, 240000, 20);
+  }, 240000 * slow, 20);
   assert.ok(healthy > 0);
 
   // The per-tool bounds: the first 512 words of a tool are indexed.

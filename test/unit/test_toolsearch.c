@@ -387,6 +387,47 @@ START_TEST(test_associations)
 }
 END_TEST
 
+/* Issue 34: a re-index costs what changed: one tool of 300 changed, one
+ * tool is indexed again; the others are served all along. */
+START_TEST(test_reindex_changed)
+{
+    struct gw_catalog *cat = gw_catalog_new();
+    struct gw_toolsearch *ix = gw_toolsearch_new();
+    struct gw_server_config s = server("big");
+    json_t *list = json_array();
+    char name[32], desc[64];
+    size_t before;
+
+    for (int i = 0; i < 300; i++) {
+        snprintf(name, sizeof name, "tool_%d", i);
+        letters(desc, i);
+        json_array_append_new(list, json_pack("{s:s, s:s, s:{s:s}}", "name", name, "description",
+                                              desc, "inputSchema", "type", "object"));
+    }
+    ck_assert_int_ge(
+        gw_catalog_commit(cat, gw_catalog_derive(&s, list), GW_TOOL_CHANGES_WARN, NULL), 0);
+    gw_toolsearch_sync(ix, cat);
+    before = gw_toolsearch_indexed(ix);
+    ck_assert_uint_eq(before, 301); /* and mcp_release */
+    json_object_set_new(json_array_get(list, 17), "description", json_string("Changed words"));
+    json_array_remove(list, 3);
+    ck_assert_int_ge(
+        gw_catalog_commit(cat, gw_catalog_derive(&s, list), GW_TOOL_CHANGES_WARN, NULL), 0);
+    ck_assert_uint_eq(gw_toolsearch_sync(ix, cat), 1);
+    ck_assert_uint_eq(gw_toolsearch_indexed(ix) - before, 1);
+    ck_assert_str_eq(first(ix, cat, "changed words", 0), "tool_17");
+    letters(desc, 17);
+    ck_assert_str_eq(first(ix, cat, desc, 0), "");
+    letters(desc, 3);
+    ck_assert_str_eq(first(ix, cat, desc, 0), "");
+    letters(desc, 250);
+    ck_assert_str_eq(first(ix, cat, desc, 0), "tool_250");
+    json_decref(list);
+    gw_toolsearch_free(ix);
+    gw_catalog_free(cat);
+}
+END_TEST
+
 START_TEST(test_query_problems)
 {
     char big[GW_TOOLSEARCH_QUERY_MAX + 2];
@@ -473,6 +514,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_incremental);
     tcase_add_test(tc, test_forgets);
     tcase_add_test(tc, test_steps);
+    tcase_add_test(tc, test_reindex_changed);
     tcase_add_test(tc, test_bounds);
     tcase_add_test(tc, test_associations);
     tcase_add_test(tc, test_query_problems);
