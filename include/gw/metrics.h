@@ -35,6 +35,7 @@ struct gw_metrics_view {
     const struct gw_rounds_stats *rounds; /* borrowed; NULL: not shown */
     size_t problems[3];                   /* by severity: error, warning, info */
     size_t event_clients;
+    size_t search_index_bytes; /* the tool search index (toolsearch.h) */
 };
 
 /* The whole exposition as a new heap string. */

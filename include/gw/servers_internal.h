@@ -122,6 +122,8 @@ struct gw_servers {
     struct gw_catalog *catalog;
     struct gw_toolsearch *search; /* follows `catalog` (toolsearch.h) */
     struct gw_ts_active *active;  /* /mcp's activations per dialog (servers_toolsearch.c) */
+    uv_check_t ts_check;          /* steps `search` after each loop turn (servers_toolsearch.c) */
+    uv_idle_t ts_idle;            /* keeps the loop turning while a step is left */
     struct gw_servers_cbs cbs;
     struct server *head;
     struct server *pending; /* replacements being prepared (reload) */
@@ -240,6 +242,8 @@ void gw_server_discard_pending(struct server *srv);
 /* servers_leases.c */
 extern const struct gw_lease_source gw_server_lease_source;
 void gw_servers_on_sweep(uv_timer_t *t);
+/* Starts the search index's steps on the loop (servers_toolsearch.c). */
+void gw_servers_ts_init(struct gw_servers *s);
 
 /* servers.c, for dispatch.c */
 struct server *gw_servers_find(const struct gw_servers *s, const char *id);

@@ -9,15 +9,31 @@
  * toolset carries a generation, gw_cat_toolset_gen()). So the call path
  * never touches it; catalog commits and searches do.
  *
+ * Building never holds the caller long: gw_toolsearch_step() works for
+ * at most a time budget and says whether the index is current; a toolset
+ * being re-indexed is served from its previous documents until its new
+ * ones are complete, and documents no longer served are removed in later
+ * steps. Each document keeps its terms and where its postings sit, so a
+ * removal touches only its own postings, and a word no tool uses any more
+ * leaves the dictionary: memory follows the current catalog. The daemon
+ * steps on its loop (servers_toolsearch.c) once a search was made.
+ *
  * Ranking: BM25F over six fields (final name, original name, title,
  * description, parameter names and descriptions, toolset), with per-field
- * weights and length normalisation; query words also match through a
- * curated synonym table at a discount (toolsearch_text.c), and a tool gets
- * a bonus for the share of its name's words the query uses. A tool whose
- * final name is the query, or starts with it, ranks before the others.
+ * weights and length normalisation; query words also match, at a
+ * discount, through a small table of general English synonyms
+ * (toolsearch_text.c) and through the words the catalog itself relates to
+ * them (the name words most tools using the word share), and a path or
+ * file name in the query asks for a file or directory. A tool gets a bonus
+ * for the share of its name's words the query reaches. A tool whose final
+ * name is the query, or starts with it, ranks before the others.
  *
  * Bounds: a query is at most GW_TOOLSEARCH_QUERY_MAX bytes and at most
- * GW_TOOLSEARCH_TERMS_MAX words are used. */
+ * GW_TOOLSEARCH_TERMS_MAX words are used. Of a tool, the first
+ * GW_TOOLSEARCH_TEXT_MAX bytes of its description and title, the first
+ * GW_TOOLSEARCH_PARAMS_MAX parameters (GW_TOOLSEARCH_PARAM_MAX bytes of
+ * each one's name and description) and at most GW_TOOLSEARCH_DOC_TERMS_MAX
+ * distinct words are indexed. */
 #ifndef GW_TOOLSEARCH_H
 #define GW_TOOLSEARCH_H
 
@@ -32,6 +48,11 @@
 #define GW_TOOLSEARCH_TERMS_MAX     32
 #define GW_TOOLSEARCH_LIMIT_DEFAULT 10
 #define GW_TOOLSEARCH_TOKEN_MAX     32 /* longer words are cut */
+#define GW_TOOLSEARCH_TEXT_MAX      8192
+#define GW_TOOLSEARCH_PARAM_MAX     1024
+#define GW_TOOLSEARCH_PARAMS_MAX    64
+#define GW_TOOLSEARCH_DOC_TERMS_MAX 512
+#define GW_TOOLSEARCH_SLICE_US      10000 /* a step's budget on the loop */
 
 /* Query flags. */
 #define GW_TOOLSEARCH_NO_SYNONYMS 1u /* for the benchmark: words match only themselves */
@@ -41,9 +62,24 @@ struct gw_toolsearch;
 struct gw_toolsearch *gw_toolsearch_new(void);
 void gw_toolsearch_free(struct gw_toolsearch *ix);
 
-/* Brings the index up to the catalog's current state. Returns how many
- * toolsets were (re-)indexed or dropped (0 when nothing changed). */
+/* Brings the index up to the catalog's current state at once. Returns how
+ * many toolsets were (re-)indexed or dropped (0 when nothing changed). */
 size_t gw_toolsearch_sync(struct gw_toolsearch *ix, const struct gw_catalog *cat);
+
+/* Works towards the catalog's current state for about `budget_us` (at
+ * least one tool's worth); true when the index is current. */
+bool gw_toolsearch_step(struct gw_toolsearch *ix, const struct gw_catalog *cat, uint64_t budget_us);
+
+/* How many tools were indexed since `ix` was made: a re-index takes the
+ * tools whose indexed text did not change over without indexing them. */
+size_t gw_toolsearch_indexed(const struct gw_toolsearch *ix);
+
+/* Whether a search was ever made (until then nothing is indexed). */
+bool gw_toolsearch_in_use(const struct gw_toolsearch *ix);
+
+/* The budget of the step every query makes first (GW_TOOLSEARCH_SLICE_US
+ * by default; 0: one tool's worth). */
+void gw_toolsearch_set_slice(struct gw_toolsearch *ix, uint64_t us);
 
 /* Bytes the index holds (dictionary, postings, documents). */
 size_t gw_toolsearch_memory(const struct gw_toolsearch *ix);
@@ -53,10 +89,10 @@ struct gw_toolsearch_hit {
     double score;
 };
 
-/* Syncs, then ranks the catalog's tools for `query` (NUL-terminated text).
- * `toolsets_csv` as gw_catalog_tools_json's (NULL or "" = all). Writes at
- * most `k` hits, best first (ties: catalog order), to `out`; tools that
- * match no query word are left out. Returns how many. */
+/* Steps (gw_toolsearch_set_slice), then ranks the catalog's tools for `query` (NUL-terminated
+ * text). `toolsets_csv` as gw_catalog_tools_json's (NULL or "" = all). Writes at most `k` hits,
+ * best first (ties: catalog order), to `out`; tools that match no query word are left out. Returns
+ * how many. */
 size_t gw_toolsearch_query(struct gw_toolsearch *ix, const struct gw_catalog *cat,
                            const char *query, const char *toolsets_csv, unsigned flags,
                            struct gw_toolsearch_hit *out, size_t k);

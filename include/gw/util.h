@@ -23,6 +23,11 @@ char *gw_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * cap is 0): how the modules that start things say why they could not. */
 void gw_say(char *why, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* Percent-decodes `s` in place, '+' as a space. `strict`: a malformed
+ * escape or a %00 fails (-1). Otherwise a malformed escape stays as
+ * written and a %00 ends the text. */
+int gw_percent_decode(char *s, bool strict);
+
 /* Copies `src` into `dst` (capacity `cap` > 0), cut to cap - 1 bytes and
  * NUL-terminated, like snprintf(dst, cap, "%s", src) at a fraction of
  * its cost (per-call paths). Returns strlen(src). */

@@ -214,3 +214,33 @@ int gw_secure_equal(const char *a, size_t alen, const char *b, size_t blen)
         diff |= (unsigned char)(a[i] ^ b[i]);
     return diff == 0;
 }
+
+static int hex_value(int c)
+{
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
+}
+
+int gw_percent_decode(char *s, bool strict)
+{
+    char *out = s;
+
+    for (; *s; s++) {
+        int hi = *s == '%' ? hex_value((unsigned char)s[1]) : -1;
+        int lo = hi < 0 ? -1 : hex_value((unsigned char)s[2]);
+        if (*s == '%' && lo >= 0) {
+            if (strict && hi == 0 && lo == 0)
+                return -1;
+            *out++ = (char)(hi * 16 + lo);
+            s += 2;
+        } else if (*s == '%' && strict) {
+            return -1;
+        } else {
+            *out++ = *s == '+' ? ' ' : *s;
+        }
+    }
+    *out = '\0';
+    return 0;
+}

@@ -382,6 +382,9 @@ char *gw_metrics_render(const struct gw_metrics *m, const struct gw_metrics_view
     series(&o, "mcpgw_http_requests_total", m->http, http_labels, 2);
     header(&o, "mcpgw_event_clients", "gauge", "Open GET /v1/events streams.");
     outf(&o, "mcpgw_event_clients %zu\n", v->event_clients);
+    header(&o, "mcpgw_search_index_bytes", "gauge",
+           "Bytes the tool search index holds (0 until the first search).");
+    outf(&o, "mcpgw_search_index_bytes %zu\n", v->search_index_bytes);
     process(&o, m);
     return o.p;
 }

@@ -193,27 +193,14 @@ static const char *tools_body(struct gw_api_ctx *ctx, struct gw_catalog *cat, ui
     return tc->e[tc->n++].body;
 }
 
-static int hex_digit(char c)
-{
-    return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
-}
-
 /* Query parameter `key` as text: percent-decoded, '+' a space. NULL when
  * absent. A %00 ends the text. */
 static char *query_text(const char *query, const char *key)
 {
-    char *v = query_param(query, key), *o = v;
+    char *v = query_param(query, key);
 
-    for (const char *p = v; p != NULL && *p != '\0'; p++) {
-        if (*p == '%' && isxdigit((unsigned char)p[1]) && isxdigit((unsigned char)p[2])) {
-            *o++ = (char)(hex_digit(p[1]) * 16 + hex_digit(p[2]));
-            p += 2;
-        } else {
-            *o++ = *p == '+' ? ' ' : *p;
-        }
-    }
-    if (o != NULL)
-        *o = '\0';
+    if (v != NULL)
+        gw_percent_decode(v, false);
     return v;
 }
 
@@ -504,6 +491,9 @@ static void route_metrics(struct gw_api_ctx *ctx, struct gw_http_request *req, s
                      gw_problems_count(ctx->problems, GW_SEV_WARNING),
                      gw_problems_count(ctx->problems, GW_SEV_INFO)},
         .event_clients = gw_events_clients(ctx->events),
+        .search_index_bytes = gw_toolsearch_in_use(gw_servers_toolsearch(ctx->servers))
+                                  ? gw_toolsearch_memory(gw_servers_toolsearch(ctx->servers))
+                                  : 0,
     };
     char *text;
 
@@ -556,8 +546,6 @@ static void route_dialogs(struct gw_api_ctx *ctx, struct gw_http_request *req, s
     gw_http_respond_json(req, 200, gw_servers_dialogs_json(ctx->servers), NULL);
 }
 
-static int percent_decode(char *s);
-
 static void route_release(struct gw_api_ctx *ctx, struct gw_http_request *req, struct match *m)
 {
     char root[GW_DIALOG_PART_MAX + 1], self[GW_DIALOG_PART_MAX + 1], canon[GW_DIALOG_MAX + 1];
@@ -572,7 +560,7 @@ static void route_release(struct gw_api_ctx *ctx, struct gw_http_request *req, s
      * names a dialog (gw_dialog_parse refuses it). The name may come
      * percent-encoded (encodeURIComponent and Python's quote() write its
      * ':' as %3A): what decodes to a dialog is one. */
-    if (percent_decode(given) != 0) {
+    if (gw_percent_decode(given, true) != 0) {
         free(given);
         gw_http_respond_error(req, 400, "bad_dialog", "the dialog must be root or root/self", NULL);
         return;
@@ -608,36 +596,6 @@ static void route_release(struct gw_api_ctx *ctx, struct gw_http_request *req, s
 
 /* ---- artifacts ---- */
 
-static int hex(int c)
-{
-    return c >= '0' && c <= '9'   ? c - '0'
-           : c >= 'a' && c <= 'f' ? c - 'a' + 10
-           : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                  : -1;
-}
-
-/* Percent-decodes in place; a %00 or a malformed escape fails. */
-static int percent_decode(char *s)
-{
-    char *out = s;
-
-    for (; *s; s++) {
-        if (*s == '+') {
-            *out++ = ' ';
-        } else if (*s == '%') {
-            int hi = hex((unsigned char)s[1]), lo = hi < 0 ? -1 : hex((unsigned char)s[2]);
-            if (lo < 0 || (hi == 0 && lo == 0))
-                return -1;
-            *out++ = (char)(hi * 16 + lo);
-            s += 2;
-        } else {
-            *out++ = *s;
-        }
-    }
-    *out = '\0';
-    return 0;
-}
-
 static void route_artifact(struct gw_api_ctx *ctx, struct gw_http_request *req, struct match *m)
 {
     char root[GW_DIALOG_PART_MAX + 1], self[GW_DIALOG_PART_MAX + 1], canon[GW_DIALOG_MAX + 1];
@@ -647,7 +605,8 @@ static void route_artifact(struct gw_api_ctx *ctx, struct gw_http_request *req, 
     struct stat st;
     char *buf = NULL;
 
-    if (gw_dialog_parse(given, root, self, canon) == 0 && path != NULL && percent_decode(path) == 0)
+    if (gw_dialog_parse(given, root, self, canon) == 0 && path != NULL &&
+        gw_percent_decode(path, true) == 0)
         fd = gw_artifact_open(ctx->config->gateway.artifacts_dir, root, self, path);
     if (fd >= 0 && fstat(fd, &st) == 0 && (uint64_t)st.st_size <= GW_ARTIFACT_SERVE_MAX) {
         buf = gw_xmalloc((size_t)st.st_size + 1);

@@ -549,6 +549,7 @@ struct gw_servers *gw_servers_new(uv_loop_t *loop, struct gw_curl_uv *multi,
     s->sweep.data = s;
     uv_timer_start(&s->sweep, gw_servers_on_sweep, SWEEP_MS, SWEEP_MS);
     uv_unref((uv_handle_t *)&s->sweep);
+    gw_servers_ts_init(s);
     return s;
 }
 
@@ -724,7 +725,8 @@ json_t *gw_servers_json(const struct gw_servers *s)
 
 /* ---- shutdown ---- */
 
-/* The grace and sweep timers close last; the second close frees `s`. */
+/* The grace and sweep timers and the search's handles close last; the
+ * last close frees `s`. */
 static void on_last_timer_closed(uv_handle_t *h)
 {
     struct gw_servers *s = h->data;
@@ -752,9 +754,11 @@ void gw_servers_maybe_finish_close(struct gw_servers *s)
 {
     if (!s->closing || s->dying != NULL || uv_is_closing((uv_handle_t *)&s->grace))
         return;
-    s->timers_open = 2;
+    s->timers_open = 4;
     uv_close((uv_handle_t *)&s->grace, on_last_timer_closed);
     uv_close((uv_handle_t *)&s->sweep, on_last_timer_closed);
+    uv_close((uv_handle_t *)&s->ts_check, on_last_timer_closed);
+    uv_close((uv_handle_t *)&s->ts_idle, on_last_timer_closed);
 }
 
 static void on_grace(uv_timer_t *t)

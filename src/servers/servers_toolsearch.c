@@ -1,4 +1,9 @@
-/* gateway.tool_search for /mcp (issue 29): what a dialog's tools/list
+/* The search index on the loop, and gateway.tool_search for /mcp (issue
+ * 29). The index follows the catalog in steps of GW_TOOLSEARCH_SLICE_US
+ * after each turn of the loop, once a search was made, so that a big
+ * catalog change never holds the loop long (issue 34): while a step is
+ * left, an idle handle keeps the loop from blocking in its poll. Then:
+ * what a dialog's tools/list
  * holds when tool search is on (the built-in toolset, the tools
  * gateway.tool_search.always_loaded names, and the tools the dialog has
  * activated), and the activations themselves (toolsearch_active.c), which
@@ -9,6 +14,36 @@
 #include "gw/servers_internal.h"
 #include "gw/toolsearch.h"
 #include "gw/util.h"
+
+static void on_ts_idle(uv_idle_t *h)
+{
+    (void)h; /* the check after this turn's poll does the work */
+}
+
+static void on_ts_check(uv_check_t *h)
+{
+    struct gw_servers *s = h->data;
+    bool done;
+
+    if (!gw_toolsearch_in_use(s->search))
+        return;
+    done = gw_toolsearch_step(s->search, s->catalog, GW_TOOLSEARCH_SLICE_US);
+    if (!done && !uv_is_active((uv_handle_t *)&s->ts_idle))
+        uv_idle_start(&s->ts_idle, on_ts_idle);
+    else if (done && uv_is_active((uv_handle_t *)&s->ts_idle))
+        uv_idle_stop(&s->ts_idle);
+}
+
+void gw_servers_ts_init(struct gw_servers *s)
+{
+    uv_check_init(s->loop, &s->ts_check);
+    s->ts_check.data = s;
+    uv_check_start(&s->ts_check, on_ts_check);
+    uv_unref((uv_handle_t *)&s->ts_check);
+    uv_idle_init(s->loop, &s->ts_idle);
+    s->ts_idle.data = s;
+    uv_unref((uv_handle_t *)&s->ts_idle);
+}
 
 bool gw_servers_tool_search(const struct gw_servers *s, int *max_results)
 {

@@ -1,108 +1,32 @@
 /* Tool search, the index: a dictionary of stemmed words, each with the
  * postings (document, term frequency per field) of the tools that use it,
- * and one segment per catalog toolset, so that a toolset is re-indexed on
- * its own when the catalog changes it (toolsearch.h). */
-#include "gw/toolsearch.h"
+ * and one segment per catalog toolset, built in time-bounded steps and
+ * published whole (toolsearch.h). */
+#include "gw/toolsearch_internal.h"
 
-#include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gw/util.h"
 
-enum field { F_NAME, F_ORIG, F_TITLE, F_DESC, F_PARAM, F_SET, NF };
-
-/* BM25F: a word in the name counts three times one in the description;
- * short fields (names) are barely length-normalised, prose is. */
-static const double field_w[NF] = {3.0, 1.5, 2.0, 1.0, 0.5, 1.5};
-static const double field_b[NF] = {0.3, 0.3, 0.3, 0.75, 0.75, 0.2};
-#define K1 1.2
-/* Scores a name match adds: an exact match ranks before a prefix match,
- * which ranks before any word match (BM25F scores stay far below). */
-#define EXACT_BONUS  2000.0
-#define PREFIX_BONUS 1000.0
-#define PREFIX_MIN   3
-/* Name coverage: a tool gets up to this much more for the share of its
- * final name's words the query uses itself (not through a synonym), so
- * that "take a screenshot" prefers browser_take_screenshot to a tool that
- * only mentions screenshots. Chosen on half of the benchmark's tasks and
- * checked on the other half (docs/performance.md). */
-#define NAME_COVER 2.0 /* shorter queries are words, not name prefixes */
-
-struct posting {
-    uint32_t doc;
-    float wtf; /* BM25F's weighted, length-normalised term frequency (norms) */
-    uint8_t tf[NF];
-};
-
-struct term {
-    char *s;
-    struct posting *p;
-    uint32_t n, cap;
-    uint32_t mark; /* doc + 1 while that doc is being indexed */
-    uint32_t slot; /* its place in the doc's scratch list then */
-};
-
-struct seg;
-
-struct doc {
-    char *name; /* final name; NULL: a free slot */
-    char *key;  /* the name lower-cased, '-' as '_', for name matches */
-    struct seg *seg;
-    uint32_t pos; /* place in the toolset's listing */
-    uint16_t len[NF];
-    uint32_t *terms;
-    uint32_t nterms;
-};
-
-struct seg {
-    char *name;
-    uint64_t gen;
-    uint32_t *docs;
-    size_t ndocs;
-    size_t rank; /* the toolset's place in the catalog */
-    bool seen, allowed;
-};
-
-struct gw_toolsearch {
-    uint64_t version; /* of the catalog last synced; 0: never */
-    struct term *terms;
-    size_t nterms, capterms;
-    uint32_t *slots; /* open addressing: term id + 1, 0 empty */
-    size_t nslots;
-    struct doc *docs;
-    size_t ndocs, capdocs;
-    uint32_t *free_docs;
-    size_t nfree;
-    struct seg **segs;
-    size_t nsegs;
-    double lensum[NF];
-    size_t live;
-    /* query scratch, one entry per doc slot */
-    double *acc, *gacc;
-    uint32_t *astamp, *gstamp, *gtouched;
-    uint32_t *nstamp, *nhits; /* the group whose own word is in the name; names words used */
-    uint32_t stamp;
-    size_t scratch_cap;
-};
+#define SLOTS_MIN 1024
 
 struct gw_toolsearch *gw_toolsearch_new(void)
 {
     struct gw_toolsearch *ix = gw_xcalloc(1, sizeof *ix);
 
-    ix->nslots = 1024;
+    ix->nslots = SLOTS_MIN;
     ix->slots = gw_xcalloc(ix->nslots, sizeof *ix->slots);
+    ix->slice_us = GW_TOOLSEARCH_SLICE_US;
     return ix;
 }
 
-static void doc_clear(struct gw_toolsearch *ix, uint32_t d);
-
-static void seg_free(struct gw_toolsearch *ix, struct seg *s)
+static void seg_free(struct gw_ts_seg *s)
 {
-    for (size_t i = 0; i < s->ndocs; i++)
-        doc_clear(ix, s->docs[i]);
+    free(s->omap);
     free(s->docs);
+    free(s->bdocs);
     free(s->name);
     free(s);
 }
@@ -112,64 +36,127 @@ void gw_toolsearch_free(struct gw_toolsearch *ix)
     if (ix == NULL)
         return;
     for (size_t i = 0; i < ix->nsegs; i++)
-        seg_free(ix, ix->segs[i]);
+        seg_free(ix->segs[i]);
     free(ix->segs);
     for (size_t i = 0; i < ix->nterms; i++) {
         free(ix->terms[i].s);
         free(ix->terms[i].p);
     }
+    for (size_t i = 0; i < ix->ndocs; i++) {
+        free(ix->docs[i].name);
+        free(ix->docs[i].key);
+        free(ix->docs[i].terms);
+    }
     free(ix->terms);
+    free(ix->free_terms);
     free(ix->slots);
     free(ix->docs);
     free(ix->free_docs);
-    free(ix->acc);
-    free(ix->gacc);
-    free(ix->astamp);
-    free(ix->gstamp);
-    free(ix->gtouched);
-    free(ix->nstamp);
-    free(ix->nhits);
+    free(ix->garbage);
+    gw_ts_scratch_free(ix);
     free(ix);
 }
 
-/* The term id of `s`, or -1; with `add`, created when missing. */
-static long term_id(struct gw_toolsearch *ix, const char *s, bool add)
+void gw_toolsearch_set_slice(struct gw_toolsearch *ix, uint64_t us)
 {
-    size_t mask = ix->nslots - 1, k = gw_hash_str(s) & mask;
+    ix->slice_us = us;
+}
 
-    for (; ix->slots[k] != 0; k = (k + 1) & mask) {
+bool gw_toolsearch_in_use(const struct gw_toolsearch *ix)
+{
+    return ix->version != 0;
+}
+
+/* ---- the dictionary: open addressing, linear probing ---- */
+
+long gw_ts_term_find(const struct gw_toolsearch *ix, const char *s)
+{
+    size_t mask = ix->nslots - 1;
+
+    for (size_t k = gw_hash_str(s) & mask; ix->slots[k] != 0; k = (k + 1) & mask) {
         if (strcmp(ix->terms[ix->slots[k] - 1].s, s) == 0)
             return (long)ix->slots[k] - 1;
     }
-    if (!add)
-        return -1;
-    if (ix->nterms == ix->capterms) {
-        ix->capterms = ix->capterms ? ix->capterms * 2 : 256;
-        ix->terms = gw_xrealloc(ix->terms, ix->capterms * sizeof *ix->terms);
-    }
-    memset(&ix->terms[ix->nterms], 0, sizeof *ix->terms);
-    ix->terms[ix->nterms].s = gw_xstrdup(s);
-    ix->slots[k] = (uint32_t)++ix->nterms;
-    if (ix->nterms * 2 > ix->nslots) { /* keep the table at most half full */
-        free(ix->slots);
-        ix->nslots *= 2;
-        ix->slots = gw_xcalloc(ix->nslots, sizeof *ix->slots);
-        mask = ix->nslots - 1;
-        for (size_t i = 0; i < ix->nterms; i++) {
-            for (k = gw_hash_str(ix->terms[i].s) & mask; ix->slots[k] != 0; k = (k + 1) & mask)
-                ;
-            ix->slots[k] = (uint32_t)i + 1;
-        }
-    }
-    return (long)ix->nterms - 1;
+    return -1;
 }
+
+static void slots_resize(struct gw_toolsearch *ix, size_t n)
+{
+    size_t mask = n - 1;
+
+    free(ix->slots);
+    ix->nslots = n;
+    ix->slots = gw_xcalloc(n, sizeof *ix->slots);
+    for (size_t i = 0; i < ix->nterms; i++) {
+        size_t k;
+        if (ix->terms[i].s == NULL)
+            continue;
+        for (k = ix->terms[i].hash & mask; ix->slots[k] != 0; k = (k + 1) & mask)
+            ;
+        ix->slots[k] = (uint32_t)i + 1;
+    }
+}
+
+static uint32_t term_add(struct gw_toolsearch *ix, const char *s)
+{
+    uint32_t id, h = (uint32_t)gw_hash_str(s);
+    size_t mask = ix->nslots - 1, k;
+
+    if (ix->nfree_terms > 0) {
+        id = ix->free_terms[--ix->nfree_terms];
+    } else {
+        if (ix->nterms == ix->capterms) {
+            ix->capterms = ix->capterms ? ix->capterms * 2 : 256;
+            ix->terms = gw_xrealloc(ix->terms, ix->capterms * sizeof *ix->terms);
+            ix->free_terms = gw_xrealloc(ix->free_terms, ix->capterms * sizeof *ix->free_terms);
+        }
+        id = (uint32_t)ix->nterms++;
+    }
+    memset(&ix->terms[id], 0, sizeof *ix->terms);
+    ix->terms[id].s = gw_xstrdup(s);
+    ix->terms[id].hash = h;
+    for (k = h & mask; ix->slots[k] != 0; k = (k + 1) & mask)
+        ;
+    ix->slots[k] = id + 1;
+    if (++ix->liveterms * 2 > ix->nslots) /* at most half full */
+        slots_resize(ix, ix->nslots * 2);
+    return id;
+}
+
+/* A word no document uses any more leaves the dictionary; the slots after
+ * it that probed past it move back (no tombstones). */
+static void term_drop(struct gw_toolsearch *ix, uint32_t id)
+{
+    struct gw_ts_term *t = &ix->terms[id];
+    size_t mask = ix->nslots - 1, k = t->hash & mask, j;
+
+    while (ix->slots[k] != id + 1)
+        k = (k + 1) & mask;
+    ix->slots[k] = 0;
+    for (j = (k + 1) & mask; ix->slots[j] != 0; j = (j + 1) & mask) {
+        size_t home = ix->terms[ix->slots[j] - 1].hash & mask;
+        /* stays when its home lies cyclically in (k, j] */
+        if (k <= j ? (home > k && home <= j) : (home > k || home <= j))
+            continue;
+        ix->slots[k] = ix->slots[j];
+        ix->slots[j] = 0;
+        k = j;
+    }
+    free(t->s);
+    free(t->p);
+    memset(t, 0, sizeof *t);
+    ix->free_terms[ix->nfree_terms++] = id;
+    ix->liveterms--;
+}
+
+/* ---- documents ---- */
 
 /* Indexing one tool: the words of each field gathered with their counts. */
 struct collect {
     struct gw_toolsearch *ix;
     uint32_t doc;
-    enum field f;
-    struct posting *list; /* .doc holds the term id here */
+    enum gw_ts_field f;
+    struct gw_ts_posting *list; /* .doc holds the term id here */
     size_t n, cap;
     uint16_t len[NF];
 };
@@ -177,11 +164,18 @@ struct collect {
 static void collect_word(const char *w, void *arg)
 {
     struct collect *c = arg;
-    long id = term_id(c->ix, w, true); /* may move the terms */
-    struct term *t = &c->ix->terms[id];
-    struct posting *p;
+    long id = gw_ts_term_find(c->ix, w);
+    struct gw_ts_term *t;
+    struct gw_ts_posting *p;
 
+    if (id < 0 && c->n == GW_TOOLSEARCH_DOC_TERMS_MAX)
+        return;
+    if (id < 0)
+        id = term_add(c->ix, w); /* may move the terms */
+    t = &c->ix->terms[id];
     if (t->mark != c->doc + 1) {
+        if (c->n == GW_TOOLSEARCH_DOC_TERMS_MAX)
+            return;
         if (c->n == c->cap) {
             c->cap = c->cap ? c->cap * 2 : 32;
             c->list = gw_xrealloc(c->list, c->cap * sizeof *c->list);
@@ -198,11 +192,11 @@ static void collect_word(const char *w, void *arg)
         c->len[c->f]++;
 }
 
-static void collect_text(struct collect *c, enum field f, const char *text)
+static void collect_text(struct collect *c, enum gw_ts_field f, const char *text, size_t max)
 {
     c->f = f;
     if (text != NULL)
-        gw_toolsearch_tokens(text, strlen(text), collect_word, c);
+        gw_toolsearch_tokens(text, strnlen(text, max), collect_word, c);
 }
 
 /* Parameter names and descriptions: the top level of the input schema. */
@@ -210,12 +204,50 @@ static void collect_params(struct collect *c, const json_t *schema)
 {
     const json_t *props = json_object_get(schema, "properties"), *v;
     const char *key;
+    size_t n = 0;
 
     json_object_foreach((json_t *)props, key, v)
     {
-        collect_text(c, F_PARAM, key);
-        collect_text(c, F_PARAM, json_string_value(json_object_get(v, "description")));
+        if (n++ == GW_TOOLSEARCH_PARAMS_MAX)
+            break;
+        collect_text(c, F_PARAM, key, GW_TOOLSEARCH_PARAM_MAX);
+        collect_text(c, F_PARAM, json_string_value(json_object_get(v, "description")),
+                     GW_TOOLSEARCH_PARAM_MAX);
     }
+}
+
+/* FNV-1a over what a tool's document is made of, as far as it is indexed:
+ * a tool whose hash and name are those of a served document is not
+ * indexed again. */
+static uint64_t fnv(uint64_t h, const char *s, size_t max)
+{
+    size_t n = s != NULL ? strnlen(s, max) : 0;
+
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 0x100000001b3u;
+    return (h ^ (s != NULL ? 0x1e : 0x1f)) * 0x100000001b3u; /* ends the field */
+}
+
+static uint64_t tool_hash(const struct gw_cat_tool *t)
+{
+    const json_t *props = json_object_get(t->input_schema, "properties"), *v;
+    uint64_t h = 0xcbf29ce484222325u;
+    const char *key;
+    size_t n = 0;
+
+    h = fnv(h, t->name, GW_TOOLSEARCH_TEXT_MAX);
+    h = fnv(h, t->original_name, GW_TOOLSEARCH_TEXT_MAX);
+    h = fnv(h, t->title, GW_TOOLSEARCH_TEXT_MAX);
+    h = fnv(h, t->description, GW_TOOLSEARCH_TEXT_MAX);
+    h = fnv(h, t->toolset, GW_TOOLSEARCH_TEXT_MAX);
+    json_object_foreach((json_t *)props, key, v)
+    {
+        if (n++ == GW_TOOLSEARCH_PARAMS_MAX)
+            break;
+        h = fnv(h, key, GW_TOOLSEARCH_PARAM_MAX);
+        h = fnv(h, json_string_value(json_object_get(v, "description")), GW_TOOLSEARCH_PARAM_MAX);
+    }
+    return h;
 }
 
 static uint32_t doc_alloc(struct gw_toolsearch *ix)
@@ -230,64 +262,73 @@ static uint32_t doc_alloc(struct gw_toolsearch *ix)
     return (uint32_t)ix->ndocs++;
 }
 
-static void doc_add(struct gw_toolsearch *ix, struct seg *s, uint32_t pos,
-                    const struct gw_cat_tool *t)
+/* Indexes one tool into `s`'s build; not served until the build is
+ * published. */
+static void doc_add(struct gw_toolsearch *ix, struct gw_ts_seg *s, const struct gw_cat_tool *t,
+                    uint64_t hash)
 {
     uint32_t d = doc_alloc(ix);
-    struct doc *doc = &ix->docs[d];
+    struct gw_ts_doc *doc;
     struct collect c = {.ix = ix, .doc = d};
 
-    collect_text(&c, F_NAME, t->name);
+    collect_text(&c, F_NAME, t->name, GW_TOOLSEARCH_TEXT_MAX);
     if (strcmp(t->original_name, t->name) != 0)
-        collect_text(&c, F_ORIG, t->original_name);
-    collect_text(&c, F_TITLE, t->title);
-    collect_text(&c, F_DESC, t->description);
+        collect_text(&c, F_ORIG, t->original_name, GW_TOOLSEARCH_TEXT_MAX);
+    collect_text(&c, F_TITLE, t->title, GW_TOOLSEARCH_TEXT_MAX);
+    collect_text(&c, F_DESC, t->description, GW_TOOLSEARCH_TEXT_MAX);
     collect_params(&c, t->input_schema);
-    collect_text(&c, F_SET, t->toolset);
+    collect_text(&c, F_SET, t->toolset, GW_TOOLSEARCH_TEXT_MAX);
+    doc = &ix->docs[d];
     memset(doc, 0, sizeof *doc);
     doc->name = gw_xstrdup(t->name);
     doc->key = gw_xstrdup(t->name);
     for (char *p = doc->key; *p != '\0'; p++)
         *p = *p == '-' ? '_' : (char)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
     doc->seg = s;
-    doc->pos = pos;
+    doc->hash = hash;
+    doc->pos = (uint32_t)s->nb;
     memcpy(doc->len, c.len, sizeof doc->len);
     doc->terms = gw_xcalloc(c.n ? c.n : 1, sizeof *doc->terms);
-    doc->nterms = (uint32_t)c.n;
+    doc->nterms = (uint16_t)c.n;
     for (size_t i = 0; i < c.n; i++) {
-        struct term *t2 = &ix->terms[c.list[i].doc];
-        doc->terms[i] = c.list[i].doc;
+        struct gw_ts_term *t2 = &ix->terms[c.list[i].doc];
         t2->mark = 0;
         if (t2->n == t2->cap) {
-            t2->cap = t2->cap ? t2->cap * 2 : 4;
+            t2->cap = t2->cap ? t2->cap * 2 : 2;
             t2->p = gw_xrealloc(t2->p, t2->cap * sizeof *t2->p);
         }
+        doc->terms[i] = (struct gw_ts_dterm){c.list[i].doc, t2->n};
         t2->p[t2->n] = c.list[i];
-        t2->p[t2->n++].doc = d;
+        t2->p[t2->n].doc = d;
+        t2->p[t2->n++].slot = (uint16_t)i;
     }
     free(c.list);
-    for (int f = 0; f < NF; f++)
-        ix->lensum[f] += doc->len[f];
-    ix->live++;
-    s->docs[s->ndocs++] = d;
+    s->bdocs[s->nb++] = d;
+    ix->indexed++;
 }
 
+/* Removes a document no longer served: each of its postings is swapped
+ * with its term's last, whose document learns where it went. */
 static void doc_clear(struct gw_toolsearch *ix, uint32_t d)
 {
-    struct doc *doc = &ix->docs[d];
+    struct gw_ts_doc *doc = &ix->docs[d];
 
     for (uint32_t i = 0; i < doc->nterms; i++) {
-        struct term *t = &ix->terms[doc->terms[i]];
-        for (uint32_t j = 0; j < t->n; j++) {
-            if (t->p[j].doc == d) {
-                t->p[j] = t->p[--t->n];
-                break;
-            }
+        uint32_t id = doc->terms[i].term, at = doc->terms[i].at;
+        struct gw_ts_term *t = &ix->terms[id];
+        if (--t->n == 0) {
+            term_drop(ix, id);
+            continue;
+        }
+        if (at != t->n) {
+            t->p[at] = t->p[t->n];
+            ix->docs[t->p[at].doc].terms[t->p[at].slot].at = at;
+        }
+        if (t->cap > 8 && t->n * 4 < t->cap) { /* a common word that became rare */
+            t->cap /= 2;
+            t->p = gw_xrealloc(t->p, t->cap * sizeof *t->p);
         }
     }
-    for (int f = 0; f < NF; f++)
-        ix->lensum[f] -= doc->len[f];
-    ix->live--;
     free(doc->terms);
     free(doc->name);
     free(doc->key);
@@ -295,56 +336,142 @@ static void doc_clear(struct gw_toolsearch *ix, uint32_t d)
     ix->free_docs[ix->nfree++] = d;
 }
 
-static void seg_index(struct gw_toolsearch *ix, struct seg *s, const struct gw_cat_toolset *ts)
-{
-    size_t n = gw_cat_toolset_ntools(ts);
+/* ---- segments ---- */
 
-    for (size_t i = 0; i < s->ndocs; i++)
-        doc_clear(ix, s->docs[i]);
-    free(s->docs);
-    s->docs = gw_xcalloc(n ? n : 1, sizeof *s->docs);
-    s->ndocs = 0;
-    for (size_t i = 0; i < n; i++)
-        doc_add(ix, s, (uint32_t)i, gw_cat_toolset_tool(ts, i));
-    s->gen = gw_cat_toolset_gen(ts);
+static void garbage_push(struct gw_toolsearch *ix, uint32_t d)
+{
+    if (ix->ngarbage == ix->capgarbage) {
+        ix->capgarbage = ix->capgarbage ? ix->capgarbage * 2 : 64;
+        ix->garbage = gw_xrealloc(ix->garbage, ix->capgarbage * sizeof *ix->garbage);
+    }
+    ix->garbage[ix->ngarbage++] = d;
 }
 
-/* BM25F's weighted term frequency of every posting: the average field
- * lengths moved, so it is computed here, once per sync that changed
- * something, rather than at every posting a query reads. */
-static void norms(struct gw_toolsearch *ix)
+/* The documents `s` serves stop being served, but those its build took
+ * over unchanged. */
+static void seg_retire(struct gw_toolsearch *ix, struct gw_ts_seg *s)
 {
-    double avg[NF];
+    for (size_t i = 0; i < s->ndocs; i++) {
+        struct gw_ts_doc *d = &ix->docs[s->docs[i]];
+        if (d->reused)
+            continue;
+        for (int f = 0; f < NF; f++)
+            ix->lensum[f] -= d->len[f];
+        d->live = false;
+        ix->live--;
+        garbage_push(ix, s->docs[i]);
+    }
+    free(s->docs);
+    s->docs = NULL;
+    s->ndocs = 0;
+}
 
-    for (int f = 0; f < NF; f++)
-        avg[f] = ix->live && ix->lensum[f] > 0 ? ix->lensum[f] / (double)ix->live : 1.0;
-    for (size_t i = 0; i < ix->nterms; i++) {
-        const struct term *t = &ix->terms[i];
-        for (uint32_t j = 0; j < t->n; j++) {
-            struct posting *p = &t->p[j];
-            const struct doc *d = &ix->docs[p->doc];
-            double tf = 0;
-            for (int f = 0; f < NF; f++) {
-                if (p->tf[f] != 0)
-                    tf += field_w[f] * p->tf[f] /
-                          (1.0 - field_b[f] + field_b[f] * d->len[f] / avg[f]);
-            }
-            p->wtf = (float)tf;
-        }
+static void build_abort(struct gw_toolsearch *ix, struct gw_ts_seg *s)
+{
+    if (!s->building)
+        return;
+    for (size_t i = 0; i < s->nb; i++) {
+        if (ix->docs[s->bdocs[i]].reused)
+            ix->docs[s->bdocs[i]].reused = false;
+        else
+            garbage_push(ix, s->bdocs[i]);
+    }
+    free(s->bdocs);
+    free(s->omap);
+    s->omap = NULL;
+    s->bdocs = NULL;
+    s->nb = 0;
+    s->building = false;
+    ix->nbuilding--;
+}
+
+static void build_start(struct gw_toolsearch *ix, struct gw_ts_seg *s,
+                        const struct gw_cat_toolset *ts)
+{
+    build_abort(ix, s);
+    s->building = true;
+    s->bgen = gw_cat_toolset_gen(ts);
+    s->btotal = gw_cat_toolset_ntools(ts);
+    s->bdocs = gw_xcalloc(s->btotal ? s->btotal : 1, sizeof *s->bdocs);
+    ix->nbuilding++;
+    /* the served documents by name, for the tools that did not change */
+    for (s->omask = 1; s->omask < 2 * s->ndocs; s->omask *= 2)
+        ;
+    s->omap = gw_xcalloc(s->omask--, sizeof *s->omap);
+    for (size_t i = 0; i < s->ndocs; i++) {
+        size_t k = gw_hash_str(ix->docs[s->docs[i]].name) & s->omask;
+        while (s->omap[k] != 0)
+            k = (k + 1) & s->omask;
+        s->omap[k] = s->docs[i] + 1;
     }
 }
 
-size_t gw_toolsearch_sync(struct gw_toolsearch *ix, const struct gw_catalog *cat)
+/* The served document of `s` named `name`, or -1. */
+static long old_doc(const struct gw_toolsearch *ix, const struct gw_ts_seg *s, const char *name)
+{
+    for (size_t k = gw_hash_str(name) & s->omask; s->omap[k] != 0; k = (k + 1) & s->omask)
+        if (strcmp(ix->docs[s->omap[k] - 1].name, name) == 0)
+            return (long)s->omap[k] - 1;
+    return -1;
+}
+
+/* The next tool of `s`'s build: the served document when the tool's
+ * indexed text did not change, else indexed anew. */
+static void build_next(struct gw_toolsearch *ix, struct gw_ts_seg *s, const struct gw_cat_tool *t)
+{
+    uint64_t h = tool_hash(t);
+    long d = old_doc(ix, s, t->name);
+
+    if (d >= 0 && ix->docs[d].hash == h && !ix->docs[d].reused) {
+        ix->docs[d].reused = true;
+        ix->docs[d].npos = (uint32_t)s->nb;
+        s->bdocs[s->nb++] = (uint32_t)d;
+    } else {
+        doc_add(ix, s, t, h);
+    }
+}
+
+static void build_publish(struct gw_toolsearch *ix, struct gw_ts_seg *s)
+{
+    seg_retire(ix, s);
+    s->docs = s->bdocs;
+    s->ndocs = s->nb;
+    s->bdocs = NULL;
+    s->nb = 0;
+    free(s->omap);
+    s->omap = NULL;
+    for (size_t i = 0; i < s->ndocs; i++) {
+        struct gw_ts_doc *d = &ix->docs[s->docs[i]];
+        if (d->reused) { /* served all along */
+            d->reused = false;
+            d->pos = d->npos;
+            continue;
+        }
+        for (int f = 0; f < NF; f++)
+            ix->lensum[f] += d->len[f];
+        d->live = true;
+        ix->live++;
+    }
+    s->gen = s->bgen;
+    s->published = true;
+    s->building = false;
+    ix->nbuilding--;
+    ix->changes++;
+}
+
+/* Sets the work a new catalog version asks for: a build for each toolset
+ * whose tools changed (a build under way for an older state starts
+ * again), and the segments of toolsets that left retired. */
+static void plan(struct gw_toolsearch *ix, const struct gw_catalog *cat)
 {
     const struct gw_cat_toolset *ts;
-    size_t changed = 0, kept = 0;
+    size_t kept = 0;
 
-    if (ix->version == gw_catalog_version(cat))
-        return 0;
     for (size_t i = 0; i < ix->nsegs; i++)
         ix->segs[i]->seen = false;
     for (size_t i = 0; (ts = gw_catalog_toolset_at(cat, i)) != NULL; i++) {
-        struct seg *s = NULL;
+        struct gw_ts_seg *s = NULL;
+        uint64_t gen = gw_cat_toolset_gen(ts);
         for (size_t j = 0; j < ix->nsegs && s == NULL; j++)
             if (strcmp(ix->segs[j]->name, gw_cat_toolset_name(ts)) == 0)
                 s = ix->segs[j];
@@ -353,290 +480,179 @@ size_t gw_toolsearch_sync(struct gw_toolsearch *ix, const struct gw_catalog *cat
             s = ix->segs[ix->nsegs++] = gw_xcalloc(1, sizeof *s);
             s->name = gw_xstrdup(gw_cat_toolset_name(ts));
         }
-        if (s->docs == NULL || s->gen != gw_cat_toolset_gen(ts)) {
-            seg_index(ix, s, ts);
-            changed++;
-        }
+        if (s->published && s->gen == gen)
+            build_abort(ix, s);
+        else if (!s->building || s->bgen != gen)
+            build_start(ix, s, ts);
         s->seen = true;
         s->rank = i;
     }
     for (size_t i = 0; i < ix->nsegs; i++) {
-        if (ix->segs[i]->seen) {
-            ix->segs[kept++] = ix->segs[i];
-        } else {
-            seg_free(ix, ix->segs[i]);
-            changed++;
+        struct gw_ts_seg *s = ix->segs[i];
+        if (s->seen) {
+            ix->segs[kept++] = s;
+            continue;
         }
+        build_abort(ix, s);
+        if (s->published)
+            ix->changes++;
+        seg_retire(ix, s);
+        seg_free(s);
     }
     ix->nsegs = kept;
     ix->version = gw_catalog_version(cat);
-    if (changed > 0)
-        norms(ix);
-    return changed;
+}
+
+/* ---- giving memory back ---- */
+
+/* The terms moved down over the free ids: each posting tells its document
+ * the new id. */
+static void terms_compact(struct gw_toolsearch *ix)
+{
+    size_t n = 0, slots = SLOTS_MIN;
+
+    for (size_t i = 0; i < ix->nterms; i++) {
+        struct gw_ts_term *t = &ix->terms[i];
+        if (t->s == NULL)
+            continue;
+        for (uint32_t j = 0; j < t->n; j++)
+            ix->docs[t->p[j].doc].terms[t->p[j].slot].term = (uint32_t)n;
+        ix->terms[n++] = *t;
+    }
+    ix->nterms = n;
+    ix->nfree_terms = 0;
+    ix->capterms = n > 128 ? n * 2 : 256;
+    ix->terms = gw_xrealloc(ix->terms, ix->capterms * sizeof *ix->terms);
+    ix->free_terms = gw_xrealloc(ix->free_terms, ix->capterms * sizeof *ix->free_terms);
+    while (slots < n * 2)
+        slots *= 2;
+    slots_resize(ix, slots);
+}
+
+/* The documents moved down over the free slots: their postings and
+ * segments learn the new ids; the query scratch is sized again. */
+static void docs_compact(struct gw_toolsearch *ix)
+{
+    uint32_t *map = gw_xcalloc(ix->ndocs ? ix->ndocs : 1, sizeof *map);
+    size_t n = 0;
+
+    for (size_t i = 0; i < ix->ndocs; i++) {
+        struct gw_ts_doc *d = &ix->docs[i];
+        if (d->name == NULL)
+            continue;
+        for (uint32_t j = 0; j < d->nterms; j++)
+            ix->terms[d->terms[j].term].p[d->terms[j].at].doc = (uint32_t)n;
+        map[i] = (uint32_t)n;
+        ix->docs[n++] = *d;
+    }
+    for (size_t i = 0; i < ix->nsegs; i++)
+        for (size_t j = 0; j < ix->segs[i]->ndocs; j++)
+            ix->segs[i]->docs[j] = map[ix->segs[i]->docs[j]];
+    free(map);
+    ix->ndocs = n;
+    ix->nfree = 0;
+    ix->capdocs = n > 32 ? n * 2 : 64;
+    ix->docs = gw_xrealloc(ix->docs, ix->capdocs * sizeof *ix->docs);
+    ix->free_docs = gw_xrealloc(ix->free_docs, ix->capdocs * sizeof *ix->free_docs);
+    gw_ts_scratch_free(ix);
+}
+
+/* Once the index is current: arrays sized for a catalog four times the
+ * current one are cut down, so memory follows the catalog (the cost is
+ * linear in what is left, a quarter of what was removed). */
+static void shrink(struct gw_toolsearch *ix)
+{
+    if (ix->capgarbage > 0) {
+        free(ix->garbage);
+        ix->garbage = NULL;
+        ix->capgarbage = 0;
+    }
+    if (ix->capterms > 256 && ix->liveterms * 4 < ix->capterms)
+        terms_compact(ix);
+    else if (ix->nslots > SLOTS_MIN && ix->liveterms * 8 < ix->nslots)
+        slots_resize(ix, ix->nslots / 2);
+    if (ix->capdocs > 64 && (ix->ndocs - ix->nfree) * 4 < ix->capdocs)
+        docs_compact(ix);
+}
+
+static uint64_t now_us(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+bool gw_toolsearch_step(struct gw_toolsearch *ix, const struct gw_catalog *cat, uint64_t budget_us)
+{
+    uint64_t deadline;
+
+    if (ix->version != gw_catalog_version(cat))
+        plan(ix, cat);
+    if (ix->ngarbage == 0 && ix->nbuilding == 0)
+        return true;
+    deadline = budget_us == UINT64_MAX ? UINT64_MAX : now_us() + budget_us;
+    /* what left first: its memory serves the builds */
+    while (ix->ngarbage > 0) {
+        doc_clear(ix, ix->garbage[--ix->ngarbage]);
+        if ((ix->ngarbage & 15) == 0 && now_us() >= deadline)
+            return false;
+    }
+    for (size_t i = 0; i < ix->nsegs; i++) {
+        struct gw_ts_seg *s = ix->segs[i];
+        const struct gw_cat_toolset *ts;
+        if (!s->building)
+            continue;
+        ts = gw_catalog_toolset(cat, s->name); /* planned for this version */
+        while (s->nb < s->btotal) {
+            build_next(ix, s, gw_cat_toolset_tool(ts, s->nb));
+            if (now_us() >= deadline && s->nb < s->btotal)
+                return false;
+        }
+        build_publish(ix, s);
+        if (now_us() >= deadline)
+            return ix->ngarbage == 0 && ix->nbuilding == 0;
+    }
+    if (ix->ngarbage > 0)
+        return false;
+    shrink(ix);
+    return true;
+}
+
+size_t gw_toolsearch_indexed(const struct gw_toolsearch *ix)
+{
+    return ix->indexed;
+}
+
+size_t gw_toolsearch_sync(struct gw_toolsearch *ix, const struct gw_catalog *cat)
+{
+    size_t before = ix->changes;
+
+    while (!gw_toolsearch_step(ix, cat, UINT64_MAX))
+        ;
+    return ix->changes - before;
 }
 
 size_t gw_toolsearch_memory(const struct gw_toolsearch *ix)
 {
-    size_t m = sizeof *ix + ix->capterms * sizeof *ix->terms + ix->nslots * sizeof *ix->slots +
+    size_t m = sizeof *ix + ix->capterms * (sizeof *ix->terms + sizeof *ix->free_terms) +
+               ix->nslots * sizeof *ix->slots +
                ix->capdocs * (sizeof *ix->docs + sizeof *ix->free_docs) +
-               ix->nsegs * (sizeof(struct seg) + sizeof *ix->segs) +
-               ix->scratch_cap * (2 * sizeof(double) + 5 * sizeof(uint32_t));
+               ix->capgarbage * sizeof *ix->garbage +
+               ix->nsegs * (sizeof(struct gw_ts_seg) + sizeof *ix->segs) +
+               ix->scratch_cap * (4 * sizeof(double) + 4 * sizeof(uint32_t));
 
     for (size_t i = 0; i < ix->nterms; i++)
-        m += strlen(ix->terms[i].s) + 1 + ix->terms[i].cap * sizeof(struct posting);
+        if (ix->terms[i].s != NULL)
+            m += strlen(ix->terms[i].s) + 1 + ix->terms[i].cap * sizeof(struct gw_ts_posting);
     for (size_t i = 0; i < ix->ndocs; i++) {
-        const struct doc *d = &ix->docs[i];
+        const struct gw_ts_doc *d = &ix->docs[i];
         if (d->name != NULL)
             m += 2 * (strlen(d->name) + 1) + d->nterms * sizeof *d->terms;
     }
     for (size_t i = 0; i < ix->nsegs; i++)
-        m += strlen(ix->segs[i]->name) + 1 + ix->segs[i]->ndocs * sizeof(uint32_t);
+        m += strlen(ix->segs[i]->name) + 1 +
+             (ix->segs[i]->ndocs + ix->segs[i]->btotal) * sizeof(uint32_t) +
+             (ix->segs[i]->omap != NULL ? (ix->segs[i]->omask + 1) * sizeof(uint32_t) : 0);
     return m;
-}
-
-static bool utf8_valid(const char *s, size_t n)
-{
-    for (size_t i = 0; i < n;) {
-        size_t l =
-            (unsigned char)s[i] < 0x80 ? 1 : gw_utf8_seq_len((const unsigned char *)s + i, n - i);
-        if (l == 0)
-            return false;
-        i += l;
-    }
-    return true;
-}
-
-const char *gw_toolsearch_query_problem(const char *query)
-{
-    size_t n = strlen(query);
-
-    if (n > GW_TOOLSEARCH_QUERY_MAX)
-        return "the query is longer than 512 bytes";
-    if (query[strspn(query, " \t\r\n")] == '\0')
-        return "the query must hold at least one word";
-    if (!utf8_valid(query, n))
-        return "the query must be UTF-8 text";
-    return NULL;
-}
-
-/* A query word and what it also matches. */
-struct qword {
-    char w[GW_TOOLSEARCH_TOKEN_MAX];
-};
-
-struct qwords {
-    struct qword v[GW_TOOLSEARCH_TERMS_MAX];
-    size_t n;
-};
-
-static void query_word(const char *w, void *arg)
-{
-    struct qwords *q = arg;
-
-    for (size_t i = 0; i < q->n; i++)
-        if (strcmp(q->v[i].w, w) == 0)
-            return;
-    if (q->n < GW_TOOLSEARCH_TERMS_MAX)
-        snprintf(q->v[q->n++].w, sizeof q->v[0].w, "%s", w);
-}
-
-static void scratch_fit(struct gw_toolsearch *ix)
-{
-    if (ix->scratch_cap >= ix->ndocs)
-        return;
-    ix->scratch_cap = ix->capdocs;
-    ix->acc = gw_xrealloc(ix->acc, ix->scratch_cap * sizeof *ix->acc);
-    ix->gacc = gw_xrealloc(ix->gacc, ix->scratch_cap * sizeof *ix->gacc);
-    ix->astamp = gw_xrealloc(ix->astamp, ix->scratch_cap * sizeof *ix->astamp);
-    ix->gstamp = gw_xrealloc(ix->gstamp, ix->scratch_cap * sizeof *ix->gstamp);
-    ix->gtouched = gw_xrealloc(ix->gtouched, ix->scratch_cap * sizeof *ix->gtouched);
-    ix->nstamp = gw_xrealloc(ix->nstamp, ix->scratch_cap * sizeof *ix->nstamp);
-    ix->nhits = gw_xrealloc(ix->nhits, ix->scratch_cap * sizeof *ix->nhits);
-    memset(ix->nstamp, 0, ix->scratch_cap * sizeof *ix->nstamp);
-    memset(ix->astamp, 0, ix->scratch_cap * sizeof *ix->astamp);
-    memset(ix->gstamp, 0, ix->scratch_cap * sizeof *ix->gstamp);
-}
-
-static uint32_t next_stamp(struct gw_toolsearch *ix)
-{
-    if (++ix->stamp == 0) { /* wrapped: forget every old stamp */
-        memset(ix->astamp, 0, ix->scratch_cap * sizeof *ix->astamp);
-        memset(ix->gstamp, 0, ix->scratch_cap * sizeof *ix->gstamp);
-        memset(ix->nstamp, 0, ix->scratch_cap * sizeof *ix->nstamp);
-        ix->stamp = 1;
-    }
-    return ix->stamp;
-}
-
-/* Adds one term's BM25F contribution, times `w`, to the group's scores:
- * a document keeps the best of the group's terms, so a tool that uses two
- * synonyms of one query word is not counted twice. For the query's `own`
- * word (not a synonym), the tools whose final name holds it are noted. */
-static size_t score_term(struct gw_toolsearch *ix, const struct term *t, double w, bool own,
-                         uint32_t gs, size_t ng, bool all)
-{
-    double idf = log(1.0 + ((double)ix->live - t->n + 0.5) / (t->n + 0.5));
-
-    for (uint32_t i = 0; i < t->n; i++) {
-        const struct posting *p = &t->p[i];
-        double s;
-        if (!all && !ix->docs[p->doc].seg->allowed)
-            continue;
-        s = w * idf * p->wtf / (K1 + p->wtf);
-        if (own && p->tf[F_NAME] > 0)
-            ix->nstamp[p->doc] = gs;
-        if (ix->gstamp[p->doc] != gs) {
-            ix->gstamp[p->doc] = gs;
-            ix->gacc[p->doc] = s;
-            ix->gtouched[ng++] = p->doc;
-        } else if (s > ix->gacc[p->doc]) {
-            ix->gacc[p->doc] = s;
-        }
-    }
-    return ng;
-}
-
-/* Whether the tool's name is the query (2), starts with it (1) or neither:
- * the query as a name, lower-cased, blanks and '-' as '_'. */
-static int name_match(const char *key, const char *qname, size_t qlen)
-{
-    if (qlen < PREFIX_MIN || strncmp(key, qname, qlen) != 0)
-        return strcmp(key, qname) == 0 ? 2 : 0;
-    return key[qlen] == '\0' ? 2 : 1;
-}
-
-static void query_name(const char *query, char *out, size_t cap)
-{
-    size_t n = 0;
-
-    query += strspn(query, " \t");
-    for (; *query != '\0' && n + 1 < cap; query++) {
-        char c = *query;
-        out[n++] = c == ' ' || c == '-' || c == '\t' ? '_' : (c >= 'A' && c <= 'Z' ? c + 32 : c);
-    }
-    while (n > 0 && out[n - 1] == '_')
-        n--;
-    out[n] = '\0';
-}
-
-struct cand {
-    uint32_t doc;
-    double score;
-};
-
-/* Whether candidate x ranks before y: score, then catalog order. */
-static bool before(const struct gw_toolsearch *ix, const struct cand *x, const struct cand *y)
-{
-    const struct doc *dx = &ix->docs[x->doc], *dy = &ix->docs[y->doc];
-
-    if (x->score != y->score)
-        return x->score > y->score;
-    if (dx->seg->rank != dy->seg->rank)
-        return dx->seg->rank < dy->seg->rank;
-    return dx->pos < dy->pos;
-}
-
-/* Keeps the best k candidates in `top`, sorted (k is small: an insertion
- * costs less than sorting every candidate). */
-static size_t top_add(const struct gw_toolsearch *ix, struct cand *top, size_t n, size_t k,
-                      struct cand c)
-{
-    size_t i;
-
-    if (n == k && !before(ix, &c, &top[k - 1]))
-        return n;
-    i = n < k ? n++ : k - 1;
-    for (; i > 0 && before(ix, &c, &top[i - 1]); i--)
-        top[i] = top[i - 1];
-    top[i] = c;
-    return n;
-}
-
-size_t gw_toolsearch_query(struct gw_toolsearch *ix, const struct gw_catalog *cat,
-                           const char *query, const char *toolsets_csv, unsigned flags,
-                           struct gw_toolsearch_hit *out, size_t k)
-{
-    bool all = toolsets_csv == NULL || toolsets_csv[strspn(toolsets_csv, ",")] == '\0';
-    char qname[GW_TOOLSEARCH_QUERY_MAX + 1];
-    struct qwords q = {0};
-    uint32_t as;
-    size_t ncand = 0, nout = 0, qlen;
-    struct cand *cands;
-
-    gw_toolsearch_sync(ix, cat);
-    if (k == 0)
-        return 0;
-    scratch_fit(ix);
-    for (size_t i = 0; i < ix->nsegs; i++)
-        ix->segs[i]->allowed = all || gw_csv_has(toolsets_csv, ix->segs[i]->name);
-    gw_toolsearch_tokens(query, strlen(query), query_word, &q);
-    as = next_stamp(ix);
-    for (size_t i = 0; i < q.n; i++) {
-        const char *alt[24];
-        double wt[24];
-        size_t nalt =
-            flags & GW_TOOLSEARCH_NO_SYNONYMS ? 0 : gw_toolsearch_synonyms(q.v[i].w, alt, wt, 23);
-        uint32_t gs = next_stamp(ix);
-        size_t ng = 0;
-        long id;
-
-        alt[nalt] = q.v[i].w;
-        wt[nalt++] = 1.0;
-        for (size_t j = 0; j < nalt; j++)
-            if ((id = term_id(ix, alt[j], false)) >= 0)
-                ng = score_term(ix, &ix->terms[id], wt[j], j == nalt - 1, gs, ng, all);
-        for (size_t j = 0; j < ng; j++) {
-            uint32_t d = ix->gtouched[j];
-            if (ix->astamp[d] != as) {
-                ix->astamp[d] = as;
-                ix->acc[d] = 0;
-                ix->nhits[d] = 0;
-            }
-            ix->acc[d] += ix->gacc[d];
-            if (ix->nstamp[d] == gs)
-                ix->nhits[d]++;
-        }
-    }
-    query_name(query, qname, sizeof qname);
-    qlen = strlen(qname);
-    cands = gw_xcalloc(k, sizeof *cands);
-    for (size_t i = 0; i < ix->nsegs; i++) {
-        const struct seg *s = ix->segs[i];
-        for (size_t j = 0; s->allowed && j < s->ndocs; j++) {
-            uint32_t d = s->docs[j];
-            int m = name_match(ix->docs[d].key, qname, qlen);
-            double score = ix->astamp[d] == as ? ix->acc[d] : 0;
-            if (ix->astamp[d] == as && ix->docs[d].len[F_NAME] > 0)
-                score += NAME_COVER * ix->nhits[d] / ix->docs[d].len[F_NAME];
-            if (m != 0)
-                score += m == 2 ? EXACT_BONUS : PREFIX_BONUS;
-            if (score > 0)
-                ncand = top_add(ix, cands, ncand, k, (struct cand){d, score});
-        }
-    }
-    for (size_t i = 0; i < ncand; i++) {
-        const struct gw_cat_tool *t = gw_catalog_lookup(cat, ix->docs[cands[i].doc].name);
-        if (t != NULL)
-            out[nout++] = (struct gw_toolsearch_hit){t, cands[i].score};
-    }
-    free(cands);
-    return nout;
-}
-
-json_t *gw_toolsearch_json(struct gw_toolsearch *ix, const struct gw_catalog *cat,
-                           const char *query, const char *toolsets_csv, enum gw_tool_format fmt,
-                           size_t limit)
-{
-    struct gw_toolsearch_hit *hits = gw_xcalloc(limit ? limit : 1, sizeof *hits);
-    size_t n = gw_toolsearch_query(ix, cat, query, toolsets_csv, 0, hits, limit);
-    json_t *tools = json_array();
-
-    for (size_t i = 0; i < n; i++) {
-        json_t *j = gw_cat_tool_to_json(hits[i].tool, fmt);
-        json_object_set_new(j, "score", json_real(round(hits[i].score * 1000.0) / 1000.0));
-        json_array_append_new(tools, j);
-    }
-    free(hits);
-    return json_pack("{s:I, s:s, s:o}", "version", (json_int_t)gw_catalog_version(cat), "query",
-                     query, "tools", tools);
 }

@@ -57,4 +57,5 @@ $(TS_BENCH): $(BENCH_DIR)/toolsearch_bench.c $(filter-out $(BUILD)/obj/main.o,$(
 		$(BUILD)/libllhttp.a $(LDLIBS)
 
 bench-toolsearch: $(TS_BENCH)
-	$(TS_BENCH) $(TS_DATA)/catalog.json $(TS_DATA)/tasks.json $(BENCH_TS_FLAGS)
+	$(TS_BENCH) $(TS_DATA)/catalog.json $(TS_DATA)/tasks.json \
+		$(TS_DATA)/external/catalog.json $(TS_DATA)/external/queries.jsonl $(BENCH_TS_FLAGS)

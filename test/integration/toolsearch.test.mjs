@@ -106,12 +106,10 @@ test('GET /v1/tools?q= ranks the catalog, follows reloads and refuses bad querie
   const before = shot.json.version;
   fs.writeFileSync(d.configPath, config(dir, { browserExtra: "    tools: {blacklist: ['browser_click']}\n" }));
   assert.equal((await d.post('/v1/reload', {})).status, 200);
-  let after;
-  for (;;) {
-    after = await d.get('/v1/tools?q=browser_cl');
-    if (after.json.version > before) break;
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  const after = await waitFor(async () => {
+    const r = await d.get('/v1/tools?q=browser_cl');
+    return r.json.version > before && r;
+  });
   assert.ok(!names(after).includes('browser_click'), after.body);
   assert.equal(names(await d.get(q('take a screenshot')))[0], 'browser_take_screenshot');
 });

@@ -1,6 +1,7 @@
 /* Unit tests of tool search (issue 29): the tokenizer and stemmer, the
  * synonym table, BM25F ranking and its name matches, the incremental
- * index (only the toolsets a commit changed are indexed again), query
+ * index (only the toolsets a commit changed are indexed again, in steps,
+ * forgetting what left, bounded per tool), query
  * checks and the per-dialog activations. */
 #include "gw/toolsearch.h"
 
@@ -219,6 +220,214 @@ START_TEST(test_incremental)
 }
 END_TEST
 
+/* A word of letters for `v` ("qb", "qc", …) and a blank; its length. */
+static size_t letters(char *out, int v)
+{
+    size_t n = 0;
+
+    out[n++] = 'q';
+    do {
+        out[n++] = (char)('b' + v % 24);
+        v /= 24;
+    } while (v > 0);
+    out[n++] = ' ';
+    out[n] = '\0';
+    return n;
+}
+
+/* Commits `id` with `n` tools whose descriptions hold fresh words. */
+static void put_fresh(struct gw_catalog *cat, const char *id, int n, int round)
+{
+    struct gw_server_config s = server(id);
+    json_t *list = json_array();
+    char name[32], desc[1024];
+
+    for (int i = 0; i < n; i++) {
+        size_t len = 0;
+        snprintf(name, sizeof name, "tool_%d", i);
+        for (int w = 0; w < 20; w++)
+            len += letters(desc + len, (round * 1000 + i) * 20 + w);
+        json_array_append_new(list, json_pack("{s:s, s:s, s:{s:s}}", "name", name, "description",
+                                              desc, "inputSchema", "type", "object"));
+    }
+    ck_assert_int_ge(
+        gw_catalog_commit(cat, gw_catalog_derive(&s, list), GW_TOOL_CHANGES_WARN, NULL), 0);
+    json_decref(list);
+}
+
+/* Issue 34: the words of tools that left go with them; the index of a
+ * server that re-lists with new words does not grow. */
+START_TEST(test_forgets)
+{
+    struct gw_catalog *cat = sample();
+    struct gw_toolsearch *ix = gw_toolsearch_new();
+    size_t base, one;
+    char word[16];
+
+    gw_toolsearch_sync(ix, cat);
+    base = gw_toolsearch_memory(ix);
+    put_fresh(cat, "churn", 300, 0);
+    gw_toolsearch_sync(ix, cat);
+    one = gw_toolsearch_memory(ix);
+    letters(word, 7 * 20 + 3);
+    ck_assert_str_eq(first(ix, cat, word, 0), "tool_7");
+    for (int r = 1; r <= 10; r++) {
+        put_fresh(cat, "churn", 300, r);
+        gw_toolsearch_sync(ix, cat);
+    }
+    ck_assert_str_eq(first(ix, cat, word, 0), "");
+    letters(word, (10 * 1000 + 7) * 20 + 3);
+    ck_assert_str_eq(first(ix, cat, word, 0), "tool_7");
+    ck_assert_uint_le(gw_toolsearch_memory(ix), 2 * one);
+    /* and a server that leaves takes its words along */
+    ck_assert_int_eq(gw_catalog_remove(cat, "churn", NULL), 1);
+    gw_toolsearch_sync(ix, cat);
+    ck_assert_uint_le(gw_toolsearch_memory(ix), base + (one - base) / 4);
+    gw_toolsearch_free(ix);
+    gw_catalog_free(cat);
+}
+END_TEST
+
+/* Issue 34: a build goes in steps, the previous documents served until
+ * the new ones are complete. */
+START_TEST(test_steps)
+{
+    struct gw_catalog *cat = sample();
+    struct gw_toolsearch *ix = gw_toolsearch_new();
+    size_t steps = 0;
+
+    ck_assert(!gw_toolsearch_in_use(ix));
+    gw_toolsearch_sync(ix, cat);
+    ck_assert(gw_toolsearch_in_use(ix));
+    put(cat, "github", "create_issue", "Open a new ticket in a GitHub repository", "list_commits",
+        "Get list of commits of a branch in a GitHub repository", "search_code",
+        "Search for code across GitHub repositories", "fork_repository", "Fork it", "get_me",
+        "Who am I", NULL);
+    gw_toolsearch_set_slice(ix, 0); /* a query does one tool's worth */
+    ck_assert(!gw_toolsearch_step(ix, cat, 0));
+    ck_assert_str_eq(first(ix, cat, "issue", 0), "create_issue");
+    ck_assert_str_eq(first(ix, cat, "ticket", GW_TOOLSEARCH_NO_SYNONYMS), "");
+    while (!gw_toolsearch_step(ix, cat, 0))
+        ck_assert_uint_lt(++steps, 100);
+    ck_assert_uint_ge(steps, 1);
+    ck_assert_str_eq(first(ix, cat, "ticket", GW_TOOLSEARCH_NO_SYNONYMS), "create_issue");
+    /* a commit during a build starts it again from the newest listing */
+    put(cat, "github", "create_issue", "one", "list_commits", "two", "search_code", "three", NULL);
+    ck_assert(!gw_toolsearch_step(ix, cat, 0));
+    put(cat, "github", "create_issue", "four", "list_commits", "five", "search_code", "six", NULL);
+    ck_assert_uint_eq(gw_toolsearch_sync(ix, cat), 1);
+    ck_assert_str_eq(first(ix, cat, "six", GW_TOOLSEARCH_NO_SYNONYMS), "search_code");
+    ck_assert_str_eq(first(ix, cat, "three", GW_TOOLSEARCH_NO_SYNONYMS), "");
+    gw_toolsearch_free(ix);
+    gw_catalog_free(cat);
+}
+END_TEST
+
+/* What a tool can make the index hold is bounded. */
+START_TEST(test_bounds)
+{
+    struct gw_catalog *cat = gw_catalog_new();
+    struct gw_toolsearch *ix = gw_toolsearch_new();
+    struct gw_server_config s = server("huge");
+    size_t cap = 200000, len = 0, mem;
+    char *desc = malloc(cap + 16);
+    json_t *list;
+
+    for (int v = 0; len < cap; v++)
+        len += letters(desc + len, v);
+    list = json_pack("[{s:s, s:s, s:{s:s}}]", "name", "huge_tool", "description", desc,
+                     "inputSchema", "type", "object");
+    ck_assert_int_ge(
+        gw_catalog_commit(cat, gw_catalog_derive(&s, list), GW_TOOL_CHANGES_WARN, NULL), 0);
+    json_decref(list);
+    gw_toolsearch_sync(ix, cat);
+    mem = gw_toolsearch_memory(ix);
+    /* 512 words at most, each well under 200 bytes with its posting */
+    ck_assert_uint_lt(mem, 200 * GW_TOOLSEARCH_DOC_TERMS_MAX);
+    letters(desc, 3);
+    ck_assert_str_eq(first(ix, cat, desc, 0), "huge_tool");
+    letters(desc, 20000);
+    ck_assert_str_eq(first(ix, cat, desc, 0), "");
+    free(desc);
+    gw_toolsearch_free(ix);
+    gw_catalog_free(cat);
+}
+END_TEST
+
+/* Issue 34: words the catalog relates: "login" is said of the tools named
+ * *_user, so a *_user tool that never says login is found too; and what
+ * a path in a query stands for. */
+START_TEST(test_associations)
+{
+    struct gw_catalog *cat = gw_catalog_new();
+    struct gw_toolsearch *ix = gw_toolsearch_new();
+    struct gw_toolsearch_hit h[10];
+    size_t n;
+    bool found = false;
+
+    put(cat, "auth", "create_user", "Create a user who can login", "delete_user",
+        "Delete a user: no more login", "get_user_profile", "Profile details", "list_logs",
+        "List the logs", NULL);
+    n = gw_toolsearch_query(ix, cat, "login", NULL, 0, h, 10);
+    for (size_t i = 0; i < n; i++)
+        found = found || strcmp(h[i].tool->name, "get_user_profile") == 0;
+    ck_assert(found);
+    ck_assert_uint_eq(gw_toolsearch_query(ix, cat, "login", NULL, GW_TOOLSEARCH_NO_SYNONYMS, h, 10),
+                      2);
+    /* a path or a file name in the query stands for a file or a directory */
+    put(cat, "fs", "read_text", "Read the contents of a file", "list_dir", "What a directory holds",
+        NULL);
+    ck_assert_str_eq(first(ix, cat, "notes.txt", 0), "read_text");
+    ck_assert_str_eq(first(ix, cat, "'notes.txt'?", 0), "read_text");
+    ck_assert_str_eq(first(ix, cat, "~/projects/src", 0), "list_dir");
+    ck_assert_str_eq(first(ix, cat, "notes.txt", GW_TOOLSEARCH_NO_SYNONYMS), "");
+    ck_assert_str_ne(first(ix, cat, "version 2.3", 0), "read_text");
+    gw_toolsearch_free(ix);
+    gw_catalog_free(cat);
+}
+END_TEST
+
+/* Issue 34: a re-index costs what changed: one tool of 300 changed, one
+ * tool is indexed again; the others are served all along. */
+START_TEST(test_reindex_changed)
+{
+    struct gw_catalog *cat = gw_catalog_new();
+    struct gw_toolsearch *ix = gw_toolsearch_new();
+    struct gw_server_config s = server("big");
+    json_t *list = json_array();
+    char name[32], desc[64];
+    size_t before;
+
+    for (int i = 0; i < 300; i++) {
+        snprintf(name, sizeof name, "tool_%d", i);
+        letters(desc, i);
+        json_array_append_new(list, json_pack("{s:s, s:s, s:{s:s}}", "name", name, "description",
+                                              desc, "inputSchema", "type", "object"));
+    }
+    ck_assert_int_ge(
+        gw_catalog_commit(cat, gw_catalog_derive(&s, list), GW_TOOL_CHANGES_WARN, NULL), 0);
+    gw_toolsearch_sync(ix, cat);
+    before = gw_toolsearch_indexed(ix);
+    ck_assert_uint_eq(before, 301); /* and mcp_release */
+    json_object_set_new(json_array_get(list, 17), "description", json_string("Changed words"));
+    json_array_remove(list, 3);
+    ck_assert_int_ge(
+        gw_catalog_commit(cat, gw_catalog_derive(&s, list), GW_TOOL_CHANGES_WARN, NULL), 0);
+    ck_assert_uint_eq(gw_toolsearch_sync(ix, cat), 1);
+    ck_assert_uint_eq(gw_toolsearch_indexed(ix) - before, 1);
+    ck_assert_str_eq(first(ix, cat, "changed words", 0), "tool_17");
+    letters(desc, 17);
+    ck_assert_str_eq(first(ix, cat, desc, 0), "");
+    letters(desc, 3);
+    ck_assert_str_eq(first(ix, cat, desc, 0), "");
+    letters(desc, 250);
+    ck_assert_str_eq(first(ix, cat, desc, 0), "tool_250");
+    json_decref(list);
+    gw_toolsearch_free(ix);
+    gw_catalog_free(cat);
+}
+END_TEST
+
 START_TEST(test_query_problems)
 {
     char big[GW_TOOLSEARCH_QUERY_MAX + 2];
@@ -303,6 +512,11 @@ static Suite *suite(void)
     tcase_add_test(tc, test_synonyms);
     tcase_add_test(tc, test_ranking);
     tcase_add_test(tc, test_incremental);
+    tcase_add_test(tc, test_forgets);
+    tcase_add_test(tc, test_steps);
+    tcase_add_test(tc, test_reindex_changed);
+    tcase_add_test(tc, test_bounds);
+    tcase_add_test(tc, test_associations);
     tcase_add_test(tc, test_query_problems);
     tcase_add_test(tc, test_json);
     tcase_add_test(tc, test_activations);
