@@ -81,11 +81,26 @@ enum gw_oauth_addr gw_oauth_host_class(const char *host);
 
 /* May the gateway fetch `url`, which metadata handed it, when the MCP
  * server is at `server_host`? https only (http only to a loopback host),
- * and no private, link-local or metadata host unless it is the server's
- * own host. The connect-time check (gw_oauth_addr_class on the address)
- * covers names that resolve to such an address. Returns 0 or -EACCES /
- * -EINVAL with a sentence in `why`. */
+ * no private, link-local or metadata host unless it is the server's own
+ * host, and no loopback host unless the server's host is loopback too.
+ * The connect-time check (gw_oauth_addr_refused) covers names that
+ * resolve to such an address. Returns 0 or -EACCES / -EINVAL with a
+ * sentence in `why`. */
 int gw_oauth_url_check(const char *url, const char *server_host, char *why, size_t cap);
+
+/* What a fetch may connect to, from its URL and the MCP server's. */
+struct gw_oauth_reach {
+    bool https;           /* the URL is https (else only loopback is reached) */
+    bool own_host;        /* the URL's host is the server's own, as written */
+    bool server_loopback; /* the server's host is loopback (gw_oauth_host_class) */
+};
+
+/* NULL when a fetch under `r` may connect to `sa`, else why not (a
+ * constant phrase): an http URL reaches loopback only; the server's own
+ * host any address; any other host a public address, or loopback when the
+ * server is on loopback. (The gateway's own listen address is refused
+ * apart, by gw_curl_uv, whatever the server.) */
+const char *gw_oauth_addr_refused(const struct sockaddr *sa, const struct gw_oauth_reach *r);
 
 /* The URLs to try, in order, into out[] (heap strings, at most 3; returns
  * how many, or -EINVAL when `url` does not parse):
@@ -262,9 +277,10 @@ char *gw_oauth_basic_auth(const struct gw_oauth_client *c);
  * Every fetch goes through the shared gw_curl_uv with the rules above:
  * each URL (and each redirect hop of a metadata fetch, at most
  * GW_OAUTH_MAX_HOPS) checked by gw_oauth_url_check against the server's
- * host, each connected address checked too (unless it is the server's own
- * host), a body of at most GW_OAUTH_BODY_MAX bytes, GW_OAUTH_FETCH_MS per
- * fetch. One operation runs at a time; a second call of the same kind
+ * host, each connected address checked too (gw_oauth_addr_refused, and
+ * never the gateway's own listen address) on a fresh connection without
+ * any proxy from the environment, a body of at most GW_OAUTH_BODY_MAX
+ * bytes, GW_OAUTH_FETCH_MS per fetch. One operation runs at a time; a second call of the same kind
  * while one runs waits for its outcome (refresh is single-flight), another
  * kind answers -EBUSY. */
 #define GW_OAUTH_BODY_MAX  (256u << 10)

@@ -466,6 +466,10 @@ static int start_http(struct daemon *d)
     gw_http_server_set_response_hook(d->http, gw_api_on_response, &d->api);
     const char *addr = gw_http_server_address(d->http);
     gw_log(GW_LOG_INFO, "listening", "addr", addr, NULL);
+    /* No OAuth fetch a server's metadata steers may reach the API. */
+    struct sockaddr_storage ss;
+    if (gw_http_server_sockname(d->http, &ss) == 0)
+        gw_curl_uv_set_own(d->multi, (const struct sockaddr *)&ss);
     /* Where a browser is sent back after authorizing an OAuth server. */
     if (strncmp(addr, "unix:", 5) != 0) {
         char *base = gw_xasprintf("http://%s", addr);
