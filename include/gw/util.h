@@ -49,6 +49,12 @@ size_t gw_utf8_seq_len(const unsigned char *s, size_t avail);
  * truncating valid UTF-8), so the text stays valid for JSON. */
 void gw_utf8_trim(char *s);
 
+/* For "%.*s" where "%.300s" would cut a server's text: the length of the
+ * longest prefix of `s` of at most `max` bytes that is valid UTF-8 and
+ * ends on a character boundary (it stops before the first byte that is not
+ * UTF-8). */
+int gw_utf8_cut(const char *s, size_t max);
+
 /* RFC 3339 UTC, e.g. "2026-11-23T08:00:00Z". */
 void gw_format_time(time_t t, char *buf, size_t cap);
 

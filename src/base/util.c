@@ -169,6 +169,20 @@ void gw_say(char *why, size_t cap, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(why, cap, fmt, ap);
     va_end(ap);
+    gw_utf8_trim(why);
+}
+
+int gw_utf8_cut(const char *s, size_t max)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t n = 0;
+    while (n < max && u[n]) {
+        size_t k = u[n] < 0x80 ? 1 : gw_utf8_seq_len(u + n, strnlen(s + n, 4));
+        if (k == 0 || n + k > max)
+            break;
+        n += k;
+    }
+    return (int)n;
 }
 
 void gw_utf8_trim(char *s)

@@ -81,9 +81,11 @@ int gw_oauth_redirect_read(const char *query, const char *state, const char *iss
         gw_say(why, cap, "the redirect's state is not the pending one");
     } else if (dup_iss || (iss && strcmp(iss, issuer) != 0)) {
         /* RFC 9207 section 2.4: a mix-up; nothing in it is acted on. */
-        gw_say(why, cap, "the redirect came from another authorization server than %.300s", issuer);
+        gw_say(why, cap, "the redirect came from another authorization server than %.*s",
+               gw_utf8_cut(issuer, 300), issuer);
     } else if (!iss && iss_supported) {
-        gw_say(why, cap, "the redirect has no iss, which %.300s promised", issuer);
+        gw_say(why, cap, "the redirect has no iss, which %.*s promised", gw_utf8_cut(issuer, 300),
+               issuer);
     } else if (r->error || dup_error) {
         gw_say(why, cap, "the authorization server refused");
         rc = -EINVAL;
