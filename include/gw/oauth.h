@@ -93,7 +93,16 @@ struct gw_oauth_reach {
     bool https;           /* the URL is https (else only loopback is reached) */
     bool own_host;        /* the URL's host is the server's own, as written */
     bool server_loopback; /* the server's host is loopback (gw_oauth_host_class) */
+    const char *refused;  /* set by gw_oauth_reach_ok: why it refused an address */
 };
+
+/* The rule of a fetch of the parsed URL `u` for the server at `server_host`. */
+void gw_oauth_reach_init(struct gw_oauth_reach *r, const struct gw_oauth_url *u,
+                         const char *server_host);
+
+/* A gw_curl_uv_xfer's addr_ok, its data a struct gw_oauth_reach: 1 when
+ * gw_oauth_addr_refused allows `sa`, else 0 with the reason in ->refused. */
+int gw_oauth_reach_ok(void *reach, const struct sockaddr *sa);
 
 /* NULL when a fetch under `r` may connect to `sa`, else why not (a
  * constant phrase): an http URL reaches loopback only; the server's own

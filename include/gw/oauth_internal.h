@@ -75,7 +75,6 @@ struct gw_oauth {
     unsigned generation;       /* counts the tokens obtained and dropped */
     step_fn step;
     struct gw_oauth_reach reach; /* the fetch in flight's */
-    const char *refused_why;     /* why it refused an address (a constant), or NULL */
     char *urls[3];
     int nurls, iurl, hops;
     char *body;

@@ -17,17 +17,6 @@
 
 static const struct gw_http_xfer_ops xfer_ops;
 
-/* ---- addresses at connect time ---- */
-
-static int addr_ok(void *data, const struct sockaddr *sa)
-{
-    struct gw_oauth *o = data;
-    const char *why = gw_oauth_addr_refused(sa, &o->reach);
-    if (why)
-        o->refused_why = why;
-    return why == NULL;
-}
-
 /* ---- operations and their waiters ---- */
 
 static void schedule_ahead(struct gw_oauth *o);
@@ -123,12 +112,7 @@ static void fetch(struct gw_oauth *o, const char *url, const char *body, const c
     }
     struct gw_oauth_url u;
     gw_oauth_url_parse(url, &u, why, sizeof(why));
-    o->reach = (struct gw_oauth_reach){
-        .https = u.https,
-        .own_host = strcmp(u.host, o->server_host) == 0,
-        .server_loopback = gw_oauth_host_class(o->server_host) == GW_OAUTH_ADDR_LOOPBACK,
-    };
-    o->refused_why = NULL;
+    gw_oauth_reach_init(&o->reach, &u, o->server_host);
     gw_oauth_url_clear(&u);
 
     struct curl_slist *h = gw_http_xfer_line(NULL, "Accept: application/json");
@@ -148,9 +132,8 @@ static void fetch(struct gw_oauth *o, const char *url, const char *body, const c
         .timeout_ms = GW_OAUTH_FETCH_MS,
         .body_max = GW_OAUTH_BODY_MAX,
         .event_max = 0,
-        .loopback_only = !o->reach.https,
-        .addr_ok = addr_ok,
-        .addr_data = o,
+        .addr_ok = gw_oauth_reach_ok,
+        .addr_data = &o->reach,
         .user_agent = "mcpgw",
     };
     o->step = next;
@@ -193,9 +176,7 @@ static bool fetch_failed(struct gw_oauth *o, CURLcode rc, const char *what)
     }
     if (o->x.cx.refused[0]) {
         failf(o, -EACCES, "%s: refused to connect to %s (%s)", what, o->x.cx.refused,
-              o->x.cx.refused_own ? "the gateway's own address"
-              : o->refused_why    ? o->refused_why
-                                  : "an http URL reaches only loopback");
+              o->x.cx.refused_own ? "the gateway's own address" : o->reach.refused);
         return true;
     }
     if (rc != CURLE_OK) {

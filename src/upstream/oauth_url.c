@@ -262,6 +262,25 @@ const char *gw_oauth_addr_refused(const struct sockaddr *sa, const struct gw_oau
     }
 }
 
+void gw_oauth_reach_init(struct gw_oauth_reach *r, const struct gw_oauth_url *u,
+                         const char *server_host)
+{
+    *r = (struct gw_oauth_reach){
+        .https = u->https,
+        .own_host = strcmp(u->host, server_host) == 0,
+        .server_loopback = gw_oauth_host_class(server_host) == GW_OAUTH_ADDR_LOOPBACK,
+    };
+}
+
+int gw_oauth_reach_ok(void *reach, const struct sockaddr *sa)
+{
+    struct gw_oauth_reach *r = reach;
+    const char *why = gw_oauth_addr_refused(sa, r);
+    if (why)
+        r->refused = why;
+    return why == NULL;
+}
+
 /* ---- discovery ---- */
 
 int gw_oauth_discovery_urls(enum gw_oauth_wellknown kind, const char *url, char *out[3])

@@ -37,3 +37,22 @@ test('a protocol version cut in the middle of a character: the server stays in /
   const problems = (await d.get('/v1/problems')).json;
   assert.match(problems.problems.find((p) => p.server === 'odd').message, /answered protocol version "v{63}"/);
 });
+
+test('an error code in the redirect back that is not RFC 6749 text is not shown: the server stays listed', async (t) => {
+  const as = await oauthServer();
+  t.after(() => as.stop());
+  const d = await start(yaml(as.url), { env: env() });
+  t.after(() => d.stop());
+  await waitFor(async () => (await server(d)).state === 'needs_authorization');
+  const authz = await d.get('/v1/servers/secured/authorize');
+  assert.equal(authz.status, 302, authz.body);
+  const state = new URL(authz.headers.location).searchParams.get('state');
+  const iss = new URL(as.url).origin;
+  const redirect = `http://x/oauth/callback?state=${state}&iss=${encodeURIComponent(iss)}&error=%C3%1B%5B2J`;
+  const r = await d.post('/v1/servers/secured/authorize', { redirect });
+  assert.equal(r.status, 400, r.body);
+  assert.match(r.json.error.message, /the authorization server refused, with an error code outside RFC 6749's characters/);
+  const s = await server(d);
+  assert.ok(s, 'the server vanished from /v1/servers');
+  assert.match(s.lastError, /outside RFC 6749's characters/);
+});

@@ -181,7 +181,8 @@ END_TEST
 static const char *refused(const char *ip, bool https, bool own_host, bool server_loopback)
 {
     struct sockaddr_storage ss = {0};
-    struct gw_oauth_reach r = {https, own_host, server_loopback};
+    struct gw_oauth_reach r = {
+        .https = https, .own_host = own_host, .server_loopback = server_loopback};
     if (strchr(ip, ':')) {
         ss.ss_family = AF_INET6;
         inet_pton(AF_INET6, ip, &((struct sockaddr_in6 *)&ss)->sin6_addr);
