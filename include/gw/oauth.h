@@ -420,6 +420,11 @@ unsigned gw_oauth_generation(const struct gw_oauth *o);
 struct gw_redact;
 void gw_oauth_redact_add(const struct gw_oauth *o, struct gw_redact *r);
 
+/* gw_redact_line with those secrets as they are now (the tokens change
+ * with every refresh, so no redactor keeps them): for an upstream's error
+ * text, which may echo the token its request carried. */
+size_t gw_oauth_redact_line(const struct gw_oauth *o, char *buf, size_t len, bool truncated);
+
 /* When the access token expires (ms, gw_now_ms's clock; 0 unknown). */
 uint64_t gw_oauth_expires_ms(const struct gw_oauth *o);
 

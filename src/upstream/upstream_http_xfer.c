@@ -313,7 +313,10 @@ static void excerpt(const struct xfer *x, char *buf, size_t cap)
         unsigned char c = (unsigned char)x->t.rbody[i];
         buf[i] = c < 0x20 || c == 0x7f ? ' ' : (char)c;
     }
-    n = gw_redact_line(x->h->redact, buf, n, n < x->t.rlen);
+    bool cut = n < x->t.rlen;
+    n = gw_redact_line(x->h->redact, buf, n, cut);
+    if (x->h->o.oauth) /* the token the request carried may be echoed */
+        n = gw_oauth_redact_line(x->h->o.oauth, buf, n, cut);
     buf[n] = '\0';
 }
 
