@@ -55,6 +55,12 @@ void gw_utf8_trim(char *s);
  * UTF-8). */
 int gw_utf8_cut(const char *s, size_t max);
 
+/* Copies the start of `in` (`len` bytes, any bytes) into `out` as at most
+ * `max` bytes of one-line UTF-8 (no NUL written): a control character
+ * becomes ' ', a byte that is not UTF-8 '?', and the cut falls between
+ * characters. Returns the bytes written; *used says how many of `in`. */
+size_t gw_utf8_excerpt(char *out, size_t max, const char *in, size_t len, size_t *used);
+
 /* RFC 3339 UTC, e.g. "2026-11-23T08:00:00Z". */
 void gw_format_time(time_t t, char *buf, size_t cap);
 

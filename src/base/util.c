@@ -185,6 +185,27 @@ int gw_utf8_cut(const char *s, size_t max)
     return (int)n;
 }
 
+size_t gw_utf8_excerpt(char *out, size_t max, const char *in, size_t len, size_t *used)
+{
+    const unsigned char *b = (const unsigned char *)in;
+    size_t i = 0, n = 0;
+    while (i < len && n < max) {
+        size_t k = b[i] < 0x80 ? 1 : gw_utf8_seq_len(b + i, len - i);
+        if (k > 1 && n + k > max)
+            break;
+        if (k > 1) {
+            memcpy(out + n, b + i, k);
+            n += k;
+            i += k;
+        } else {
+            out[n++] = b[i] < 0x20 || b[i] == 0x7f ? ' ' : b[i] >= 0x80 ? '?' : (char)b[i];
+            i++;
+        }
+    }
+    *used = i;
+    return n;
+}
+
 void gw_utf8_trim(char *s)
 {
     size_t n = strlen(s), i = n, back = 0;

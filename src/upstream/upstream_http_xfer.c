@@ -303,17 +303,14 @@ static int on_event(struct gw_http_xfer *t, const struct gw_sse_event *ev)
 /* ---- outcomes ---- */
 
 /* The start of an answer's body, for an error sentence: the server's own
- * bytes, so its configured secrets are masked (security.md P6). */
+ * bytes, so its configured secrets are masked (security.md P6), cut
+ * between UTF-8 characters, a byte that is not UTF-8 shown as '?' (the
+ * sentence goes into JSON). */
 static void excerpt(const struct xfer *x, char *buf, size_t cap)
 {
-    size_t n = x->t.rlen < 200 ? x->t.rlen : 200;
-    if (n >= cap)
-        n = cap - 1;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)x->t.rbody[i];
-        buf[i] = c < 0x20 || c == 0x7f ? ' ' : (char)c;
-    }
-    bool cut = n < x->t.rlen;
+    size_t used,
+        n = gw_utf8_excerpt(buf, cap - 1 < 200 ? cap - 1 : 200, x->t.rbody, x->t.rlen, &used);
+    bool cut = used < x->t.rlen;
     n = gw_redact_line(x->h->redact, buf, n, cut);
     if (x->h->o.oauth) /* the token the request carried may be echoed */
         n = gw_oauth_redact_line(x->h->o.oauth, buf, n, cut);

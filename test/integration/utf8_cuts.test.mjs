@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { start, waitFor, tmpdir, slow, fixtures } from './lib/harness.mjs';
-import { oauthServer } from './lib/oauth.mjs';
+import { oauthServer, browse } from './lib/oauth.mjs';
 
 const yaml = (url) => `version: 1\nservers:\n  secured:\n    transport: streamable_http\n    url: ${url}\n`;
 const server = async (d, id = 'secured') => (await d.get('/v1/servers')).json.servers.find((s) => s.id === id);
@@ -55,4 +55,19 @@ test('an error code in the redirect back that is not RFC 6749 text is not shown:
   const s = await server(d);
   assert.ok(s, 'the server vanished from /v1/servers');
   assert.match(s.lastError, /outside RFC 6749's characters/);
+});
+
+test('an upstream error body cut at its 200th byte inside a character, with bytes that are not UTF-8: the call answers a 502 naming it', async (t) => {
+  const as = await oauthServer({ HOSTILE: 'latin1' });
+  t.after(() => as.stop());
+  const d = await start(yaml(as.url), { env: env() });
+  t.after(() => d.stop());
+  await waitFor(async () => (await server(d)).state === 'needs_authorization');
+  const page = await browse((await server(d)).authorize);
+  assert.equal(page.status, 200, page.body);
+  await waitFor(async () => (await d.get('/v1/tools')).json.tools.some((x) => x.name === 'whoami'), 20000 * slow);
+  const call = await d.post('/v1/tools/whoami/call', { dialog: 'd1', arguments: {} });
+  assert.equal(call.status, 502, call.body);
+  assert.match(call.json.error.message, /the upstream answered HTTP 500: a{199}(?!a)/);
+  assert.ok(await server(d), 'the server vanished from /v1/servers');
 });

@@ -157,6 +157,14 @@ START_TEST(utf8_cut_on_character_boundaries)
                      2);
     ck_assert_int_eq(gw_utf8_cut("ab\xe2\x82", 5), 2);
     ck_assert_int_eq(gw_utf8_cut("", 5), 0);
+
+    char out[16];
+    size_t used;
+    ck_assert_uint_eq(gw_utf8_excerpt(out, 3, "ab\xc3\xa9", 4, &used), 2);
+    ck_assert_uint_eq(used, 2);
+    ck_assert_uint_eq(gw_utf8_excerpt(out, 16, "a\x1b\xff\xc3\xa9\n", 6, &used), 6);
+    ck_assert_uint_eq(used, 6);
+    ck_assert(memcmp(out, "a ?\xc3\xa9 ", 6) == 0);
 }
 END_TEST
 
