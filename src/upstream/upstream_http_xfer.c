@@ -426,6 +426,7 @@ void gw_upstream_http__request_failed(struct xfer *x, long status, int reached, 
         snprintf(full, sizeof(full), "%s (after %d tries)", why, x->tries);
     else
         snprintf(full, sizeof(full), "%s", why);
+    gw_utf8_trim(full); /* a character cut by the buffer would make it no JSON string */
     h->st.http_errors++;
     gw_upstream_http__set_error(h, full);
     gw_log(GW_LOG_WARN, "upstream request failed", "server", h->id, "method", x->method, "error",
