@@ -289,9 +289,9 @@ char *gw_oauth_basic_auth(const struct gw_oauth_client *c);
  * host, each connected address checked too (gw_oauth_addr_refused, and
  * never the gateway's own listen address) on a fresh connection without
  * any proxy from the environment, a body of at most GW_OAUTH_BODY_MAX
- * bytes, GW_OAUTH_FETCH_MS per fetch. One operation runs at a time; a second call of the same kind
- * while one runs waits for its outcome (refresh is single-flight), another
- * kind answers -EBUSY. */
+ * bytes, GW_OAUTH_FETCH_MS per fetch. One operation runs at a time; a
+ * second call of the same kind while one runs waits for its outcome
+ * (refresh is single-flight), another kind answers -EBUSY. */
 #define GW_OAUTH_BODY_MAX  (256u << 10)
 #define GW_OAUTH_FETCH_MS  10000
 #define GW_OAUTH_MAX_HOPS  3

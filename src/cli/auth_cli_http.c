@@ -152,9 +152,15 @@ static void clean_strings(json_t *v)
     json_t *item;
     size_t i;
     if (json_is_object(v)) {
-        json_object_foreach(v, key, item) clean_strings(item);
+        json_object_foreach(v, key, item)
+        {
+            clean_strings(item);
+        }
     } else if (json_is_array(v)) {
-        json_array_foreach(v, i, item) clean_strings(item);
+        json_array_foreach(v, i, item)
+        {
+            clean_strings(item);
+        }
     } else if (json_is_string(v)) {
         const unsigned char *u = (const unsigned char *)json_string_value(v);
         size_t n = json_string_length(v), o = 0;

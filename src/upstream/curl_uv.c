@@ -238,8 +238,7 @@ static void unmap(const struct sockaddr *sa, struct sockaddr_storage *out)
     }
 }
 
-/* The same family and host (ports aside); an unspecified `b` (0.0.0.0,
- * ::) matches none. */
+/* The same family and host (ports aside). */
 static int same_host(const struct sockaddr *a, const struct sockaddr *b)
 {
     if (a->sa_family != b->sa_family)

@@ -98,12 +98,12 @@ int gw_oauth_redirect_read(const char *query, const char *state, const char *iss
     } else if (!iss && iss_supported) {
         gw_say(why, cap, "the redirect has no iss, which %.*s promised", gw_utf8_cut(issuer, 300),
                issuer);
-    } else if ((r->error && !error_code_ok(r->error)) || dup_error) {
+    } else if (r->error && !error_code_ok(r->error)) {
         gw_say(why, cap,
                "the authorization server refused, with an error code outside RFC "
                "6749's characters");
         rc = -EINVAL;
-    } else if (r->error) {
+    } else if (r->error || dup_error) {
         gw_say(why, cap, "the authorization server refused");
         rc = -EINVAL;
         goto out; /* r->error stays, for the caller to show */

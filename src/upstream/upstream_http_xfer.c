@@ -308,8 +308,8 @@ static int on_event(struct gw_http_xfer *t, const struct gw_sse_event *ev)
  * sentence goes into JSON). */
 static void excerpt(const struct xfer *x, char *buf, size_t cap)
 {
-    size_t used,
-        n = gw_utf8_excerpt(buf, cap - 1 < 200 ? cap - 1 : 200, x->t.rbody, x->t.rlen, &used);
+    size_t used, max = cap - 1 < 200 ? cap - 1 : 200;
+    size_t n = gw_utf8_excerpt(buf, max, x->t.rbody, x->t.rlen, &used);
     bool cut = used < x->t.rlen;
     n = gw_redact_line(x->h->redact, buf, n, cut);
     if (x->h->o.oauth) /* the token the request carried may be echoed */
