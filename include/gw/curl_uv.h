@@ -16,6 +16,13 @@
  * 127.0.0.0/8 or ::1: the check is on the address being connected, so a
  * name that resolves elsewhere fails with CURLE_COULDNT_CONNECT.
  *
+ * A guarded transfer (one with addr_ok: the OAuth client's, whose URLs come
+ * from a server's metadata) is checked on every connection it makes: it
+ * opens a fresh one and keeps none (a pooled connection was opened, and
+ * checked, for another transfer), ignores proxies named by the environment
+ * (the connected address would be the proxy's), and never connects to the
+ * gateway's own listen address (gw_curl_uv_set_own), whatever addr_ok says.
+ *
  * Callbacks: a transfer's `done` runs from the loop (never from inside a
  * libcurl callback), so it may add and remove transfers. Nothing in this
  * module may be called from inside a libcurl callback (write, header,
@@ -38,14 +45,19 @@ struct gw_curl_uv_xfer {
     CURL *easy;
     gw_curl_uv_done_cb done;
     int loopback_only; /* refuse to connect anywhere but loopback */
-    /* When set, an address it answers 0 for is refused like a non-loopback
-     * one under loopback_only (the OAuth client's rule on private,
-     * link-local and metadata addresses, gw/oauth.h). */
-    int (*addr_ok)(const struct sockaddr *sa);
+    /* When set, the transfer is guarded (above), and an address for which
+     * addr_ok(addr_data, address) answers 0 is refused like a non-loopback
+     * one under loopback_only (the OAuth client's rules, gw/oauth.h). */
+    int (*addr_ok)(void *addr_data, const struct sockaddr *sa);
+    void *addr_data;
     /* ---- set by this module ---- */
+    struct gw_curl_uv *m;
     int added;
     struct gw_curl_uv_xfer *next, *prev; /* the multi's list of added transfers */
-    char refused[80]; /* non-empty: a connection was refused by the loopback rule or addr_ok */
+    /* Non-empty: a connection was refused ("<address> port <port>"), by the
+     * loopback rule, addr_ok, or (refused_own) as the gateway's own. */
+    char refused[80];
+    int refused_own;
 };
 
 /* Creates the shared object without touching libcurl (which is loaded on
@@ -69,6 +81,10 @@ int gw_curl_uv_add(struct gw_curl_uv *m, struct gw_curl_uv_xfer *x);
 /* Stops a running transfer without calling `done`. The easy handle stays
  * the caller's (it may be added again). Idempotent. */
 void gw_curl_uv_remove(struct gw_curl_uv *m, struct gw_curl_uv_xfer *x);
+
+/* The gateway's own listen address (copied; a wildcard one stands for
+ * every local address at its port): no guarded transfer connects to it. */
+void gw_curl_uv_set_own(struct gw_curl_uv *m, const struct sockaddr *sa);
 
 /* Transfers currently added. */
 size_t gw_curl_uv_active(const struct gw_curl_uv *m);

@@ -129,6 +129,9 @@ void gw_http_server_abort_all(struct gw_http_server *srv);
 /* The address actually bound (port resolved when 0 was asked). */
 const char *gw_http_server_address(const struct gw_http_server *srv);
 
+/* The same as a socket address: 0, or UV_EINVAL for a unix socket. */
+int gw_http_server_sockname(const struct gw_http_server *srv, struct sockaddr_storage *ss);
+
 /* Open connections counted against max_connections (those being refused
  * with 503 are not counted). */
 size_t gw_http_server_connections(const struct gw_http_server *srv);

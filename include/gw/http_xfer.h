@@ -57,7 +57,8 @@ struct gw_http_xfer_request {
     size_t body_max;     /* a 2xx non-SSE body kept up to this; 0: discarded */
     size_t event_max;    /* one SSE event, at most */
     int loopback_only;   /* refuse to connect anywhere but loopback */
-    int (*addr_ok)(const struct sockaddr *sa); /* gw_curl_uv_xfer's; NULL: none */
+    int (*addr_ok)(void *addr_data, const struct sockaddr *sa); /* gw_curl_uv_xfer's; NULL: none */
+    void *addr_data;
     const char *user_agent;
 };
 

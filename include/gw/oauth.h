@@ -81,11 +81,35 @@ enum gw_oauth_addr gw_oauth_host_class(const char *host);
 
 /* May the gateway fetch `url`, which metadata handed it, when the MCP
  * server is at `server_host`? https only (http only to a loopback host),
- * and no private, link-local or metadata host unless it is the server's
- * own host. The connect-time check (gw_oauth_addr_class on the address)
- * covers names that resolve to such an address. Returns 0 or -EACCES /
- * -EINVAL with a sentence in `why`. */
+ * no private, link-local or metadata host unless it is the server's own
+ * host, and no loopback host unless the server's host is loopback too.
+ * The connect-time check (gw_oauth_addr_refused) covers names that
+ * resolve to such an address. Returns 0 or -EACCES / -EINVAL with a
+ * sentence in `why`. */
 int gw_oauth_url_check(const char *url, const char *server_host, char *why, size_t cap);
+
+/* What a fetch may connect to, from its URL and the MCP server's. */
+struct gw_oauth_reach {
+    bool https;           /* the URL is https (else only loopback is reached) */
+    bool own_host;        /* the URL's host is the server's own, as written */
+    bool server_loopback; /* the server's host is loopback (gw_oauth_host_class) */
+    const char *refused;  /* set by gw_oauth_reach_ok: why it refused an address */
+};
+
+/* The rule of a fetch of the parsed URL `u` for the server at `server_host`. */
+void gw_oauth_reach_init(struct gw_oauth_reach *r, const struct gw_oauth_url *u,
+                         const char *server_host);
+
+/* A gw_curl_uv_xfer's addr_ok, its data a struct gw_oauth_reach: 1 when
+ * gw_oauth_addr_refused allows `sa`, else 0 with the reason in ->refused. */
+int gw_oauth_reach_ok(void *reach, const struct sockaddr *sa);
+
+/* NULL when a fetch under `r` may connect to `sa`, else why not (a
+ * constant phrase): an http URL reaches loopback only; the server's own
+ * host any address; any other host a public address, or loopback when the
+ * server is on loopback. (The gateway's own listen address is refused
+ * apart, by gw_curl_uv, whatever the server.) */
+const char *gw_oauth_addr_refused(const struct sockaddr *sa, const struct gw_oauth_reach *r);
 
 /* The URLs to try, in order, into out[] (heap strings, at most 3; returns
  * how many, or -EINVAL when `url` does not parse):
@@ -267,11 +291,12 @@ char *gw_oauth_basic_auth(const struct gw_oauth_client *c);
  * Every fetch goes through the shared gw_curl_uv with the rules above:
  * each URL (and each redirect hop of a metadata fetch, at most
  * GW_OAUTH_MAX_HOPS) checked by gw_oauth_url_check against the server's
- * host, each connected address checked too (unless it is the server's own
- * host), a body of at most GW_OAUTH_BODY_MAX bytes, GW_OAUTH_FETCH_MS per
- * fetch. One operation runs at a time; a second call of the same kind
- * while one runs waits for its outcome (refresh is single-flight), another
- * kind answers -EBUSY. */
+ * host, each connected address checked too (gw_oauth_addr_refused, and
+ * never the gateway's own listen address) on a fresh connection without
+ * any proxy from the environment, a body of at most GW_OAUTH_BODY_MAX
+ * bytes, GW_OAUTH_FETCH_MS per fetch. One operation runs at a time; a
+ * second call of the same kind while one runs waits for its outcome
+ * (refresh is single-flight), another kind answers -EBUSY. */
 #define GW_OAUTH_BODY_MAX  (256u << 10)
 #define GW_OAUTH_FETCH_MS  10000
 #define GW_OAUTH_MAX_HOPS  3
@@ -420,6 +445,11 @@ unsigned gw_oauth_generation(const struct gw_oauth *o);
  * that an upstream echoing one does not publish it (gw/redact.h). */
 struct gw_redact;
 void gw_oauth_redact_add(const struct gw_oauth *o, struct gw_redact *r);
+
+/* gw_redact_line with those secrets as they are now (the tokens change
+ * with every refresh, so no redactor keeps them): for an upstream's error
+ * text, which may echo the token its request carried. */
+size_t gw_oauth_redact_line(const struct gw_oauth *o, char *buf, size_t len, bool truncated);
 
 /* When the access token expires (ms, gw_now_ms's clock; 0 unknown). */
 uint64_t gw_oauth_expires_ms(const struct gw_oauth *o);

@@ -92,6 +92,7 @@ struct gw_oauth {
     struct waiter **finishing; /* the waiters finish() is calling, or NULL */
     unsigned generation;       /* counts the tokens obtained and dropped */
     step_fn step;
+    struct gw_oauth_reach reach; /* the fetch in flight's */
     char *urls[3];
     int nurls, iurl, hops;
     char *body;

@@ -54,6 +54,18 @@ size_t gw_utf8_seq_len(const unsigned char *s, size_t avail);
  * truncating valid UTF-8), so the text stays valid for JSON. */
 void gw_utf8_trim(char *s);
 
+/* For "%.*s" where "%.300s" would cut a server's text: the length of the
+ * longest prefix of `s` of at most `max` bytes that is valid UTF-8 and
+ * ends on a character boundary (it stops before the first byte that is not
+ * UTF-8). */
+int gw_utf8_cut(const char *s, size_t max);
+
+/* Copies the start of `in` (`len` bytes, any bytes) into `out` as at most
+ * `max` bytes of one-line UTF-8 (no NUL written): a control character
+ * becomes ' ', a byte that is not UTF-8 '?', and the cut falls between
+ * characters. Returns the bytes written; *used says how many of `in`. */
+size_t gw_utf8_excerpt(char *out, size_t max, const char *in, size_t len, size_t *used);
+
 /* RFC 3339 UTC, e.g. "2026-11-23T08:00:00Z". Returns 0, or -1 with buf
  * "" for a time outside the years 0 to 9999 (or a buffer too small). */
 int gw_format_time(time_t t, char *buf, size_t cap);

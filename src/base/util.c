@@ -169,6 +169,41 @@ void gw_say(char *why, size_t cap, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(why, cap, fmt, ap);
     va_end(ap);
+    gw_utf8_trim(why);
+}
+
+int gw_utf8_cut(const char *s, size_t max)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t n = 0;
+    while (n < max && u[n]) {
+        size_t k = u[n] < 0x80 ? 1 : gw_utf8_seq_len(u + n, strnlen(s + n, 4));
+        if (k == 0 || n + k > max)
+            break;
+        n += k;
+    }
+    return (int)n;
+}
+
+size_t gw_utf8_excerpt(char *out, size_t max, const char *in, size_t len, size_t *used)
+{
+    const unsigned char *b = (const unsigned char *)in;
+    size_t i = 0, n = 0;
+    while (i < len && n < max) {
+        size_t k = b[i] < 0x80 ? 1 : gw_utf8_seq_len(b + i, len - i);
+        if (k > 1 && n + k > max)
+            break;
+        if (k > 1) {
+            memcpy(out + n, b + i, k);
+            n += k;
+            i += k;
+        } else {
+            out[n++] = b[i] < 0x20 || b[i] == 0x7f ? ' ' : b[i] >= 0x80 ? '?' : (char)b[i];
+            i++;
+        }
+    }
+    *used = i;
+    return n;
 }
 
 void gw_utf8_trim(char *s)

@@ -2,11 +2,15 @@
  * libcurl's easy interface (loaded lazily, as for HTTP upstreams). */
 #include "gw/auth_cli_internal.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <curl/curl.h>
+#include <netinet/in.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "gw/config.h"
 #include "gw/curl_lib.h"
@@ -33,6 +37,35 @@ static void from_listen(struct gw_cli_daemon *d, const char *listen)
         d->url = gw_xasprintf("http://[::1]:%s", port);
     else
         d->url = gw_xasprintf("http://%.*s:%s", (int)hostlen, listen, port);
+}
+
+/* Does the http(s) URL `url` name a loopback host (127.0.0.0/8, ::1,
+ * localhost, *.localhost), as written? */
+static bool loopback_url(const char *url)
+{
+    const char *h = strstr(url, "://");
+    char host[256];
+    size_t n;
+    h = h ? h + 3 : url;
+    if (*h == '[') {
+        h++;
+        n = strcspn(h, "]");
+    } else {
+        n = strcspn(h, ":/?#");
+    }
+    if (n == 0 || n >= sizeof(host))
+        return false;
+    memcpy(host, h, n);
+    host[n] = 0;
+    struct in_addr a4;
+    struct in6_addr a6;
+    if (inet_pton(AF_INET, host, &a4) == 1)
+        return (ntohl(a4.s_addr) >> 24) == 127;
+    if (inet_pton(AF_INET6, host, &a6) == 1)
+        return IN6_IS_ADDR_LOOPBACK(&a6) || (IN6_IS_ADDR_V4MAPPED(&a6) && a6.s6_addr[12] == 127);
+    size_t len = strlen(host);
+    return strcasecmp(host, "localhost") == 0 ||
+           (len > 10 && strcasecmp(host + len - 10, ".localhost") == 0);
 }
 
 int gw_cli_daemon_init(struct gw_cli_daemon *d, const char *gateway, const char *listen,
@@ -71,6 +104,14 @@ int gw_cli_daemon_init(struct gw_cli_daemon *d, const char *gateway, const char 
     if (c)
         gw_config_unref(c);
     d->name = d->unix_path ? gw_xasprintf("unix:%s", d->unix_path) : gw_xstrdup(d->url);
+    /* Plain http past this machine would show the token to the network. */
+    if (d->token && !d->unix_path && strncmp(d->url, "http://", 7) == 0 && !loopback_url(d->url)) {
+        fprintf(stderr,
+                "mcpgw: refusing to send the gateway's token over plain http to %s, which is "
+                "not a loopback address: use https://\n",
+                d->name);
+        return 2;
+    }
     return 0;
 }
 
@@ -100,6 +141,45 @@ static size_t on_data(char *p, size_t size, size_t nmemb, void *data)
     b->n += n;
     b->p[b->n] = 0;
     return n;
+}
+
+/* Every string in `v` with its control characters (C0, DEL, C1) as '?':
+ * what the daemon relays (a server's lastError, an issuer, a Problem)
+ * is the servers' text, printed on a terminal that would obey them. */
+static void clean_strings(json_t *v)
+{
+    const char *key;
+    json_t *item;
+    size_t i;
+    if (json_is_object(v)) {
+        json_object_foreach(v, key, item)
+        {
+            clean_strings(item);
+        }
+    } else if (json_is_array(v)) {
+        json_array_foreach(v, i, item)
+        {
+            clean_strings(item);
+        }
+    } else if (json_is_string(v)) {
+        const unsigned char *u = (const unsigned char *)json_string_value(v);
+        size_t n = json_string_length(v), o = 0;
+        char *out = gw_xmalloc(n + 1);
+        bool changed = false;
+        for (i = 0; i < n; i++) {
+            bool c1 = u[i] == 0xC2 && i + 1 < n && u[i + 1] >= 0x80 && u[i + 1] <= 0x9F;
+            if (u[i] < 0x20 || u[i] == 0x7F || c1) {
+                out[o++] = '?';
+                i += c1;
+                changed = true;
+            } else {
+                out[o++] = (char)u[i];
+            }
+        }
+        if (changed)
+            json_string_setn(v, out, o);
+        free(out);
+    }
 }
 
 int gw_cli_request(const struct gw_cli_daemon *d, const char *method, const char *path,
@@ -137,6 +217,9 @@ int gw_cli_request(const struct gw_cli_daemon *d, const char *method, const char
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &got);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    /* The daemon is reached directly: a proxy from the environment would
+     * see the token, and the loopback check above would mean nothing. */
+    curl_easy_setopt(h, CURLOPT_PROXY, "");
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 10L);
     /* The authorize route may wait on a slow authorization server: the
      * daemon bounds each of its fetches at 10 s. */
@@ -163,6 +246,7 @@ int gw_cli_request(const struct gw_cli_daemon *d, const char *method, const char
         curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &a->status);
         if (got.p)
             a->json = json_loadb(got.p, got.n, 0, NULL);
+        clean_strings(a->json);
     }
     curl_slist_free_all(headers);
     curl_easy_cleanup(h);

@@ -9,6 +9,7 @@
 
 #include "gw/heap.h"
 #include "gw/log.h"
+#include "gw/oauth.h"
 #include "gw/upstream.h"
 #include "gw/util.h"
 
@@ -228,6 +229,8 @@ static int make_client(struct gw_instance *inst, const struct gw_gateway_config 
 
     gw_redact_add_server(redact, inst->cfg);
     gw_redact_add(redact, gw->auth_token);
+    if (inst->oauth) /* the tokens of this instance's start */
+        gw_oauth_redact_add(inst->oauth, redact);
     struct gw_mcp_client_opts o = {
         .send = client_send,
         .on_ready = client_ready,

@@ -768,8 +768,9 @@ int gw_mcp_client_cancel(struct gw_mcp_client *c, gw_mcp_handle handle, const ch
 
     if (p == NULL || strcmp(p->method, "initialize") == 0)
         return UV_ENOENT;
-    snprintf(msg, sizeof msg, "%s was cancelled%s%.200s", p->method, reason ? ": " : "",
-             reason ? reason : "");
+    const char *why = reason ? reason : "";
+    snprintf(msg, sizeof msg, "%s was cancelled%s%.*s", p->method, reason ? ": " : "",
+             gw_utf8_cut(why, 200), why);
     gw_utf8_trim(msg);
     if (p->round == NULL || p->round->keys == NULL) /* else nothing runs upstream */
         cancel_upstream(c, p, reason);

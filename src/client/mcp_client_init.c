@@ -56,9 +56,9 @@ static const char *check_init_result(json_t *r, char *buf, size_t cap)
         return "the server's initialize result has no protocolVersion string";
     if (!accepted_version(json_string_value(v))) {
         snprintf(buf, cap,
-                 "the server answered protocol version \"%.64s\", which mcpgw does not support "
+                 "the server answered protocol version \"%.*s\", which mcpgw does not support "
                  "(supported: 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05)",
-                 json_string_value(v));
+                 gw_utf8_cut(json_string_value(v), 64), json_string_value(v));
         return buf;
     }
     if (caps && !json_is_object(caps))

@@ -72,7 +72,7 @@ static void send_no_method(struct gw_mcp_client *c, json_t *id, const char *meth
     json_t *msg;
     int rc;
 
-    snprintf(text, sizeof text, "Method not found: %.200s", method);
+    snprintf(text, sizeof text, "Method not found: %.*s", gw_utf8_cut(method, 200), method);
     gw_utf8_trim(text);
     snprintf(text + strlen(text), sizeof text - strlen(text), " (%s)", why);
     gw_utf8_trim(text);

@@ -469,6 +469,10 @@ static int start_http(struct daemon *d)
     const char *addr = gw_http_server_address(d->http);
     d->gate.address = addr;
     gw_log(GW_LOG_INFO, "listening", "addr", addr, NULL);
+    /* No OAuth fetch a server's metadata steers may reach the API. */
+    struct sockaddr_storage ss;
+    if (gw_http_server_sockname(d->http, &ss) == 0)
+        gw_curl_uv_set_own(d->multi, (const struct sockaddr *)&ss);
     /* Where a browser is sent back after authorizing an OAuth server. */
     if (strncmp(addr, "unix:", 5) != 0) {
         char *base = gw_xasprintf("http://%s", addr);

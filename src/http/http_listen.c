@@ -332,6 +332,14 @@ const char *gw_http_server_address(const struct gw_http_server *srv)
     return srv->address;
 }
 
+int gw_http_server_sockname(const struct gw_http_server *srv, struct sockaddr_storage *ss)
+{
+    int len = sizeof(*ss);
+    if (srv->is_unix)
+        return UV_EINVAL;
+    return uv_tcp_getsockname(&srv->lis.tcp, (struct sockaddr *)ss, &len);
+}
+
 size_t gw_http_server_connections(const struct gw_http_server *srv)
 {
     return srv->nconns;

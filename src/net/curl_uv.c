@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,7 @@ struct gw_curl_uv {
     int closing, torn_down;
     void (*close_cb)(void *data);
     void *close_data;
+    struct sockaddr_storage own; /* the gateway's listen address; ss_family 0: none */
 };
 
 static void teardown(struct gw_curl_uv *m);
@@ -208,11 +210,95 @@ static int is_loopback(const struct sockaddr *sa)
 static void name_address(const struct sockaddr *sa, char *buf, size_t cap)
 {
     char ip[INET6_ADDRSTRLEN] = "?";
-    if (sa->sa_family == AF_INET)
+    unsigned port = 0;
+    if (sa->sa_family == AF_INET) {
         inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, ip, sizeof(ip));
-    else if (sa->sa_family == AF_INET6)
+        port = ntohs(((const struct sockaddr_in *)sa)->sin_port);
+    } else if (sa->sa_family == AF_INET6) {
         inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, ip, sizeof(ip));
-    snprintf(buf, cap, "%s", ip);
+        port = ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
+    }
+    snprintf(buf, cap, "%s port %u", ip, port);
+}
+
+/* `sa` into `out`, an IPv4-mapped IPv6 address as the IPv4 one it reaches. */
+static void unmap(const struct sockaddr *sa, struct sockaddr_storage *out)
+{
+    const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+    memset(out, 0, sizeof(*out));
+    if (sa->sa_family == AF_INET6 && IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) {
+        struct sockaddr_in *in = (struct sockaddr_in *)out;
+        in->sin_family = AF_INET;
+        in->sin_port = in6->sin6_port;
+        memcpy(&in->sin_addr, in6->sin6_addr.s6_addr + 12, 4);
+    } else if (sa->sa_family == AF_INET6) {
+        memcpy(out, sa, sizeof(struct sockaddr_in6));
+    } else if (sa->sa_family == AF_INET) {
+        memcpy(out, sa, sizeof(struct sockaddr_in));
+    }
+}
+
+/* The same family and host (ports aside). */
+static int same_host(const struct sockaddr *a, const struct sockaddr *b)
+{
+    if (a->sa_family != b->sa_family)
+        return 0;
+    if (a->sa_family == AF_INET)
+        return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+               ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+    return memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+                  &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr)) == 0;
+}
+
+static int unspecified(const struct sockaddr *sa)
+{
+    if (sa->sa_family == AF_INET)
+        return ((const struct sockaddr_in *)sa)->sin_addr.s_addr == htonl(INADDR_ANY);
+    return IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+}
+
+/* Is `sa` one of this machine's addresses? Asked only of a guarded
+ * transfer's connection to the port of a wildcard listener. */
+static int local_host(const struct sockaddr *sa)
+{
+    struct ifaddrs *all, *i;
+    int yes = 0;
+    if (is_loopback(sa))
+        return 1;
+    if (getifaddrs(&all) != 0)
+        return 1; /* unknown counts as ours: refusing is the safe side */
+    for (i = all; i && !yes; i = i->ifa_next) {
+        struct sockaddr_storage a;
+        if (i->ifa_addr &&
+            (i->ifa_addr->sa_family == AF_INET || i->ifa_addr->sa_family == AF_INET6)) {
+            unmap(i->ifa_addr, &a);
+            yes = same_host((struct sockaddr *)&a, sa);
+        }
+    }
+    freeifaddrs(all);
+    return yes;
+}
+
+static unsigned port_of(const struct sockaddr *sa)
+{
+    return ntohs(sa->sa_family == AF_INET ? ((const struct sockaddr_in *)sa)->sin_port
+                                          : ((const struct sockaddr_in6 *)sa)->sin6_port);
+}
+
+/* Would connecting to `sa` reach the gateway's own listener? A listener on
+ * 0.0.0.0 (or ::) is reached at every local address of its family (the
+ * daemon's IPv6 listener is IPv6-only). */
+static int is_own(const struct gw_curl_uv *m, const struct sockaddr *sa)
+{
+    const struct sockaddr *own = (const struct sockaddr *)&m->own;
+    struct sockaddr_storage a;
+    if (own->sa_family == 0)
+        return 0;
+    unmap(sa, &a);
+    sa = (const struct sockaddr *)&a;
+    if (sa->sa_family != own->sa_family || port_of(sa) != port_of(own))
+        return 0;
+    return unspecified(own) ? local_host(sa) : same_host(sa, own);
 }
 
 /* CURLOPT_OPENSOCKETFUNCTION: every upstream socket is created here, so it
@@ -222,8 +308,11 @@ static void name_address(const struct sockaddr *sa, char *buf, size_t cap)
 static curl_socket_t open_socket(void *clientp, curlsocktype purpose, struct curl_sockaddr *a)
 {
     struct gw_curl_uv_xfer *x = clientp;
-    if ((x->loopback_only && !is_loopback(&a->addr)) || (x->addr_ok && !x->addr_ok(&a->addr))) {
+    int own = x->addr_ok && is_own(x->m, &a->addr);
+    if (own || (x->loopback_only && !is_loopback(&a->addr)) ||
+        (x->addr_ok && !x->addr_ok(x->addr_data, &a->addr))) {
         name_address(&a->addr, x->refused, sizeof(x->refused));
+        x->refused_own = own;
         return CURL_SOCKET_BAD;
     }
     return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
@@ -242,9 +331,12 @@ static void secure(struct gw_curl_uv_xfer *x)
     curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, open_socket);
     curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, x);
     /* A proxy from the environment would make the connected address the
-     * proxy's and defeat the loopback rule; loopback needs no proxy. */
-    if (x->loopback_only)
+     * proxy's and defeat the address rules; loopback needs no proxy. */
+    if (x->loopback_only || x->addr_ok)
         curl_easy_setopt(e, CURLOPT_PROXY, "");
+    /* Only a connection opened here went through open_socket's check. */
+    curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, x->addr_ok ? 1L : 0L);
+    curl_easy_setopt(e, CURLOPT_FORBID_REUSE, x->addr_ok ? 1L : 0L);
 }
 
 /* The descriptors open now, as a bitmap indexed by fd (caller frees). */
@@ -335,6 +427,8 @@ int gw_curl_uv_add(struct gw_curl_uv *m, struct gw_curl_uv_xfer *x)
     if (x->added || m->closing || !m->multi)
         return UV_EINVAL;
     x->refused[0] = '\0';
+    x->refused_own = 0;
+    x->m = m;
     secure(x);
     if (curl_multi_add_handle(m->multi, x->easy) != CURLM_OK)
         return UV_EIO;
@@ -361,6 +455,11 @@ void gw_curl_uv_remove(struct gw_curl_uv *m, struct gw_curl_uv_xfer *x)
         x->next->prev = x->prev;
     x->added = 0;
     m->active--;
+}
+
+void gw_curl_uv_set_own(struct gw_curl_uv *m, const struct sockaddr *sa)
+{
+    unmap(sa, &m->own);
 }
 
 size_t gw_curl_uv_active(const struct gw_curl_uv *m)

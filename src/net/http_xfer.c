@@ -282,6 +282,7 @@ int gw_http_xfer_begin(struct gw_http_xfer *x, struct gw_curl_uv *multi,
     x->cx.done = on_done;
     x->cx.loopback_only = req->loopback_only;
     x->cx.addr_ok = req->addr_ok;
+    x->cx.addr_data = req->addr_data;
     x->last_byte_ms = gw_now_ms();
     return gw_curl_uv_add(multi, &x->cx);
 }

@@ -210,8 +210,8 @@ int gw_oauth_prm_read(const char *body, size_t len, const char *server_url, stru
     if (!p->resource) {
         gw_say(why, cap, "the protected resource metadata has no \"resource\"");
     } else if (!gw_oauth_resource_matches(p->resource, server_url)) {
-        gw_say(why, cap, "the protected resource metadata names %.300s, which is not this server",
-               p->resource);
+        gw_say(why, cap, "the protected resource metadata names %.*s, which is not this server",
+               gw_utf8_cut(p->resource, 300), p->resource);
     } else if (!as) {
         gw_say(why, cap, "the protected resource metadata names no authorization server");
     } else if (gw_oauth_url_parse(as, &u, uwhy, sizeof(uwhy)) < 0) {
@@ -296,8 +296,8 @@ int gw_oauth_asm_read(const char *body, size_t len, const char *issuer, struct g
     int rc = -EINVAL;
     m->issuer = str(j, "issuer");
     if (!m->issuer || strcmp(m->issuer, issuer) != 0) {
-        gw_say(why, cap, "the authorization server metadata is for another issuer than %.300s",
-               issuer);
+        gw_say(why, cap, "the authorization server metadata is for another issuer than %.*s",
+               gw_utf8_cut(issuer, 300), issuer);
         goto out;
     }
     if (!listed(j, "code_challenge_methods_supported", "S256")) {

@@ -17,14 +17,6 @@
 
 static const struct gw_http_xfer_ops xfer_ops;
 
-/* ---- addresses at connect time ---- */
-
-static int addr_ok(const struct sockaddr *sa)
-{
-    enum gw_oauth_addr c = gw_oauth_addr_class(sa);
-    return c == GW_OAUTH_ADDR_PUBLIC || c == GW_OAUTH_ADDR_LOOPBACK;
-}
-
 /* ---- operations and their waiters ---- */
 
 void gw_oauth__bound_clear(struct bound *b)
@@ -93,6 +85,7 @@ static void failf(struct gw_oauth *o, int rc, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(why, sizeof(why), fmt, ap);
     va_end(ap);
+    gw_utf8_trim(why);
     finish(o, rc, why);
 }
 
@@ -122,12 +115,12 @@ static void fetch(struct gw_oauth *o, const char *url, const char *body, const c
 {
     char why[300];
     if (gw_oauth_url_check(url, o->server_host, why, sizeof(why)) < 0) {
-        failf(o, -EACCES, "refused to fetch %.300s: %s", url, why);
+        failf(o, -EACCES, "refused to fetch %.*s: %s", gw_utf8_cut(url, 300), url, why);
         return;
     }
     struct gw_oauth_url u;
     gw_oauth_url_parse(url, &u, why, sizeof(why));
-    bool own = strcmp(u.host, o->server_host) == 0;
+    gw_oauth_reach_init(&o->reach, &u, o->server_host);
     gw_oauth_url_clear(&u);
 
     struct curl_slist *h = gw_http_xfer_line(NULL, "Accept: application/json");
@@ -147,14 +140,15 @@ static void fetch(struct gw_oauth *o, const char *url, const char *body, const c
         .timeout_ms = GW_OAUTH_FETCH_MS,
         .body_max = GW_OAUTH_BODY_MAX,
         .event_max = 0,
-        .addr_ok = own ? NULL : addr_ok,
+        .addr_ok = gw_oauth_reach_ok,
+        .addr_data = &o->reach,
         .user_agent = "mcpgw",
     };
     o->step = next;
     o->x.ops = &xfer_ops;
     int rc = gw_http_xfer_begin(&o->x, o->multi, &req);
     if (rc < 0) {
-        failf(o, -EIO, "could not start a fetch of %.300s", url);
+        failf(o, -EIO, "could not start a fetch of %.*s", gw_utf8_cut(url, 300), url);
         return;
     }
     o->busy = true;
@@ -189,10 +183,8 @@ static bool fetch_failed(struct gw_oauth *o, CURLcode rc, const char *what)
         return true;
     }
     if (o->x.cx.refused[0]) {
-        failf(o, -EACCES,
-              "%s: refused to connect to %s (a private, link-local or metadata "
-              "address)",
-              what, o->x.cx.refused);
+        failf(o, -EACCES, "%s: refused to connect to %s (%s)", what, o->x.cx.refused,
+              o->x.cx.refused_own ? "the gateway's own address" : o->reach.refused);
         return true;
     }
     if (rc != CURLE_OK) {
@@ -252,7 +244,8 @@ static void prm_done(struct gw_oauth *o, CURLcode rc)
     o->nurls = gw_oauth_discovery_urls(GW_OAUTH_ASM, o->prm.issuer, o->urls);
     if (o->nurls < 0) {
         o->nurls = 0;
-        failf(o, -EINVAL, "the authorization server %.300s is not a URL", o->prm.issuer);
+        failf(o, -EINVAL, "the authorization server %.*s is not a URL",
+              gw_utf8_cut(o->prm.issuer, 300), o->prm.issuer);
         return;
     }
     asm_next(o);
@@ -290,7 +283,8 @@ static void asm_next(struct gw_oauth *o)
 {
     o->hops = 0;
     if (o->iurl >= o->nurls) {
-        failf(o, -ENOENT, "no authorization server metadata for %.300s", o->prm.issuer);
+        failf(o, -ENOENT, "no authorization server metadata for %.*s",
+              gw_utf8_cut(o->prm.issuer, 300), o->prm.issuer);
         return;
     }
     fetch(o, o->urls[o->iurl], NULL, NULL, asm_done);
@@ -383,9 +377,9 @@ static void have_client(struct gw_oauth *o)
         if (!c.auth) {
             gw_oauth_client_clear(&c);
             failf(o, -EINVAL,
-                  "%.300s supports no token endpoint authentication this client can "
+                  "%.*s supports no token endpoint authentication this client can "
                   "use",
-                  o->asm_.issuer);
+                  gw_utf8_cut(o->asm_.issuer, 300), o->asm_.issuer);
             return;
         }
         set_client(o, &c, false);
@@ -415,8 +409,8 @@ static void have_client(struct gw_oauth *o)
     if (!same) {
         if (!o->asm_.registration_endpoint) {
             free(scopes);
-            failf(o, -ENOENT, "%.300s offers no client registration: configure oauth.client_id",
-                  o->asm_.issuer);
+            failf(o, -ENOENT, "%.*s offers no client registration: configure oauth.client_id",
+                  gw_utf8_cut(o->asm_.issuer, 300), o->asm_.issuer);
             return;
         }
         o->body = gw_oauth_dcr_request(o->redirect_uri, scopes);
@@ -426,9 +420,10 @@ static void have_client(struct gw_oauth *o)
     }
     if (gw_oauth__count_request(o, scopes) < 0) {
         failf(o, -EPERM,
-              "%d authorization requests did not get the scopes %.300s: none is made "
+              "%d authorization requests did not get the scopes %.*s: none is made "
               "until a reload or a logout",
-              GW_OAUTH_AUTHZ_MAX, scopes ? scopes : "(none named)");
+              GW_OAUTH_AUTHZ_MAX, gw_utf8_cut(scopes ? scopes : "(none named)", 300),
+              scopes ? scopes : "(none named)");
         free(scopes);
         return;
     }
@@ -472,10 +467,10 @@ int gw_oauth_authorize(struct gw_oauth *o, gw_oauth_cb cb, void *data)
     if (!o->redirect_uri && !o->client_credentials)
         return -EINVAL;
     if (o->gave_up) {
-        char *why =
-            gw_xasprintf("%d authorization requests did not get the scopes %.300s: none "
-                         "is made until a reload or a logout",
-                         GW_OAUTH_AUTHZ_MAX, o->authz_scopes[0] ? o->authz_scopes : "(none named)");
+        const char *named = o->authz_scopes[0] ? o->authz_scopes : "(none named)";
+        char *why = gw_xasprintf("%d authorization requests did not get the scopes %.*s: none "
+                                 "is made until a reload or a logout",
+                                 GW_OAUTH_AUTHZ_MAX, gw_utf8_cut(named, 300), named);
         cb(data, -EPERM, why);
         free(why);
         return 0;

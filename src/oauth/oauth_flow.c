@@ -66,6 +66,18 @@ void gw_oauth_redirect_clear(struct gw_oauth_redirect *r)
     memset(r, 0, sizeof(*r));
 }
 
+/* RFC 6749 section 4.1.2.1: an error code is 1 to 100 of %x20-21 /
+ * %x23-5B / %x5D-7E; another (control characters, bytes that are not
+ * UTF-8) is not shown. */
+static bool error_code_ok(const char *e)
+{
+    size_t n = strlen(e);
+    for (size_t i = 0; i < n; i++)
+        if (e[i] < 0x20 || e[i] > 0x7e || e[i] == '"' || e[i] == '\\')
+            return false;
+    return n > 0 && n <= 100;
+}
+
 int gw_oauth_redirect_read(const char *query, const char *state, const char *issuer,
                            bool iss_supported, struct gw_oauth_redirect *r, char *why, size_t cap)
 {
@@ -81,9 +93,16 @@ int gw_oauth_redirect_read(const char *query, const char *state, const char *iss
         gw_say(why, cap, "the redirect's state is not the pending one");
     } else if (dup_iss || (iss && strcmp(iss, issuer) != 0)) {
         /* RFC 9207 section 2.4: a mix-up; nothing in it is acted on. */
-        gw_say(why, cap, "the redirect came from another authorization server than %.300s", issuer);
+        gw_say(why, cap, "the redirect came from another authorization server than %.*s",
+               gw_utf8_cut(issuer, 300), issuer);
     } else if (!iss && iss_supported) {
-        gw_say(why, cap, "the redirect has no iss, which %.300s promised", issuer);
+        gw_say(why, cap, "the redirect has no iss, which %.*s promised", gw_utf8_cut(issuer, 300),
+               issuer);
+    } else if (r->error && !error_code_ok(r->error)) {
+        gw_say(why, cap,
+               "the authorization server refused, with an error code outside RFC "
+               "6749's characters");
+        rc = -EINVAL;
     } else if (r->error || dup_error) {
         gw_say(why, cap, "the authorization server refused");
         rc = -EINVAL;

@@ -32,6 +32,15 @@ void gw_oauth_redact_add(const struct gw_oauth *o, struct gw_redact *r)
     gw_redact_add(r, o->configured.client_secret);
 }
 
+size_t gw_oauth_redact_line(const struct gw_oauth *o, char *buf, size_t len, bool truncated)
+{
+    struct gw_redact *r = gw_redact_new();
+    gw_oauth_redact_add(o, r);
+    len = gw_redact_line(r, buf, len, truncated);
+    gw_redact_free(r);
+    return len;
+}
+
 uint64_t gw_oauth_expires_ms(const struct gw_oauth *o)
 {
     return o->expires_ms;

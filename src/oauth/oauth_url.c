@@ -222,9 +222,14 @@ int gw_oauth_url_check(const char *url, const char *server_host, char *why, size
         return -EINVAL;
     enum gw_oauth_addr c = gw_oauth_host_class(u.host);
     bool own = server_host && strcasecmp(u.host, server_host) == 0;
+    bool server_loopback =
+        server_host && gw_oauth_host_class(server_host) == GW_OAUTH_ADDR_LOOPBACK;
     int rc = 0;
     if (!u.https && c != GW_OAUTH_ADDR_LOOPBACK) {
         gw_say(why, cap, "http is allowed only to a loopback host; %s must be https", u.host);
+        rc = -EACCES;
+    } else if (c == GW_OAUTH_ADDR_LOOPBACK && !own && !server_loopback) {
+        gw_say(why, cap, "%s is a loopback host and the MCP server is not on loopback", u.host);
         rc = -EACCES;
     } else if (c == GW_OAUTH_ADDR_METADATA && !own) {
         gw_say(why, cap, "%s is a cloud metadata address", u.host);
@@ -236,6 +241,44 @@ int gw_oauth_url_check(const char *url, const char *server_host, char *why, size
     }
     gw_oauth_url_clear(&u);
     return rc;
+}
+
+const char *gw_oauth_addr_refused(const struct sockaddr *sa, const struct gw_oauth_reach *r)
+{
+    enum gw_oauth_addr c = gw_oauth_addr_class(sa);
+    if (!r->https)
+        return c == GW_OAUTH_ADDR_LOOPBACK ? NULL : "an http URL reaches only loopback";
+    if (r->own_host || c == GW_OAUTH_ADDR_PUBLIC)
+        return NULL;
+    switch (c) {
+    case GW_OAUTH_ADDR_LOOPBACK:
+        return r->server_loopback ? NULL : "a loopback address, and the MCP server is not on one";
+    case GW_OAUTH_ADDR_METADATA:
+        return "a cloud metadata address";
+    case GW_OAUTH_ADDR_LINK_LOCAL:
+        return "a link-local address";
+    default:
+        return "a private address";
+    }
+}
+
+void gw_oauth_reach_init(struct gw_oauth_reach *r, const struct gw_oauth_url *u,
+                         const char *server_host)
+{
+    *r = (struct gw_oauth_reach){
+        .https = u->https,
+        .own_host = strcmp(u->host, server_host) == 0,
+        .server_loopback = gw_oauth_host_class(server_host) == GW_OAUTH_ADDR_LOOPBACK,
+    };
+}
+
+int gw_oauth_reach_ok(void *reach, const struct sockaddr *sa)
+{
+    struct gw_oauth_reach *r = reach;
+    const char *why = gw_oauth_addr_refused(sa, r);
+    if (why)
+        r->refused = why;
+    return why == NULL;
 }
 
 /* ---- discovery ---- */

@@ -114,14 +114,14 @@ static char *prompt_name(struct gw_cat_diags *d, const struct gw_server_config *
                          verdict == GW_CAT_BLACKLISTED ? "the blacklist" : "no whitelist pattern");
     else if (!gw_catalog_name_valid(orig))
         gw_cat_diags_add(d, GW_SEV_WARNING, GW_CAT_INVALID_NAME, cfg->id, tagged,
-                         "Prompt '%.64s' from MCP server '%s' is not served: its name does not "
+                         "Prompt '%.*s' from MCP server '%s' is not served: its name does not "
                          "match ^[a-zA-Z0-9_-]{1,64}$",
-                         orig, cfg->id);
+                         gw_utf8_cut(orig, 64), orig, cfg->id);
     else if (!gw_catalog_name_valid(final = gw_catalog_transform_name(cfg, orig))) {
         gw_cat_diags_add(d, GW_SEV_WARNING, GW_CAT_INVALID_FINAL_NAME, cfg->id, tagged,
                          "Prompt '%s' from MCP server '%s' is not served: its name after "
-                         "transforms, '%.80s', does not match ^[a-zA-Z0-9_-]{1,64}$",
-                         orig, cfg->id, final);
+                         "transforms, '%.*s', does not match ^[a-zA-Z0-9_-]{1,64}$",
+                         orig, cfg->id, gw_utf8_cut(final, 80), final);
         free(final);
         final = NULL;
     }
@@ -157,12 +157,12 @@ static int derive_item(struct gw_cat_diags *d, const struct gw_server_config *cf
     }
     if (strncmp(key, GW_CATALOG_NS_SCHEME, strlen(GW_CATALOG_NS_SCHEME)) == 0 &&
         !cfg->resource_namespace) {
-        char *tagged = gw_xasprintf("%s:%.200s", kind_words[kind], key);
+        char *tagged = gw_xasprintf("%s:%.*s", kind_words[kind], gw_utf8_cut(key, 200), key);
         gw_cat_diags_add(d, GW_SEV_WARNING, GW_CAT_BAD_ENTRY, cfg->id, tagged,
-                         "MCP server '%s' listed the %s '%.200s', which is not served: the "
+                         "MCP server '%s' listed the %s '%.*s', which is not served: the "
                          "scheme " GW_CATALOG_NS_SCHEME " is the gateway's own "
                          "(resource_namespace)",
-                         cfg->id, kind_words[kind], key);
+                         cfg->id, kind_words[kind], gw_utf8_cut(key, 200), key);
         free(tagged);
         return -1;
     }
@@ -236,9 +236,9 @@ static void resolve_kind(struct gw_extras *e, enum gw_extra_kind kind)
             if (o != NULL) {
                 char *tagged = gw_xasprintf("%s:%s", kind_words[kind], it->key);
                 gw_cat_diags_add(&se->diags, GW_SEV_WARNING, GW_CAT_COLLISION, se->id, tagged,
-                                 "The %s '%.200s' of MCP server '%s' is not served: MCP server "
+                                 "The %s '%.*s' of MCP server '%s' is not served: MCP server "
                                  "'%s' offers it already",
-                                 kind_words[kind], it->key, se->id,
+                                 kind_words[kind], gw_utf8_cut(it->key, 200), it->key, se->id,
                                  json_string_value(json_object_get(o, "server")));
                 free(tagged);
                 continue;

@@ -305,17 +305,17 @@ static int on_event(struct gw_http_xfer *t, const struct gw_sse_event *ev)
 /* ---- outcomes ---- */
 
 /* The start of an answer's body, for an error sentence: the server's own
- * bytes, so its configured secrets are masked (security.md P6). */
+ * bytes, so its configured secrets are masked (security.md P6), cut
+ * between UTF-8 characters, a byte that is not UTF-8 shown as '?' (the
+ * sentence goes into JSON). */
 static void excerpt(const struct xfer *x, char *buf, size_t cap)
 {
-    size_t n = x->t.rlen < 200 ? x->t.rlen : 200;
-    if (n >= cap)
-        n = cap - 1;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)x->t.rbody[i];
-        buf[i] = c < 0x20 || c == 0x7f ? ' ' : (char)c;
-    }
-    n = gw_redact_line(x->h->redact, buf, n, n < x->t.rlen);
+    size_t used, max = cap - 1 < 200 ? cap - 1 : 200;
+    size_t n = gw_utf8_excerpt(buf, max, x->t.rbody, x->t.rlen, &used);
+    bool cut = used < x->t.rlen;
+    n = gw_redact_line(x->h->redact, buf, n, cut);
+    if (x->h->o.oauth) /* the token the request carried may be echoed */
+        n = gw_oauth_redact_line(x->h->o.oauth, buf, n, cut);
     buf[n] = '\0';
 }
 
@@ -428,6 +428,7 @@ void gw_upstream_http__request_failed(struct xfer *x, long status, int reached, 
         snprintf(full, sizeof(full), "%s (after %d tries)", why, x->tries);
     else
         snprintf(full, sizeof(full), "%s", why);
+    gw_utf8_trim(full); /* a character cut by the buffer would make it no JSON string */
     h->st.http_errors++;
     gw_upstream_http__set_error(h, full);
     gw_log(GW_LOG_WARN, "upstream request failed", "server", h->id, "method", x->method, "error",

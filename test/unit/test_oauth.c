@@ -147,9 +147,19 @@ START_TEST(test_url_check)
     char why[200];
     ck_assert_int_eq(gw_oauth_url_check("https://auth.example/x", "mcp.example", why, sizeof(why)),
                      0);
+    /* Loopback only for a server on loopback (issue: metadata pointing the
+     * token endpoint at the gateway's own API). */
     ck_assert_int_eq(gw_oauth_url_check("http://127.0.0.1:9/x", "mcp.example", why, sizeof(why)),
+                     -EACCES);
+    ck_assert_str_eq(why, "127.0.0.1 is a loopback host and the MCP server is not on loopback");
+    ck_assert_int_eq(gw_oauth_url_check("https://foo.localhost/x", "mcp.example", why, sizeof(why)),
+                     -EACCES);
+    ck_assert_int_eq(gw_oauth_url_check("http://[::1]:9/x", "10.0.0.5", why, sizeof(why)), -EACCES);
+    ck_assert_int_eq(gw_oauth_url_check("http://localhost:9/x", NULL, why, sizeof(why)), -EACCES);
+    ck_assert_int_eq(gw_oauth_url_check("http://localhost:9/x", "127.0.0.1", why, sizeof(why)), 0);
+    ck_assert_int_eq(gw_oauth_url_check("http://127.0.0.2:9/x", "a.localhost", why, sizeof(why)),
                      0);
-    ck_assert_int_eq(gw_oauth_url_check("http://localhost:9/x", NULL, why, sizeof(why)), 0);
+    ck_assert_int_eq(gw_oauth_url_check("http://[::1]:9/x", "localhost", why, sizeof(why)), 0);
     ck_assert_int_eq(gw_oauth_url_check("http://auth.example/x", "auth.example", why, sizeof(why)),
                      -EACCES);
     ck_assert_ptr_nonnull(strstr(why, "https"));
@@ -165,6 +175,44 @@ START_TEST(test_url_check)
     ck_assert_int_eq(gw_oauth_url_check("https://10.0.0.5:8443/", "10.0.0.5", why, sizeof(why)), 0);
     ck_assert_int_eq(gw_oauth_url_check("file:///etc/passwd", "mcp.example", why, sizeof(why)),
                      -EINVAL);
+}
+END_TEST
+
+static const char *refused(const char *ip, bool https, bool own_host, bool server_loopback)
+{
+    struct sockaddr_storage ss = {0};
+    struct gw_oauth_reach r = {
+        .https = https, .own_host = own_host, .server_loopback = server_loopback};
+    if (strchr(ip, ':')) {
+        ss.ss_family = AF_INET6;
+        inet_pton(AF_INET6, ip, &((struct sockaddr_in6 *)&ss)->sin6_addr);
+    } else {
+        ss.ss_family = AF_INET;
+        inet_pton(AF_INET, ip, &((struct sockaddr_in *)&ss)->sin_addr);
+    }
+    return gw_oauth_addr_refused((struct sockaddr *)&ss, &r);
+}
+
+/* The connect-time rule: what a name in a URL may resolve to. */
+START_TEST(test_addr_refused)
+{
+    /* An http URL reaches loopback only, whatever the server. */
+    ck_assert_str_eq(refused("93.184.216.34", false, false, true),
+                     "an http URL reaches only loopback");
+    ck_assert_str_eq(refused("10.0.0.5", false, true, false), "an http URL reaches only loopback");
+    ck_assert_ptr_null(refused("127.0.0.1", false, false, true));
+    /* Loopback only when the server is on loopback. */
+    ck_assert_str_eq(refused("127.0.0.1", true, false, false),
+                     "a loopback address, and the MCP server is not on one");
+    ck_assert_str_eq(refused("::ffff:127.0.0.1", true, false, false),
+                     "a loopback address, and the MCP server is not on one");
+    ck_assert_ptr_null(refused("::1", true, false, true));
+    /* Private, link-local and metadata addresses: the server's own host only. */
+    ck_assert_str_eq(refused("10.0.0.5", true, false, true), "a private address");
+    ck_assert_str_eq(refused("fe80::1", true, false, true), "a link-local address");
+    ck_assert_str_eq(refused("169.254.169.254", true, false, true), "a cloud metadata address");
+    ck_assert_ptr_null(refused("10.0.0.5", true, true, false));
+    ck_assert_ptr_null(refused("93.184.216.34", true, false, false));
 }
 END_TEST
 
@@ -512,6 +560,7 @@ int main(void)
     tcase_add_test(tc, test_url_parse);
     tcase_add_test(tc, test_addresses);
     tcase_add_test(tc, test_url_check);
+    tcase_add_test(tc, test_addr_refused);
     tcase_add_test(tc, test_discovery_order);
     tcase_add_test(tc, test_resource_match);
     tcase_add_test(tc, test_form);

@@ -142,6 +142,32 @@ START_TEST(utf8_trim_cuts_partial_characters)
 }
 END_TEST
 
+/* "%.*s" with gw_utf8_cut: never half a character, never a byte that
+ * is not UTF-8. */
+START_TEST(utf8_cut_on_character_boundaries)
+{
+    ck_assert_int_eq(gw_utf8_cut("ab\xc3\xa9", 3), 2);
+    ck_assert_int_eq(gw_utf8_cut("ab\xc3\xa9", 4), 4);
+    ck_assert_int_eq(gw_utf8_cut("ab\xc3\xa9", 40), 4);
+    ck_assert_int_eq(gw_utf8_cut("\xf0\x9f\x98\x80x", 3), 0);
+    ck_assert_int_eq(gw_utf8_cut("\xf0\x9f\x98\x80x", 5), 5);
+    ck_assert_int_eq(gw_utf8_cut("ab\xff"
+                                 "cd",
+                                 5),
+                     2);
+    ck_assert_int_eq(gw_utf8_cut("ab\xe2\x82", 5), 2);
+    ck_assert_int_eq(gw_utf8_cut("", 5), 0);
+
+    char out[16];
+    size_t used;
+    ck_assert_uint_eq(gw_utf8_excerpt(out, 3, "ab\xc3\xa9", 4, &used), 2);
+    ck_assert_uint_eq(used, 2);
+    ck_assert_uint_eq(gw_utf8_excerpt(out, 16, "a\x1b\xff\xc3\xa9\n", 6, &used), 6);
+    ck_assert_uint_eq(used, 6);
+    ck_assert(memcmp(out, "a ?\xc3\xa9 ", 6) == 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("problems");
@@ -156,6 +182,7 @@ int main(void)
     tcase_add_test(tc, log_escape_cannot_forge_lines);
     tcase_add_test(tc, log_level_parse);
     tcase_add_test(tc, utf8_trim_cuts_partial_characters);
+    tcase_add_test(tc, utf8_cut_on_character_boundaries);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
