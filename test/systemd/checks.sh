@@ -54,6 +54,30 @@ t_lintian() {
 	return 1
 }
 
+# dpkg -c against the list in docs/operations.md (*The Debian package*); a
+# listed glob must match at least one file.
+t_files() {
+	local listed files f l ok rc=0
+	listed=$(sed -n '/<!-- package files: begin -->/,/<!-- package files: end -->/p' docs/operations.md |
+		grep '^/')
+	[[ -n $listed ]] || { echo "no file list in docs/operations.md"; return 1; }
+	files=$(dpkg-deb -c "build/$DEB1" | awk '$1 !~ /^d/ { print substr($6, 2) }')
+	for f in $files; do
+		ok=
+		for l in $listed; do
+			# shellcheck disable=SC2053 # a listed entry may be a glob
+			[[ $f == $l ]] && ok=1
+		done
+		[[ -n $ok ]] || { echo "$f is in the package but not in docs/operations.md"; rc=1; }
+	done
+	for l in $listed; do
+		ok=
+		for f in $files; do [[ $f == $l ]] && ok=1; done
+		[[ -n $ok ]] || { echo "$l is in docs/operations.md but not in the package"; rc=1; }
+	done
+	return $rc
+}
+
 t_install() {
 	in_ct "apt-get update -qq" || { echo "apt-get update failed"; return 1; }
 	local out
@@ -118,12 +142,23 @@ t_cgroups() {
 t_reload() {
 	local since status out
 	in_ct "cp $CONF /root/good.yaml"
-	since=$(now_ct)
+	# The daemon also reloads by itself when the file changes (inotify and
+	# a poll, debounced): with a 10-minute debounce, what applies the edits
+	# below within the test is systemctl reload alone.
+	in_ct "sed -i 's/^gateway:\$/gateway:\\n  reload: {debounce_ms: 600000}/' $CONF"
+	in_ct "systemctl reload mcpgw"
+	sleep 1
 	in_ct "cat >>$CONF <<'EOF'
   grandchild:
     command: node
     args: [/usr/local/lib/mcpgw-test/setsid-server.cjs]
 EOF"
+	sleep 1.5
+	since=$(now_ct)
+	if has_tools noop >/dev/null; then
+		echo "the edit was applied before systemctl reload: the file watch's debounce did not hold"
+		return 1
+	fi
 	in_ct "timeout 30 curl -sN http://127.0.0.1:7420/v1/events" >"$RUN/events" 2>/dev/null &
 	local curl=$!
 	sleep 0.5
@@ -135,6 +170,8 @@ EOF"
 	wait "$curl" 2>/dev/null
 	status=$(prop StatusText)
 	[[ $status == "serving 4 servers" ]] || { echo "StatusText '$status' after the reload"; return 1; }
+	journal_since "$since" | has 'msg=reloading.*trigger=watch' &&
+		{ echo "the file watch reloaded too: $(journal_since "$since" | grep msg=reloading)"; return 1; }
 	journal_since "$since" | has 'msg=reloading.*trigger=sighup' ||
 		{ echo "no 'reloading … trigger=sighup' in the journal: $(journal_since "$since" | grep -i reload)"; return 1; }
 	journal_since "$since" | has '^Reloaded mcpgw.service\|^Reloaded MCP gateway' ||
@@ -244,6 +281,7 @@ t_purge() {
 }
 
 check "lintian reports no error and no warning" t_lintian
+check "dpkg -c lists exactly the files of docs/operations.md" t_files
 check "apt install ./$DEB1 pulls its dependencies and creates the user" t_install
 check "the service is enabled and active (running) after READY=1, as user mcpgw" t_running
 check "the example servers started with npx and their tools are listed" t_servers
