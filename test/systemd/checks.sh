@@ -195,7 +195,16 @@ t_broken_reload() {
 		{ echo "no error Problem: $(api /v1/problems | head -c 1000)"; return 1; }
 }
 
+# The test's server goes away with the last good configuration (before
+# the test's edits) whatever the checks found, so later checks start clean.
 t_setsid() {
+	local rc
+	setsid_checks
+	rc=$?
+	in_ct "cat /root/good.yaml >$CONF && systemctl reload mcpgw"
+	return $rc
+}
+setsid_checks() {
 	local cg pid cgpath
 	cg=$(prop ControlGroup)
 	pid=$(in_ct "pgrep -x -f 'sleep 617'")
@@ -204,8 +213,7 @@ t_setsid() {
 	# unified one is the 0:: line.
 	cgpath=$(in_ct "grep '^0::' /proc/$pid/cgroup")
 	[[ $cgpath == "0::$cg/mcpgw-"* ]] || { echo "the grandchild is in cgroup '$cgpath', not an instance's under $cg"; return 1; }
-	# The last good configuration (before the test's server) comes back:
-	# the reload stops the instance, and its grandchild with it.
+	# The reload stops the instance, and its grandchild with it.
 	in_ct "cat /root/good.yaml >$CONF"
 	in_ct "systemctl reload mcpgw"
 	until_ct 20 "! pgrep -x -f 'sleep 617'" ||
@@ -221,7 +229,8 @@ t_watchdog() {
 	in_ct "kill -STOP $pid"
 	until_ct 75 "[ \"\$(systemctl show -p MainPID --value mcpgw)\" != $pid ] &&
 		[ \"\$(systemctl show -p SubState --value mcpgw)\" = running ]" ||
-		{ echo "after 75 s: MainPID $(prop MainPID) state $(prop ActiveState)/$(prop SubState); $(journal_since "$since" | tail -5)"; return 1; }
+		{ echo "after 75 s: MainPID $(prop MainPID) state $(prop ActiveState)/$(prop SubState); $(journal_since "$since" | grep -v msg=http | tail -5)"
+		  in_ct "kill -CONT $pid"; return 1; }
 	journal_since "$since" | has 'Watchdog timeout' ||
 		{ echo "no 'Watchdog timeout' in the journal: $(journal_since "$since" | head -10)"; return 1; }
 	[[ $(prop NRestarts) -gt $n0 ]] || { echo "NRestarts stayed $n0"; return 1; }
@@ -240,7 +249,7 @@ t_stop() {
 	out=$(in_ct "systemctl stop mcpgw" 2>&1) || { echo "systemctl stop failed: $out"; return 1; }
 	wait "$curl"
 	grep -q 'Long running operation completed' "$RUN/call" ||
-		{ echo "the in-flight call answered: $(head -c 500 "$RUN/call")"; has_tools ev_trigger-long-running-operation; return 1; }
+		{ echo "the in-flight call answered: $(head -c 500 "$RUN/call")"; return 1; }
 	[[ $(prop ActiveState) == inactive ]] || { echo "state $(prop ActiveState) after stop"; return 1; }
 	out=$(in_ct "pgrep -a -u mcpgw")
 	[[ -z $out ]] || { echo "processes of mcpgw left: $out"; return 1; }
