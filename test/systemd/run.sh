@@ -75,6 +75,10 @@ in_ct() {
 		LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive SYSTEMD_COLORS=0 SYSTEMD_PAGER= /bin/sh -c "$1"
 }
 
+# What a run killed outright left behind (an unmounted overlay).
+for old in "$DIR"/run.*; do
+	[[ -d $old ]] && ! mountpoint -q "$old/root" && rm -rf "$old"
+done
 RUN=$(mktemp -d "$DIR/run.XXXXXX")
 ROOT=$RUN/root
 NSPAWN=
