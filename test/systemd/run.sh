@@ -44,16 +44,20 @@ SECONDS=0
 # The cached tree: debootstrap (minbase plus what boots and what the checks
 # use), the host's Debian sources, and the host's CA bundle, through which
 # this machine may reach package registries over TLS (npm).
-if [[ ! -x $BASE/sbin/init ]]; then
+# Stamps beside the trees say each step finished (an interrupted
+# debootstrap leaves a tree that looks whole).
+if [[ ! -f $BASE.ready || ! -d $BASE ]]; then
 	mirror=$(awk '/^URIs:/ { print $2; exit }' /etc/apt/sources.list.d/debian.sources 2>/dev/null)
 	[[ -n $mirror ]] || mirror=$(awk '$1 == "deb" { print $2; exit }' /etc/apt/sources.list 2>/dev/null)
-	if [[ ! -x $BASE.debootstrap/sbin/init ]]; then
-		rm -rf "$BASE.debootstrap"
+	rm -rf "$BASE" "$BASE.ready"
+	if [[ ! -f $BASE.debootstrap.done || ! -d $BASE.debootstrap ]]; then
+		rm -rf "$BASE.debootstrap" "$BASE.debootstrap.done"
 		echo "# debootstrap of Debian 12 into $BASE (first run only; a few minutes)"
 		debootstrap --variant=minbase --include=systemd,systemd-sysv,dbus,ca-certificates,curl \
 			bookworm "$BASE.debootstrap" "${mirror:-http://deb.debian.org/debian}" \
 			>"$DIR/debootstrap.log" 2>&1 ||
 			{ echo "FAIL: debootstrap (log: $DIR/debootstrap.log)"; exit 1; }
+		touch "$BASE.debootstrap.done"
 	fi
 	if [[ -f /etc/apt/sources.list.d/debian.sources ]]; then
 		cp /etc/apt/sources.list.d/debian.sources "$BASE.debootstrap/etc/apt/sources.list.d/"
@@ -65,7 +69,7 @@ if [[ ! -x $BASE/sbin/init ]]; then
 	[[ -f $ca ]] && cp "$ca" "$BASE.debootstrap/usr/local/share/ca-certificates/host-ca.crt" &&
 		chroot "$BASE.debootstrap" update-ca-certificates >/dev/null 2>&1
 	echo mcpgw-test >"$BASE.debootstrap/etc/hostname"
-	mv "$BASE.debootstrap" "$BASE"
+	mv "$BASE.debootstrap" "$BASE" && rm -f "$BASE.debootstrap.done" && touch "$BASE.ready"
 	echo "# the tree took ${SECONDS}s"
 fi
 
@@ -83,8 +87,12 @@ RUN=$(mktemp -d "$DIR/run.XXXXXX")
 ROOT=$RUN/root
 NSPAWN=
 LEADER=
+leader_of() { ps -o pid= --ppid "$1" 2>/dev/null | tr -d ' ' | head -1; }
+# The container's PID 1 dies by SIGKILL, which ends the container; nspawn
+# then exits by itself. (Killing nspawn first would orphan the container.)
 cleanup() {
 	[[ -n $LEADER ]] && in_ct 'journalctl -b --no-pager' >"$DIR/journal.log" 2>&1
+	[[ -z $LEADER && -n $NSPAWN ]] && LEADER=$(leader_of "$NSPAWN")
 	[[ -n $LEADER ]] && kill -KILL "$LEADER" 2>/dev/null
 	if [[ -n $NSPAWN ]]; then
 		for _ in $(seq 50); do kill -0 "$NSPAWN" 2>/dev/null || break; sleep 0.1; done
@@ -104,8 +112,8 @@ mount -t overlay overlay -o "lowerdir=$BASE,upperdir=$RUN/upper,workdir=$RUN/wor
 cp "build/$DEB1" "build/$DEB2" "$ROOT/root/"
 mkdir -p "$ROOT/usr/local/lib/mcpgw-test"
 install -m 0644 test/systemd/setsid-server.cjs "$ROOT/usr/local/lib/mcpgw-test/"
-# dpkg without an fsync per file: the container is thrown away anyway, and
-# npm's ~400 Debian packages unpack in half the time.
+# dpkg without an fsync per file (npm brings some 400 Debian packages): the
+# container's files are thrown away after the run anyway.
 echo force-unsafe-io >"$ROOT/etc/dpkg/dpkg.cfg.d/mcpgw-test-unsafe-io"
 
 SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1 systemd-nspawn --quiet --register=no --keep-unit --boot \
@@ -113,7 +121,7 @@ SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1 systemd-nspawn --quiet --register=no --keep-u
 	--bind="$ARCHIVES:/var/cache/apt/archives" >"$RUN/console.log" 2>&1 </dev/null &
 NSPAWN=$!
 for _ in $(seq 100); do
-	LEADER=$(ps -o pid= --ppid "$NSPAWN" 2>/dev/null | tr -d ' ' | head -1)
+	LEADER=$(leader_of "$NSPAWN")
 	[[ -n $LEADER && $(readlink "/proc/$LEADER/exe" 2>/dev/null) == */systemd ]] && break
 	LEADER=
 	sleep 0.1
