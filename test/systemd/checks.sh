@@ -16,6 +16,7 @@ check() {
 		PASSED=$((PASSED + 1))
 	else
 		echo "FAIL: $name"
+		# shellcheck disable=SC2001 # every line, indented
 		sed 's/^/    /' <<<"$out"
 		FAILED=$((FAILED + 1))
 	fi
@@ -39,7 +40,7 @@ has_tools() {
 	local tools t
 	tools=$(api /v1/tools | tr ',' '\n' | sed -n 's/.*"name":"\([^"]*\)".*/\1/p')
 	for t in "$@"; do
-		grep -qx "$t" <<<"$tools" || { echo "tool $t not listed; /v1/tools names: $(echo $tools)"; return 1; }
+		grep -qx "$t" <<<"$tools" || { echo "tool $t not listed; /v1/tools names: ${tools//$'\n'/ }"; return 1; }
 	done
 }
 # grep -q would end the pipe early: under pipefail, its writer's SIGPIPE fails it.
@@ -72,6 +73,7 @@ t_files() {
 	done
 	for l in $listed; do
 		ok=
+		# shellcheck disable=SC2053 # a listed entry may be a glob
 		for f in $files; do [[ $f == $l ]] && ok=1; done
 		[[ -n $ok ]] || { echo "$l is in docs/operations.md but not in the package"; rc=1; }
 	done
@@ -259,14 +261,14 @@ t_stop() {
 }
 
 t_upgrade() {
-	local id0 pid0 version out
+	local id0 pid0 got out
 	in_ct "sed -i 's/^  listen: 127.0.0.1:7420$/  listen: 127.0.0.1:7420   # edited by the operator/' $CONF"
 	in_ct "grep -q 'edited by the operator' $CONF" || { echo "the test could not edit $CONF"; return 1; }
 	id0=$(prop InvocationID) pid0=$(prop MainPID)
 	out=$(in_ct "apt-get install -y -q /root/$DEB2" 2>&1) ||
 		{ echo "apt install ./$DEB2 failed:"; tail -20 <<<"$out"; return 1; }
-	version=$(in_ct "dpkg-query -W -f '\${Version}' mcpgw")
-	[[ $version == "$VERSION+upgrade" ]] || { echo "mcpgw $version installed"; return 1; }
+	got=$(in_ct "dpkg-query -W -f '\${Version}' mcpgw")
+	[[ $got == "$VERSION+upgrade" ]] || { echo "mcpgw $got installed, not $VERSION+upgrade"; return 1; }
 	in_ct "grep -q 'edited by the operator' $CONF" ||
 		{ echo "the edited $CONF was replaced: $(in_ct "head -15 $CONF")"; return 1; }
 	[[ $(prop InvocationID) != "$id0" && $(prop MainPID) != "$pid0" ]] ||

@@ -12,7 +12,7 @@
 # nsenter into the container's PID 1. The container shares the host's
 # network (apt and npm need it), so 127.0.0.1:7420 must be free.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 VERSION=${VERSION:?VERSION must be set (make systemd-test sets it)}
 
 skip() { echo "SKIP: systemd-test: $*"; exit 0; }
