@@ -6,6 +6,10 @@
 # dh_installsystemd would write, plus systemd-sysusers and the purge.
 set -eu
 VERSION=$1
+for tool in dpkg-buildflags dpkg-shlibdeps dpkg-deb dpkg-parsechangelog; do
+	command -v $tool >/dev/null ||
+		{ echo "mkdeb: $tool is missing (Debian package dpkg-dev; make deps installs it)" >&2; exit 1; }
+done
 MAINTAINER=${DEB_MAINTAINER:-mcpgw maintainers <maintainers@mcpgw.invalid>}
 HERE=systemd/deb
 OUT=build/deb
