@@ -62,10 +62,13 @@ ASAN_LLHTTP_OBJ := $(LLHTTP_OBJ:$(BUILD)/llhttp/%=$(BUILD)/asan/llhttp/%)
 # chromium is the browser test/integration/ui.test.mjs drives (puppeteer-core
 # from test/package.json; it downloads no browser of its own). curl and jq
 # run docs/api.md's examples (test/integration/docs_examples.test.mjs).
+# bubblewrap makes the servers' sandboxes (docs/config.md, Sandbox).
+# dpkg-dev (dpkg-shlibdeps) and lintian build and check `make deb`;
+# debootstrap and systemd-container (systemd-nspawn) run `make systemd-test`.
 DEB_PKGS := gcc make pkg-config libuv1-dev libyaml-dev node-llhttp libcurl4 libcurl4-openssl-dev libssl3 \
             libjansson-dev check clang libclang-rt-14-dev valgrind wrk curl jq haproxy systemd \
             groff-base procps man-db libwebsockets17 libwebsockets-dev libwebsockets-evlib-uv \
-            chromium bubblewrap
+            chromium bubblewrap dpkg-dev lintian debootstrap systemd-container
 # promtool comes out of Debian's prometheus package without installing it,
 # so that no Prometheus server is enabled on the machine as a side effect.
 PROMTOOL := $(BUILD)/tools/usr/bin/promtool
@@ -76,12 +79,13 @@ NODE_STAMP := test/node_modules/.mcpgw-installed
 # that the MCP SDK's HTTP server transport needs; on newer Nodes it is a no-op.
 TEST_NODE_OPTIONS := NODE_OPTIONS="--require=$(CURDIR)/test/webcrypto.cjs $$NODE_OPTIONS"
 
-.PHONY: all deps run test structure unit integration valgrind soak format install uninstall clean fixtures asan
+.PHONY: all deps run test structure unit integration valgrind soak format install uninstall clean fixtures asan \
+	deb systemd-test
 
 all: $(BUILD)/mcpgw
 
 $(BUILD)/mcpgw: $(OBJ) $(BUILD)/libllhttp.a
-	$(CC) $(CFLAGS) -o $@ $(OBJ) $(BUILD)/libllhttp.a $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(OBJ) $(BUILD)/libllhttp.a $(LDLIBS)
 
 $(BUILD)/obj/%.o: src/%.c $(HDRS) | $(OBJ_DIRS)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
@@ -241,6 +245,19 @@ uninstall:
 		$(DESTDIR)$(SYSUSERSDIR)/mcpgw.conf $(DESTDIR)$(TMPFILESDIR)/mcpgw.conf \
 		$(DESTDIR)$(MANDIR)/man8/mcpgw.8
 	rm -rf $(DESTDIR)$(DOCDIR)
+
+# The Debian package, build/mcpgw_<VERSION>_<arch>.deb (docs/operations.md,
+# *The Debian package*); VERSION defaults to the daemon's own.
+VERSION ?= $(shell sed -n 's/^\#define GW_VERSION "\(.*\)"/\1/p' include/gw/version.h)
+deb:
+	@sh systemd/deb/mkdeb.sh $(VERSION)
+
+# The package under a real systemd: a Debian 12 container booted with
+# systemd-nspawn on a debootstrap tree cached in build/systemd-test/
+# (test/systemd/run.sh; skips without root or systemd-nspawn).
+# It builds two packages, VERSION and VERSION+upgrade, for the upgrade check.
+systemd-test:
+	VERSION=$(VERSION) bash test/systemd/run.sh
 
 clean:
 	rm -rf $(BUILD)
