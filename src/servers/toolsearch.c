@@ -4,7 +4,6 @@
  * its own when the catalog changes it (toolsearch.h). */
 #include "gw/toolsearch.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -475,7 +474,7 @@ static uint32_t next_stamp(struct gw_toolsearch *ix)
 static size_t score_term(struct gw_toolsearch *ix, const struct term *t, double w, bool own,
                          uint32_t gs, size_t ng, bool all)
 {
-    double idf = log(1.0 + ((double)ix->live - t->n + 0.5) / (t->n + 0.5));
+    double idf = gw_ln(1.0 + ((double)ix->live - t->n + 0.5) / (t->n + 0.5));
 
     for (uint32_t i = 0; i < t->n; i++) {
         const struct posting *p = &t->p[i];
@@ -623,6 +622,14 @@ size_t gw_toolsearch_query(struct gw_toolsearch *ix, const struct gw_catalog *ca
     return nout;
 }
 
+/* A score to three decimals, halves away from zero as round() does (no
+ * libm: gw_ln in gw/util.h). */
+static double milli(double score)
+{
+    double v = score * 1000.0;
+    return (double)(long long)(v < 0 ? v - 0.5 : v + 0.5) / 1000.0;
+}
+
 json_t *gw_toolsearch_json(struct gw_toolsearch *ix, const struct gw_catalog *cat,
                            const char *query, const char *toolsets_csv, enum gw_tool_format fmt,
                            size_t limit)
@@ -633,7 +640,7 @@ json_t *gw_toolsearch_json(struct gw_toolsearch *ix, const struct gw_catalog *ca
 
     for (size_t i = 0; i < n; i++) {
         json_t *j = gw_cat_tool_to_json(hits[i].tool, fmt);
-        json_object_set_new(j, "score", json_real(round(hits[i].score * 1000.0) / 1000.0));
+        json_object_set_new(j, "score", json_real(milli(hits[i].score)));
         json_array_append_new(tools, j);
     }
     free(hits);
