@@ -178,12 +178,13 @@ async function silentListener(t) {
 
 test('websocket: ws:// to a host that is not loopback is refused; wss:// is accepted by the config', async (t) => {
   const silent = await silentListener(t);
-  // 192.0.2.1 is refused once resolved (a numeric host), before any connection.
+  // 0.0.0.0 is not a loopback address, so ws:// refuses it once resolved,
+  // before any connection (which would stay on this host anyway).
   const d = await start(`version: 1
 servers:
   far:
     transport: websocket
-    url: ws://192.0.2.1/mcp
+    url: ws://0.0.0.0:9/mcp
   tls:
     transport: websocket
     url: wss://127.0.0.1:${silent.port}/mcp
