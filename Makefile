@@ -31,7 +31,9 @@ CFLAGS  += -std=gnu11 $(WARN) -fno-strict-aliasing
 # upstream starts (gw/ws_lib.h); it runs on our loop through its libuv event
 # library, which it dlopen()s itself (libwebsockets-evlib-uv).
 CPPFLAGS += $(shell pkg-config --cflags libwebsockets 2>/dev/null)
-LDLIBS  := -luv -ljansson -lyaml -lm
+# Nor is libm: loading it runs the IFUNC resolvers of all its functions, which
+# maps some 300 KiB of it into every daemon (gw_ln in gw/util.h instead).
+LDLIBS  := -luv -ljansson -lyaml
 SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm -pthread)
 

@@ -165,7 +165,8 @@ void gw_http_respond_error(struct gw_http_request *req, int status, const char *
 /* Streaming (Server-Sent Events and the like): sends the status line and
  * headers with chunked transfer encoding, then each write is one chunk.
  * gw_http_stream_write returns 0, or UV_ENOBUFS when more than `max_queued`
- * bytes are waiting for a slow client (the caller decides to drop it).
+ * bytes are waiting for a slow client, in the gateway's queue or in the
+ * kernel's send queue of the socket (the caller decides to drop it).
  * gw_http_stream_end finishes the response. */
 void gw_http_stream_begin(struct gw_http_request *req, int status, const char *content_type,
                           const char *const *extra_headers);

@@ -125,6 +125,12 @@ void gw_mcp__handshake_failed(struct gw_mcp_client *c, int code, const char *rea
 /* The handshake is done: state READY, on_ready. */
 void gw_mcp__ready(struct gw_mcp_client *c);
 
+/* Keeps the handshake's capabilities and serverInfo (either may be NULL:
+ * an empty object) in c, shared with other clients that got equal ones;
+ * gw_mcp__drop_handshake lets go of them. */
+void gw_mcp__keep_handshake(struct gw_mcp_client *c, json_t *caps, json_t *info);
+void gw_mcp__drop_handshake(struct gw_mcp_client *c);
+
 /* mcp_client_modern.c */
 /* Sends server/discover (the probe, or the MODERN handshake). */
 int gw_mcp__discover(struct gw_mcp_client *c);

@@ -4,9 +4,10 @@
  * client runs over it as over stdio and HTTP.
  *
  * It is built on Debian's libwebsockets (4.1) with its libuv event library
- * on the caller's loop (a "foreign" loop to lws). Each instance has its own
- * lws context: its lifetime is the instance's, and stopping one never waits
- * for another.
+ * on the caller's loop (a "foreign" loop to lws). Every instance's
+ * connection lives in one lws context, made by the first start and kept
+ * until gw_upstream_ws_shutdown(): stopping one instance never waits for
+ * another.
  *
  * Connecting: cfg->url is ws://host[:port][/path] or wss://…; the host is
  * resolved off the loop (uv_getaddrinfo), then the connection is made to
@@ -33,8 +34,7 @@
  * which it is freed. on_down fires exactly once before on_closed. After a
  * failure the instance closes by itself; stop sends a close frame (1000) and
  * waits for the close handshake at most GW_WS_CLOSE_GRACE_MS; kill closes at
- * once. Closing destroys the lws context and lets the loop close lws's
- * handles before on_closed, which therefore comes a few loop turns later. */
+ * once; on_closed comes on a later loop turn. */
 #ifndef GW_UPSTREAM_WS_H
 #define GW_UPSTREAM_WS_H
 
@@ -102,5 +102,10 @@ const char *gw_upstream_ws_url(const struct gw_upstream_ws *w);
 const char *gw_upstream_ws_last_error(const struct gw_upstream_ws *w);
 
 void gw_upstream_ws_get_stats(const struct gw_upstream_ws *w, struct gw_upstream_ws_stats *out);
+
+/* The gateway stops: no instance starts any more, and the lws context is
+ * destroyed once the last one closed (its handles close over the next loop
+ * turns, so the loop can end). */
+void gw_upstream_ws_shutdown(void);
 
 #endif

@@ -76,4 +76,9 @@ uint64_t gw_now_ms(void);
 /* Constant-time comparison of two byte strings (length leaks, content not). */
 int gw_secure_equal(const char *a, size_t alen, const char *b, size_t blen);
 
+/* The natural logarithm of a finite x >= DBL_MIN, within 1 ulp of libm's.
+ * mcpgw does not link libm: loading it runs the IFUNC resolvers of all its
+ * functions, which maps some 300 KiB of it into the daemon for one call. */
+double gw_ln(double x);
+
 #endif

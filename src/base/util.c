@@ -279,3 +279,28 @@ int gw_percent_decode(char *s, bool strict)
     *out = '\0';
     return 0;
 }
+
+double gw_ln(double x)
+{
+    static const double ln2_hi = 6.93147180369123816490e-01; /* e * ln2_hi is exact */
+    static const double ln2_lo = 1.90821492927058770002e-10;
+    uint64_t bits;
+    double m, r = 0;
+
+    memcpy(&bits, &x, sizeof bits);
+    /* x = m * 2^e with m in [0.5, 1), then m in [sqrt(1/2), sqrt(2)) */
+    int e = (int)((bits >> 52) & 0x7ff) - 1022;
+    bits = (bits & 0x800fffffffffffffull) | 0x3fe0000000000000ull;
+    memcpy(&m, &bits, sizeof m);
+    if (m < 0.70710678118654752440) {
+        m *= 2;
+        e--;
+    }
+    /* fdlibm's reduction: ln(1 + f) = f - (f^2/2 - s (f^2/2 + r)), with
+     * s = f / (2 + f) and r = sum of 2 s^2k / (2k + 1); |s| <= 0.1716, so
+     * twelve terms leave less than 2^-60. */
+    double f = m - 1, s = f / (2 + f), s2 = s * s, hfsq = 0.5 * f * f;
+    for (int k = 12; k >= 1; k--)
+        r = s2 * (2.0 / (2 * k + 1) + r);
+    return e * ln2_hi - ((hfsq - (s * (hfsq + r) + e * ln2_lo)) - f);
+}

@@ -100,8 +100,7 @@ static void maybe_free_client(struct gw_mcp_client *c)
     if (c->state != GW_MCP_CLOSING || c->open_handles > 0)
         return;
     json_decref(c->config);
-    json_decref(c->server_info);
-    json_decref(c->capabilities);
+    gw_mcp__drop_handshake(c);
     json_decref(c->envelope);
     json_decref(c->listen_uris);
     free(c->buckets);

@@ -91,8 +91,7 @@ static void init_done(void *data, const struct gw_mcp_reply *r)
     caps = json_object_get(r->result, "capabilities");
     info = json_object_get(r->result, "serverInfo");
     c->version = gw_xstrdup(json_string_value(json_object_get(r->result, "protocolVersion")));
-    c->capabilities = caps ? json_incref(caps) : json_object();
-    c->server_info = info ? json_incref(info) : json_object();
+    gw_mcp__keep_handshake(c, caps, info);
     rc = gw_mcp__send_notification(c, "notifications/initialized", NULL);
     if (rc < 0) {
         gw_mcp__handshake_failed(c, rc, "could not send notifications/initialized");
@@ -100,6 +99,47 @@ static void init_done(void *data, const struct gw_mcp_reply *r)
     }
     c->era = GW_MCP_ERA_LEGACY;
     gw_mcp__ready(c);
+}
+
+/* The instances of a server answer their handshake alike: a thousand
+ * leases held a thousand equal copies of its capabilities and serverInfo
+ * (some 800 bytes for the smallest). The last ones kept are shared with the
+ * next client whose answer is equal, and let go of once no client holds
+ * them. Every holder only reads them. */
+static json_t *shared[2]; /* capabilities, serverInfo */
+
+static json_t *keep_shared(int which, json_t *v)
+{
+    if (v == NULL)
+        return json_object();
+    if (shared[which] == NULL || !json_equal(shared[which], v)) {
+        json_decref(shared[which]);
+        shared[which] = json_incref(v);
+    }
+    return json_incref(shared[which]);
+}
+
+static void drop_shared(int which, json_t *v)
+{
+    /* refcount 2: this client's reference and the cache's */
+    if (v != NULL && v == shared[which] && v->refcount == 2) {
+        json_decref(shared[which]);
+        shared[which] = NULL;
+    }
+    json_decref(v);
+}
+
+void gw_mcp__keep_handshake(struct gw_mcp_client *c, json_t *caps, json_t *info)
+{
+    c->capabilities = keep_shared(0, caps);
+    c->server_info = keep_shared(1, info);
+}
+
+void gw_mcp__drop_handshake(struct gw_mcp_client *c)
+{
+    drop_shared(0, c->capabilities);
+    drop_shared(1, c->server_info);
+    c->capabilities = c->server_info = NULL;
 }
 
 void gw_mcp__ready(struct gw_mcp_client *c)

@@ -327,8 +327,7 @@ static void discover_done(void *data, const struct gw_mcp_reply *r)
     }
     c->era = GW_MCP_ERA_MODERN;
     c->version = gw_xstrdup(GW_MCP_MODERN_VERSION);
-    c->capabilities = caps ? json_incref(caps) : json_object();
-    c->server_info = json_is_object(info) ? json_incref(info) : json_object();
+    gw_mcp__keep_handshake(c, caps, json_is_object(info) ? info : NULL);
     gw_mcp__ready(c);
     if (c->state == GW_MCP_READY)
         listen_open(c);

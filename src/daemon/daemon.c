@@ -27,6 +27,7 @@
 #include "gw/sdnotify.h"
 #include "gw/servers.h"
 #include "gw/ui.h"
+#include "gw/upstream_ws.h"
 #include "gw/util.h"
 #include "gw/watch.h"
 
@@ -240,6 +241,7 @@ static void on_servers_closed(void *data)
     if (d->multi != NULL)
         gw_curl_uv_close(d->multi, NULL, NULL);
     d->multi = NULL;
+    gw_upstream_ws_shutdown();
     if (d->reaper != NULL) {
         gw_reaper_scan(d->reaper);
         gw_reaper_stop(d->reaper, NULL, NULL);

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/ioctl.h>
+#include <linux/sockios.h>
 
 /* A response head is built from our own strings and from header values
  * the routes pass; this bound only catches a bug. */
@@ -206,6 +208,20 @@ void gw_http_stream_begin(struct gw_http_request *req, int status, const char *c
     free(head);
 }
 
+/* Bytes written to the connection that its peer has not taken yet:
+ * libuv's queue and the kernel's send queue, which the kernel grows by
+ * itself to megabytes when the peer does not read. */
+static size_t unsent(struct conn *c)
+{
+    size_t n = uv_stream_get_write_queue_size(&c->h.stream);
+    uv_os_fd_t fd;
+    int queued = 0;
+
+    if (uv_fileno(&c->h.handle, &fd) == 0 && ioctl(fd, SIOCOUTQ, &queued) == 0 && queued > 0)
+        n += (size_t)queued;
+    return n;
+}
+
 int gw_http_stream_write(struct gw_http_request *req, const char *data, size_t len,
                          size_t max_queued)
 {
@@ -219,7 +235,7 @@ int gw_http_stream_write(struct gw_http_request *req, const char *data, size_t l
         return UV_EPIPE;
     if (len == 0 || r->head)
         return 0; /* an empty chunk would end the stream */
-    if (uv_stream_get_write_queue_size(&c->h.stream) > max_queued)
+    if (unsent(c) > max_queued)
         return UV_ENOBUFS;
     char size[32];
     int n = snprintf(size, sizeof size, "%zx\r\n", len);

@@ -2,7 +2,6 @@
  * synonyms at a discount and name matches first (toolsearch.h). */
 #include "gw/toolsearch_internal.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,7 +199,8 @@ static uint32_t next_stamp(struct gw_toolsearch *ix)
 static size_t score_term(struct gw_toolsearch *ix, const struct gw_ts_term *t, double w, bool own,
                          uint32_t gs, size_t ng, bool all, const double *avg)
 {
-    double idf = log(1.0 + (fmax((double)ix->live - t->n, 0.0) + 0.5) / (t->n + 0.5));
+    double rest = (double)ix->live - t->n;
+    double idf = gw_ln(1.0 + ((rest > 0 ? rest : 0.0) + 0.5) / (t->n + 0.5));
     double cw = own ? 1.0 : W.syncover * w; /* its credit for name coverage */
 
     for (uint32_t i = 0; i < t->n; i++) {
@@ -305,7 +305,7 @@ static size_t associations(const struct gw_toolsearch *ix, uint32_t id, const ch
         if ((j - i) * 3 < live || j - i < 2)
             continue;
         share = (double)(j - i) / (double)live;
-        score = share * log(1.0 + (double)ix->live / ix->terms[ids[i]].n);
+        score = share * gw_ln(1.0 + (double)ix->live / ix->terms[ids[i]].n);
         for (k = nbest; k > 0 && bscore[k - 1] < score; k--) {
             if (k < ASSOC_MAX) {
                 best[k] = best[k - 1];
@@ -402,7 +402,9 @@ size_t gw_toolsearch_query(struct gw_toolsearch *ix, const struct gw_catalog *ca
         for (size_t j = 0; j < nalt; j++)
             if ((id = gw_ts_term_find(ix, alt[j])) >= 0)
                 ng = score_term(ix, &ix->terms[id],
-                                j == nalt - 1 ? q.v[i].wt : fmin(1.0, wt[j] * W.syn) * q.v[i].wt,
+                                j == nalt - 1
+                                    ? q.v[i].wt
+                                    : (wt[j] * W.syn < 1.0 ? wt[j] * W.syn : 1.0) * q.v[i].wt,
                                 j == nalt - 1 && q.v[i].wt == 1.0, gs, ng, all, avg);
         for (size_t j = 0; j < ng; j++) {
             uint32_t d = ix->gtouched[j];
@@ -441,6 +443,13 @@ size_t gw_toolsearch_query(struct gw_toolsearch *ix, const struct gw_catalog *ca
     free(cands);
     return nout;
 }
+/* A score to three decimals, halves away from zero as round() does (no
+ * libm: gw_ln in gw/util.h). */
+static double milli(double score)
+{
+    double v = score * 1000.0;
+    return (double)(long long)(v < 0 ? v - 0.5 : v + 0.5) / 1000.0;
+}
 
 json_t *gw_toolsearch_json(struct gw_toolsearch *ix, const struct gw_catalog *cat,
                            const char *query, const char *toolsets_csv, enum gw_tool_format fmt,
@@ -452,7 +461,7 @@ json_t *gw_toolsearch_json(struct gw_toolsearch *ix, const struct gw_catalog *ca
 
     for (size_t i = 0; i < n; i++) {
         json_t *j = gw_cat_tool_to_json(hits[i].tool, fmt);
-        json_object_set_new(j, "score", json_real(round(hits[i].score * 1000.0) / 1000.0));
+        json_object_set_new(j, "score", json_real(milli(hits[i].score)));
         json_array_append_new(tools, j);
     }
     free(hits);

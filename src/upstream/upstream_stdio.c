@@ -34,7 +34,6 @@ extern char **environ;
 #define LINE_MIN_CAP    4096        /* first size of a partial stdout line buffer */
 #define LINE_KEEP_CAP   (64u << 10) /* a line buffer larger is freed when empty */
 #define CORK_MIN_CAP    512         /* first size of the stdin cork */
-#define CORK_KEEP_CAP   4096        /* a cork larger is freed once written */
 #define CORK_DIRECT     (16u << 10) /* a message this large skips the cork */
 
 /* One read buffer for every stream of every instance: libuv calls on_alloc
@@ -484,11 +483,12 @@ static int flush_cork(struct gw_upstream_stdio *s)
     s->st.queued -= len;
     uv_idle_stop(&s->flush);
     int err = write_now(s, s->cork, len, 0);
-    if (s->cork_cap > CORK_KEEP_CAP) {
-        free(s->cork);
-        s->cork = NULL;
-        s->cork_cap = 0;
-    }
+    /* Freed once written: an idle lease kept its 512 bytes for nothing (a
+     * thousand leases, half a megabyte); malloc's per-thread cache makes
+     * the next one cheap. */
+    free(s->cork);
+    s->cork = NULL;
+    s->cork_cap = 0;
     return err;
 }
 

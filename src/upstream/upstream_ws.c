@@ -6,8 +6,7 @@
  * destroys lws objects from there: that work is deferred to an idle handle.
  *
  * Every instance's connection lives in one lws context per process
- * (upstream_ws_context.c); an instance that needs a connection while the
- * last context is being destroyed waits for the next one.
+ * (upstream_ws_context.c), which lives until the gateway stops.
  *
  * An instance closes on its own schedule: it detaches from its connection
  * (lws then finds no instance behind it), asks lws to kill it, and frees
@@ -56,8 +55,8 @@ struct gw_upstream_ws {
     uint64_t timeout_ms;
     lws_retry_bo_t idle_policy;
     struct lws *wsi;
-    char address[64];           /* resolved, numeric */
-    struct gw_ws_waiter waiter; /* waiting for the next context */
+    char address[64];        /* resolved, numeric */
+    struct lws_context *ctx; /* the shared one (upstream_ws_context.c) */
     uv_getaddrinfo_t resolve;
     uv_timer_t deadline; /* connect + upgrade; then the close handshake */
     uv_idle_t later;     /* work deferred out of lws callbacks: the close */
@@ -202,7 +201,6 @@ static void close_step(struct gw_upstream_ws *w)
         lws_set_timeout(w->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
         w->wsi = NULL;
     }
-    gw_ws__ctx_unwait(&w->waiter);
     if (w->user) {
         w->user = 0;
         gw_ws__ctx_release();
@@ -459,18 +457,9 @@ static void on_deadline(uv_timer_t *t)
 static void connect_to(struct gw_upstream_ws *w)
 {
     struct lws_client_connect_info ci;
-    struct lws_context *ctx;
-    char why[200];
-    int rc = gw_ws__ctx_get(&w->waiter, &ctx, why, sizeof why);
 
-    if (rc < 0) {
-        fail(w, GW_WS_E_CLOSED, "%s", why);
-        return;
-    }
-    if (rc > 0)
-        return; /* the next context connects it */
     memset(&ci, 0, sizeof ci);
-    ci.context = ctx;
+    ci.context = w->ctx;
     ci.address = w->address;
     ci.port = w->port;
     ci.ssl_connection = w->tls ? LCCSCF_USE_SSL : 0;
@@ -488,18 +477,6 @@ static void connect_to(struct gw_upstream_ws *w)
         fail(w, GW_WS_E_CLOSED, "cannot open a WebSocket to %s", w->shown);
     else if (!w->down)
         w->wsi = wsi;
-}
-
-/* The context this instance waited for is there, or could not be made. */
-static void waited(struct gw_ws_waiter *wt, const char *why)
-{
-    struct gw_upstream_ws *w =
-        (struct gw_upstream_ws *)((char *)wt - offsetof(struct gw_upstream_ws, waiter));
-
-    if (why == NULL)
-        connect_to(w);
-    else
-        fail(w, GW_WS_E_CLOSED, "%s", why);
 }
 
 static void on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
@@ -698,7 +675,6 @@ int gw_upstream_ws_start(uv_loop_t *loop, const struct gw_server_config *cfg,
     }
     struct gw_upstream_ws *w = gw_xcalloc(1, sizeof *w);
     w->base.ops = &ws_ops;
-    w->waiter.ready = waited;
     w->loop = loop;
     w->cbs = *cbs;
     w->oauth = oauth;
@@ -706,7 +682,7 @@ int gw_upstream_ws_start(uv_loop_t *loop, const struct gw_server_config *cfg,
     w->timeout_ms = cfg->timeout_ms ? cfg->timeout_ms : 10000;
     rc = parse_url(w, cfg->url, why, whylen);
     if (rc == 0)
-        rc = gw_ws__ctx_acquire(loop, protocols, why, whylen);
+        rc = gw_ws__ctx_acquire(loop, protocols, &w->ctx, why, whylen);
     if (rc != 0) {
         free_instance(w);
         return rc;

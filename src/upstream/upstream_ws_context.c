@@ -1,13 +1,21 @@
 /* The one lws context every WebSocket upstream's connection lives in: its
  * client TLS context holds the system CA store, about 700 KiB, so there is
  * one copy, not one per instance. It is created by the first start and
- * destroyed once no instance uses it. With a foreign loop that takes two
- * lws_context_destroy() calls: the first starts closing lws's connections;
- * their uv handles close over the next loop turns, and the last one makes
- * lws close its own idle and timer handles, embedded in the context. Once
- * none of those is left in the loop, the second call frees the context. An
- * instance that needs a connection meanwhile waits and is connected on the
- * next context. */
+ * lives until gw_upstream_ws_shutdown() and the last instance's close.
+ *
+ * It is destroyed only then because lws 4.1 closes the descriptor of its
+ * event pipe (an eventfd) twice when a context on a foreign libuv loop is
+ * destroyed: once at once, and again when the pipe's poll handle has closed,
+ * at the end of the loop turn. A connection accepted in between gets that
+ * number and is closed under its owner (libuv then aborts). At shutdown
+ * nothing is accepted any more.
+ *
+ * With a foreign loop the destruction takes two lws_context_destroy()
+ * calls: the first starts closing lws's connections; their uv handles close
+ * over the next loop turns, and the last one makes lws close its own idle
+ * and timer handles, embedded in the context. Once none of those is left in
+ * the loop, the second call frees the context. */
+#include "gw/upstream_ws.h"
 #include "gw/upstream_ws_internal.h"
 
 #include <malloc.h>
@@ -27,11 +35,11 @@ static struct {
     const struct lws_protocols *protocols;
     struct lws_context *ctx;
     unsigned users;  /* instances started and not yet closed */
+    int closing;     /* gw_upstream_ws_shutdown() was called */
     int destroying;  /* the first lws_context_destroy() ran */
     unsigned turns;  /* loop turns spent waiting for lws's handles */
     uv_idle_t *idle; /* drives the destruction; freed in its close callback */
-    struct gw_ws_waiter *waiting, **waiting_tail; /* resolved, no context yet */
-} shared = {.waiting_tail = &shared.waiting};
+} shared;
 
 /* ---- logging ---- */
 
@@ -105,34 +113,11 @@ static int handles_left(void)
     return p.found;
 }
 
-/* Connects the instances that waited for a context, or fails them. */
-static void serve_waiting(void)
-{
-    char why[200];
-    struct gw_ws_waiter *wt = shared.waiting;
-    shared.waiting = NULL;
-    shared.waiting_tail = &shared.waiting;
-    if (wt == NULL)
-        return;
-    int rc = shared_create(why, sizeof why);
-    while (wt != NULL) {
-        struct gw_ws_waiter *next = wt->next;
-        wt->next = NULL;
-        wt->queued = 0;
-        wt->ready(wt, rc == 0 ? NULL : why);
-        wt = next;
-    }
-}
-
 /* An idle handle, not a 0 ms timer: a timer restarted from its own
  * callback runs again before the loop reaches its close callbacks, which
  * are what the destruction waits for. */
 static void on_shared_idle(uv_idle_t *h)
 {
-    if (!shared.destroying && shared.users > 0) {
-        uv_idle_stop(h); /* used again before the destruction began */
-        return;
-    }
     if (!shared.destroying) {
         shared.destroying = 1;
         shared.turns = 0;
@@ -147,19 +132,27 @@ static void on_shared_idle(uv_idle_t *h)
         lws_context_destroy(shared.ctx); /* the second call frees it */
     shared.ctx = NULL;
     shared.destroying = 0;
-    uv_idle_stop(h);
-    if (shared.users > 0) {
-        serve_waiting();
-        return;
-    }
     uv_close((uv_handle_t *)h, on_shared_idle_closed);
     shared.idle = NULL;
 }
 
-int gw_ws__ctx_acquire(uv_loop_t *loop, const struct lws_protocols *protocols, char *why,
-                       size_t whylen)
+static void start_destroy(void)
 {
-    if (shared.users > 0 && shared.loop != loop) {
+    if (shared.ctx == NULL || shared.destroying || shared.idle != NULL)
+        return;
+    shared.idle = gw_xmalloc(sizeof *shared.idle);
+    uv_idle_init(shared.loop, shared.idle);
+    uv_idle_start(shared.idle, on_shared_idle);
+}
+
+int gw_ws__ctx_acquire(uv_loop_t *loop, const struct lws_protocols *protocols,
+                       struct lws_context **ctx, char *why, size_t whylen)
+{
+    if (shared.closing) {
+        gw_say(why, whylen, "the gateway is stopping");
+        return UV_ECANCELED;
+    }
+    if (shared.ctx != NULL && shared.loop != loop) {
         gw_say(why, whylen, "websocket upstreams run on one event loop only");
         return UV_EINVAL;
     }
@@ -167,48 +160,20 @@ int gw_ws__ctx_acquire(uv_loop_t *loop, const struct lws_protocols *protocols, c
     shared.protocols = protocols;
     if (shared.ctx == NULL && shared_create(why, whylen) != 0)
         return UV_ENOTSUP;
-    if (shared.idle == NULL) {
-        shared.idle = gw_xmalloc(sizeof *shared.idle);
-        uv_idle_init(loop, shared.idle);
-    }
     shared.users++;
+    *ctx = shared.ctx;
     return 0;
 }
 
 void gw_ws__ctx_release(void)
 {
-    if (--shared.users > 0 || shared.destroying)
-        return;
-    uv_idle_start(shared.idle, on_shared_idle);
+    if (--shared.users == 0 && shared.closing)
+        start_destroy();
 }
 
-int gw_ws__ctx_get(struct gw_ws_waiter *wt, struct lws_context **ctx, char *why, size_t whylen)
+void gw_upstream_ws_shutdown(void)
 {
-    if (shared.ctx == NULL && !shared.destroying && shared_create(why, whylen) != 0)
-        return UV_ENOTSUP;
-    if (shared.destroying) {
-        *shared.waiting_tail = wt;
-        shared.waiting_tail = &wt->next;
-        wt->queued = 1;
-        return 1;
-    }
-    *ctx = shared.ctx;
-    return 0;
-}
-
-void gw_ws__ctx_unwait(struct gw_ws_waiter *wt)
-{
-    struct gw_ws_waiter **p = &shared.waiting;
-
-    if (!wt->queued)
-        return;
-    while (*p != NULL && *p != wt)
-        p = &(*p)->next;
-    if (*p == NULL)
-        return;
-    *p = wt->next;
-    if (shared.waiting_tail == &wt->next)
-        shared.waiting_tail = p;
-    wt->next = NULL;
-    wt->queued = 0;
+    shared.closing = 1;
+    if (shared.users == 0)
+        start_destroy();
 }

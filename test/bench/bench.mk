@@ -54,7 +54,7 @@ TS_DATA  := $(BENCH_DIR)/toolsearch
 $(TS_BENCH): $(BENCH_DIR)/toolsearch_bench.c $(filter-out $(BUILD)/obj/main.o,$(OBJ)) \
              $(BUILD)/libllhttp.a $(HDRS) | $(BENCH_OUT)
 	$(CC) $(CPPFLAGS) $(BENCH_CFLAGS) -o $@ $< $(filter-out $(BUILD)/obj/main.o,$(OBJ)) \
-		$(BUILD)/libllhttp.a $(LDLIBS)
+		$(BUILD)/libllhttp.a $(LDLIBS) -lm
 
 bench-toolsearch: $(TS_BENCH)
 	$(TS_BENCH) $(TS_DATA)/catalog.json $(TS_DATA)/tasks.json \

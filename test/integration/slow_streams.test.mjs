@@ -8,9 +8,11 @@
 // hearing updates and the daemon stops cleanly.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { start, waitFor, fixtures } from './lib/harness.mjs';
+import { start, waitFor, fixtures, track } from './lib/harness.mjs';
 
 const FIXTURE = path.join(fixtures, 'mcp_fixture');
 const MODERN = '2026-07-28';
@@ -133,4 +135,56 @@ servers:
   assert.equal(last.method, 'notifications/resources/updated');
   assert.equal(last.params._meta['io.modelcontextprotocol/subscriptionId'], 'reader');
   assert.ok(got > FLOOD * 100, `the reader heard the flood (${got} bytes)`);
+});
+
+// A listen stream whose reader falls 1 MiB behind is ended (docs/api.md):
+// behind is everything written and not read, the bytes in the gateway's
+// socket buffer included, which the kernel grows to megabytes on its own.
+// The reader's receive buffer is the smallest the kernel allows (counted on
+// top: the gateway cannot see it); once the stream is ended it reads what
+// was still on its way.
+test('a listen stream 1 MiB behind is ended with no more than 1 MiB and one message on its way', async (t) => {
+  const d = await start(`version: 1
+servers:
+  fx:
+    truely-stateless: true
+    command: ${FIXTURE}
+    args: ['--resources', 'fx', '--subscribe']
+`, { waitReady: true });
+  t.after(() => stopClean(d));
+  await waitFor(async () => (await d.get('/v1/resources')).json.resources.some((r) => r.uri === URI));
+  const body = JSON.stringify({
+    jsonrpc: '2.0', id: 'behind', method: 'subscriptions/listen',
+    params: {
+      notifications: { resourceSubscriptions: [URI] },
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': MODERN,
+        'io.modelcontextprotocol/clientCapabilities': {},
+        'io.modelcontextprotocol/clientInfo': { name: 'behind', version: '1' },
+      },
+    },
+  });
+  const request = ['POST /mcp HTTP/1.1', `host: 127.0.0.1:${d.port}`, 'content-type: application/json',
+    'accept: application/json, text/event-stream', `mcp-protocol-version: ${MODERN}`,
+    'mcp-method: subscriptions/listen', `content-length: ${Buffer.byteLength(body)}`, '', body].join('\r\n');
+  const file = path.join(d.dir, 'listen.http');
+  fs.writeFileSync(file, request);
+  const reader = track(spawn(path.join(fixtures, 'slow_reader'), [String(d.port), file, 'notifications/subscriptions/acknowledged'],
+    { stdio: ['pipe', 'pipe', 'inherit'] }));
+  t.after(() => { try { process.kill(reader.pid, 'SIGKILL'); } catch { /* gone */ } });
+  let out = '';
+  reader.stdout.on('data', (b) => { out += b; });
+  const marked = await waitFor(() => /marked \d+ rcvbuf (\d+)/.exec(out));
+
+  const r = await d.post('/v1/tools/touch/call', { arguments: { uri: URI, times: FLOOD } }, { timeoutMs: 120000 });
+  assert.equal(r.status, 200, r.body);
+  await d.waitLog(/msg="mcp listen stream too slow; ended"/);
+  reader.stdin.write('go\n');
+  const eof = await waitFor(() => /eof (\d+)/.exec(out), 30000);
+  const behind = Number(eof[1]);
+  // The gateway sees what its side holds; the reader's own receive buffer
+  // (a few KiB at the kernel's minimum) holds more.
+  const message = 400; // one notifications/resources/updated event, with its chunk framing
+  const allowed = (1 << 20) + message + Number(marked[1]);
+  assert.ok(behind <= allowed, `${behind} bytes were on their way when the stream ended (at most ${allowed})`);
 });

@@ -166,15 +166,28 @@ servers:
   assert.equal((await d.get('/readyz')).status, 200);
 });
 
+// A loopback listener that accepts and never answers: a TLS or upgrade
+// handshake to it waits until the instance's own timeout.
+async function silentListener(t) {
+  const sockets = new Set();
+  const tcp = net.createServer((s) => { sockets.add(s); s.on('error', () => {}); s.on('close', () => sockets.delete(s)); });
+  await new Promise((r) => tcp.listen(0, '127.0.0.1', r));
+  t.after(() => { tcp.close(); sockets.forEach((s) => s.destroy()); });
+  return { port: tcp.address().port, sockets };
+}
+
 test('websocket: ws:// to a host that is not loopback is refused; wss:// is accepted by the config', async (t) => {
+  const silent = await silentListener(t);
+  // 0.0.0.0 is not a loopback address, so ws:// refuses it once resolved,
+  // before any connection (which would stay on this host anyway).
   const d = await start(`version: 1
 servers:
   far:
     transport: websocket
-    url: ws://192.0.2.1/mcp
+    url: ws://0.0.0.0:9/mcp
   tls:
     transport: websocket
-    url: wss://192.0.2.1:9/mcp
+    url: wss://127.0.0.1:${silent.port}/mcp
     timeout: 1s
 `, { waitReady: true });
   t.after(() => d.stop());
@@ -185,4 +198,35 @@ servers:
   const tls = servers.find((s) => s.id === 'tls');
   assert.equal(tls.config.ok, true, JSON.stringify(tls));
   await sleep(10);
+});
+
+// Every failed handshake used to destroy the shared lws context, whose
+// eventfd lws closes twice: a connection the gateway accepted in between
+// got that descriptor and was closed under it, and libuv aborted.
+test('websocket: handshakes that time out again and again while /v1/servers is polled', async (t) => {
+  const silent = await silentListener(t);
+  const d = await start(`version: 1
+servers:
+  tls:
+    transport: websocket
+    url: wss://127.0.0.1:${silent.port}/mcp
+    timeout: 1s
+`);
+  t.after(() => d.stop());
+  // Four pollers, each a new connection per request: many accepts, so one
+  // lands between the two closes of the eventfd.
+  const until = Date.now() + 15000;
+  let polls = 0;
+  const poller = async () => {
+    while (Date.now() < until && !d.exited) {
+      const r = await d.get('/v1/servers');
+      assert.equal(r.status, 200);
+      polls++;
+    }
+  };
+  await Promise.all([poller(), poller(), poller(), poller()]);
+  assert.equal(d.exited, null, `the daemon died:\n${d.stderr.slice(-4000)}`);
+  assert.ok(polls > 10);
+  const tls = (await d.get('/v1/servers')).json.servers.find((s) => s.id === 'tls');
+  assert.match(tls.lastError || '', /within 1000 ms/, JSON.stringify(tls));
 });

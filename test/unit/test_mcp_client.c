@@ -312,6 +312,40 @@ START_TEST(handshake_happy)
 }
 END_TEST
 
+/* Clients whose servers answered alike hold one copy of the capabilities
+ * and serverInfo (a thousand leases held a thousand); one that got others
+ * holds its own, and each stays readable while any holder is left. */
+START_TEST(handshake_shared)
+{
+    uv_loop_t loop;
+    struct fake fa = {0}, fb = {0}, fc = {0};
+    struct gw_mcp_client *a, *b, *c;
+
+    uv_loop_init(&loop);
+    a = ready_client(&loop, &fa);
+    b = ready_client(&loop, &fb);
+    ck_assert_ptr_eq(gw_mcp_client_capabilities(a), gw_mcp_client_capabilities(b));
+    ck_assert_ptr_eq(gw_mcp_client_server_info(a), gw_mcp_client_server_info(b));
+    c = make(&loop, &fc, NULL, 0);
+    ck_assert_int_eq(gw_mcp_client_start(c), 0);
+    answer(c, id_of(sent_nth(&fc, "initialize", 0)),
+           "{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{\"prompts\":{}},"
+           "\"serverInfo\":{\"name\":\"other\",\"version\":\"1\"}}");
+    ck_assert_ptr_ne(gw_mcp_client_capabilities(c), gw_mcp_client_capabilities(a));
+    ck_assert_ptr_nonnull(json_object_get(gw_mcp_client_capabilities(c), "prompts"));
+    gw_mcp_client_close(a);
+    uv_run(&loop, UV_RUN_NOWAIT);
+    ck_assert_str_eq(json_string_value(json_object_get(gw_mcp_client_server_info(b), "name")),
+                     "fake");
+    ck_assert_str_eq(json_string_value(json_object_get(gw_mcp_client_server_info(c), "name")),
+                     "other");
+    gw_mcp_client_close(c);
+    finish_loop(&loop, &fb, b);
+    json_decref(fa.sent);
+    json_decref(fc.sent);
+}
+END_TEST
+
 START_TEST(handshake_each_version)
 {
     static const char *const versions[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"};
@@ -1455,6 +1489,7 @@ static Suite *suite(void)
 
     tcase_set_timeout(tc, 20);
     tcase_add_test(tc, handshake_happy);
+    tcase_add_test(tc, handshake_shared);
     tcase_add_test(tc, handshake_each_version);
     tcase_add_test(tc, handshake_unsupported_version);
     tcase_add_test(tc, handshake_error_and_bad_result);
