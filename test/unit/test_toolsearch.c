@@ -135,6 +135,13 @@ START_TEST(test_synonyms)
 }
 END_TEST
 
+/* A query's first step builds the whole index, however slow the machine
+ * (the tests of stepping set their own budget). */
+static void whole(struct gw_toolsearch *ix)
+{
+    gw_toolsearch_set_slice(ix, 60u * 1000 * 1000);
+}
+
 static struct gw_catalog *sample(void)
 {
     struct gw_catalog *cat = gw_catalog_new();
@@ -164,6 +171,7 @@ START_TEST(test_ranking)
     struct gw_toolsearch_hit h[10];
     size_t n;
 
+    whole(ix);
     ck_assert_str_eq(first(ix, cat, "take a screenshot of the page", 0), "browser_take_screenshot");
     ck_assert_str_eq(first(ix, cat, "github issues", 0), "create_issue");
     ck_assert_str_eq(first(ix, cat, "show the commits on main", 0), "list_commits");
@@ -365,6 +373,7 @@ START_TEST(test_associations)
     size_t n;
     bool found = false;
 
+    whole(ix);
     put(cat, "auth", "create_user", "Create a user who can login", "delete_user",
         "Delete a user: no more login", "get_user_profile", "Profile details", "list_logs",
         "List the logs", NULL);
@@ -448,9 +457,11 @@ START_TEST(test_json)
 {
     struct gw_catalog *cat = sample();
     struct gw_toolsearch *ix = gw_toolsearch_new();
-    json_t *j = gw_toolsearch_json(ix, cat, "take a screenshot", NULL, GW_TOOL_FORMAT_ANTHROPIC, 2);
-    json_t *t0 = json_array_get(json_object_get(j, "tools"), 0);
+    json_t *j, *t0;
 
+    whole(ix);
+    j = gw_toolsearch_json(ix, cat, "take a screenshot", NULL, GW_TOOL_FORMAT_ANTHROPIC, 2);
+    t0 = json_array_get(json_object_get(j, "tools"), 0);
     ck_assert_int_eq(json_integer_value(json_object_get(j, "version")),
                      (json_int_t)gw_catalog_version(cat));
     ck_assert_str_eq(json_string_value(json_object_get(j, "query")), "take a screenshot");
