@@ -21,6 +21,7 @@
 #include "gw/log.h"
 #include "gw/mcp_server.h"
 #include "gw/metrics.h"
+#include "gw/netproxy.h"
 #include "gw/problems.h"
 #include "gw/proctree.h"
 #include "gw/reaper.h"
@@ -469,6 +470,7 @@ static int start_http(struct daemon *d)
     const char *addr = gw_http_server_address(d->http);
     d->gate.address = addr;
     gw_log(GW_LOG_INFO, "listening", "addr", addr, NULL);
+    gw_netproxy_set_own(addr);
     /* Where a browser is sent back after authorizing an OAuth server. */
     if (strncmp(addr, "unix:", 5) != 0) {
         char *base = gw_xasprintf("http://%s", addr);
