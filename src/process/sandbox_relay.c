@@ -63,16 +63,8 @@ static int proxy_connect(const char *path)
     return fd;
 }
 
-static void accept_one(int lfd, const char *sock)
+static void add_pair(int c, int up)
 {
-    int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (c < 0)
-        return;
-    int up = npairs < MAX_PAIRS ? proxy_connect(sock) : -1;
-    if (up < 0) {
-        close(c);
-        return;
-    }
     struct pair *p = calloc(1, sizeof(*p));
     if (!p) {
         close(c);
@@ -82,6 +74,21 @@ static void accept_one(int lfd, const char *sock)
     p->fd[0] = c;
     p->fd[1] = up;
     pairs[npairs++] = p;
+}
+
+/* Takes every connection waiting: one left in the backlog too long makes
+ * the client's SYN go unanswered, and it waits a second to send another. */
+static void accept_all(int lfd, const char *sock)
+{
+    int c;
+    while ((c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
+        int up = npairs < MAX_PAIRS ? proxy_connect(sock) : -1;
+        if (up < 0) {
+            close(c);
+            continue;
+        }
+        add_pair(c, up);
+    }
 }
 
 /* Moves bytes for one pair as far as the sockets take them; false when
@@ -132,7 +139,7 @@ static int listen_on(int port)
     if (fd < 0)
         return -1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if (bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(fd, 64) != 0) {
+    if (bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(fd, MAX_PAIRS) != 0) {
         close(fd);
         return -1;
     }
@@ -237,6 +244,6 @@ int gw_sandbox_relay(int argc, char **argv)
             if (!pump(pairs[i], &pf[2 + 2 * i]))
                 pair_free(i);
         if (pf[1].revents & POLLIN)
-            accept_one(lfd, sock);
+            accept_all(lfd, sock);
     }
 }
