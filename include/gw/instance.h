@@ -48,8 +48,7 @@ struct gw_instance_cbs {
                       gw_mcp_handle origin, void *data);
     void *data;
     /* A sandboxed instance's proxy allowed or refused a destination
-     * (transport.h's on_netcheck). Last, after data, so positional
-     * initialisers keep working. May be NULL. */
+     * (transport.h's on_netcheck). May be NULL. */
     void (*on_netcheck)(struct gw_instance *inst, const char *entry, bool allowed, const char *why,
                         void *data);
 };

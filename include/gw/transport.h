@@ -30,8 +30,7 @@ struct gw_transport_cbs {
     void (*on_closed)(void *data);
     void *data;
     /* A sandboxed instance asked its proxy for a destination (gw/netproxy.h:
-     * `entry` as an allow-list entry; `why` NULL when allowed). Last, so
-     * the positional initialisers of the others stay as they are. May be
+     * `entry` as an allow-list entry; `why` NULL when allowed). May be
      * NULL. */
     void (*on_netcheck)(void *data, const char *entry, bool allowed, const char *why);
 };
