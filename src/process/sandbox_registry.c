@@ -98,18 +98,17 @@ static void npm_registries(struct list *l, const struct gw_server_config *cfg, c
     size_t before = l->n;
     if ((v = env_of(cfg, "npm_config_registry")) || (v = env_of(cfg, "NPM_CONFIG_REGISTRY")))
         add_url(l, v, strlen(v));
-    char *paths[5] = {
-        cfg->cwd ? gw_xasprintf("%s/.npmrc", cfg->cwd) : NULL,
-        (v = env_of(cfg, "npm_config_userconfig")) ? gw_xstrdup(v) : NULL,
-        home ? gw_xasprintf("%s/.npmrc", home) : NULL,
-        (v = env_of(cfg, "npm_config_globalconfig")) ? gw_xstrdup(v) : NULL,
-        gw_xstrdup("/etc/npmrc"),
-    };
-    for (size_t i = 0; i < 5; i++) {
-        read_file(l, paths[i], keys);
-        free(paths[i]);
-    }
+    /* npm's order: the project's, the user's, the global npmrc. */
+    char *project = cfg->cwd ? gw_xasprintf("%s/.npmrc", cfg->cwd) : NULL;
+    char *user = home ? gw_xasprintf("%s/.npmrc", home) : NULL;
+    read_file(l, project, keys);
+    read_file(l, env_of(cfg, "npm_config_userconfig"), keys);
+    read_file(l, user, keys);
+    read_file(l, env_of(cfg, "npm_config_globalconfig"), keys);
+    read_file(l, "/etc/npmrc", keys);
     read_file(l, "/usr/etc/npmrc", keys);
+    free(project);
+    free(user);
     /* npm's own default, when nothing configured one. */
     if (l->n == before)
         add(l, "registry.npmjs.org");

@@ -67,7 +67,8 @@ test('network: [list] reaches what the list names through the proxy, and nothing
   t.after(() => fs.rmSync(stateDir, { recursive: true, force: true }));
   const gwPort = await freePort();
   const A = `127.0.0.1:${allowed.port}`, B = `127.0.0.1:${unlisted.port}`, G = `127.0.0.1:${gwPort}`;
-  const d = await start(yaml([A, G, '*.invalid']), { env: { STATE_DIRECTORY: stateDir }, listen: G, waitReady: true });
+  const L = `localhost:${allowed.port}`;
+  const d = await start(yaml([A, G, '*.invalid', L]), { env: { STATE_DIRECTORY: stateDir }, listen: G, waitReady: true });
   t.after(() => d.stop());
   let events = '';
   const req = http.get({ host: d.host, port: d.port, path: '/v1/events' }, (res) => {
@@ -79,7 +80,7 @@ test('network: [list] reaches what the list names through the proxy, and nothing
 
   const s = (await d.get('/v1/servers')).json.servers.find((x) => x.id === 'probe');
   assert.equal(s.sandbox.enforced, true, JSON.stringify(s.sandbox));
-  assert.deepEqual(s.sandbox.network, [A, G, '*.invalid']);
+  assert.deepEqual(s.sandbox.network, [A, G, '*.invalid', L]);
 
   // Inside: every proxy variable points at the relay, NO_PROXY is empty.
   for (const v of ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'http_proxy', 'https_proxy', 'npm_config_proxy', 'npm_config_https_proxy']) {
@@ -99,6 +100,11 @@ test('network: [list] reaches what the list names through the proxy, and nothing
   r = await probe(d, 'a', { op: 'proxy', data: `CONNECT ${A} HTTP/1.1\r\nHost: ${A}\r\n\r\n`, after: 'GET /tunnel HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n' });
   assert.match(r, /^ok: HTTP\/1\.1 200 Connection Established\r\n\r\nHTTP\/1\.1 200 OK[\s\S]*allowed-ok$/);
   assert.equal(allowed.seen.at(-1).url, '/tunnel');
+  // A name listed exactly may resolve to loopback: the daemon resolves it
+  // and connects the address it checked.
+  r = await probe(d, 'a', { op: 'proxy', data: `CONNECT ${L} HTTP/1.1\r\n\r\n`, after: 'GET /by-name HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n' });
+  assert.match(r, /^ok: HTTP\/1\.1 200 Connection Established[\s\S]*allowed-ok$/);
+  assert.equal(allowed.seen.at(-1).url, '/by-name');
 
   // Not on the list: 403 inside, a Problem with the line to add, an event,
   // the metric; the listener never hears of it.
@@ -157,13 +163,13 @@ test('network: [list] reaches what the list names through the proxy, and nothing
   const denied = Number(/^mcpgw_sandbox_denied_total\{server="probe"\} (\d+)$/m.exec(metrics)?.[1]);
   const allowedN = Number(/^mcpgw_sandbox_allowed_total\{server="probe"\} (\d+)$/m.exec(metrics)?.[1]);
   assert.ok(denied >= 4 + Number(m[1]), metrics);
-  assert.ok(allowedN >= 3, metrics);
+  assert.ok(allowedN >= 4, metrics);
   assert.match(metrics, /^mcpgw_sandbox_denied_total\{server="other"\} 0$/m);
 
   // The line added and the config reloaded: the next instance gets through,
   // the other server is not restarted.
   const otherPid = (await d.get('/v1/servers')).json.servers.find((x) => x.id === 'other').instances[0]?.pid;
-  fs.writeFileSync(d.configPath, yaml([A, G, '*.invalid', B]));
+  fs.writeFileSync(d.configPath, yaml([A, G, '*.invalid', L, B]));
   assert.equal((await d.post('/v1/reload', {})).status, 200);
   await waitFor(async () => {
     const p = (await d.get('/v1/servers')).json.servers.find((x) => x.id === 'probe');
