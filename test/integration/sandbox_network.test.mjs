@@ -181,3 +181,28 @@ test('network: [list] reaches what the list names through the proxy, and nothing
   assert.ok(!(await d.get('/v1/problems')).json.problems.some((p) => p.message.includes(line)), 'the advice is gone once followed');
   assert.equal((await d.get('/v1/servers')).json.servers.find((x) => x.id === 'other').instances[0]?.pid, otherPid);
 });
+
+test('a tunnel carries 32 MB whole to a client that half-closed its side', { skip, timeout: 120000 }, async (t) => {
+  const MB = 32;
+  const chunk = Buffer.alloc(1 << 20, 'x');
+  const server = http.createServer((req, res) => {
+    res.writeHead(200, { 'content-length': MB << 20, connection: 'close' });
+    let left = MB;
+    const more = () => { while (left > 0) { left--; if (!res.write(chunk)) return res.once('drain', more); } res.end(); };
+    more();
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  t.after(() => new Promise((r) => { server.closeAllConnections(); server.close(r); }));
+  const stateDir = fs.mkdtempSync('/tmp/mcpgw-state-');
+  t.after(() => fs.rmSync(stateDir, { recursive: true, force: true }));
+  const dest = `127.0.0.1:${server.address().port}`;
+  const d = await start(yaml([dest]), { env: { STATE_DIRECTORY: stateDir }, waitReady: true });
+  t.after(() => d.stop());
+  // The probe sends the GET and shuts its side down at once: the response
+  // still comes whole.
+  const r = await probe(d, 'a', { op: 'download', data: `CONNECT ${dest} HTTP/1.1\r\n\r\n`, after: `GET /big HTTP/1.1\r\nHost: ${dest}\r\nConnection: close\r\n\r\n` });
+  const m = /^ok: (\d+) bytes in/.exec(r);
+  assert.ok(m, r);
+  assert.ok(Number(m[1]) > MB << 20, r);
+  assert.equal((await d.get('/healthz')).status, 200);
+});
