@@ -38,7 +38,8 @@ struct conn {
     enum phase phase;
     int open; /* handles not yet closed */
     bool gai_pending, exact;
-    bool reading[2], eof[2], shut[2]; /* [0] down, [1] up */
+    bool reading[2], eof[2]; /* [0] down, [1] up */
+    int shut_done;           /* half-closes passed on and completed */
     char head[GW_NETPROXY_HEAD_MAX];
     size_t head_len;
     struct gw_netproxy_req req;
@@ -255,7 +256,8 @@ static void on_shutdown(uv_shutdown_t *req, int status)
     free(req);
     if (c->phase == CLOSING)
         return;
-    if (status < 0 || (c->shut[0] && c->shut[1]))
+    /* Closed once both ways have ended and their queues are written. */
+    if (status < 0 || ++c->shut_done == 2)
         conn_close(c);
 }
 
@@ -295,7 +297,6 @@ static void tunnel_read(struct conn *c, int from, ssize_t n, const uv_buf_t *buf
      * written (uv_shutdown waits for the queue). */
     stop_reading(c, from);
     c->eof[from] = true;
-    c->shut[to] = true;
     uv_shutdown_t *sh = gw_xcalloc(1, sizeof(*sh));
     sh->data = c;
     if (uv_shutdown(sh, side(c, to), on_shutdown) != 0) {
