@@ -2,8 +2,8 @@
 // docs/hardening.md): the instance reaches only what the list names,
 // through the daemon's proxy; everything else is refused with a 403, a
 // Problem with the line to add, an event and a metric. Every destination
-// here is a loopback listener of the test or a name that does not
-// resolve: nothing leaves the machine.
+// here is a loopback listener of the test, or refused before any lookup
+// or connection: nothing leaves the machine, not even a DNS query.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -66,9 +66,10 @@ test('network: [list] reaches what the list names through the proxy, and nothing
   const stateDir = fs.mkdtempSync('/tmp/mcpgw-state-');
   t.after(() => fs.rmSync(stateDir, { recursive: true, force: true }));
   const gwPort = await freePort();
+  const closed = await freePort();
   const A = `127.0.0.1:${allowed.port}`, B = `127.0.0.1:${unlisted.port}`, G = `127.0.0.1:${gwPort}`;
-  const L = `localhost:${allowed.port}`;
-  const d = await start(yaml([A, G, '*.invalid', L]), { env: { STATE_DIRECTORY: stateDir }, listen: G, waitReady: true });
+  const L = `localhost:${allowed.port}`, C = `127.0.0.1:${closed}`;
+  const d = await start(yaml([A, G, C, L]), { env: { STATE_DIRECTORY: stateDir }, listen: G, waitReady: true });
   t.after(() => d.stop());
   let events = '';
   const req = http.get({ host: d.host, port: d.port, path: '/v1/events' }, (res) => {
@@ -80,7 +81,7 @@ test('network: [list] reaches what the list names through the proxy, and nothing
 
   const s = (await d.get('/v1/servers')).json.servers.find((x) => x.id === 'probe');
   assert.equal(s.sandbox.enforced, true, JSON.stringify(s.sandbox));
-  assert.deepEqual(s.sandbox.network, [A, G, '*.invalid', L]);
+  assert.deepEqual(s.sandbox.network, [A, G, C, L]);
 
   // Inside: every proxy variable points at the relay, NO_PROXY is empty.
   for (const v of ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'http_proxy', 'https_proxy', 'npm_config_proxy', 'npm_config_https_proxy']) {
@@ -119,9 +120,16 @@ test('network: [list] reaches what the list names through the proxy, and nothing
   r = await probe(d, 'a', { op: 'proxy', data: 'CONNECT nowhere.example.test:443 HTTP/1.1\r\n\r\n' });
   assert.match(r, /^ok: HTTP\/1\.1 403/);
   assert.ok((await d.get('/v1/problems')).json.problems.some((p) => p.message.includes('servers.probe.sandbox.network: add "nowhere.example.test"')));
-  // A listed pattern whose name does not resolve: a 502, no Problem.
-  r = await probe(d, 'a', { op: 'proxy', data: 'CONNECT a.nothing.invalid:443 HTTP/1.1\r\n\r\n' });
+  // The cloud's metadata address and a private one, not listed: refused
+  // before anything is dialled.
+  for (const dest of ['169.254.169.254:80', '10.0.0.1:443']) {
+    r = await probe(d, 'a', { op: 'proxy', data: `CONNECT ${dest} HTTP/1.1\r\n\r\n` });
+    assert.match(r, /^ok: HTTP\/1\.1 403/, dest);
+  }
+  // Listed, but nothing listens there: a 502, no Problem.
+  r = await probe(d, 'a', { op: 'proxy', data: `CONNECT ${C} HTTP/1.1\r\n\r\n` });
   assert.match(r, /^ok: HTTP\/1\.1 502/);
+  assert.ok(!(await d.get('/v1/problems')).json.problems.some((p) => p.message.includes(C)));
 
   // The gateway's own address, listed explicitly, stays out of reach.
   r = await probe(d, 'a', { op: 'proxy', data: `CONNECT ${G} HTTP/1.1\r\n\r\n` });
@@ -162,14 +170,14 @@ test('network: [list] reaches what the list names through the proxy, and nothing
   const metrics = (await d.get('/metrics')).body;
   const denied = Number(/^mcpgw_sandbox_denied_total\{server="probe"\} (\d+)$/m.exec(metrics)?.[1]);
   const allowedN = Number(/^mcpgw_sandbox_allowed_total\{server="probe"\} (\d+)$/m.exec(metrics)?.[1]);
-  assert.ok(denied >= 4 + Number(m[1]), metrics);
+  assert.ok(denied >= 6 + Number(m[1]), metrics);
   assert.ok(allowedN >= 4, metrics);
   assert.match(metrics, /^mcpgw_sandbox_denied_total\{server="other"\} 0$/m);
 
   // The line added and the config reloaded: the next instance gets through,
   // the other server is not restarted.
   const otherPid = (await d.get('/v1/servers')).json.servers.find((x) => x.id === 'other').instances[0]?.pid;
-  fs.writeFileSync(d.configPath, yaml([A, G, '*.invalid', L, B]));
+  fs.writeFileSync(d.configPath, yaml([A, G, C, L, B]));
   assert.equal((await d.post('/v1/reload', {})).status, 200);
   await waitFor(async () => {
     const p = (await d.get('/v1/servers')).json.servers.find((x) => x.id === 'probe');
