@@ -138,6 +138,11 @@ int main(int argc, char **argv)
     int check = 0, c;
     bool verbose = false;
 
+    if (argc > 1 && strcmp(argv[1], "sandbox-relay") == 0) {
+        gw_daemon_release_signals();
+        return gw_sandbox_relay(argc - 1, argv + 1);
+    }
+    gw_sandbox_set_self(argv[0]);
     while ((c = getopt_long(argc, argv, "+c:tvVh", longopts, NULL)) != -1) {
         switch (c) {
         case 'c':

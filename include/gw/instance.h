@@ -47,6 +47,10 @@ struct gw_instance_cbs {
     int (*on_request)(struct gw_instance *inst, const char *method, json_t *id, json_t *params,
                       gw_mcp_handle origin, void *data);
     void *data;
+    /* A sandboxed instance's proxy allowed or refused a destination
+     * (transport.h's on_netcheck). May be NULL. */
+    void (*on_netcheck)(struct gw_instance *inst, const char *entry, bool allowed, const char *why,
+                        void *data);
 };
 
 /* Starts the server of `cfg`, one of `snap`'s servers — spawns a stdio

@@ -29,6 +29,8 @@
 #include <sys/socket.h>
 #include <uv.h>
 
+#include "gw/netaddr.h"
+
 #define GW_OAUTH_URL_MAX 2048 /* the longest URL metadata may hand us */
 
 /* ---- the challenge ---- */
@@ -64,18 +66,17 @@ struct gw_oauth_url {
 int gw_oauth_url_parse(const char *s, struct gw_oauth_url *u, char *why, size_t cap);
 void gw_oauth_url_clear(struct gw_oauth_url *u);
 
+/* The address classes are net's (gw/netaddr.h), named for the OAuth
+ * client's rules. */
 enum gw_oauth_addr {
-    GW_OAUTH_ADDR_PUBLIC,
-    GW_OAUTH_ADDR_LOOPBACK,
-    GW_OAUTH_ADDR_PRIVATE,    /* RFC 1918, RFC 6598, unique local, unspecified */
-    GW_OAUTH_ADDR_LINK_LOCAL, /* 169.254/16, fe80::/10 */
-    GW_OAUTH_ADDR_METADATA,   /* a cloud's instance-metadata service */
+    GW_OAUTH_ADDR_PUBLIC = GW_NETADDR_PUBLIC,
+    GW_OAUTH_ADDR_LOOPBACK = GW_NETADDR_LOOPBACK,
+    GW_OAUTH_ADDR_PRIVATE = GW_NETADDR_PRIVATE,
+    GW_OAUTH_ADDR_LINK_LOCAL = GW_NETADDR_LINK_LOCAL,
+    GW_OAUTH_ADDR_METADATA = GW_NETADDR_METADATA,
 };
 
-/* The class of an address being connected, or of a host as written (an IP
- * literal, or a name: "localhost" and "*.localhost" are loopback,
- * metadata.google.internal is metadata, any other name is public until it
- * resolves). */
+/* gw_netaddr_class and gw_netaddr_host_class. */
 enum gw_oauth_addr gw_oauth_addr_class(const struct sockaddr *sa);
 enum gw_oauth_addr gw_oauth_host_class(const char *host);
 

@@ -45,7 +45,15 @@ struct gw_sandbox_spec {
      * directory or /dev/null when a bound path holds them. */
     const char *const *hide;
     size_t nhide;
+    /* network: [list]: the daemon's executable (its real path), run as
+     * the relay in front of the server, and the directory of the proxy's
+     * socket (gw/netproxy.h), both bound at GW_SANDBOX_RUN. */
+    const char *relay_exe;
+    const char *proxy_dir;
 };
+
+/* Where the relay and the proxy's socket are inside. */
+#define GW_SANDBOX_RUN "/run/mcpgw"
 
 /* The home's path inside the sandbox (also HOME). */
 #define GW_SANDBOX_HOME "/home/sandbox"
@@ -55,6 +63,25 @@ struct gw_sandbox_spec {
  * gw_sandbox_argv_free. */
 char **gw_sandbox_argv(const struct gw_sandbox_spec *sp);
 void gw_sandbox_argv_free(char **argv);
+
+/* `mcpgw sandbox-relay PORT SOCKET -- COMMAND ARGS…` (main.c hands its
+ * arguments from "sandbox-relay" on): the relay inside a sandbox with an
+ * allow-list. Returns only on a usage or start error. */
+int gw_sandbox_relay(int argc, char **argv);
+
+/* The daemon's executable, to run as the relay: main.c gives its argv[0]
+ * (the real path is taken; a bare name means /proc/self/exe). NULL
+ * before. */
+void gw_sandbox_set_self(const char *argv0);
+const char *gw_sandbox_self(void);
+
+/* The allow-list of `sb` with `registry` replaced by the hosts the
+ * server's launcher installs from (npx/npm: the registries of npm's
+ * configuration, read from the server's env, the daemon's, the npmrc files
+ * of its cwd, `home` and the system; uvx/uv: uv's index, from the same env
+ * and uv.toml), each as "host[:port]". New strings in *out. */
+void gw_sandbox_allow_list(const struct gw_server_config *cfg, const char *home, char ***out,
+                           size_t *nout);
 
 /* The home of an instance of `server`, made 0700 under `state_dir`:
  * `<state_dir>/homes/<server>` (home: server, kept) or a fresh

@@ -154,6 +154,7 @@ struct gw_server_stats {
     const char *id; /* borrowed: valid until the next gw_servers_apply */
     unsigned leases;
     unsigned restarts;
+    uint64_t net_allowed, net_denied;        /* its sandboxes' proxies' destinations */
     bool needs_authorization;                /* state needs_authorization (OAuth) */
     unsigned instances[GW_INSTANCE_NSTATES]; /* by enum gw_instance_state */
 };

@@ -84,6 +84,10 @@ struct server {
      * spawn hash is a new server, so the verdict goes with the old. */
     enum gw_mcp_era era;
     unsigned restarts;
+    /* Its sandboxes' proxies: destinations allowed and refused, and the
+     * refusals shown as Problems (at most GW_SANDBOX_NET_PROBLEMS). */
+    uint64_t net_allowed, net_denied;
+    unsigned net_problems;
     char *last_error;
     struct gw_oauth *oauth; /* HTTP and SSE servers: made at their first spawn (servers_oauth.c) */
     bool oauth_refreshed;   /* a refresh since it was last ready: a second 401 needs a person */
@@ -171,6 +175,11 @@ void gw_server_clear_problems(struct server *srv, const char *what);
  * one (raised or cleared before each spawn), and S.sandbox. */
 void gw_server_sandbox_check(struct server *srv);
 json_t *gw_server_sandbox_json(const struct server *srv);
+/* An instance's proxy allowed or refused a destination (gw_instance_cbs's
+ * on_netcheck, `data` the slot): counted, a refusal a warning naming the
+ * line to add. */
+void gw_server_sandbox_netcheck(struct gw_instance *inst, const char *entry, bool allowed,
+                                const char *why, void *data);
 void gw_server_set_error(struct server *srv, const char *why);
 /* servers_oauth.c: the server's OAuth client for a new instance (made on
  * the first spawn of an HTTP or SSE server; NULL for others), and the

@@ -9,6 +9,7 @@
 #define GW_TRANSPORT_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 struct gw_transport;
@@ -28,6 +29,10 @@ struct gw_transport_cbs {
     /* Every handle is closed; the transport has been freed. */
     void (*on_closed)(void *data);
     void *data;
+    /* A sandboxed instance asked its proxy for a destination (gw/netproxy.h:
+     * `entry` as an allow-list entry; `why` NULL when allowed). May be
+     * NULL. */
+    void (*on_netcheck)(void *data, const char *entry, bool allowed, const char *why);
 };
 
 /* What each transport implements; the instance above knows no other

@@ -62,6 +62,8 @@ struct gw_upstream_stdio_options {
     const char *state_dir;
     const char *const *hide;
     size_t nhide;
+    /* network: [list]: the relay's executable (gw_sandbox_self). */
+    const char *relay_exe;
 };
 
 struct gw_upstream_stdio_stats {

@@ -9,6 +9,7 @@
 #include <uv.h>
 
 #include "gw/config.h"
+#include "gw/netproxy.h"
 #include "gw/proctree.h"
 #include "gw/redact.h"
 #include "gw/upstream_stdio.h"
@@ -53,12 +54,13 @@ struct gw_upstream_stdio {
      * lines only from the first line on. */
     char *eline; /* the partial stderr line, at most GW_STDIO_STDERR_LINE_MAX */
     size_t eline_len, eline_cap;
-    bool eline_cut;           /* bytes past GW_STDIO_STDERR_LINE_MAX were dropped */
-    struct gw_redact *redact; /* applied to each line before anything keeps it */
-    struct gw_proctree *tree; /* the descendants that left the group too */
-    char *home;               /* a sandbox's home on the host; NULL unsandboxed */
-    bool home_owned;          /* home: dialog, removed after the instance */
-    char **ering;             /* GW_STDIO_STDERR_KEEP lines, or NULL before the first */
+    bool eline_cut;            /* bytes past GW_STDIO_STDERR_LINE_MAX were dropped */
+    struct gw_redact *redact;  /* applied to each line before anything keeps it */
+    struct gw_proctree *tree;  /* the descendants that left the group too */
+    char *home;                /* a sandbox's home on the host; NULL unsandboxed */
+    bool home_owned;           /* home: dialog, removed after the instance */
+    struct gw_netproxy *proxy; /* network: [list]; closed with the instance */
+    char **ering;              /* GW_STDIO_STDERR_KEEP lines, or NULL before the first */
     size_t ering_next, ering_n;
     uint64_t rate_window;
     unsigned rate_count;
@@ -79,6 +81,12 @@ struct gw_upstream_stdio {
  * changed. */
 void gw_stdio_advance(struct gw_upstream_stdio *s);
 void gw_stdio_fail(struct gw_upstream_stdio *s, int code, const char *why);
+
+/* upstream_stdio_proxy.c: network: [list]'s proxy, on a socket under the
+ * state directory's run/, with `registry` read for this server's
+ * launcher; 0 or a code with a sentence in `why`. */
+int gw_stdio_start_proxy(struct gw_upstream_stdio *s, const struct gw_server_config *cfg,
+                         const struct gw_upstream_stdio_options *o, char *why, size_t whylen);
 
 /* upstream_stdio_stderr.c */
 void gw_stdio_on_stderr(uv_stream_t *st, ssize_t n, const uv_buf_t *buf);

@@ -190,12 +190,20 @@ static void on_drain_closed(uv_handle_t *h)
 
 static void transport_closed(void *data);
 
+static void transport_netcheck(void *data, const char *entry, bool allowed, const char *why)
+{
+    struct gw_instance *inst = data;
+
+    if (inst->cbs.on_netcheck != NULL)
+        inst->cbs.on_netcheck(inst, entry, allowed, why, inst->cbs.data);
+}
+
 /* Starts cfg's transport for `inst`: 0, or a code with a sentence in `buf`. */
 static int start_transport(struct gw_instance *inst, const struct gw_gateway_config *gw, char *buf,
                            size_t cap)
 {
     struct gw_transport_cbs tcbs = {transport_message, transport_down, transport_not_run,
-                                    transport_closed, inst};
+                                    transport_closed,  inst,           transport_netcheck};
     int rc = gw_upstream_start(inst->loop, inst->multi, gw, inst->cfg, inst->oauth, &tcbs,
                                &inst->transport, buf, cap);
 

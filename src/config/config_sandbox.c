@@ -129,14 +129,11 @@ int gw_cfg_set_sandbox_network(struct gw_cfg_ld *ld, const struct gw_cfg_directi
             return UV_EINVAL;
         }
     }
-    /* The proxy that enforces a list is not built yet: refusing the list
-     * keeps a config from believing it is filtered when it is not. */
-    gw_cfg_err(ld, n, key,
-               "'%s': allow-lists of destinations are not supported yet; use none (only the "
-               "instance's own loopback) or host",
-               key);
-    gw_cfg_free_strv(list, nlist);
-    return UV_EINVAL;
+    gw_cfg_free_strv(sb->allow, sb->nallow);
+    sb->allow = list;
+    sb->nallow = nlist;
+    sb->network = GW_SANDBOX_NET_LIST;
+    return 0;
 }
 
 /* read / write: paths with ${VAR}, relative to the config's directory,

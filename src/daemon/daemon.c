@@ -21,6 +21,7 @@
 #include "gw/log.h"
 #include "gw/mcp_server.h"
 #include "gw/metrics.h"
+#include "gw/netproxy.h"
 #include "gw/problems.h"
 #include "gw/proctree.h"
 #include "gw/reaper.h"
@@ -475,6 +476,7 @@ static int start_http(struct daemon *d)
     struct sockaddr_storage ss;
     if (gw_http_server_sockname(d->http, &ss) == 0)
         gw_curl_uv_set_own(d->multi, (const struct sockaddr *)&ss);
+    gw_netproxy_set_own(addr);
     /* Where a browser is sent back after authorizing an OAuth server. */
     if (strncmp(addr, "unix:", 5) != 0) {
         char *base = gw_xasprintf("http://%s", addr);

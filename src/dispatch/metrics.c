@@ -267,6 +267,20 @@ static void server_gauges(struct out *o, const struct gw_metrics_view *v)
         out_label(o, v->servers[i].id);
         outf(o, "\"} %u\n", v->servers[i].restarts);
     }
+    header(o, "mcpgw_sandbox_allowed_total", "counter",
+           "Destinations a sandboxed server's proxy connected, by server.");
+    for (size_t i = 0; i < v->nservers; i++) {
+        outf(o, "mcpgw_sandbox_allowed_total{server=\"");
+        out_label(o, v->servers[i].id);
+        outf(o, "\"} %" PRIu64 "\n", v->servers[i].net_allowed);
+    }
+    header(o, "mcpgw_sandbox_denied_total", "counter",
+           "Destinations a sandboxed server's proxy refused, by server.");
+    for (size_t i = 0; i < v->nservers; i++) {
+        outf(o, "mcpgw_sandbox_denied_total{server=\"");
+        out_label(o, v->servers[i].id);
+        outf(o, "\"} %" PRIu64 "\n", v->servers[i].net_denied);
+    }
     header(o, "mcpgw_server_needs_authorization", "gauge",
            "1 while a server waits for an OAuth authorization, by server.");
     for (size_t i = 0; i < v->nservers; i++) {

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gw/netaddr.h"
 #include "gw/util.h"
 
 void gw_oauth_url_clear(struct gw_oauth_url *u)
@@ -149,70 +150,14 @@ int gw_oauth_url_parse(const char *s, struct gw_oauth_url *u, char *why, size_t 
 
 /* ---- addresses ---- */
 
-static enum gw_oauth_addr class_v4(uint32_t a)
-{
-    if (a == 0xA9FEA9FEu) /* 169.254.169.254: AWS, GCP, Azure, ... */
-        return GW_OAUTH_ADDR_METADATA;
-    if ((a >> 24) == 127)
-        return GW_OAUTH_ADDR_LOOPBACK;
-    if ((a >> 16) == 0xA9FE)
-        return GW_OAUTH_ADDR_LINK_LOCAL;
-    if ((a >> 24) == 10 || (a >> 24) == 0 || (a >> 20) == 0xAC1 || (a >> 16) == 0xC0A8 ||
-        (a >> 22) == (100u << 2 | 1u) /* 100.64.0.0/10 */ || (a >> 28) >= 0xE /* multicast+ */)
-        return GW_OAUTH_ADDR_PRIVATE;
-    return GW_OAUTH_ADDR_PUBLIC;
-}
-
-static enum gw_oauth_addr class_v6(const struct in6_addr *a)
-{
-    static const unsigned char ec2[16] = {0xfd, 0x00, 0x0e, 0xc2, 0, 0, 0,    0,
-                                          0,    0,    0,    0,    0, 0, 0x02, 0x54};
-    if (IN6_IS_ADDR_V4MAPPED(a) || IN6_IS_ADDR_V4COMPAT(a)) {
-        uint32_t v4;
-        memcpy(&v4, a->s6_addr + 12, 4);
-        if (IN6_IS_ADDR_V4MAPPED(a) || ntohl(v4) > 1)
-            return class_v4(ntohl(v4));
-    }
-    if (IN6_IS_ADDR_LOOPBACK(a))
-        return GW_OAUTH_ADDR_LOOPBACK;
-    if (memcmp(a->s6_addr, ec2, 16) == 0)
-        return GW_OAUTH_ADDR_METADATA;
-    if (IN6_IS_ADDR_LINKLOCAL(a))
-        return GW_OAUTH_ADDR_LINK_LOCAL;
-    if (IN6_IS_ADDR_UNSPECIFIED(a) || (a->s6_addr[0] & 0xfe) == 0xfc || IN6_IS_ADDR_SITELOCAL(a) ||
-        IN6_IS_ADDR_MULTICAST(a))
-        return GW_OAUTH_ADDR_PRIVATE;
-    return GW_OAUTH_ADDR_PUBLIC;
-}
-
 enum gw_oauth_addr gw_oauth_addr_class(const struct sockaddr *sa)
 {
-    if (sa->sa_family == AF_INET)
-        return class_v4(ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr));
-    if (sa->sa_family == AF_INET6)
-        return class_v6(&((const struct sockaddr_in6 *)sa)->sin6_addr);
-    return GW_OAUTH_ADDR_PRIVATE;
-}
-
-static bool ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && strcasecmp(s + n - m, suffix) == 0;
+    return (enum gw_oauth_addr)gw_netaddr_class(sa);
 }
 
 enum gw_oauth_addr gw_oauth_host_class(const char *host)
 {
-    struct in_addr a4;
-    struct in6_addr a6;
-    if (inet_pton(AF_INET, host, &a4) == 1)
-        return class_v4(ntohl(a4.s_addr));
-    if (inet_pton(AF_INET6, host, &a6) == 1)
-        return class_v6(&a6);
-    if (strcasecmp(host, "localhost") == 0 || ends_with(host, ".localhost"))
-        return GW_OAUTH_ADDR_LOOPBACK;
-    if (strcasecmp(host, "metadata.google.internal") == 0 || strcasecmp(host, "metadata") == 0)
-        return GW_OAUTH_ADDR_METADATA;
-    return GW_OAUTH_ADDR_PUBLIC;
+    return (enum gw_oauth_addr)gw_netaddr_host_class(host);
 }
 
 int gw_oauth_url_check(const char *url, const char *server_host, char *why, size_t cap)

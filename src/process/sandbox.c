@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "gw/netproxy.h"
 #include "gw/util.h"
 
 /* What programs need of /etc to run, resolve names and trust TLS: nothing
@@ -126,6 +127,23 @@ static void hide_paths(struct vec *a, const struct gw_sandbox_spec *sp, const ch
     }
 }
 
+/* Every client library's proxy variables, pointed at the relay; NO_PROXY
+ * empty, so nothing goes around it (and nothing could: the namespace has
+ * no other route). */
+static void proxy_env(struct vec *a)
+{
+    static const char *const names[] = {"HTTP_PROXY",       "HTTPS_PROXY",           "ALL_PROXY",
+                                        "http_proxy",       "https_proxy",           "all_proxy",
+                                        "npm_config_proxy", "npm_config_https_proxy"};
+    char url[64];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", GW_NETPROXY_PORT);
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        put3(a, "--setenv", names[i], url);
+    put3(a, "--setenv", "NODE_USE_ENV_PROXY", "1");
+    put3(a, "--setenv", "NO_PROXY", "");
+    put3(a, "--setenv", "no_proxy", "");
+}
+
 char **gw_sandbox_argv(const struct gw_sandbox_spec *sp)
 {
     const struct gw_sandbox_config *c = sp->cfg;
@@ -189,7 +207,17 @@ char **gw_sandbox_argv(const struct gw_sandbox_spec *sp)
     put3(&a, "--setenv", "XDG_STATE_HOME", GW_SANDBOX_HOME "/.local/state");
     put3(&a, "--setenv", "npm_config_cache", GW_SANDBOX_HOME "/.npm");
     put3(&a, "--setenv", "UV_CACHE_DIR", GW_SANDBOX_HOME "/.cache/uv");
-    put2(&a, "--", sp->command_path);
+    if (c->network == GW_SANDBOX_NET_LIST && sp->relay_exe && sp->proxy_dir) {
+        put3(&a, "--ro-bind", sp->relay_exe, GW_SANDBOX_RUN "/relay");
+        put3(&a, "--bind", sp->proxy_dir, GW_SANDBOX_RUN "/proxy");
+        proxy_env(&a);
+        put3(&a, "--", GW_SANDBOX_RUN "/relay", "sandbox-relay");
+        snprintf(num, sizeof(num), "%d", GW_NETPROXY_PORT);
+        put3(&a, num, GW_SANDBOX_RUN "/proxy/proxy.sock", "--");
+        put(&a, sp->command_path);
+    } else {
+        put2(&a, "--", sp->command_path);
+    }
     for (size_t i = 0; i < sp->nargs; i++)
         put(&a, sp->args[i]);
     return a.v;

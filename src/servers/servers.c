@@ -459,9 +459,9 @@ static void inst_closed(struct gw_instance *inst, void *data)
 struct slot *gw_slot_spawn(struct server *srv, enum slot_role role)
 {
     struct slot *slot = gw_xcalloc(1, sizeof *slot);
-    struct gw_instance_cbs cbs = {inst_ready,  inst_failed,       inst_tools_changed,
-                                  inst_closed, inst_notification, inst_request,
-                                  slot};
+    struct gw_instance_cbs cbs = {
+        inst_ready,   inst_failed, inst_tools_changed,        inst_closed, inst_notification,
+        inst_request, slot,        gw_server_sandbox_netcheck};
     static const enum gw_mcp_era eras[] = {[GW_PROTOCOL_AUTO] = GW_MCP_ERA_AUTO,
                                            [GW_PROTOCOL_LEGACY] = GW_MCP_ERA_LEGACY,
                                            [GW_PROTOCOL_MODERN] = GW_MCP_ERA_MODERN};
@@ -706,6 +706,8 @@ size_t gw_servers_stats(const struct gw_servers *s, struct gw_server_stats *out,
             continue;
         *st = (struct gw_server_stats){.id = srv->cfg->id,
                                        .restarts = srv->restarts,
+                                       .net_allowed = srv->net_allowed,
+                                       .net_denied = srv->net_denied,
                                        .needs_authorization = srv->state == SRV_NEEDS_AUTH};
         st->leases = (unsigned)gw_server_count_slots(srv, ROLE_LEASED, false);
         for (const struct slot *sl = srv->slots; sl != NULL; sl = sl->next)

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gw/problems.h"
 #include "gw/sandbox.h"
 #include "gw/util.h"
 
@@ -33,6 +34,39 @@ void gw_server_sandbox_check(struct server *srv)
     char *msg = gw_xasprintf("runs unsandboxed: %s", reason);
     gw_server_problem(srv, "sandbox", GW_SEV_WARNING, NULL, msg);
     free(msg);
+}
+
+/* Distinct refused destinations shown as Problems per server: an instance
+ * that asks for thousands of names must not fill the registry. */
+#define NET_PROBLEMS 16
+
+void gw_server_sandbox_netcheck(struct gw_instance *inst, const char *entry, bool allowed,
+                                const char *why, void *data)
+{
+    struct slot *slot = data;
+    struct server *srv = slot->srv;
+    char *what = gw_xasprintf("network:%s", entry);
+    char *id = gw_xasprintf("server:%s:%s", srv->cfg->id, what);
+    bool shown = gw_problems_find(srv->owner->problems, id) != NULL;
+    (void)inst;
+    if (allowed) {
+        srv->net_allowed++;
+        /* The line was added and the server reloaded: the advice is done. */
+        if (shown && gw_problems_clear(srv->owner->problems, id) == 1 && srv->net_problems > 0)
+            srv->net_problems--;
+    } else {
+        srv->net_denied++;
+        if (!shown && srv->net_problems < NET_PROBLEMS) {
+            srv->net_problems++;
+            char *msg = gw_xasprintf("the sandbox refused a connection to %s (%s); to allow it: "
+                                     "servers.%s.sandbox.network: add \"%s\"",
+                                     entry, why ? why : "not in the list", srv->cfg->id, entry);
+            gw_server_problem(srv, what, GW_SEV_WARNING, NULL, msg);
+            free(msg);
+        }
+    }
+    free(id);
+    free(what);
 }
 
 json_t *gw_server_sandbox_json(const struct server *srv)

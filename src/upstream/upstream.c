@@ -34,6 +34,7 @@ static int sandbox_options(const struct gw_gateway_config *gw, const struct gw_s
     hide[4] = getenv("HOME");
     so->hide = hide;
     so->nhide = 5;
+    so->relay_exe = gw_sandbox_self();
     return 0;
 }
 

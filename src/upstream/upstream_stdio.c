@@ -75,6 +75,8 @@ static void remove_home(struct gw_upstream_stdio *s)
 
 static void free_instance(struct gw_upstream_stdio *s)
 {
+    if (s->proxy)
+        gw_netproxy_close(s->proxy);
     if (s->home_owned)
         remove_home(s);
     free(s->home);
@@ -635,6 +637,8 @@ static char **sandbox_args(struct gw_upstream_stdio *s, const struct gw_server_c
         .home = s->home,
         .hide = o->hide,
         .nhide = o->nhide,
+        .relay_exe = o->relay_exe,
+        .proxy_dir = s->proxy ? gw_netproxy_dir(s->proxy) : NULL,
     };
     return gw_sandbox_argv(&sp);
 }
@@ -706,7 +710,11 @@ int gw_upstream_stdio_start(uv_loop_t *loop, const struct gw_server_config *cfg,
     struct gw_upstream_stdio *s = instance_new(loop, cfg, o, cbs);
     s->home = home;
     s->home_owned = home && cfg->sandbox.home == GW_SANDBOX_HOME_DIALOG;
-    err = spawn(s, cfg, o, why, whylen);
+    err = o->bwrap && cfg->sandbox.network == GW_SANDBOX_NET_LIST
+              ? gw_stdio_start_proxy(s, cfg, o, why, whylen)
+              : 0;
+    if (err == 0)
+        err = spawn(s, cfg, o, why, whylen);
     if (err < 0)
         goto fail_spawn;
     s->pid = s->proc.pid;

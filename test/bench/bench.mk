@@ -35,7 +35,7 @@ bench-tools: $(BENCH_BINS) $(BENCH_STAMP) $(NODE_STAMP)
 
 # The daemon is copied so that a rebuild of build/mcpgw during the run does
 # not change the binary under test.
-bench: all bench-tools
+bench: all fixtures bench-tools
 	@command -v wrk >/dev/null || { echo "bench: wrk is missing (apt-get install wrk, or make deps)"; exit 1; }
 	cp $(BUILD)/mcpgw $(BENCH_OUT)/mcpgw
 	BENCH_QUICK=$(BENCH_QUICK) node $(BENCH_DIR)/run.mjs

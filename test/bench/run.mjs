@@ -584,6 +584,81 @@ async function scenarioReload(results) {
   }
 }
 
+// ---------------------------------------------------------------- scenario 6: the sandbox's proxy
+
+// 100 MB from a loopback HTTP server of the bench, read by the sandbox probe
+// fixture: through a sandbox with a network list (relay, daemon proxy,
+// CONNECT), and straight from an unsandboxed instance.
+const PROXY_MB = 100;
+const PROBE = path.join(ROOT, 'build/fixtures/sandbox_probe');
+
+async function scenarioProxy(results) {
+  const body = Buffer.alloc(1 << 20);
+  const server = nodeHttp.createServer((req, res) => {
+    res.writeHead(200, { 'content-length': PROXY_MB << 20, connection: 'close' });
+    let left = PROXY_MB;
+    const more = () => { while (left > 0) { left--; if (!res.write(body)) return res.once('drain', more); } res.end(); };
+    more();
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  const dest = `127.0.0.1:${server.address().port}`;
+  const p = await port();
+  const dir = path.join(TMP, `proxy-${p}`);
+  fs.mkdirSync(path.join(dir, 'state'), { recursive: true });
+  fs.writeFileSync(path.join(dir, 'mcp.yaml'), `version: 1
+gateway: {request_timeout: 120s}
+servers:
+  via:
+    command: ${PROBE}
+    sandbox: {network: ["${dest}"]}
+    transform: [{prefix: via_}]
+  direct:
+    command: ${PROBE}
+    sandbox: false
+    transform: [{prefix: direct_}]
+`);
+  const proc = startProc('mcpgw-proxy', MCPGW, ['-c', path.join(dir, 'mcp.yaml'), '--listen', `127.0.0.1:${p}`], { cwd: dir, env: { STATE_DIRECTORY: path.join(dir, 'state') } });
+  const get = `GET /big HTTP/1.1\r\nHost: ${dest}\r\nConnection: close\r\n\r\n`;
+  const paths = {
+    connect: { args: { op: 'download', data: `CONNECT ${dest} HTTP/1.1\r\n\r\n`, after: get }, tool: 'via_probe' },
+    direct: { args: { op: 'download', data: '-', number: server.address().port, after: get }, tool: 'direct_probe' },
+  };
+  try {
+    await waitUntil(async () => (await http('GET', `http://127.0.0.1:${p}/readyz`)).status === 200, 30000, 'mcpgw ready');
+    for (let r = 0; r < ROUNDS; r++) {
+      const order = Object.keys(paths);
+      for (const name of r % 2 ? order.reverse() : order) {
+        const rec = { scenario: 'proxy', round: r, path: name };
+        results.push(rec);
+        const res = await http('POST', `http://127.0.0.1:${p}/v1/tools/${paths[name].tool}/call`, { dialog: 'bench', arguments: paths[name].args });
+        const m = /(\d+) bytes in ([\d.]+) ms/.exec(res.text);
+        if (!m || Number(m[1]) < PROXY_MB << 20) { rec.error = short(res.text); log(`  ${name}: ${rec.error}`); continue; }
+        rec.ms = Number(m[2]);
+        rec.mbps = PROXY_MB / (rec.ms / 1000);
+        log(`round ${r + 1}/${ROUNDS} proxy ${name}: ${rec.ms.toFixed(0)} ms, ${rec.mbps.toFixed(0)} MB/s`);
+      }
+    }
+  } finally {
+    await stopProc(proc);
+    server.close();
+  }
+}
+
+function proxyTable(results) {
+  const recs = results.filter((x) => x.scenario === 'proxy');
+  if (!recs.length) return '';
+  const out = [`### The sandbox's proxy: ${PROXY_MB} MB over loopback (medians of ${ROUNDS})\n`, '| path | ms | MB/s |', '| --- | --- | --- |'];
+  const rows = {};
+  for (const name of ['direct', 'connect']) {
+    const ok = recs.filter((x) => x.path === name && !x.error);
+    if (!ok.length) { out.push(`| ${name} | failed: ${short(recs.find((x) => x.path === name)?.error || 'not run')} | |`); continue; }
+    rows[name] = median(ok.map((x) => x.ms));
+    out.push(`| ${name === 'direct' ? 'direct (unsandboxed instance)' : 'sandbox, network list: relay + proxy, CONNECT'} | ${fmt(rows[name])} | ${fmt(PROXY_MB / (rows[name] / 1000))} |`);
+  }
+  if (rows.direct && rows.connect) out.push('', `Through the proxy the download takes ${fmt((rows.connect / rows.direct - 1) * 100, 1)} % longer than direct (target: within 10 %).\n`);
+  return out.join('\n');
+}
+
 // ---------------------------------------------------------------- scenario 5: 1,000 leases
 
 const MANY_LEASES = Number(process.env.BENCH_LEASES || 1000);
@@ -809,7 +884,7 @@ function render(meta, results) {
   const m = meta.machine;
   return [`## mcpgw benchmark — ${meta.date}${meta.quick ? ' (BENCH_QUICK: smoke run, not for publishing)' : ''}\n`,
     `Machine: ${m.cpu}, ${m.cores} cores, ${m.memGB} GiB, Linux ${m.kernel}, load average at start ${m.load.map((x) => x.toFixed(1)).join(' ')}. Versions: ${Object.entries(meta.versions).map(([k, v]) => `${k} ${v}`).join(', ')}.\n`,
-    callsTables(results), catalogTable(results), leaseTable(results), reloadTable(results), manyLeasesTable(results)].join('\n');
+    callsTables(results), catalogTable(results), leaseTable(results), reloadTable(results), manyLeasesTable(results), proxyTable(results)].join('\n');
 }
 
 // ---------------------------------------------------------------- main
@@ -840,13 +915,14 @@ async function main() {
   const meta = { date: new Date().toISOString(), quick: QUICK, rounds: ROUNDS, duration: DURATION, warmup: WARMUP, concs: CONCS, machine, versions: await versions() };
   log(`mcpgw bench: ${JSON.stringify(meta)}`);
   const results = [];
-  const only = (process.env.BENCH_ONLY || 'calls,catalog,lease,reload,leases1k').split(',');
+  const only = (process.env.BENCH_ONLY || 'calls,catalog,lease,reload,leases1k,proxy').split(',');
   try {
     if (only.includes('calls')) await scenarioCalls(results);
     if (only.includes('catalog')) await scenarioCatalog(results);
     if (only.includes('lease')) await scenarioLease(results);
     if (only.includes('reload')) await scenarioReload(results);
     if (only.includes('leases1k')) await scenarioManyLeases(results);
+    if (only.includes('proxy')) await scenarioProxy(results);
   } finally {
     await stopAll();
     fs.mkdirSync(OUT, { recursive: true });

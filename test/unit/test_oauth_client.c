@@ -730,7 +730,7 @@ static struct gw_upstream_http *start_transport(struct fixture *f, struct tctx *
     gw_upstream_http_options_init(&o);
     o.get_stream = 0;
     o.oauth = f->o;
-    struct gw_transport_cbs cbs = {t_message, t_down, t_not_run, t_closed, t};
+    struct gw_transport_cbs cbs = {t_message, t_down, t_not_run, t_closed, t, NULL};
     struct gw_upstream_http *h;
     char why[200];
     ck_assert_int_eq(

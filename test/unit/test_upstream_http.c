@@ -412,7 +412,7 @@ static struct gw_upstream_http_options fast_opts(void)
 static void start_transport(struct ctx *c, const struct gw_server_config *cfg,
                             const struct gw_upstream_http_options *o)
 {
-    struct gw_transport_cbs cbs = {t_message, t_down, t_not_run, t_closed, c};
+    struct gw_transport_cbs cbs = {t_message, t_down, t_not_run, t_closed, c, NULL};
     char why[256] = "";
     int rc = gw_upstream_http_start(&c->loop, c->multi, cfg, o, &cbs, &c->h, why, sizeof(why));
     ck_assert_msg(rc == 0, "start failed: %s", why);
@@ -914,7 +914,7 @@ START_TEST(test_start_refuses_bad_urls)
 {
     struct ctx c;
     ctx_init(&c);
-    struct gw_transport_cbs cbs = {t_message, t_down, t_not_run, t_closed, &c};
+    struct gw_transport_cbs cbs = {t_message, t_down, t_not_run, t_closed, &c, NULL};
     const char *bad[] = {"ftp://127.0.0.1/x", "not a url", "file:///etc/passwd"};
     for (size_t i = 0; i < 3; i++) {
         struct gw_server_config cfg = http_cfg(bad[i], GW_TRANSPORT_STREAMABLE_HTTP);

@@ -118,7 +118,7 @@ static struct gw_upstream_stdio_options fast_options(void)
 static void start(struct ctx *c, const struct gw_server_config *cfg,
                   const struct gw_upstream_stdio_options *o)
 {
-    struct gw_transport_cbs cbs = {on_message, on_down, NULL, on_closed, c};
+    struct gw_transport_cbs cbs = {on_message, on_down, NULL, on_closed, c, NULL};
     char why[256] = "";
     int err = gw_upstream_stdio_start(&c->loop, cfg, o, &cbs, &c->s, why, sizeof(why));
     ck_assert_msg(err == 0, "start failed: %s", why);
@@ -391,7 +391,7 @@ START_TEST(test_huge_line_bounded)
     static char *args[2];
     struct gw_server_config cfg =
         sh_config("head -c 20971520 /dev/zero | tr '\\000' a; sleep 30", args);
-    struct gw_transport_cbs cbs = {on_message, on_down_stats, NULL, on_closed, &c};
+    struct gw_transport_cbs cbs = {on_message, on_down_stats, NULL, on_closed, &c, NULL};
     char why[128];
     struct gw_upstream_stdio_options o = fast_options();
     ck_assert_int_eq(gw_upstream_stdio_start(&c.loop, &cfg, &o, &cbs, &c.s, why, sizeof(why)), 0);
@@ -516,7 +516,7 @@ START_TEST(test_spawn_failures)
 {
     struct ctx c;
     ctx_init(&c);
-    struct gw_transport_cbs cbs = {on_message, on_down, NULL, on_closed, &c};
+    struct gw_transport_cbs cbs = {on_message, on_down, NULL, on_closed, &c, NULL};
     static char *args[1];
     struct gw_server_config cfg = {.id = "x", .command = "nope", .args = args};
     char why[256];

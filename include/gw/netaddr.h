@@ -1,0 +1,24 @@
+/* The class of an address: what a connection to it would reach. The OAuth
+ * client (what metadata may steer a fetch at) and the sandbox's proxy
+ * (what an allow-list entry may open) apply their rules to it. */
+#ifndef GW_NETADDR_H
+#define GW_NETADDR_H
+
+#include <sys/socket.h>
+
+enum gw_netaddr_class {
+    GW_NETADDR_PUBLIC,
+    GW_NETADDR_LOOPBACK,
+    GW_NETADDR_PRIVATE,    /* RFC 1918, RFC 6598, unique local, unspecified */
+    GW_NETADDR_LINK_LOCAL, /* 169.254/16, fe80::/10 */
+    GW_NETADDR_METADATA,   /* a cloud's instance-metadata service */
+};
+
+/* The class of an address being connected, or of a host as written (an IP
+ * literal, or a name: "localhost" and "*.localhost" are loopback,
+ * metadata.google.internal is metadata, any other name is public until it
+ * resolves). A family other than IPv4 or IPv6 is private. */
+enum gw_netaddr_class gw_netaddr_class(const struct sockaddr *sa);
+enum gw_netaddr_class gw_netaddr_host_class(const char *host);
+
+#endif

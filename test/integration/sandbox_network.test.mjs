@@ -1,0 +1,225 @@
+// A sandbox whose network is an allow-list (docs/config.md "Sandbox",
+// docs/hardening.md): the instance reaches only what the list names,
+// through the daemon's proxy; everything else is refused with a 403, a
+// Problem with the line to add, an event and a metric. Every destination
+// here is a loopback listener of the test, or refused before any lookup
+// or connection: nothing leaves the machine, not even a DNS query.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { start, waitFor, fixtures, sseReader, slow } from './lib/harness.mjs';
+
+const PROBE = path.join(fixtures, 'sandbox_probe');
+
+const bwrap = spawnSync('bwrap', ['--unshare-all', '--unshare-user', '--ro-bind', '/', '/', '--', '/bin/true']);
+const skip = bwrap.status === 0 ? false : `bubblewrap cannot make a sandbox here: ${bwrap.error?.message ?? bwrap.stderr}`;
+
+// A loopback HTTP server that answers `body` and keeps what it was asked.
+async function backend(body) {
+  const seen = [];
+  const server = http.createServer((req, res) => {
+    seen.push({ method: req.method, url: req.url, headers: req.headers });
+    res.writeHead(200, { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(body), connection: 'close' });
+    res.end(body);
+  });
+  server.on('connect', (req, socket) => { seen.push({ method: 'CONNECT', url: req.url }); socket.destroy(); });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  return { port: server.address().port, seen, close: () => new Promise((r) => { server.closeAllConnections(); server.close(r); }) };
+}
+
+async function freePort() {
+  const s = net.createServer();
+  await new Promise((r) => s.listen(0, '127.0.0.1', r));
+  const { port } = s.address();
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+const probe = async (d, dialog, args) => {
+  const r = await d.post('/v1/tools/probe/call', { dialog, arguments: args }, { timeoutMs: 120000 * slow });
+  assert.equal(r.status, 200, r.body);
+  return r.json.contentItems[0].text;
+};
+
+const yaml = (list, gw) => `version: 1
+gateway:
+  request_timeout: 120s
+servers:
+  probe:
+    command: ${PROBE}
+    sandbox:
+      network: [${list.map((e) => JSON.stringify(e)).join(', ')}]
+  other:
+    command: ${PROBE}
+    sandbox: {network: none}
+`;
+
+test('network: [list] reaches what the list names through the proxy, and nothing else', { skip, timeout: 600000 }, async (t) => {
+  const allowed = await backend('allowed-ok');
+  const unlisted = await backend('unlisted-reached');
+  t.after(() => allowed.close());
+  t.after(() => unlisted.close());
+  const stateDir = fs.mkdtempSync('/tmp/mcpgw-state-');
+  t.after(() => fs.rmSync(stateDir, { recursive: true, force: true }));
+  const gwPort = await freePort();
+  const closed = await freePort();
+  const A = `127.0.0.1:${allowed.port}`, B = `127.0.0.1:${unlisted.port}`, G = `127.0.0.1:${gwPort}`;
+  const L = `localhost:${allowed.port}`, C = `127.0.0.1:${closed}`;
+  const d = await start(yaml([A, G, C, L]), { env: { STATE_DIRECTORY: stateDir }, listen: G, waitReady: true });
+  t.after(() => d.stop());
+  let events = '';
+  const req = http.get({ host: d.host, port: d.port, path: '/v1/events' }, (res) => {
+    res.setEncoding('utf8');
+    res.on('data', sseReader((ev) => { events += JSON.stringify(ev) + '\n'; }));
+  });
+  req.on('error', () => {});
+  t.after(() => req.destroy());
+
+  const s = (await d.get('/v1/servers')).json.servers.find((x) => x.id === 'probe');
+  assert.equal(s.sandbox.enforced, true, JSON.stringify(s.sandbox));
+  assert.deepEqual(s.sandbox.network, [A, G, C, L]);
+
+  // Inside: every proxy variable points at the relay, NO_PROXY is empty.
+  for (const v of ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'http_proxy', 'https_proxy', 'npm_config_proxy', 'npm_config_https_proxy']) {
+    assert.equal(await probe(d, 'a', { op: 'env', path: v }), 'ok: http://127.0.0.1:3128', v);
+  }
+  assert.equal(await probe(d, 'a', { op: 'env', path: 'NODE_USE_ENV_PROXY' }), 'ok: 1');
+  assert.equal(await probe(d, 'a', { op: 'env', path: 'NO_PROXY' }), 'ok: ');
+
+  // Plain HTTP, absolute-form: sent on in origin-form, without Proxy-*.
+  let r = await probe(d, 'a', { op: 'proxy', data: `GET http://${A}/hello?x=1 HTTP/1.1\r\nHost: ${A}\r\nProxy-Authorization: Basic eA==\r\n\r\n` });
+  assert.match(r, /^ok: HTTP\/1\.1 200 OK[\s\S]*allowed-ok$/);
+  assert.equal(allowed.seen.at(-1).url, '/hello?x=1');
+  assert.equal(allowed.seen.at(-1).headers['proxy-authorization'], undefined);
+  assert.equal(allowed.seen.at(-1).headers.connection, 'close');
+
+  // CONNECT, then a request through the tunnel.
+  r = await probe(d, 'a', { op: 'proxy', data: `CONNECT ${A} HTTP/1.1\r\nHost: ${A}\r\n\r\n`, after: 'GET /tunnel HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n' });
+  assert.match(r, /^ok: HTTP\/1\.1 200 Connection Established\r\n\r\nHTTP\/1\.1 200 OK[\s\S]*allowed-ok$/);
+  assert.equal(allowed.seen.at(-1).url, '/tunnel');
+  // A name listed exactly may resolve to loopback: the daemon resolves it
+  // and connects the address it checked.
+  r = await probe(d, 'a', { op: 'proxy', data: `CONNECT ${L} HTTP/1.1\r\n\r\n`, after: 'GET /by-name HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n' });
+  assert.match(r, /^ok: HTTP\/1\.1 200 Connection Established[\s\S]*allowed-ok$/);
+  assert.equal(allowed.seen.at(-1).url, '/by-name');
+
+  // Not on the list: 403 inside, a Problem with the line to add, an event,
+  // the metric; the listener never hears of it.
+  r = await probe(d, 'a', { op: 'proxy', data: `CONNECT ${B} HTTP/1.1\r\nHost: ${B}\r\n\r\n` });
+  assert.match(r, /^ok: HTTP\/1\.1 403 Forbidden/);
+  assert.match(r, new RegExp(`${B} is not in this server's sandbox.network`));
+  const line = `servers.probe.sandbox.network: add "${B}"`;
+  const problem = await waitFor(async () => (await d.get('/v1/problems')).json.problems.find((p) => p.server === 'probe' && p.message.includes(line)));
+  assert.equal(problem.severity, 'warning');
+  await waitFor(() => new RegExp(`"event":"problem".*sandbox refused a connection to ${B}.*servers\\.probe\\.sandbox\\.network: add`).test(events));
+  // A name that resolves nowhere and is not listed: refused before any lookup.
+  r = await probe(d, 'a', { op: 'proxy', data: 'CONNECT nowhere.example.test:443 HTTP/1.1\r\n\r\n' });
+  assert.match(r, /^ok: HTTP\/1\.1 403/);
+  assert.ok((await d.get('/v1/problems')).json.problems.some((p) => p.message.includes('servers.probe.sandbox.network: add "nowhere.example.test"')));
+  // The cloud's metadata address and a private one, not listed: refused
+  // before anything is dialled.
+  for (const dest of ['169.254.169.254:80', '10.0.0.1:443']) {
+    r = await probe(d, 'a', { op: 'proxy', data: `CONNECT ${dest} HTTP/1.1\r\n\r\n` });
+    assert.match(r, /^ok: HTTP\/1\.1 403/, dest);
+  }
+  // Listed, but nothing listens there: a 502, no Problem.
+  r = await probe(d, 'a', { op: 'proxy', data: `CONNECT ${C} HTTP/1.1\r\n\r\n` });
+  assert.match(r, /^ok: HTTP\/1\.1 502/);
+  assert.ok(!(await d.get('/v1/problems')).json.problems.some((p) => p.message.includes(C)));
+
+  // The gateway's own address, listed explicitly, stays out of reach.
+  r = await probe(d, 'a', { op: 'proxy', data: `CONNECT ${G} HTTP/1.1\r\n\r\n` });
+  assert.match(r, /^ok: HTTP\/1\.1 403/);
+  assert.match(r, /the gateway's own address/);
+  r = await probe(d, 'a', { op: 'proxy', data: `GET http://${G}/v1/servers HTTP/1.1\r\nHost: ${G}\r\n\r\n` });
+  assert.match(r, /^ok: HTTP\/1\.1 403/);
+
+  // Smuggling a second host: a Host header that names another, a second
+  // request line after the first (it goes down the first's tunnel), an
+  // absolute-form request whose Host disagrees.
+  r = await probe(d, 'a', { op: 'proxy', data: `CONNECT ${A} HTTP/1.1\r\nHost: ${B}\r\n\r\n` });
+  assert.match(r, /^ok: HTTP\/1\.1 400/);
+  r = await probe(d, 'a', { op: 'proxy', data: `GET http://${A}/x HTTP/1.1\r\nHost: ${B}\r\n\r\n` });
+  assert.match(r, /^ok: HTTP\/1\.1 400/);
+  r = await probe(d, 'a', { op: 'proxy', data: `CONNECT ${A} HTTP/1.1\r\n\r\nCONNECT ${B} HTTP/1.1\r\n\r\n` });
+  assert.match(r, /^ok: HTTP\/1\.1 200 Connection Established/);
+  // A request line of 1 MB: refused, never sent on.
+  r = await probe(d, 'a', { op: 'proxy', data: `GET http://${A}/`, number: 1 << 20, tail: ' HTTP/1.1\r\n\r\n' });
+  assert.match(r, /^(ok: HTTP\/1\.1 414|refused: (ECONNRESET|EPIPE))/);
+  assert.equal(unlisted.seen.length, 0, JSON.stringify(unlisted.seen));
+  assert.ok(allowed.seen.every((x) => x.url.length < 100));
+
+  // Without the proxy there is no way out: the host's loopback is not the
+  // sandbox's.
+  assert.match(await probe(d, 'a', { op: 'connect', number: allowed.port }), /^refused: ECONNREFUSED/);
+
+  // 10,000 connections: bounded, each answered or closed, the daemon up.
+  r = await probe(d, 'a', { op: 'flood', number: 10000, data: `CONNECT ${B} HTTP/1.1\r\n\r\n` });
+  const m = /^ok: (\d+) answered, (\d+) closed, (\d+) not connected$/.exec(r);
+  assert.ok(m, r);
+  assert.equal(Number(m[1]) + Number(m[2]) + Number(m[3]), 10000);
+  assert.equal((await d.get('/healthz')).status, 200);
+  assert.equal(unlisted.seen.length, 0);
+  const netProblems = (await d.get('/v1/problems')).json.problems.filter((p) => p.server === 'probe' && /sandbox refused/.test(p.message));
+  assert.ok(netProblems.length <= 16, `${netProblems.length} problems`);
+
+  const metrics = (await d.get('/metrics')).body;
+  const denied = Number(/^mcpgw_sandbox_denied_total\{server="probe"\} (\d+)$/m.exec(metrics)?.[1]);
+  const allowedN = Number(/^mcpgw_sandbox_allowed_total\{server="probe"\} (\d+)$/m.exec(metrics)?.[1]);
+  assert.ok(denied >= 6 + Number(m[1]), metrics);
+  assert.ok(allowedN >= 4, metrics);
+  assert.match(metrics, /^mcpgw_sandbox_denied_total\{server="other"\} 0$/m);
+
+  // The line added and the config reloaded: the next instance gets through,
+  // the other server is not restarted.
+  const otherPid = (await d.get('/v1/servers')).json.servers.find((x) => x.id === 'other').instances[0]?.pid;
+  fs.writeFileSync(d.configPath, yaml([A, G, C, L, B]));
+  assert.equal((await d.post('/v1/reload', {})).status, 200);
+  await waitFor(async () => {
+    const p = (await d.get('/v1/servers')).json.servers.find((x) => x.id === 'probe');
+    return p.sandbox.network.includes(B) && p.state === 'ready';
+  }, 20000 * slow);
+  r = await probe(d, 'after', { op: 'proxy', data: `CONNECT ${B} HTTP/1.1\r\n\r\n`, after: 'GET /now HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n' });
+  assert.match(r, /^ok: HTTP\/1\.1 200 Connection Established[\s\S]*unlisted-reached$/);
+  assert.equal(unlisted.seen.at(-1).url, '/now');
+  assert.ok(!(await d.get('/v1/problems')).json.problems.some((p) => p.message.includes(line)), 'the advice is gone once followed');
+  assert.equal((await d.get('/v1/servers')).json.servers.find((x) => x.id === 'other').instances[0]?.pid, otherPid);
+});
+
+test('a tunnel carries 256 MB to a client that stalls, the daemon holding only its bound', { skip, timeout: 180000 }, async (t) => {
+  const MB = 256;
+  const chunk = Buffer.alloc(1 << 20, 'x');
+  const server = http.createServer((req, res) => {
+    res.writeHead(200, { 'content-length': MB << 20, connection: 'close' });
+    let left = MB;
+    const more = () => { while (left > 0) { left--; if (!res.write(chunk)) return res.once('drain', more); } res.end(); };
+    more();
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  t.after(() => new Promise((r) => { server.closeAllConnections(); server.close(r); }));
+  const stateDir = fs.mkdtempSync('/tmp/mcpgw-state-');
+  t.after(() => fs.rmSync(stateDir, { recursive: true, force: true }));
+  const dest = `127.0.0.1:${server.address().port}`;
+  // ASan keeps freed memory aside (its quarantine), which would hide what
+  // the proxy holds: none kept here.
+  const asan = `${process.env.ASAN_OPTIONS ?? 'detect_leaks=1'}:quarantine_size_mb=0`;
+  const d = await start(yaml([dest]), { env: { STATE_DIRECTORY: stateDir, ASAN_OPTIONS: asan }, waitReady: true });
+  t.after(() => d.stop());
+  const hwm = () => Number(/^VmHWM:\s+(\d+) kB/m.exec(fs.readFileSync(`/proc/${d.pid}/status`, 'utf8'))[1]);
+  await probe(d, 'a', { op: 'env', path: 'HOME' });
+  const before = hwm();
+  // The probe sends the GET and reads nothing for 3 s:
+  // the daemon stops reading the server instead of queueing what comes;
+  // then the response comes whole.
+  const r = await probe(d, 'a', { op: 'download', data: `CONNECT ${dest} HTTP/1.1\r\n\r\n`, after: `GET /big HTTP/1.1\r\nHost: ${dest}\r\nConnection: close\r\n\r\n`, pause: 3000 });
+  const m = /^ok: (\d+) bytes in/.exec(r);
+  assert.ok(m, r);
+  assert.ok(Number(m[1]) > MB << 20, r);
+  const grown = (hwm() - before) / 1024;
+  assert.ok(grown < 64, `the daemon's peak grew by ${grown.toFixed(0)} MB`);
+  assert.equal((await d.get('/healthz')).status, 200);
+});
