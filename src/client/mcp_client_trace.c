@@ -48,7 +48,8 @@ static struct gw_span *span_start(struct gw_mcp_client *c, const char *method, c
     struct gw_span *s;
     char *name;
 
-    if (parent == NULL || !gw_trace_on())
+    /* the listen stays open for the instance's life: no call's span */
+    if (parent == NULL || !gw_trace_on() || strcmp(method, "subscriptions/listen") == 0)
         return NULL;
     name = target != NULL ? gw_xasprintf("%s %s", method, target) : NULL;
     s = gw_span_child(name != NULL ? name : method, GW_SPAN_CLIENT, parent);

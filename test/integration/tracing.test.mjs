@@ -210,6 +210,38 @@ test('/mcp 2025-11-25 (the official SDK client, _meta wins over the header) and 
   assert.deepEqual(rcv.errors, []);
 });
 
+test('an input round: its span from the 409 to the retry, inside the call\'s trace', async (t) => {
+  const rcv = await receiver(t);
+  const d = await start(`version: 1
+gateway:
+  tracing: {endpoint: '${rcv.url}'}
+servers:
+  s:
+    command: ${FIXTURE}
+    args: ['--ask-on-call', 'elicitation/create']
+`, { waitReady: true });
+  t.after(() => d.stop());
+  const trace = 'baf7651916cd43dd8448eb211c80319c';
+  const body = { dialog: 'r1', arguments: { text: 'hello' } };
+  const r1 = await d.post('/v1/tools/echo/call', body, { headers: { traceparent: `00-${trace}-${PARENT}-01` } });
+  assert.equal(r1.status, 409, r1.body);
+  const key = Object.keys(r1.json.inputRequests)[0];
+  const r2 = await d.post('/v1/tools/echo/call', { ...body, requestState: r1.json.requestState,
+    inputResponses: { [key]: { action: 'accept', content: { name: 'Ann' } } } });
+  assert.equal(r2.status, 200, r2.body);
+  const spans = await spansOf(rcv, trace, 4);
+  const server = named(spans, 'tools/call echo', 2);
+  const round = named(spans, 'mcpgw.input_round', 1);
+  assert.equal(round.parentSpanId, server.spanId);
+  assert.equal(round.attrs['mcpgw.input_requests'], '1');
+  assert.equal(round.status.code, undefined);
+  // The upstream request the round continues stays in the first request's trace.
+  const client = named(spans, 'tools/call echo', 3);
+  assert.equal(client.parentSpanId, server.spanId);
+  assert.ok(Number(round.endTimeUnixNano) <= Number(client.endTimeUnixNano));
+  assert.deepEqual(rcv.errors, []);
+});
+
 test('HTTP and WebSocket upstreams get the CLIENT span in _meta, and HTTP in the traceparent header', async (t) => {
   const rcv = await receiver(t);
   const up = await fixtureServer('trace_upstream.mjs');
