@@ -47,7 +47,8 @@ enum gw_attr_type { GW_ATTR_STR, GW_ATTR_INT };
 struct gw_span_attr {
     const char *key; /* static */
     enum gw_attr_type type;
-    char *s; /* owned */
+    const char *s;
+    bool owned; /* s was copied */
     int64_t i;
 };
 
@@ -113,6 +114,8 @@ static inline const struct gw_trace_ctx *gw_span_ctx(const struct gw_span *s)
 /* Attributes (at most GW_SPAN_ATTRS_MAX; later ones are dropped). `key`
  * must be static; string values are copied (NULL: no attribute). */
 void gw_span_str(struct gw_span *s, const char *key, const char *value);
+/* A string value that lives as long as the program (a literal): not copied. */
+void gw_span_lit(struct gw_span *s, const char *key, const char *value);
 void gw_span_int(struct gw_span *s, const char *key, int64_t value);
 /* Renames the span (a REST call learns its tool's server later). */
 void gw_span_rename(struct gw_span *s, const char *name);

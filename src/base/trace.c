@@ -213,8 +213,10 @@ static struct gw_span_attr *attr_slot(struct gw_span *s, const char *key)
 {
     for (unsigned i = 0; i < s->nattrs; i++) {
         if (strcmp(s->attrs[i].key, key) == 0) {
-            free(s->attrs[i].s);
+            if (s->attrs[i].owned)
+                free((char *)s->attrs[i].s);
             s->attrs[i].s = NULL;
+            s->attrs[i].owned = false;
             return &s->attrs[i];
         }
     }
@@ -232,6 +234,17 @@ void gw_span_str(struct gw_span *s, const char *key, const char *value)
         return;
     a->type = GW_ATTR_STR;
     a->s = gw_xstrdup(value);
+    a->owned = true;
+}
+
+void gw_span_lit(struct gw_span *s, const char *key, const char *value)
+{
+    struct gw_span_attr *a;
+
+    if (s == NULL || value == NULL || (a = attr_slot(s, key)) == NULL)
+        return;
+    a->type = GW_ATTR_STR;
+    a->s = value;
 }
 
 void gw_span_int(struct gw_span *s, const char *key, int64_t value)
@@ -283,8 +296,10 @@ void gw_span_free(struct gw_span *s)
 {
     if (s == NULL)
         return;
-    for (unsigned i = 0; i < s->nattrs; i++)
-        free(s->attrs[i].s);
+    for (unsigned i = 0; i < s->nattrs; i++) {
+        if (s->attrs[i].owned)
+            free((char *)s->attrs[i].s);
+    }
     free(s->name);
     free(s->tracestate);
     free(s->status_message);

@@ -533,18 +533,23 @@ static struct gw_call *call_new(struct gw_servers *s, struct server *srv,
 static int route_leased(struct gw_call *c, struct server *srv)
 {
     struct lease *l = gw_lease_find(&srv->leases, c->dialog);
-    const struct gw_trace_ctx *prev = gw_call_wait_begin(c, "mcpgw.lease");
-    const char *how = l != NULL ? "held" : NULL;
-    int code = 0;
+    int code;
 
-    if (l == NULL)
+    /* A lease span when the lease is taken, or its instance is not ready:
+     * a call on its dialog's ready instance waits for nothing. */
+    if (l == NULL) {
+        const struct gw_trace_ctx *prev = gw_call_wait_begin(c, "mcpgw.lease");
         code = gw_lease_acquire(&srv->leases, c->dialog, c->retried, &l);
-    gw_trace_leave(prev);
-    if (code != 0) {
-        gw_call_wait_end(c, gw_dispatch_error(code).label);
-        return code;
+        gw_trace_leave(prev);
+        if (code != 0) {
+            gw_call_wait_end(c, gw_dispatch_error(code).label);
+            return code;
+        }
+        gw_span_lit(c->wait, "mcpgw.lease", l->slot->ready ? "spare" : "new");
+    } else if (!l->slot->ready) {
+        gw_trace_leave(gw_call_wait_begin(c, "mcpgw.lease"));
+        gw_span_lit(c->wait, "mcpgw.lease", "held");
     }
-    gw_span_str(c->wait, "mcpgw.lease", how != NULL ? how : l->slot->ready ? "spare" : "new");
     c->slot = l->slot;
     c->lease_info = gw_lease_reply_info(l, srv->cfg->id, gw_instance_seq(l->slot->inst));
     l->last_used_ms = gw_now_ms();

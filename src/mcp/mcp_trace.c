@@ -48,7 +48,7 @@ struct gw_span *gw_mcp__span_begin(struct gw_mcp_session *s, struct gw_mcp_excha
     gw_span_str(span, "mcp.method.name", method);
     if (strcmp(method, "tools/call") == 0) {
         gw_span_str(span, "gen_ai.tool.name", tool);
-        gw_span_str(span, "gen_ai.operation.name", "execute_tool");
+        gw_span_lit(span, "gen_ai.operation.name", "execute_tool");
     } else if (strcmp(method, "prompts/get") == 0) {
         gw_span_str(span, "gen_ai.prompt.name", tool);
     }
@@ -61,8 +61,8 @@ struct gw_span *gw_mcp__span_begin(struct gw_mcp_session *s, struct gw_mcp_excha
         gw_trace_digest(s->id, digest);
         gw_span_str(span, "mcp.session.id", digest);
     }
-    gw_span_str(span, "network.protocol.name", "http");
-    gw_span_str(span, "mcpgw.front", "mcp");
+    gw_span_lit(span, "network.protocol.name", "http");
+    gw_span_lit(span, "mcpgw.front", "mcp");
     if (s->dialog[0] != '\0')
         gw_span_str(span, "mcpgw.dialog", s->dialog);
     adoptable = span;

@@ -53,34 +53,36 @@ static const struct gw_http_xfer_ops xfer_ops;
 static void put_str(struct gw_jbuf *b, const char *s)
 {
     const unsigned char *p = (const unsigned char *)s;
-    size_t n = strlen(s);
+    size_t n = strlen(s), run = 0;
 
     gw_jbuf_lit(b, "\"");
     for (size_t i = 0; i < n;) {
         unsigned char c = p[i];
+        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') { /* copied in runs */
+            i++;
+            continue;
+        }
+        gw_jbuf_put(b, s + run, i - run);
         if (c >= 0x80) {
             size_t k = gw_utf8_seq_len(p + i, n - i);
-            if (k == 0) {
+            if (k == 0)
                 gw_jbuf_lit(b, "?");
-                i++;
-            } else {
+            else
                 gw_jbuf_put(b, s + i, k);
-                i += k;
-            }
+            i += k == 0 ? 1 : k;
         } else if (c == '"' || c == '\\') {
             char esc[2] = {'\\', (char)c};
             gw_jbuf_put(b, esc, 2);
             i++;
-        } else if (c < 0x20) {
+        } else {
             char esc[8];
             snprintf(esc, sizeof esc, "\\u%04x", c);
             gw_jbuf_put(b, esc, 6);
             i++;
-        } else {
-            gw_jbuf_put(b, s + i, 1);
-            i++;
         }
+        run = i;
     }
+    gw_jbuf_put(b, s + run, n - run);
     gw_jbuf_lit(b, "\"");
 }
 

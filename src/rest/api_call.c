@@ -66,11 +66,11 @@ static struct gw_span *trace_start(const struct gw_http_request *req, const char
     name = gw_xasprintf("tools/call %s", tool);
     span = gw_span_root(name, GW_SPAN_SERVER, &remote);
     free(name);
-    gw_span_str(span, "mcp.method.name", "tools/call");
+    gw_span_lit(span, "mcp.method.name", "tools/call");
     gw_span_str(span, "gen_ai.tool.name", tool);
-    gw_span_str(span, "gen_ai.operation.name", "execute_tool");
-    gw_span_str(span, "network.protocol.name", "http");
-    gw_span_str(span, "mcpgw.front", "rest");
+    gw_span_lit(span, "gen_ai.operation.name", "execute_tool");
+    gw_span_lit(span, "network.protocol.name", "http");
+    gw_span_lit(span, "mcpgw.front", "rest");
     return span;
 }
 

@@ -40,6 +40,8 @@ const TOOLS_SERVERS = 20, TOOLS_PER_SERVER = 500;
 const CLK_TCK = 100; // checked below with getconf
 // BENCH_TARGETS=direct,mcpgw_rest,mcpgw_rest_traced: only these paths of the calls scenario.
 const ONLY_TARGETS = process.env.BENCH_TARGETS ? process.env.BENCH_TARGETS.split(',') : null;
+// BENCH_BACKENDS=c: only the C echo server behind the calls scenario's paths.
+const ONLY_BACKENDS = process.env.BENCH_BACKENDS ? process.env.BENCH_BACKENDS.split(',') : ['c', 'node'];
 const log = (...a) => process.stderr.write(a.join(' ') + '\n');
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const median = (xs) => {
@@ -358,7 +360,7 @@ async function scenarioCalls(results) {
   const order = ['direct', 'http_floor', 'mcpgw_rest', 'mcpgw_rest_traced', 'mcp_hub', 'mcpgw_rest_own', 'supergateway', 'mcpgw_mcp', 'mcpgw_modern', 'mcp_proxy']
     .filter((n) => ONLY_TARGETS === null || ONLY_TARGETS.includes(n));
   for (let r = 0; r < ROUNDS; r++) {
-    for (const bk of ['c', 'node']) {
+    for (const bk of ONLY_BACKENDS) {
       const b = BACKENDS[bk];
       const seq = r % 2 ? [...order].reverse() : order;
       for (const name of seq) {
@@ -700,7 +702,7 @@ const mb = (kb) => (kb === null || !Number.isFinite(kb) ? '—' : (kb / 1024).to
 
 function callsTables(results) {
   const out = [];
-  for (const bk of ['c', 'node']) {
+  for (const bk of ONLY_BACKENDS) {
     const recs = results.filter((x) => x.scenario === 'calls' && x.backend === bk);
     const names = Object.keys(TARGETS);
     const agg = {};
