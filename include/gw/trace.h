@@ -105,6 +105,13 @@ struct gw_span *gw_span_root(const char *name, enum gw_span_kind kind,
 struct gw_span *gw_span_child(const char *name, enum gw_span_kind kind,
                               const struct gw_trace_ctx *parent);
 
+/* The same, named "{method} {target}" as the MCP conventions name spans
+ * (target NULL: the method alone). */
+struct gw_span *gw_span_root_op(const char *method, const char *target, enum gw_span_kind kind,
+                                const struct gw_trace_ctx *remote);
+struct gw_span *gw_span_child_op(const char *method, const char *target, enum gw_span_kind kind,
+                                 const struct gw_trace_ctx *parent);
+
 /* The span's context, or NULL for NULL. */
 static inline const struct gw_trace_ctx *gw_span_ctx(const struct gw_span *s)
 {
@@ -117,8 +124,6 @@ void gw_span_str(struct gw_span *s, const char *key, const char *value);
 /* A string value that lives as long as the program (a literal): not copied. */
 void gw_span_lit(struct gw_span *s, const char *key, const char *value);
 void gw_span_int(struct gw_span *s, const char *key, int64_t value);
-/* Renames the span (a REST call learns its tool's server later). */
-void gw_span_rename(struct gw_span *s, const char *name);
 /* Status error with a description (may be NULL). */
 void gw_span_error(struct gw_span *s, const char *message);
 /* Ends the span and hands it to the sink. */

@@ -147,12 +147,29 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static struct gw_span *span_new(const char *name, enum gw_span_kind kind,
-                                const struct gw_trace_ctx *parent)
+/* "method target", or the method alone: one allocation. */
+static char *span_name(const char *method, const char *target)
+{
+    size_t m = strlen(method), t = target != NULL ? strlen(target) : 0;
+    char *name = gw_xmalloc(m + t + 2);
+
+    memcpy(name, method, m);
+    if (target != NULL) {
+        name[m] = ' ';
+        memcpy(name + m + 1, target, t);
+        m += t + 1;
+    }
+    name[m] = '\0';
+    return name;
+}
+
+/* A span of `trace_id` (NULL: the parent's). */
+static struct gw_span *span_new(const char *method, const char *target, enum gw_span_kind kind,
+                                const struct gw_trace_ctx *parent, const uint8_t *trace_id)
 {
     struct gw_span *s = gw_xcalloc(1, sizeof *s);
 
-    s->name = gw_xstrdup(name);
+    s->name = span_name(method, target);
     s->kind = kind;
     s->start_ns = now_ns();
     s->ctx.valid = true;
@@ -164,7 +181,7 @@ static struct gw_span *span_new(const char *name, enum gw_span_kind kind,
         if (parent->tracestate != NULL)
             s->ctx.tracestate = s->tracestate = gw_xstrdup(parent->tracestate);
     } else {
-        new_id(s->ctx.trace_id, 16);
+        memcpy(s->ctx.trace_id, trace_id, 16);
     }
     new_id(s->ctx.span_id, 8);
     return s;
@@ -184,35 +201,44 @@ static bool keep_new_trace(const uint8_t *trace_id)
     return v < ratio_bound;
 }
 
-struct gw_span *gw_span_root(const char *name, enum gw_span_kind kind,
-                             const struct gw_trace_ctx *remote)
+struct gw_span *gw_span_root_op(const char *method, const char *target, enum gw_span_kind kind,
+                                const struct gw_trace_ctx *remote)
 {
-    struct gw_span *s;
+    uint8_t trace_id[16];
 
     if (gw_trace__sink == NULL)
         return NULL;
     if (remote != NULL && remote->valid)
-        return remote->flags & 1 ? span_new(name, kind, remote) : NULL;
-    s = span_new(name, kind, NULL);
-    if (!keep_new_trace(s->ctx.trace_id)) {
-        gw_span_free(s);
+        return remote->flags & 1 ? span_new(method, target, kind, remote, NULL) : NULL;
+    new_id(trace_id, 16);
+    return keep_new_trace(trace_id) ? span_new(method, target, kind, NULL, trace_id) : NULL;
+}
+
+struct gw_span *gw_span_root(const char *name, enum gw_span_kind kind,
+                             const struct gw_trace_ctx *remote)
+{
+    return gw_span_root_op(name, NULL, kind, remote);
+}
+
+struct gw_span *gw_span_child_op(const char *method, const char *target, enum gw_span_kind kind,
+                                 const struct gw_trace_ctx *parent)
+{
+    if (gw_trace__sink == NULL || parent == NULL || !parent->valid)
         return NULL;
-    }
-    return s;
+    return span_new(method, target, kind, parent, NULL);
 }
 
 struct gw_span *gw_span_child(const char *name, enum gw_span_kind kind,
                               const struct gw_trace_ctx *parent)
 {
-    if (gw_trace__sink == NULL || parent == NULL || !parent->valid)
-        return NULL;
-    return span_new(name, kind, parent);
+    return gw_span_child_op(name, NULL, kind, parent);
 }
 
 static struct gw_span_attr *attr_slot(struct gw_span *s, const char *key)
 {
     for (unsigned i = 0; i < s->nattrs; i++) {
-        if (strcmp(s->attrs[i].key, key) == 0) {
+        const char *k = s->attrs[i].key; /* mostly the same literal: its address */
+        if (k == key || (k[0] == key[0] && strcmp(k, key) == 0)) {
             if (s->attrs[i].owned)
                 free((char *)s->attrs[i].s);
             s->attrs[i].s = NULL;
@@ -255,14 +281,6 @@ void gw_span_int(struct gw_span *s, const char *key, int64_t value)
         return;
     a->type = GW_ATTR_INT;
     a->i = value;
-}
-
-void gw_span_rename(struct gw_span *s, const char *name)
-{
-    if (s == NULL)
-        return;
-    free(s->name);
-    s->name = gw_xstrdup(name);
 }
 
 void gw_span_error(struct gw_span *s, const char *message)

@@ -46,14 +46,11 @@ static struct gw_span *span_start(struct gw_mcp_client *c, const char *method, c
 {
     const struct gw_trace_ctx *parent = gw_trace_current();
     struct gw_span *s;
-    char *name;
 
     /* the listen stays open for the instance's life: no call's span */
     if (parent == NULL || !gw_trace_on() || strcmp(method, "subscriptions/listen") == 0)
         return NULL;
-    name = target != NULL ? gw_xasprintf("%s %s", method, target) : NULL;
-    s = gw_span_child(name != NULL ? name : method, GW_SPAN_CLIENT, parent);
-    free(name);
+    s = gw_span_child_op(method, target, GW_SPAN_CLIENT, parent);
     gw_span_str(s, "mcp.method.name", method);
     if (target != NULL && strcmp(method, "tools/call") == 0) {
         gw_span_str(s, "gen_ai.tool.name", target);

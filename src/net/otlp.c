@@ -104,9 +104,14 @@ static void put_hex(struct gw_jbuf *b, const uint8_t *id, size_t n)
 static void put_u64(struct gw_jbuf *b, uint64_t v)
 {
     char num[24];
-    int n = snprintf(num, sizeof num, "\"%llu\"", (unsigned long long)v);
+    size_t n = sizeof num;
 
-    gw_jbuf_put(b, num, (size_t)n);
+    num[--n] = '"';
+    do
+        num[--n] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    num[--n] = '"';
+    gw_jbuf_put(b, num + n, sizeof num - n);
 }
 
 static void put_attr_str(struct gw_jbuf *b, const char *key, const char *value)

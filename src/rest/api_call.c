@@ -60,12 +60,9 @@ static struct gw_span *trace_start(const struct gw_http_request *req, const char
     struct gw_trace_ctx remote;
     const char *tp = gw_http_header(req, "traceparent");
     struct gw_span *span;
-    char *name;
 
     gw_trace_parse(tp, tp != NULL ? strlen(tp) : 0, gw_http_header(req, "tracestate"), &remote);
-    name = gw_xasprintf("tools/call %s", tool);
-    span = gw_span_root(name, GW_SPAN_SERVER, &remote);
-    free(name);
+    span = gw_span_root_op("tools/call", tool, GW_SPAN_SERVER, &remote);
     gw_span_lit(span, "mcp.method.name", "tools/call");
     gw_span_str(span, "gen_ai.tool.name", tool);
     gw_span_lit(span, "gen_ai.operation.name", "execute_tool");

@@ -121,7 +121,7 @@ test('REST: the span tree of a leased call, the traceparent header as parent, _m
   const r3 = await d.post('/v1/tools/echo/call', { dialog: 'a1', arguments: {} },
     { headers: { traceparent: `00-${trace3}-${PARENT}-01` } });
   assert.equal(r3.json.isError, true, r3.body);
-  const spans3 = await spansOf(rcv, trace3, 3);
+  const spans3 = await spansOf(rcv, trace3, 2);
   const client3 = named(spans3, 'tools/call echo', 3);
   assert.equal(client3.attrs['error.type'], 'tool_error');
   assert.equal(client3.status.code, 2);
@@ -132,7 +132,7 @@ test('REST: the span tree of a leased call, the traceparent header as parent, _m
   const r4 = await d.post('/v1/tools/sleep/call', { dialog: 'a1', arguments: { ms: 3000 }, timeout_ms: 200 },
     { headers: { traceparent: `00-${trace4}-${PARENT}-01` } });
   assert.equal(r4.status, 504, r4.body);
-  const spans4 = await spansOf(rcv, trace4, 3);
+  const spans4 = await spansOf(rcv, trace4, 2);
   assert.equal(named(spans4, 'tools/call sleep', 3).attrs['error.type'], 'timeout');
   const server4 = named(spans4, 'tools/call sleep', 2);
   assert.equal(server4.status.code, 2);
@@ -305,7 +305,7 @@ test('a collector that answers 500 or is down: calls unaffected, drops counted, 
   await waitFor(async () => /could not be exported/.test((await problem(d))?.message ?? ''), 20000 * slow);
   await rcv.up();
   await waitFor(async () => (await problem(d)) === undefined, 40000 * slow);
-  await spansOf(rcv, trace, 3);
+  await spansOf(rcv, trace, 2);
   assert.deepEqual(rcv.errors, []);
 });
 
