@@ -24,7 +24,8 @@
 
 #define GW_TRACEPARENT_LEN  55  /* "00-" 32 hex "-" 16 hex "-" 2 hex */
 #define GW_TRACESTATE_MAX   512 /* W3C: 32 members of at most 256 bytes, cut at 512 */
-#define GW_SPAN_ATTRS_MAX   16
+#define GW_SPAN_ATTRS_MAX  16
+#define GW_SPAN_ARENA      320 /* bytes of a span's own strings kept inside it */
 #define GW_TRACE_DIGEST_LEN 32 /* hex characters of gw_trace_digest */
 
 /* OTLP's SpanKind and Status.code values (the JSON encoding writes them
@@ -67,6 +68,10 @@ struct gw_span {
     char *status_message;
     struct gw_span_attr attrs[GW_SPAN_ATTRS_MAX];
     unsigned nattrs;
+    /* the name, tracestate and attribute strings while they fit: one
+     * allocation per span */
+    size_t arena_used;
+    char arena[GW_SPAN_ARENA];
 };
 
 /* Takes an ended span (to queue, export and free with gw_span_free). */

@@ -147,11 +147,41 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* "method target", or the method alone: one allocation. */
-static char *span_name(const char *method, const char *target)
+static bool in_arena(const struct gw_span *s, const char *p)
+{
+    return p >= s->arena && p < s->arena + sizeof s->arena;
+}
+
+/* Room for n bytes in the span's arena, else on the heap (freed with it). */
+static char *span_alloc(struct gw_span *s, size_t n)
+{
+    char *p;
+
+    if (n > sizeof s->arena - s->arena_used)
+        return gw_xmalloc(n);
+    p = s->arena + s->arena_used;
+    s->arena_used += n;
+    return p;
+}
+
+static char *span_dup(struct gw_span *s, const char *v)
+{
+    size_t n = strlen(v) + 1;
+
+    return memcpy(span_alloc(s, n), v, n);
+}
+
+static void span_release(const struct gw_span *s, const char *p)
+{
+    if (p != NULL && !in_arena(s, p))
+        free((char *)p);
+}
+
+/* "method target", or the method alone. */
+static char *span_name(struct gw_span *s, const char *method, const char *target)
 {
     size_t m = strlen(method), t = target != NULL ? strlen(target) : 0;
-    char *name = gw_xmalloc(m + t + 2);
+    char *name = span_alloc(s, m + t + 2);
 
     memcpy(name, method, m);
     if (target != NULL) {
@@ -169,7 +199,7 @@ static struct gw_span *span_new(const char *method, const char *target, enum gw_
 {
     struct gw_span *s = gw_xcalloc(1, sizeof *s);
 
-    s->name = span_name(method, target);
+    s->name = span_name(s, method, target);
     s->kind = kind;
     s->start_ns = now_ns();
     s->ctx.valid = true;
@@ -179,7 +209,7 @@ static struct gw_span *span_new(const char *method, const char *target, enum gw_
         memcpy(s->parent_id, parent->span_id, 8);
         s->has_parent = true;
         if (parent->tracestate != NULL)
-            s->ctx.tracestate = s->tracestate = gw_xstrdup(parent->tracestate);
+            s->ctx.tracestate = s->tracestate = span_dup(s, parent->tracestate);
     } else {
         memcpy(s->ctx.trace_id, trace_id, 16);
     }
@@ -240,7 +270,7 @@ static struct gw_span_attr *attr_slot(struct gw_span *s, const char *key)
         const char *k = s->attrs[i].key; /* mostly the same literal: its address */
         if (k == key || (k[0] == key[0] && strcmp(k, key) == 0)) {
             if (s->attrs[i].owned)
-                free((char *)s->attrs[i].s);
+                span_release(s, s->attrs[i].s);
             s->attrs[i].s = NULL;
             s->attrs[i].owned = false;
             return &s->attrs[i];
@@ -259,7 +289,7 @@ void gw_span_str(struct gw_span *s, const char *key, const char *value)
     if (s == NULL || value == NULL || (a = attr_slot(s, key)) == NULL)
         return;
     a->type = GW_ATTR_STR;
-    a->s = gw_xstrdup(value);
+    a->s = span_dup(s, value);
     a->owned = true;
 }
 
@@ -316,10 +346,10 @@ void gw_span_free(struct gw_span *s)
         return;
     for (unsigned i = 0; i < s->nattrs; i++) {
         if (s->attrs[i].owned)
-            free((char *)s->attrs[i].s);
+            span_release(s, s->attrs[i].s);
     }
-    free(s->name);
-    free(s->tracestate);
+    span_release(s, s->name);
+    span_release(s, s->tracestate);
     free(s->status_message);
     free(s);
 }

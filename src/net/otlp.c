@@ -48,23 +48,29 @@ static const struct gw_http_xfer_ops xfer_ops;
 
 /* ---- the JSON encoding (OTLP/HTTP, proto3 JSON mapping) ---- */
 
+/* Bytes a JSON string cannot hold as they are: controls, '"', '\\', and
+ * the bytes of non-ASCII characters (checked as UTF-8). */
+static const bool special[256] = {
+    [0 ... 0x1f] = true, ['"'] = true, ['\\'] = true, [0x80 ... 0xff] = true,
+};
+
 /* A string as JSON, with any byte that is not valid UTF-8 written as '?':
- * a span never fails to encode. */
+ * a span never fails to encode. Plain runs are copied whole. */
 static void put_str(struct gw_jbuf *b, const char *s)
 {
     const unsigned char *p = (const unsigned char *)s;
-    size_t n = strlen(s), run = 0;
+    size_t i = 0, run = 0;
 
     gw_jbuf_lit(b, "\"");
-    for (size_t i = 0; i < n;) {
-        unsigned char c = p[i];
-        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') { /* copied in runs */
+    for (;;) {
+        while (!special[p[i]])
             i++;
-            continue;
-        }
+        if (p[i] == '\0')
+            break;
         gw_jbuf_put(b, s + run, i - run);
+        unsigned char c = p[i];
         if (c >= 0x80) {
-            size_t k = gw_utf8_seq_len(p + i, n - i);
+            size_t k = gw_utf8_seq_len(p + i, strnlen(s + i, 4));
             if (k == 0)
                 gw_jbuf_lit(b, "?");
             else
@@ -82,8 +88,16 @@ static void put_str(struct gw_jbuf *b, const char *s)
         }
         run = i;
     }
-    gw_jbuf_put(b, s + run, n - run);
+    gw_jbuf_put(b, s + run, i - run);
     gw_jbuf_lit(b, "\"");
+}
+
+/* An attribute key: a literal of this program, plain ASCII. */
+static void put_key(struct gw_jbuf *b, const char *key)
+{
+    gw_jbuf_lit(b, "{\"key\":\"");
+    gw_jbuf_put(b, key, strlen(key));
+    gw_jbuf_lit(b, "\",\"value\":{");
 }
 
 static void put_hex(struct gw_jbuf *b, const uint8_t *id, size_t n)
@@ -116,9 +130,8 @@ static void put_u64(struct gw_jbuf *b, uint64_t v)
 
 static void put_attr_str(struct gw_jbuf *b, const char *key, const char *value)
 {
-    gw_jbuf_lit(b, "{\"key\":");
-    put_str(b, key);
-    gw_jbuf_lit(b, ",\"value\":{\"stringValue\":");
+    put_key(b, key);
+    gw_jbuf_lit(b, "\"stringValue\":");
     put_str(b, value);
     gw_jbuf_lit(b, "}}");
 }
@@ -153,9 +166,8 @@ static void put_span(struct gw_jbuf *b, const struct gw_span *s)
         if (a->type == GW_ATTR_STR) {
             put_attr_str(b, a->key, a->s);
         } else {
-            gw_jbuf_lit(b, "{\"key\":");
-            put_str(b, a->key);
-            gw_jbuf_lit(b, ",\"value\":{\"intValue\":");
+            put_key(b, a->key);
+            gw_jbuf_lit(b, "\"intValue\":");
             put_u64(b, (uint64_t)a->i); /* ids and counts: never negative */
             gw_jbuf_lit(b, "}}");
         }
