@@ -5,6 +5,7 @@
 // and a collector that is down or failing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -347,5 +348,19 @@ test('OTEL_* variables turn tracing on when the file says nothing; without an en
   await sleep(1500);
   assert.equal(rcv.requests, before);
   assert.match((await off.get('/metrics')).body, /^mcpgw_trace_spans_total 0$/m);
+
+  // A reload turns it on, and off again.
+  const withTracing = `version: 1\ngateway:\n  tracing: {endpoint: '${rcv.url}'}\nservers:\n  s:\n    command: ${FIXTURE}\n`;
+  fs.writeFileSync(off.configPath, withTracing);
+  assert.equal((await off.post('/v1/reload', {})).status, 200);
+  const onTrace = 'caf7651916cd43dd8448eb211c80319c';
+  await off.post('/v1/tools/echo/call', { dialog: 'o1', arguments: { text: 'o' } }, { headers: { traceparent: `00-${onTrace}-${PARENT}-01` } });
+  await spansOf(rcv, onTrace, 2);
+  fs.writeFileSync(off.configPath, yaml);
+  assert.equal((await off.post('/v1/reload', {})).status, 200);
+  const after = rcv.requests;
+  await off.post('/v1/tools/echo/call', { dialog: 'o1', arguments: { text: 'o' } }, { headers: { traceparent: TP } });
+  await sleep(1500);
+  assert.equal(rcv.requests, after);
   assert.deepEqual(rcv.errors, []);
 });
