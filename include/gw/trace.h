@@ -24,9 +24,9 @@
 
 #define GW_TRACEPARENT_LEN  55  /* "00-" 32 hex "-" 16 hex "-" 2 hex */
 #define GW_TRACESTATE_MAX   512 /* W3C: 32 members of at most 256 bytes, cut at 512 */
-#define GW_SPAN_ATTRS_MAX  16
-#define GW_SPAN_ARENA      320 /* bytes of a span's own strings kept inside it */
-#define GW_TRACE_DIGEST_LEN 32 /* hex characters of gw_trace_digest */
+#define GW_SPAN_ATTRS_MAX   16
+#define GW_SPAN_ARENA       320 /* bytes of a span's own strings kept inside it */
+#define GW_TRACE_DIGEST_LEN 32  /* hex characters of gw_trace_digest */
 
 /* OTLP's SpanKind and Status.code values (the JSON encoding writes them
  * as integers). */

@@ -51,7 +51,10 @@ static const struct gw_http_xfer_ops xfer_ops;
 /* Bytes a JSON string cannot hold as they are: controls, '"', '\\', and
  * the bytes of non-ASCII characters (checked as UTF-8). */
 static const bool special[256] = {
-    [0 ... 0x1f] = true, ['"'] = true, ['\\'] = true, [0x80 ... 0xff] = true,
+    [0 ... 0x1f] = true,
+    ['"'] = true,
+    ['\\'] = true,
+    [0x80 ... 0xff] = true,
 };
 
 /* A string as JSON, with any byte that is not valid UTF-8 written as '?':

@@ -9,7 +9,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { start, waitFor, fixtures, sleep, slow } from './lib/harness.mjs';
+import { start, waitFor, fixtures, sleep, slow, tmpdir } from './lib/harness.mjs';
+import { oidcServer, browse } from './lib/oidc.mjs';
 import { fixtureServer } from './lib/fixture_server.mjs';
 import { otlpReceiver, validate } from './lib/otlp_receiver.mjs';
 
@@ -275,6 +276,41 @@ test('HTTP and WebSocket upstreams get the CLIENT span in _meta, and HTTP in the
     assert.equal(seen.header, transportName === 'http' ? traceparentOf(client) : null);
   }
   assert.ok(!JSON.stringify(rcv.spans).includes('upstream-session-secret'), 'an upstream session id is never exported');
+  assert.deepEqual(rcv.errors, []);
+});
+
+test('an OAuth refresh on a 401 is a span under the CLIENT span the 401 refused', async (t) => {
+  const rcv = await receiver(t);
+  const as = await oidcServer();
+  t.after(() => as.stop());
+  const d = await start(`version: 1
+gateway:
+  warm_spares: 0
+  tracing: {endpoint: '${rcv.url}'}
+servers:
+  idp:
+    transport: streamable_http
+    url: ${as.url}
+`, { env: { XDG_STATE_HOME: tmpdir(), STATE_DIRECTORY: '' } });
+  t.after(() => d.stop());
+  const idp = async () => (await d.get('/v1/servers')).json.servers.find((x) => x.id === 'idp');
+  await waitFor(async () => (await idp()).state === 'needs_authorization', 20000 * slow);
+  const page = await browse((await idp()).authorize);
+  assert.equal(page.status, 200, page.text);
+  await waitFor(async () => (await d.get('/v1/tools')).json.tools.some((x) => x.name === 'whoami'), 20000 * slow);
+  const call = (headers) => d.post('/v1/tools/whoami/call', { dialog: 'o1', arguments: {} }, { headers, timeoutMs: 60000 * slow });
+  assert.equal((await call()).status, 200);
+  as.send('revoke-access');
+  await waitFor(() => as.count('revoked') > 0, 30000 * slow);
+  const trace = 'daf7651916cd43dd8448eb211c80319c';
+  const r = await call({ traceparent: `00-${trace}-${PARENT}-01` });
+  assert.equal(r.status, 200, r.body);
+  const spans = await spansOf(rcv, trace, 3);
+  const client = named(spans, 'tools/call whoami', 3);
+  const refresh = named(spans, 'mcpgw.oauth.refresh', 1);
+  assert.equal(refresh.parentSpanId, client.spanId);
+  assert.equal(refresh.attrs['mcpgw.server'], 'idp');
+  assert.equal(refresh.status.code, undefined);
   assert.deepEqual(rcv.errors, []);
 });
 
