@@ -212,6 +212,23 @@ test('/mcp 2025-11-25 (the official SDK client, _meta wins over the header) and 
   assert.deepEqual(rcv.errors, []);
 });
 
+test('a call over gateway.max_concurrent: its wait in the queue is a span', async (t) => {
+  const rcv = await receiver(t);
+  const d = await start(config(rcv).replace('  warm_spares: 0\n', '  warm_spares: 0\n  max_concurrent: 1\n'), { waitReady: true });
+  t.after(() => d.stop());
+  assert.equal((await d.post('/v1/tools/echo/call', { dialog: 'q1', arguments: { text: 'warm' } })).status, 200);
+  const slowCall = d.post('/v1/tools/sleep/call', { dialog: 'q1', arguments: { ms: 1000 * slow } });
+  await waitFor(async () => /^mcpgw_tool_calls_in_flight 1$/m.test((await d.get('/metrics')).body));
+  const trace = 'eaf7651916cd43dd8448eb211c80319c';
+  const r = await d.post('/v1/tools/echo/call', { dialog: 'q1', arguments: { text: 'queued' } }, { headers: { traceparent: `00-${trace}-${PARENT}-01` } });
+  assert.equal(r.status, 200, r.body);
+  assert.equal((await slowCall).status, 200);
+  const spans = await spansOf(rcv, trace, 3);
+  const queue = named(spans, 'mcpgw.queue', 1);
+  assert.equal(queue.parentSpanId, named(spans, 'tools/call echo', 2).spanId);
+  assert.ok(Number(queue.endTimeUnixNano) <= Number(named(spans, 'tools/call echo', 3).startTimeUnixNano));
+});
+
 test('an input round: its span from the 409 to the retry, inside the call\'s trace', async (t) => {
   const rcv = await receiver(t);
   const d = await start(`version: 1
