@@ -378,12 +378,13 @@ struct gw_mcp_member {
     const char *key;
     size_t len;
 };
+struct gw_trace_ctx;
 /* mcp_trace.c: the SERVER span of a request (`tool`: its tool when known
  * apart from params), made adoptable by the call it starts; NULL when
- * not traced. */
+ * not traced. *remote gets the incoming context (valid or not). */
 struct gw_span *gw_mcp__span_begin(struct gw_mcp_session *s, struct gw_mcp_exchange *x,
-                                   const char *method, json_t *id, json_t *params,
-                                   const char *tool);
+                                   const char *method, json_t *id, json_t *params, const char *tool,
+                                   struct gw_trace_ctx *remote);
 /* A call takes the request's span (NULL: none), or gives it back when
  * it is dropped before it started. */
 struct gw_span *gw_mcp__span_adopt(void);

@@ -106,7 +106,7 @@ struct gw_span *gw_span_root(const char *name, enum gw_span_kind kind,
                              const struct gw_trace_ctx *remote);
 
 /* A span inside `parent` (a recorded span's context); NULL when parent is
- * NULL or tracing is off. */
+ * NULL or not sampled, or tracing is off. */
 struct gw_span *gw_span_child(const char *name, enum gw_span_kind kind,
                               const struct gw_trace_ctx *parent);
 
@@ -116,6 +116,15 @@ struct gw_span *gw_span_root_op(const char *method, const char *target, enum gw_
                                 const struct gw_trace_ctx *remote);
 struct gw_span *gw_span_child_op(const char *method, const char *target, enum gw_span_kind kind,
                                  const struct gw_trace_ctx *parent);
+
+/* The context to make current for a request: its span's, or when the
+ * request is not recorded the incoming one (`remote`, may be NULL), so that
+ * it is still passed on, unsampled. */
+static inline const struct gw_trace_ctx *gw_trace_pick(const struct gw_span *s,
+                                                       const struct gw_trace_ctx *remote)
+{
+    return s != NULL ? &s->ctx : remote != NULL && remote->valid ? remote : NULL;
+}
 
 /* The span's context, or NULL for NULL. */
 static inline const struct gw_trace_ctx *gw_span_ctx(const struct gw_span *s)

@@ -253,7 +253,7 @@ struct gw_span *gw_span_root(const char *name, enum gw_span_kind kind,
 struct gw_span *gw_span_child_op(const char *method, const char *target, enum gw_span_kind kind,
                                  const struct gw_trace_ctx *parent)
 {
-    if (gw_trace__sink == NULL || parent == NULL || !parent->valid)
+    if (gw_trace__sink == NULL || parent == NULL || !parent->valid || !(parent->flags & 1))
         return NULL;
     return span_new(method, target, kind, parent, NULL);
 }

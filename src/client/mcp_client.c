@@ -338,7 +338,7 @@ static int send_request_text(struct gw_mcp_client *c, uint64_t id, const char *m
     p->timeout_ms = timeout_ms;
     p->span = c->next_span, c->next_span = NULL;
     insert(c, p);
-    const struct gw_trace_ctx *prev = gw_trace_enter(gw_span_ctx(p->span));
+    const struct gw_trace_ctx *prev = gw_trace_enter(gw_trace_pick(p->span, gw_trace_current()));
     rc = c->cb.send(c->cb.data, text, len);
     gw_trace_leave(prev);
     free(text);

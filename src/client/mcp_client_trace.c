@@ -78,27 +78,42 @@ static const char *target_of(const char *method, json_t *params)
     return NULL;
 }
 
-void gw_mcp__span_meta(json_t *meta, const struct gw_span *s)
+static void ctx_meta(json_t *meta, const struct gw_trace_ctx *ctx)
 {
     char tp[GW_TRACEPARENT_LEN + 1];
 
-    if (s == NULL || !json_is_object(meta))
+    if (ctx == NULL || !json_is_object(meta))
         return;
-    gw_trace_format(&s->ctx, tp);
+    gw_trace_format(ctx, tp);
     json_object_set_new(meta, "traceparent", json_string(tp));
-    if (s->ctx.tracestate != NULL)
-        json_object_set_new(meta, "tracestate", json_string(s->ctx.tracestate));
+    if (ctx->tracestate != NULL)
+        json_object_set_new(meta, "tracestate", json_string(ctx->tracestate));
     else
         json_object_del(meta, "tracestate");
+}
+
+void gw_mcp__span_meta(json_t *meta, const struct gw_span *s)
+{
+    ctx_meta(meta, gw_span_ctx(s));
+}
+
+/* The context passed on: the request's span's, or a context not recorded
+ * (its sampled flag off) as it came. */
+static const struct gw_trace_ctx *passed_on(const struct gw_span *s)
+{
+    const struct gw_trace_ctx *cur = gw_trace_current();
+
+    return s != NULL ? &s->ctx : cur != NULL && !(cur->flags & 1) ? cur : NULL;
 }
 
 json_t *gw_mcp__span_params(struct gw_mcp_client *c, const char *method, json_t *params,
                             json_t *sent)
 {
     struct gw_span *s = span_start(c, method, target_of(method, params));
+    const struct gw_trace_ctx *ctx = passed_on(s);
     json_t *meta;
 
-    if (s == NULL)
+    if (ctx == NULL)
         return sent;
     c->next_span = s;
     if (c->era != GW_MCP_ERA_MODERN) { /* `sent` is the caller's: its copy gets the context */
@@ -108,7 +123,7 @@ json_t *gw_mcp__span_params(struct gw_mcp_client *c, const char *method, json_t 
         meta = json_object_get(sent, "_meta");
         json_object_set_new(sent, "_meta", json_is_object(meta) ? json_copy(meta) : json_object());
     }
-    gw_mcp__span_meta(json_object_get(sent, "_meta"), s);
+    ctx_meta(json_object_get(sent, "_meta"), ctx);
     return sent;
 }
 
@@ -116,17 +131,18 @@ void gw_mcp__span_call_text(struct gw_mcp_client *c, struct gw_jbuf *b, const ch
 {
     char tp[GW_TRACEPARENT_LEN + 1];
     struct gw_span *s = span_start(c, "tools/call", tool);
+    const struct gw_trace_ctx *ctx = passed_on(s);
 
-    if (s == NULL)
+    if (ctx == NULL)
         return;
     c->next_span = s;
-    gw_trace_format(&s->ctx, tp);
+    gw_trace_format(ctx, tp);
     gw_jbuf_lit(b, "\"traceparent\":\"");
     gw_jbuf_put(b, tp, GW_TRACEPARENT_LEN);
     gw_jbuf_lit(b, "\"");
-    if (s->ctx.tracestate != NULL) {
+    if (ctx->tracestate != NULL) {
         gw_jbuf_lit(b, ",\"tracestate\":");
-        gw_jbuf_string(b, s->ctx.tracestate, strlen(s->ctx.tracestate));
+        gw_jbuf_string(b, ctx->tracestate, strlen(ctx->tracestate));
     }
     if (more)
         gw_jbuf_lit(b, ",");

@@ -27,7 +27,7 @@ const struct gw_trace_ctx *gw_call_wait_begin(struct gw_call *c, const char *nam
     gw_span_str(c->wait, "mcpgw.server", c->server);
     if (c->dialog[0] != '\0')
         gw_span_str(c->wait, "mcpgw.dialog", c->dialog);
-    return gw_trace_enter(gw_span_ctx(c->wait));
+    return gw_trace_enter(gw_trace_pick(c->wait, parent));
 }
 
 void gw_call_wait_end(struct gw_call *c, const char *error)

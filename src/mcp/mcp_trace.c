@@ -30,16 +30,16 @@ static void remote_of(struct gw_mcp_exchange *x, json_t *params, struct gw_trace
 }
 
 struct gw_span *gw_mcp__span_begin(struct gw_mcp_session *s, struct gw_mcp_exchange *x,
-                                   const char *method, json_t *id, json_t *params, const char *tool)
+                                   const char *method, json_t *id, json_t *params, const char *tool,
+                                   struct gw_trace_ctx *remote)
 {
-    struct gw_trace_ctx remote;
     char digest[GW_TRACE_DIGEST_LEN + 1];
     struct gw_span *span;
 
-    remote_of(x, params, &remote);
+    remote_of(x, params, remote);
     if (tool == NULL && (strcmp(method, "tools/call") == 0 || strcmp(method, "prompts/get") == 0))
         tool = json_string_value(json_object_get(params, "name"));
-    span = gw_span_root_op(method, tool, GW_SPAN_SERVER, &remote);
+    span = gw_span_root_op(method, tool, GW_SPAN_SERVER, remote);
     if (span == NULL)
         return NULL;
     gw_span_str(span, "mcp.method.name", method);

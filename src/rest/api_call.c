@@ -55,14 +55,14 @@ static void log_call(const struct pending_call *pc, const char *server, const ch
 }
 
 /* A REST tool call is traced as the MCP operation it performs. */
-static struct gw_span *trace_start(const struct gw_http_request *req, const char *tool)
+static struct gw_span *trace_start(const struct gw_http_request *req, const char *tool,
+                                   struct gw_trace_ctx *remote)
 {
-    struct gw_trace_ctx remote;
     const char *tp = gw_http_header(req, "traceparent");
     struct gw_span *span;
 
-    gw_trace_parse(tp, tp != NULL ? strlen(tp) : 0, gw_http_header(req, "tracestate"), &remote);
-    span = gw_span_root_op("tools/call", tool, GW_SPAN_SERVER, &remote);
+    gw_trace_parse(tp, tp != NULL ? strlen(tp) : 0, gw_http_header(req, "tracestate"), remote);
+    span = gw_span_root_op("tools/call", tool, GW_SPAN_SERVER, remote);
     gw_span_lit(span, "mcp.method.name", "tools/call");
     gw_span_str(span, "gen_ai.tool.name", tool);
     gw_span_lit(span, "gen_ai.operation.name", "execute_tool");
@@ -292,9 +292,10 @@ void gw_api__route_call(struct gw_api_ctx *ctx, struct gw_http_request *req, con
     gw_strlcpy(pc->root, b.has_dialog ? b.root : "anonymous", sizeof pc->root);
     gw_strlcpy(pc->self, b.has_dialog ? b.self : "anonymous", sizeof pc->self);
     pc->started_ms = gw_now_ms();
+    struct gw_trace_ctx remote = {0};
     if (gw_trace_on())
-        pc->span = trace_start(req, tool);
-    const struct gw_trace_ctx *prev = gw_trace_enter(gw_span_ctx(pc->span));
+        pc->span = trace_start(req, tool, &remote);
+    const struct gw_trace_ctx *prev = gw_trace_enter(gw_trace_pick(pc->span, &remote));
     rc = start(pc, &b, state, responses, &why);
     gw_trace_leave(prev);
     json_decref(b.json);

@@ -140,6 +140,12 @@ test('REST: the span tree of a leased call, the traceparent header as parent, _m
   assert.equal(server4.status.code, 2);
   assert.equal(server4.attrs['error.type'], 'timeout');
 
+  // A context that says not sampled is not recorded, and is passed on as it came.
+  const unsampled = `00-${'f'.repeat(32)}-${PARENT}-00`;
+  const ru = await d.post('/v1/tools/meta/call', { dialog: 'a1', arguments: {} }, { headers: { traceparent: unsampled, tracestate: 'v=2' } });
+  assert.equal(ru.status, 200, ru.body);
+  assert.deepEqual(JSON.parse(textOf(ru)), { traceparent: unsampled, tracestate: 'v=2' });
+
   // A malformed traceparent is ignored: a new trace, and the call goes on.
   const before = new Set(rcv.spans.map((s) => s.traceId));
   for (const bad of [`00-${TRACE.toUpperCase()}-${PARENT}-01`, `00-${'0'.repeat(32)}-${PARENT}-01`,
@@ -152,6 +158,7 @@ test('REST: the span tree of a leased call, the traceparent header as parent, _m
     assert.equal(s.parentSpanId, undefined, 'a root span');
     assert.notEqual(s.traceId, TRACE);
   }
+  assert.equal(rcv.trace('f'.repeat(32)).length, 0, 'nothing of the unsampled trace');
   assert.deepEqual(rcv.errors, []);
   const m = await d.get('/metrics');
   assert.match(m.body, /^mcpgw_trace_spans_dropped_total 0$/m);
