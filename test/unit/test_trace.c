@@ -48,10 +48,10 @@ START_TEST(test_parse_invalid)
     static const char *const bad[] = {
         "",
         "00",
-        "00-0AF7651916CD43DD8448EB211C80319C-B7AD6B7169203331-01", /* uppercase */
-        "00-00000000000000000000000000000000-b7ad6b7169203331-01", /* zero trace id */
-        "00-0af7651916cd43dd8448eb211c80319c-0000000000000000-01", /* zero span id */
-        "ff-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", /* version ff */
+        "00-0AF7651916CD43DD8448EB211C80319C-B7AD6B7169203331-01",  /* uppercase */
+        "00-00000000000000000000000000000000-b7ad6b7169203331-01",  /* zero trace id */
+        "00-0af7651916cd43dd8448eb211c80319c-0000000000000000-01",  /* zero span id */
+        "ff-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",  /* version ff */
         "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-", /* 00 is exactly 55 */
         "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-0g",
         "00_0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
@@ -169,7 +169,8 @@ START_TEST(test_encode)
     ck_assert_ptr_nonnull(strstr(j, "\"stringValue\":\"bad ? byte\""));
     ck_assert_ptr_nonnull(strstr(j, "{\"key\":\"n\",\"value\":{\"intValue\":\"42\"}}"));
     ck_assert_ptr_nonnull(strstr(j, "\"status\":{\"code\":2,\"message\":\"tool_error\"}"));
-    ck_assert_ptr_nonnull(strstr(j, "{\"key\":\"service.name\",\"value\":{\"stringValue\":\"svc\"}}"));
+    ck_assert_ptr_nonnull(
+        strstr(j, "{\"key\":\"service.name\",\"value\":{\"stringValue\":\"svc\"}}"));
     free(j);
     gw_trace_configure(0, NULL, NULL);
     drain();
