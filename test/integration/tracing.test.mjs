@@ -303,6 +303,32 @@ test('HTTP and WebSocket upstreams get the CLIENT span in _meta, and HTTP in the
   assert.deepEqual(rcv.errors, []);
 });
 
+test('a 2026-07-28 upstream over HTTP gets the context in its request\'s _meta beside the envelope, and the header', async (t) => {
+  const rcv = await receiver(t);
+  const up = await fixtureServer('trace_upstream.mjs', { MODERN: '1' });
+  t.after(() => up.stop());
+  const d = await start(config(rcv, `  new:
+    transport: streamable_http
+    url: ${up.url}/mcp
+    protocol: modern
+    truely-stateless: true
+    transform: [{prefix: 'new_'}]
+`), { waitReady: true });
+  t.after(() => d.stop());
+  const trace = 'faf7651916cd43dd8448eb211c80319c';
+  const r = await d.post('/v1/tools/new_meta/call', { arguments: {} }, { headers: { traceparent: `00-${trace}-${PARENT}-01`, tracestate: 'k=v' } });
+  assert.equal(r.status, 200, r.body);
+  const spans = await spansOf(rcv, trace, 2);
+  const client = named(spans, 'tools/call meta', 3);
+  assert.equal(client.attrs['mcp.protocol.version'], MODERN);
+  const seen = JSON.parse(textOf(r));
+  assert.equal(seen.meta.traceparent, traceparentOf(client));
+  assert.equal(seen.meta.tracestate, 'k=v');
+  assert.equal(seen.meta['io.modelcontextprotocol/protocolVersion'], MODERN, 'the envelope is kept');
+  assert.equal(seen.header, traceparentOf(client));
+  assert.deepEqual(rcv.errors, []);
+});
+
 test('an OAuth refresh on a 401 is a span under the CLIENT span the 401 refused', async (t) => {
   const rcv = await receiver(t);
   const as = await oidcServer();
