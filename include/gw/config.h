@@ -245,6 +245,12 @@ struct gw_gateway_config {
     const char *config_file;         /* the file this was loaded from (the gw_config's path) */
     char *oauth_redirect_uri;        /* NULL: http://<listen>/oauth/callback */
     char *oauth_client_metadata_url; /* the gateway's Client ID Metadata Document; NULL: none */
+    /* gateway.tracing (issue 37), or the OTEL_* variables it leaves unsaid */
+    char *tracing_endpoint;        /* the OTLP/HTTP traces URL (…/v1/traces); NULL: tracing off */
+    struct gw_kv *tracing_headers; /* sent with every export; values are secrets */
+    size_t ntracing_headers;
+    double tracing_sample;      /* 0 to 1: the share of new traces recorded */
+    char *tracing_service_name; /* the resource's service.name */
 };
 
 struct gw_diag {

@@ -98,6 +98,11 @@ int gw_cfg_set_client_metadata_url(struct gw_cfg_ld *ld, const struct gw_cfg_dir
                                    const struct gw_yaml_node *n, const char *key, void *base);
 int gw_cfg_set_oauth_issuer(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
                             const struct gw_yaml_node *n, const char *key, void *base);
+/* config_tracing.c: gateway.tracing's keys, each from the OTEL_* variable
+ * of the OpenTelemetry SDKs when the file leaves it out. */
+int gw_cfg_set_tracing(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
+                       const struct gw_yaml_node *n, const char *key, void *base);
+void gw_cfg_free_tracing(struct gw_gateway_config *g);
 int gw_cfg_set_oauth_secret(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
                             const struct gw_yaml_node *n, const char *key, void *base);
 int gw_cfg_set_oauth_private_key(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,

@@ -13,6 +13,7 @@
 
 #include "gw/dispatch.h"
 #include "gw/servers_internal.h"
+#include "gw/trace.h"
 
 /* A relayed server request (dispatch_relay.c): hangs on the call that
  * caused it; freed when answered or when the call ends. */
@@ -71,7 +72,23 @@ struct gw_call {
      * namespaced on the way back. */
     bool ns_contents;
     bool ns_links;
+    /* Traces: the context of the span it was called in (its front end's
+     * SERVER span), kept by value since a parked call outlives that
+     * request; the span of its wait for a lease or in the queue. */
+    struct gw_trace_saved trace;
+    struct gw_span *wait;
 };
+
+/* dispatch_trace.c */
+/* Keeps the ambient context as the call's (nothing when not traced). */
+void gw_call_trace_begin(struct gw_call *c);
+void gw_call_trace_free(struct gw_call *c);
+/* Starts the call's wait span (`name`: mcpgw.lease, mcpgw.queue) and makes
+ * it the ambient context, so that an instance started for it is its child;
+ * returns the context it replaced (gw_trace_leave). */
+const struct gw_trace_ctx *gw_call_wait_begin(struct gw_call *c, const char *name);
+/* Ends the wait span, as failed with `error` when that is not NULL. */
+void gw_call_wait_end(struct gw_call *c, const char *error);
 
 /* dispatch_relay.c */
 /* A call was sent on its slot / is answered (ends its server requests). */

@@ -307,6 +307,12 @@ enum gw_mcp_state gw_mcp_client_state(const struct gw_mcp_client *c);
  * (borrowed, valid until close; kept after the transport goes down); NULL
  * before the handshake succeeded. */
 const char *gw_mcp_client_version(const struct gw_mcp_client *c);
+
+/* How the client's CLIENT spans describe the peer (mcp_client_trace.c):
+ * network.transport ("pipe", "tcp"; static), server.address and
+ * server.port from `url` (NULL: none), and mcpgw.instance. */
+void gw_mcp_client_trace_peer(struct gw_mcp_client *c, const char *transport, const char *url,
+                              uint64_t instance);
 json_t *gw_mcp_client_server_info(const struct gw_mcp_client *c);
 json_t *gw_mcp_client_capabilities(const struct gw_mcp_client *c);
 

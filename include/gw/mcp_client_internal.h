@@ -10,7 +10,9 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "gw/json_out.h"
 #include "gw/mcp_client.h"
+#include "gw/trace.h"
 
 #define TEXT_BYTES 512 /* a message built for people, at most */
 
@@ -31,9 +33,10 @@ struct pending {
      * retry after input, and the round waiting for the owner's answers. */
     json_t *params;
     struct input_round *round;
-    unsigned caps;   /* GW_MCP_CAP_* its caller can answer */
-    bool awaits_ack; /* a 2026-07-28 resources/(un)subscribe: never sent, answered by the
-                        listen's acknowledgement */
+    unsigned caps;        /* GW_MCP_CAP_* its caller can answer */
+    bool awaits_ack;      /* a 2026-07-28 resources/(un)subscribe: never sent, answered by the
+                             listen's acknowledgement */
+    struct gw_span *span; /* its CLIENT span, when traced (mcp_client_trace.c) */
 };
 
 /* One input_required result being answered (mcp_client_modern.c). */
@@ -85,7 +88,29 @@ struct gw_mcp_client {
     uint64_t listen_since;   /* loop ms the listen was opened; 0: none open */
     gw_mcp_handle listen_op; /* the open listen's handle (= its id) */
     json_t *listen_uris;     /* URI → true: the resourceSubscriptions it asks for */
+    /* traces (mcp_client_trace.c): the peer as the conventions describe it,
+     * and the span of the request being written, taken by its entry */
+    const char *peer_transport; /* static: "pipe", "tcp" */
+    char *peer_address;
+    int peer_port;
+    uint64_t peer_instance;
+    struct gw_span *next_span;
 };
+
+/* mcp_client_trace.c */
+/* The params to send of a request `method` (`sent`: what it would send,
+ * taken): when a traced context is current, a CLIENT span is started
+ * (c->next_span) and its context set in the returned params' _meta. */
+json_t *gw_mcp__span_params(struct gw_mcp_client *c, const char *method, json_t *params,
+                            json_t *sent);
+/* The same for a 2025-era tools/call written as text: the _meta members
+ * (and a comma when `more` follow), or nothing when not traced. */
+void gw_mcp__span_call_text(struct gw_mcp_client *c, struct gw_jbuf *b, const char *tool,
+                            bool more);
+/* The span's context set in a _meta object (a retry after input). */
+void gw_mcp__span_meta(json_t *meta, const struct gw_span *s);
+/* Ends the request's span with what its reply says (NULL: never sent). */
+void gw_mcp__span_end(struct pending *p, const struct gw_mcp_reply *r);
 
 /* mcp_client.c */
 /* Sends a request whose answer goes to `cb`; `op` groups pages of a list

@@ -168,6 +168,7 @@ struct gw_mcp_call {
      * session may be gone by the time the call ends (a DELETE, a client
      * that hung up) */
     char version[MCP_VERSION_MAX];
+    struct gw_span *span; /* its request's SERVER span, when traced (mcp_trace.c) */
 };
 
 /* Default dialogs whose first lease was logged with the way to name one
@@ -377,6 +378,23 @@ struct gw_mcp_member {
     const char *key;
     size_t len;
 };
+struct gw_trace_ctx;
+/* mcp_trace.c: the SERVER span of a request (`tool`: its tool when known
+ * apart from params), made adoptable by the call it starts; NULL when
+ * not traced. *remote gets the incoming context (valid or not). */
+struct gw_span *gw_mcp__span_begin(struct gw_mcp_session *s, struct gw_mcp_exchange *x,
+                                   const char *method, json_t *id, json_t *params, const char *tool,
+                                   struct gw_trace_ctx *remote);
+/* A call takes the request's span (NULL: none), or gives it back when
+ * it is dropped before it started. */
+struct gw_span *gw_mcp__span_adopt(void);
+void gw_mcp__span_unadopt(struct gw_span *span);
+/* Ends the span with the request's answer, unless a call adopted it. */
+void gw_mcp__span_reply(struct gw_span *span, json_t *reply);
+/* Ends a call's span with its outcome's status label. */
+void gw_mcp__span_call_end(struct gw_mcp_call *c, const char *server, const char *dialog,
+                           const char *status);
+
 #define GW_MCP_MEMBER(k)                                                                           \
     {                                                                                              \
         k, sizeof(k) - 1                                                                           \

@@ -103,8 +103,9 @@ struct gw_upstream_http {
     uv_timer_t tick;
     int kicked, flushing;
     int stopping, down, killed, closing;
-    int session_lost; /* the server forgot the session: send nothing more */
-    int auth_wait;    /* waits for an OAuth refresh (parked transfers) */
+    int session_lost;          /* the server forgot the session: send nothing more */
+    int auth_wait;             /* waits for an OAuth refresh (parked transfers) */
+    struct gw_span *auth_span; /* that refresh, in the trace of the request refused */
     char last_error[256];
     struct gw_upstream_http_stats st;
 };

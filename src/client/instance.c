@@ -10,6 +10,7 @@
 #include "gw/heap.h"
 #include "gw/log.h"
 #include "gw/oauth.h"
+#include "gw/trace.h"
 #include "gw/upstream.h"
 #include "gw/util.h"
 
@@ -33,6 +34,7 @@ struct gw_instance {
     bool respawn;             /* the probe's process died: a new one, spoken to 2025-era */
     struct gw_curl_uv *multi; /* the daemon's, for that new transport */
     uv_timer_t drain;         /* bounds a drain; closed last, it frees the instance */
+    struct gw_span *start;    /* traced: from the start to the handshake's end */
 };
 
 static const char *const state_names[] = {"starting", "ready", "failed", "draining", "stopping"};
@@ -47,6 +49,10 @@ static void report_failed(struct gw_instance *inst, const char *why)
     if (inst->failed_reported)
         return;
     inst->failed_reported = true;
+    gw_span_str(inst->start, "error.type", "start_failed");
+    gw_span_error(inst->start, why);
+    gw_span_end(inst->start);
+    inst->start = NULL;
     if (inst->state == GW_INSTANCE_STARTING || inst->state == GW_INSTANCE_READY)
         inst->state = GW_INSTANCE_FAILED;
     if (inst->cbs.on_failed != NULL)
@@ -79,6 +85,8 @@ static void client_ready(void *data, const char *version, json_t *info, json_t *
     if (inst->state != GW_INSTANCE_STARTING)
         return;
     inst->state = GW_INSTANCE_READY;
+    gw_span_end(inst->start);
+    inst->start = NULL;
     gw_log(GW_LOG_INFO, "instance ready", "server", inst->cfg->id, "protocol", version, "upstream",
            json_is_string(name) ? json_string_value(name) : NULL, NULL);
     inst->cbs.on_ready(inst, inst->cbs.data);
@@ -180,6 +188,7 @@ static void on_drain_closed(uv_handle_t *h)
     struct gw_instance *inst = h->data;
 
     inst->cbs.on_closed(inst, inst->cbs.data);
+    gw_span_end(inst->start);
     json_decref(inst->last_stderr);
     gw_config_unref(inst->snap);
     free(inst);
@@ -255,7 +264,12 @@ static int make_client(struct gw_instance *inst, const struct gw_gateway_config 
         .redact = redact,
         .era = era,
     };
-    return gw_mcp_client_new(inst->loop, &o, &inst->client);
+    if (gw_mcp_client_new(inst->loop, &o, &inst->client) != 0)
+        return UV_EINVAL;
+    gw_mcp_client_trace_peer(
+        inst->client, inst->cfg->transport == GW_TRANSPORT_STDIO ? "pipe" : "tcp",
+        inst->cfg->transport == GW_TRANSPORT_STDIO ? NULL : inst->cfg->url, inst->seq);
+    return 0;
 }
 
 int gw_instance_start(uv_loop_t *loop, struct gw_curl_uv *multi, struct gw_config *snap,
@@ -290,7 +304,13 @@ int gw_instance_start(uv_loop_t *loop, struct gw_curl_uv *multi, struct gw_confi
     uv_timer_init(loop, &inst->drain);
     inst->drain.data = inst;
     inst->snap = gw_config_ref(snap);
+    /* In the trace of the call that needed it, its handshake a child. */
+    inst->start = gw_span_child("mcpgw.instance.start", GW_SPAN_INTERNAL, gw_trace_current());
+    gw_span_str(inst->start, "mcpgw.server", cfg->id);
+    gw_span_int(inst->start, "mcpgw.instance", (int64_t)seq);
+    const struct gw_trace_ctx *prev = gw_trace_enter(gw_span_ctx(inst->start));
     gw_mcp_client_start(inst->client);
+    gw_trace_leave(prev);
     *out = inst;
     return 0;
 }

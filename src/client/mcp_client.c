@@ -107,6 +107,8 @@ static void maybe_free_client(struct gw_mcp_client *c)
     free(c->cancelled);
     free(c->version);
     free(c->server_id);
+    free(c->peer_address);
+    gw_span_free(c->next_span);
     free(c->client_version);
     gw_redact_free(c->redact);
     free(c);
@@ -138,6 +140,7 @@ static void release(struct pending *p)
         uv_timer_stop(&c->anchor);
         c->armed_due = 0;
     }
+    gw_mcp__span_end(p, NULL);
     json_decref(p->params);
     gw_mcp__round_free(p->round);
     free(p->method);
@@ -154,6 +157,7 @@ void gw_mcp__finish(struct pending *p, const struct gw_mcp_reply *r)
     void *data = p->data;
     bool call = p->call;
 
+    gw_mcp__span_end(p, r);
     detach(c, p);
     release(p);
     cb(data, r);
@@ -331,8 +335,11 @@ static int send_request_text(struct gw_mcp_client *c, uint64_t id, const char *m
         .c = c, .id = id, .op = op ? op : id, .cb = cb, .data = data, .call = call};
     p->method = gw_xstrdup(method);
     p->timeout_ms = timeout_ms;
+    p->span = c->next_span, c->next_span = NULL;
     insert(c, p);
+    const struct gw_trace_ctx *prev = gw_trace_enter(gw_trace_pick(p->span, gw_trace_current()));
     rc = c->cb.send(c->cb.data, text, len);
+    gw_trace_leave(prev);
     free(text);
     if (rc < 0) {
         if (gw_mcp__lookup(c, id) != p)
@@ -373,6 +380,8 @@ static int send_request(struct gw_mcp_client *c, const char *method, json_t *par
     bool modern = c->era == GW_MCP_ERA_MODERN;
     json_t *sent = modern ? gw_mcp__enveloped(c, params, caps) : json_incref(params);
     struct gw_jbuf b = {0};
+
+    sent = gw_trace_current() != NULL ? gw_mcp__span_params(c, method, params, sent) : sent;
     struct pending *p;
     uint64_t id;
     int rc = request_begin(c, &b, method, &id);
@@ -385,6 +394,7 @@ static int send_request(struct gw_mcp_client *c, const char *method, json_t *par
     json_decref(sent);
     if (rc != 0) {
         free(b.p);
+        gw_span_free(c->next_span), c->next_span = NULL;
         return rc;
     }
     gw_jbuf_lit(&b, "}");
@@ -405,6 +415,7 @@ void gw_mcp__resend(struct gw_mcp_client *c, struct pending *p, json_t *params)
     char *text;
     int rc = request_begin(c, &b, p->method, &id);
 
+    gw_mcp__span_meta(json_object_get(sent, "_meta"), p->span);
     if (rc == 0) {
         gw_jbuf_lit(&b, ",\"params\":");
         rc = gw_jbuf_value(&b, sent) == 0 ? 0 : UV_EINVAL;
@@ -731,14 +742,18 @@ int gw_mcp_client_call_tool(struct gw_mcp_client *c, const char *name, json_t *a
         else if (gw_jbuf_value(&b, arguments) != 0)
             rc = UV_EINVAL;
     }
-    if (rc == 0 && progress_token != NULL) {
-        gw_jbuf_lit(&b, ",\"_meta\":{\"progressToken\":");
-        if (gw_jbuf_value(&b, progress_token) != 0)
+    if (rc == 0 && (progress_token != NULL || gw_trace_current() != NULL)) {
+        gw_jbuf_lit(&b, ",\"_meta\":{");
+        gw_mcp__span_call_text(c, &b, name, progress_token != NULL);
+        if (progress_token != NULL)
+            gw_jbuf_lit(&b, "\"progressToken\":");
+        if (progress_token != NULL && gw_jbuf_value(&b, progress_token) != 0)
             rc = UV_EINVAL;
         gw_jbuf_lit(&b, "}");
     }
     if (rc != 0) {
         free(b.p);
+        gw_span_free(c->next_span), c->next_span = NULL;
         return rc;
     }
     gw_jbuf_lit(&b, "}}");

@@ -234,6 +234,15 @@ const struct gw_cfg_directive gw_cfg_gateway_directives[] = {
      gw_cfg_set_redirect_uri, "design", NULL},
     {"gateway.oauth.client_metadata_url", GW_CFG_STRING, GW_OFF(oauth_client_metadata_url), 0, 0,
      NULL, gw_cfg_set_client_metadata_url, "design", NULL},
+    {"gateway.tracing", GW_CFG_SECTION, 0, 0, 0, NULL, NULL, "design", NULL},
+    {"gateway.tracing.endpoint", GW_CFG_CUSTOM, 0, 0, 0, "", gw_cfg_set_tracing, "design",
+     "URL (http://127.0.0.1:4318; $OTEL_EXPORTER_OTLP_ENDPOINT)"},
+    {"gateway.tracing.headers", GW_CFG_CUSTOM, 0, 0, 0, "{}", gw_cfg_set_tracing, "design",
+     "map of header name to env value ($OTEL_EXPORTER_OTLP_HEADERS)"},
+    {"gateway.tracing.sample", GW_CFG_CUSTOM, 0, 0, 0, "1", gw_cfg_set_tracing, "design",
+     "number 0–1"},
+    {"gateway.tracing.service_name", GW_CFG_CUSTOM, 0, 0, 0, "mcpgw", gw_cfg_set_tracing, "design",
+     "string ($OTEL_SERVICE_NAME)"},
     {"gateway.reload", GW_CFG_SECTION, 0, 0, 0, NULL, NULL, "000", NULL},
     {"gateway.reload.debounce_ms", GW_CFG_MS, GW_OFF(reload_debounce_ms), 0, 0, "200", NULL, "000",
      NULL},
@@ -554,6 +563,7 @@ void gw_config_unref(struct gw_config *c)
     gw_cfg_sandbox_free(&g->sandbox);
     free(g->oauth_redirect_uri);
     free(g->oauth_client_metadata_url);
+    gw_cfg_free_tracing(g);
     gw_cfg_free_strv(g->allowed_commands, g->nallowed_commands);
     gw_cfg_free_strv(g->reserved_tool_names, g->nreserved_tool_names);
     gw_cfg_free_strv(g->tool_search_always_loaded, g->ntool_search_always_loaded);

@@ -22,6 +22,7 @@
 #include "gw/mcp_server.h"
 #include "gw/metrics.h"
 #include "gw/netproxy.h"
+#include "gw/otlp.h"
 #include "gw/problems.h"
 #include "gw/proctree.h"
 #include "gw/reaper.h"
@@ -40,6 +41,7 @@ struct daemon {
     struct gw_http_server *http;
     struct gw_servers *servers;
     struct gw_curl_uv *multi;
+    struct gw_otlp *otlp; /* traces' exporter: off until gateway.tracing says where */
     struct gw_events *events;
     struct gw_mcp_server *mcp; /* /mcp; NULL from stop() on */
     struct gw_metrics *metrics;
@@ -51,6 +53,7 @@ struct daemon {
     uv_timer_t stop_timer; /* defers a stop out of the servers module */
     int exit_code;
     bool stopping;
+    uint64_t stop_ms; /* when the stop began: the traces' flush ends at shutdown_grace */
 };
 
 static void on_problem(const struct gw_problem *p, int cleared, void *data)
@@ -144,6 +147,8 @@ static json_t *swap_config(struct daemon *d, struct gw_config *next)
     if (d->config != NULL)
         gw_config_unref(d->config);
     d->config = next;
+    if (d->otlp != NULL)
+        gw_otlp_configure(d->otlp, &next->gateway);
     d->api.config = next;
     d->gate.config = next;
     d->api.loaded_at = time(NULL);
@@ -234,14 +239,24 @@ static void on_file_changed(void *data)
         json_decref(reload(d, "watch"));
 }
 
-static void on_servers_closed(void *data)
+/* The traces are flushed (or given up) before the multi they use closes. */
+static void on_otlp_closed(void *data)
 {
     struct daemon *d = data;
 
-    d->servers = NULL;
+    d->otlp = NULL;
     if (d->multi != NULL)
         gw_curl_uv_close(d->multi, NULL, NULL);
     d->multi = NULL;
+}
+
+static void on_servers_closed(void *data)
+{
+    struct daemon *d = data;
+    uint64_t grace = d->config ? d->config->gateway.shutdown_grace_ms : 0;
+
+    d->servers = NULL;
+    gw_otlp_close(d->otlp, d->stop_ms + grace, on_otlp_closed, d);
     gw_upstream_ws_shutdown();
     if (d->reaper != NULL) {
         gw_reaper_scan(d->reaper);
@@ -301,6 +316,7 @@ static void stop(struct daemon *d)
     if (d->stopping)
         return;
     d->stopping = true;
+    d->stop_ms = gw_now_ms();
     gw_sdnotify_stopping();
     gw_log(GW_LOG_INFO, "stopping", NULL);
     if (d->watch != NULL)
@@ -516,6 +532,7 @@ static void init(struct daemon *d, const struct gw_daemon_options *opts)
     gw_problems_set_listener(d->problems, on_problem, d);
     /* libcurl itself is loaded when the first HTTP upstream starts. */
     d->multi = gw_curl_uv_new(d->loop);
+    d->otlp = gw_otlp_new(d->loop, d->multi, d->problems);
     d->servers = gw_servers_new(d->loop, d->multi, d->problems, &cbs);
     gw_dispatch_attach(d->servers);
     d->api = (struct gw_api_ctx){.problems = d->problems,

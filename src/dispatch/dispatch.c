@@ -98,6 +98,7 @@ static void wait_remove(struct gw_call *c)
     if (c->waiting_on != NULL)
         unlink_from(c->waiting_on, c);
     c->waiting_on = NULL;
+    gw_call_wait_end(c, NULL);
 }
 
 /* Hangs a call on a waiting list until an instance is ready or its
@@ -126,6 +127,7 @@ static void queue_remove(struct gw_servers *s, struct gw_call *c)
             s->queue_tail = prev;
         s->queued--;
         c->next = NULL;
+        gw_call_wait_end(c, NULL);
         return;
     }
 }
@@ -149,6 +151,7 @@ static void call_free(uv_handle_t *h)
 
     if (c->sub != NULL) /* refused before it was sent: no outcome came */
         gw_subs_call_done(c, GW_MCP_E_CANCELLED);
+    gw_call_trace_free(c);
     free(c->tool);
     free(c->original);
     free(c->deferred_message);
@@ -340,12 +343,14 @@ static void call_send(struct gw_call *c)
     gw_relay_sent(c);
     /* a 2026-07-28 server is told what this caller can answer */
     caps = (c->hooks != NULL ? c->client_caps : 0) | c->log_bits;
+    const struct gw_trace_ctx *prev = gw_trace_enter(gw_trace_saved_ctx(&c->trace));
     if (c->method != NULL)
         rc = gw_instance_request(c->slot->inst, c->method, c->params, left, on_reply, c, &c->handle,
                                  caps);
     else
         rc = gw_instance_call(c->slot->inst, c->original, c->arguments, c->upstream_token, left,
                               on_reply, c, &c->handle, caps);
+    gw_trace_leave(prev);
     if (rc != 0) {
         s->in_flight--;
         tool_add(s, c, -1);
@@ -359,6 +364,7 @@ static void on_wait_timeout(uv_timer_t *t)
 {
     struct gw_call *c = t->data;
 
+    gw_call_wait_end(c, "timeout");
     if (c->state == CALL_QUEUED)
         queue_remove(c->s, c);
     else
@@ -379,6 +385,7 @@ static int admit(struct gw_call *c)
     if (s->queued >= QUEUE_MAX)
         return GW_SERVERS_E_LIMIT;
     c->state = CALL_QUEUED;
+    gw_trace_leave(gw_call_wait_begin(c, "mcpgw.queue"));
     queue_push(s, c);
     uv_timer_start(&c->timer, on_wait_timeout, remaining_ms(c), 0);
     return 0;
@@ -411,6 +418,7 @@ static struct gw_call *wait_pop(struct gw_call **list)
     c->next = NULL;
     c->waiting_on = NULL;
     uv_timer_stop(&c->timer);
+    gw_call_wait_end(c, NULL);
     return c;
 }
 
@@ -494,6 +502,7 @@ static struct gw_call *call_alloc(struct gw_servers *s, const char *server, cons
         gw_strlcpy(c->dialog, dialog, sizeof c->dialog);
     c->timeout_ms = timeout_ms;
     c->deadline_ms = gw_now_ms() + timeout_ms;
+    gw_call_trace_begin(c);
     return c;
 }
 
@@ -526,13 +535,28 @@ static int route_leased(struct gw_call *c, struct server *srv)
     struct lease *l = gw_lease_find(&srv->leases, c->dialog);
     int code;
 
-    if (l == NULL && (code = gw_lease_acquire(&srv->leases, c->dialog, c->retried, &l)) != 0)
-        return code;
+    /* A lease span when the lease is taken, or its instance is not ready:
+     * a call on its dialog's ready instance waits for nothing. */
+    if (l == NULL) {
+        const struct gw_trace_ctx *prev = gw_call_wait_begin(c, "mcpgw.lease");
+        code = gw_lease_acquire(&srv->leases, c->dialog, c->retried, &l);
+        gw_trace_leave(prev);
+        if (code != 0) {
+            gw_call_wait_end(c, gw_dispatch_error(code).label);
+            return code;
+        }
+        gw_span_lit(c->wait, "mcpgw.lease", l->slot->ready ? "spare" : "new");
+    } else if (!l->slot->ready) {
+        gw_trace_leave(gw_call_wait_begin(c, "mcpgw.lease"));
+        gw_span_lit(c->wait, "mcpgw.lease", "held");
+    }
     c->slot = l->slot;
     c->lease_info = gw_lease_reply_info(l, srv->cfg->id, gw_instance_seq(l->slot->inst));
     l->last_used_ms = gw_now_ms();
-    if (l->slot->ready)
+    if (l->slot->ready) {
+        gw_call_wait_end(c, NULL);
         return admit(c);
+    }
     wait_on(c, &l->waiting);
     return 0;
 }

@@ -32,6 +32,7 @@
 #include "gw/input_rounds.h"
 #include "gw/log.h"
 #include "gw/mcp_client.h"
+#include "gw/trace.h"
 #include "gw/util.h"
 
 enum round_state { R_LIVE, R_SETTLING, R_PARKED, R_DELIVER, R_REFUSED };
@@ -71,6 +72,10 @@ struct gw_round {
     size_t nreq;
     unsigned next_key;
     json_t *early; /* responses given before being asked, by key; each used once */
+    /* Traces: the context of the request that made the call, and the span
+     * of the round handed out, from asking to the caller's answer. */
+    struct gw_trace_saved trace;
+    struct gw_span *span;
 };
 
 struct gw_rounds {
@@ -169,6 +174,8 @@ static void round_free(struct gw_round *r)
     free(r->name);
     json_decref(r->arguments);
     json_decref(r->early);
+    gw_span_end(r->span);
+    gw_trace_saved_free(&r->trace);
     uv_close((uv_handle_t *)&r->timer, on_round_closed);
 }
 
@@ -188,6 +195,7 @@ static struct gw_round *round_new(struct gw_rounds *rr, const struct gw_round_bi
     r->method = gw_xstrdup(b->method);
     r->name = gw_xstrdup(b->name);
     r->arguments = b->arguments != NULL ? json_incref(b->arguments) : NULL;
+    gw_trace_save(&r->trace, gw_trace_current());
     return r;
 }
 
@@ -315,6 +323,9 @@ static void hand_out(struct gw_round *r)
     if (r->call != NULL)
         r->rr->up->park(r->call, true);
     r->rr->stats.asked++;
+    gw_span_end(r->span);
+    r->span = gw_span_child("mcpgw.input_round", GW_SPAN_INTERNAL, gw_trace_saved_ctx(&r->trace));
+    gw_span_int(r->span, "mcpgw.input_requests", (int64_t)r->nreq);
     rcv = take_receiver(r);
     a = (struct gw_rounds_answer){.input_requests = reqs, .request_state = state};
     rcv.on_answer(rcv.data, &a);
@@ -325,6 +336,8 @@ static void hand_out(struct gw_round *r)
 static void expire(struct gw_round *r)
 {
     r->has_id = false;
+    gw_span_str(r->span, "error.type", "expired");
+    gw_span_error(r->span, "the caller did not answer the input round in time");
     if (r->call != NULL)
         r->rr->up->cancel(r->call, "the caller did not answer the input round in time");
     round_free(r);
@@ -710,6 +723,8 @@ int gw_rounds_resume(struct gw_rounds *rr, const char *state, json_t *responses,
     if (responses != NULL)
         answer_given(r, responses);
     rr->stats.resumed++;
+    gw_span_end(r->span);
+    r->span = NULL;
     /* The outcome came before or during the answers, or requests remain:
      * the receiver learns it on the next loop turn. */
     if (r->ended || r->nreq > 0)

@@ -13,6 +13,7 @@
 #include "gw/input_rounds.h"
 #include "gw/instance.h"
 #include "gw/servers.h"
+#include "gw/trace.h"
 #include "gw/util.h"
 #include "gw/version.h"
 
@@ -365,6 +366,25 @@ static void rounds(struct out *o, const struct gw_rounds_stats *r)
              rows[i].n);
 }
 
+/* Traces (gateway.tracing): counters of base/trace, zero while it is off. */
+static void traces(struct out *o)
+{
+    struct gw_trace_stats t;
+
+    gw_trace_stats(&t);
+    header(o, "mcpgw_trace_spans_total", "counter", "Spans recorded (sampled) and ended.");
+    outf(o, "mcpgw_trace_spans_total %" PRIu64 "\n", t.spans);
+    header(o, "mcpgw_trace_spans_exported_total", "counter", "Spans the trace collector accepted.");
+    outf(o, "mcpgw_trace_spans_exported_total %" PRIu64 "\n", t.exported);
+    header(o, "mcpgw_trace_spans_dropped_total", "counter",
+           "Spans dropped: the export queue was full, the collector refused them, or the "
+           "shutdown grace ended first.");
+    outf(o, "mcpgw_trace_spans_dropped_total %" PRIu64 "\n", t.dropped);
+    header(o, "mcpgw_trace_export_failures_total", "counter",
+           "Export requests that failed (an error answer or no answer).");
+    outf(o, "mcpgw_trace_export_failures_total %" PRIu64 "\n", t.failures);
+}
+
 char *gw_metrics_render(const struct gw_metrics *m, const struct gw_metrics_view *v)
 {
     static const char *const call_labels[] = {"front", "server", "tool", "status"};
@@ -399,6 +419,7 @@ char *gw_metrics_render(const struct gw_metrics *m, const struct gw_metrics_view
     header(&o, "mcpgw_search_index_bytes", "gauge",
            "Bytes the tool search index holds (0 until the first search).");
     outf(&o, "mcpgw_search_index_bytes %zu\n", v->search_index_bytes);
+    traces(&o);
     process(&o, m);
     return o.p;
 }

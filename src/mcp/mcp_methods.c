@@ -14,6 +14,7 @@
 
 #include "gw/log.h"
 #include "gw/metrics.h"
+#include "gw/trace.h"
 #include "gw/util.h"
 
 /* ---- tools/list ---- */
@@ -224,6 +225,7 @@ void gw_mcp__call_end(struct gw_mcp_call *c, const char *server, const char *dia
     }
     if (!c->routed)
         gw_metrics_call(c->metrics, "mcp", server, c->tool, status, (double)elapsed / 1000.0);
+    gw_mcp__span_call_end(c, server, dialog, status);
     unlink_call(c);
     gw_mcp__exchange_add(c->x, reply);
     gw_mcp__exchange_done(c->x);
@@ -374,6 +376,7 @@ struct gw_mcp_call *gw_mcp__call_new(struct gw_mcp_session *s, struct gw_mcp_exc
     c->started_ms = gw_now_ms();
     c->metrics = s->ms->metrics;
     memcpy(c->version, s->version, sizeof c->version);
+    c->span = gw_mcp__span_adopt();
     return c;
 }
 
@@ -387,6 +390,7 @@ void gw_mcp__call_track(struct gw_mcp_session *s, struct gw_mcp_exchange *x, str
 
 void gw_mcp__call_drop(struct gw_mcp_call *c)
 {
+    gw_mcp__span_unadopt(c->span);
     json_decref(c->id);
     free(c->tool);
     free(c);
@@ -614,7 +618,15 @@ static json_t *tools_call(struct gw_mcp_session *s, struct gw_mcp_exchange *x, j
 void gw_mcp__dispatch_call(struct gw_mcp_session *s, struct gw_mcp_exchange *x, json_t *id,
                            const char *name, json_t *args)
 {
-    gw_mcp__exchange_add(x, call_tool(s, x, id, name, args, NULL, NULL));
+    struct gw_trace_ctx remote = {0};
+    struct gw_span *span =
+        gw_trace_on() ? gw_mcp__span_begin(s, x, "tools/call", id, NULL, name, &remote) : NULL;
+    const struct gw_trace_ctx *prev = gw_trace_enter(gw_trace_pick(span, &remote));
+    json_t *reply = call_tool(s, x, id, name, args, NULL, NULL);
+
+    gw_trace_leave(prev);
+    gw_mcp__span_reply(span, reply);
+    gw_mcp__exchange_add(x, reply);
 }
 
 static void call_cancel(struct gw_mcp_call *c, const char *why)
@@ -722,7 +734,15 @@ static bool valid_id(json_t *id)
 void gw_mcp__dispatch_request(struct gw_mcp_session *s, struct gw_mcp_exchange *x,
                               const char *method, json_t *id, json_t *params)
 {
-    gw_mcp__exchange_add(x, request(s, x, method, id, params));
+    struct gw_trace_ctx remote = {0};
+    struct gw_span *span =
+        gw_trace_on() ? gw_mcp__span_begin(s, x, method, id, params, NULL, &remote) : NULL;
+    const struct gw_trace_ctx *prev = gw_trace_enter(gw_trace_pick(span, &remote));
+    json_t *reply = request(s, x, method, id, params);
+
+    gw_trace_leave(prev);
+    gw_mcp__span_reply(span, reply);
+    gw_mcp__exchange_add(x, reply);
 }
 
 void gw_mcp__dispatch(struct gw_mcp_session *s, struct gw_mcp_exchange *x, json_t *msg)

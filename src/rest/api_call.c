@@ -12,6 +12,7 @@
 #include "gw/input_rounds.h"
 #include "gw/log.h"
 #include "gw/result.h"
+#include "gw/trace.h"
 #include "gw/util.h"
 
 /* A tool call's request waiting for its upstream's next event: the
@@ -29,6 +30,7 @@ struct pending_call {
     char dialog[GW_DIALOG_MAX + 1]; /* canonical, "" without one */
     uint64_t started_ms;
     bool aborted;
+    struct gw_span *span; /* the SERVER span, NULL when not traced */
 };
 
 static void log_call(const struct pending_call *pc, const char *server, const char *dialog,
@@ -44,6 +46,41 @@ static void log_call(const struct pending_call *pc, const char *server, const ch
                "status", status, "duration_ms", ms, NULL);
     }
     gw_metrics_call(pc->ctx->metrics, "rest", server, pc->tool, status, (double)elapsed / 1000.0);
+    gw_span_str(pc->span, "mcpgw.server", server);
+    gw_span_str(pc->span, "mcpgw.dialog", dialog);
+    if (strcmp(status, "ok") != 0 && strcmp(status, "input_required") != 0) {
+        gw_span_str(pc->span, "error.type", status);
+        gw_span_error(pc->span, status);
+    }
+}
+
+/* A REST tool call is traced as the MCP operation it performs. */
+static struct gw_span *trace_start(const struct gw_http_request *req, const char *tool,
+                                   struct gw_trace_ctx *remote)
+{
+    const char *tp = gw_http_header(req, "traceparent");
+    struct gw_span *span;
+
+    gw_trace_parse(tp, tp != NULL ? strlen(tp) : 0, gw_http_header(req, "tracestate"), remote);
+    span = gw_span_root_op("tools/call", tool, GW_SPAN_SERVER, remote);
+    gw_span_lit(span, "mcp.method.name", "tools/call");
+    gw_span_str(span, "gen_ai.tool.name", tool);
+    gw_span_lit(span, "gen_ai.operation.name", "execute_tool");
+    gw_span_lit(span, "network.protocol.name", "http");
+    gw_span_lit(span, "mcpgw.front", "rest");
+    return span;
+}
+
+/* The outcome's instance, as its lease names it. */
+static void trace_end(struct pending_call *pc, const struct gw_call_outcome *o)
+{
+    json_t *inst = o != NULL ? json_object_get(o->lease, "instance") : NULL;
+
+    if (json_is_string(inst))
+        gw_span_str(pc->span, "mcpgw.instance", json_string_value(inst));
+    else if (json_is_integer(inst))
+        gw_span_int(pc->span, "mcpgw.instance", json_integer_value(inst));
+    gw_span_end(pc->span);
 }
 
 /* A failed call's answer: status and code from dispatch's table, the
@@ -172,6 +209,7 @@ static void on_answer(void *data, const struct gw_rounds_answer *a)
         on_call_outcome(pc, a->outcome);
     else if (!pc->aborted)
         respond_input_required(pc, a);
+    trace_end(pc, a->outcome);
     free(pc->tool);
     free(pc);
 }
@@ -254,7 +292,12 @@ void gw_api__route_call(struct gw_api_ctx *ctx, struct gw_http_request *req, con
     gw_strlcpy(pc->root, b.has_dialog ? b.root : "anonymous", sizeof pc->root);
     gw_strlcpy(pc->self, b.has_dialog ? b.self : "anonymous", sizeof pc->self);
     pc->started_ms = gw_now_ms();
+    struct gw_trace_ctx remote = {0};
+    if (gw_trace_on())
+        pc->span = trace_start(req, tool, &remote);
+    const struct gw_trace_ctx *prev = gw_trace_enter(gw_trace_pick(pc->span, &remote));
     rc = start(pc, &b, state, responses, &why);
+    gw_trace_leave(prev);
     json_decref(b.json);
     if (rc != 0) {
         if (why != NULL)
@@ -267,6 +310,10 @@ void gw_api__route_call(struct gw_api_ctx *ctx, struct gw_http_request *req, con
             start_call_error(req, rc);
         if (why == NULL && rc != GW_SERVERS_E_NO_TOOL)
             gw_metrics_call(ctx->metrics, "rest", NULL, pc->tool, gw_dispatch_error(rc).label, 0);
+        gw_span_str(pc->span, "error.type",
+                    why != NULL ? "bad_request" : gw_dispatch_error(rc).label);
+        gw_span_error(pc->span, why);
+        gw_span_end(pc->span);
         free(pc->tool);
         free(pc);
         return;

@@ -17,6 +17,7 @@
 #include <strings.h>
 
 #include "gw/log.h"
+#include "gw/trace.h"
 #include "gw/util.h"
 
 /* ---- delivery ---- */
@@ -193,6 +194,7 @@ static void free_instance(struct gw_upstream_http *h)
     for (size_t i = 0; i < h->nhdr; i++)
         free(h->hdr_lines[i]);
     free(h->hdr_lines);
+    gw_span_end(h->auth_span);
     free(h->id);
     free(h->url);
     free(h->shown);

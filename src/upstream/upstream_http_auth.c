@@ -4,15 +4,44 @@
 #include "gw/upstream_http_internal.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "gw/log.h"
+#include "gw/trace.h"
 #include "gw/util.h"
+
+/* A span for the refresh under the CLIENT span of the request the 401
+ * refused, read back from the traceparent header the request carries. */
+static struct gw_span *refresh_span(const struct xfer *x)
+{
+    static const char name[] = "traceparent: ";
+    struct gw_trace_ctx ctx;
+    const char *tp;
+
+    for (const struct curl_slist *m = x->mhdrs; m != NULL; m = m->next) {
+        if (strncmp(m->data, name, sizeof name - 1) != 0)
+            continue;
+        tp = m->data + sizeof name - 1;
+        if (!gw_trace_parse(tp, strlen(tp), NULL, &ctx))
+            return NULL;
+        struct gw_span *s = gw_span_child("mcpgw.oauth.refresh", GW_SPAN_INTERNAL, &ctx);
+        gw_span_str(s, "mcpgw.server", x->h->id);
+        return s;
+    }
+    return NULL;
+}
 
 static void auth_refreshed(void *data, int rc, const char *text)
 {
     struct gw_upstream_http *h = data;
     struct xfer *x;
     h->auth_wait = 0;
+    if (rc != 0) {
+        gw_span_str(h->auth_span, "error.type", "refresh_failed");
+        gw_span_error(h->auth_span, text);
+    }
+    gw_span_end(h->auth_span);
+    h->auth_span = NULL;
     if (rc == 0) {
         gw_log(GW_LOG_INFO, "oauth token refreshed", "server", h->id, NULL);
         for (x = h->xfers; x; x = x->next) {
@@ -63,8 +92,11 @@ int gw_upstream_http__auth_retry(struct xfer *x)
         return 1;
     h->auth_wait = 1;
     gw_log(GW_LOG_INFO, "upstream refused the OAuth token; refreshing", "server", h->id, NULL);
+    h->auth_span = refresh_span(x);
     if (gw_oauth_refresh(o, auth_refreshed, h) == 0)
         return 1; /* auth_refreshed may have run already */
+    gw_span_end(h->auth_span);
+    h->auth_span = NULL;
     h->auth_wait = 0;
     x->auth_parked = 0;
     gw_upstream_http__unlink(x);

@@ -14,6 +14,7 @@
 #include "gw/base64.h"
 #include "gw/json_in.h"
 #include "gw/log.h"
+#include "gw/trace.h"
 #include "gw/upstream_http_internal.h"
 #include "gw/util.h"
 
@@ -87,8 +88,17 @@ void gw_upstream_http__modern_classify(struct xfer *x, json_t *m)
         json_string_value(json_object_get(json_object_get(params, "_meta"), META_VERSION));
     const char *method = json_string_value(json_object_get(m, "method"));
     const char *name = NULL;
+    const struct gw_trace_ctx *trace = gw_trace_current(); /* the request's CLIENT span */
     struct curl_slist *l = NULL;
 
+    if (trace != NULL) { /* W3C Trace Context over HTTP, whatever the revision */
+        char tp[GW_TRACEPARENT_LEN + 1];
+        gw_trace_format(trace, tp);
+        l = add(l, "traceparent", tp);
+        if (trace->tracestate != NULL)
+            l = add(l, "tracestate", trace->tracestate);
+    }
+    x->mhdrs = l;
     if (version == NULL || method == NULL ||
         !gw_http_xfer_header_safe(version, strlen(version), 64))
         return;

@@ -89,12 +89,10 @@ static struct curl_slist *build_headers(struct xfer *x)
         l = gw_http_xfer_header(l, "Mcp-Session-Id", h->session);
         x->sent_session = 1;
     }
-    if (x->modern) {
-        for (const struct curl_slist *m = x->mhdrs; m != NULL; m = m->next)
-            l = gw_http_xfer_line(l, m->data);
-    } else if (!h->legacy && h->version[0]) {
+    for (const struct curl_slist *m = x->mhdrs; m != NULL; m = m->next) /* traceparent too */
+        l = gw_http_xfer_line(l, m->data);
+    if (!x->modern && !h->legacy && h->version[0])
         l = gw_http_xfer_header(l, "MCP-Protocol-Version", h->version);
-    }
     if (x->kind == XK_GET && h->last_event_id)
         l = gw_http_xfer_header(l, "Last-Event-ID", h->last_event_id);
     const char *token =

@@ -38,6 +38,10 @@ const CONCS = QUICK ? [1, 16] : [1, 16, 64];
 const LEASE_DIALOGS = QUICK ? 3 : 8;
 const TOOLS_SERVERS = 20, TOOLS_PER_SERVER = 500;
 const CLK_TCK = 100; // checked below with getconf
+// BENCH_TARGETS=direct,mcpgw_rest,mcpgw_rest_traced: only these paths of the calls scenario.
+const ONLY_TARGETS = process.env.BENCH_TARGETS ? process.env.BENCH_TARGETS.split(',') : null;
+// BENCH_BACKENDS=c: only the C echo server behind the calls scenario's paths.
+const ONLY_BACKENDS = process.env.BENCH_BACKENDS ? process.env.BENCH_BACKENDS.split(',') : ['c', 'node'];
 const log = (...a) => process.stderr.write(a.join(' ') + '\n');
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const median = (xs) => {
@@ -185,6 +189,22 @@ const BACKENDS = {
   node: { label: 'Node SDK echo server', cmd: NODE, args: [ECHO_NODE] },
 };
 
+// A trace collector for the traced REST path: answers every OTLP export
+// 200 at once, in this process (whose CPU is not the gateway's).
+let collector = null;
+async function collectorUrl() {
+  if (collector === null) {
+    collector = nodeHttp.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => { collector.spans += 1; res.writeHead(200, { 'content-type': 'application/json' }).end('{}'); });
+    });
+    collector.spans = 0;
+    await new Promise((ok) => collector.listen(0, '127.0.0.1', ok));
+    collector.unref();
+  }
+  return `http://127.0.0.1:${collector.address().port}`;
+}
+
 function mcpgwYaml(servers, gateway = {}) {
   const g = Object.entries({ warm_spares: 0, ...gateway }).map(([k, v]) => `  ${k}: ${v}\n`).join('');
   const s = servers.map((x) =>
@@ -250,10 +270,10 @@ const TARGETS = {
   },
   mcpgw_rest: {
     label: 'mcpgw REST (wrk)', gateway: true,
-    async start(b, { probe = ['rest', '/v1/tools'] } = {}) {
+    async start(b, { probe = ['rest', '/v1/tools'], gateway = {} } = {}) {
       const p = await port();
       const cfg = path.join(TMP, `mcpgw-${p}.yaml`);
-      fs.writeFileSync(cfg, mcpgwYaml([{ id: 'echo', cmd: b.cmd, args: b.args }]));
+      fs.writeFileSync(cfg, mcpgwYaml([{ id: 'echo', cmd: b.cmd, args: b.args }], gateway));
       const { proc, startupMs } = await startProbed(`mcpgw-${p}`, MCPGW, ['-c', cfg, '--listen', `127.0.0.1:${p}`, '--log-level', 'warn'], {},
         p, probe[0], probe[1], '"name":"echo"');
       // Take the lease of dialog d1 now, so no measured call pays for a spawn.
@@ -262,6 +282,13 @@ const TARGETS = {
       return { proc, port: p, startupMs };
     },
     drive: (t, b, c) => run('wrk', wrkArgs(`http://127.0.0.1:${t.port}/v1/tools/echo/call`, c), { env: { BENCH_BODY: CALL_BODY } }),
+  },
+  // Tracing on (issue 37), every call sampled, exported to a collector that
+  // answers at once: what a traced call costs the gateway.
+  mcpgw_rest_traced: {
+    label: 'mcpgw REST, tracing on, sample 1 (wrk)', gateway: true,
+    start: async (b) => TARGETS.mcpgw_rest.start(b, { gateway: { tracing: `{endpoint: '${await collectorUrl()}', sample: 1}` } }),
+    drive: (t, b, c) => TARGETS.mcpgw_rest.drive(t, b, c),
   },
   mcpgw_rest_own: {
     label: 'mcpgw REST (bench_client)', gateway: true,
@@ -330,9 +357,10 @@ function xdg(dir) {
 // ---------------------------------------------------------------- scenario 1: calls
 
 async function scenarioCalls(results) {
-  const order = ['direct', 'http_floor', 'mcpgw_rest', 'mcp_hub', 'mcpgw_rest_own', 'supergateway', 'mcpgw_mcp', 'mcpgw_modern', 'mcp_proxy'];
+  const order = ['direct', 'http_floor', 'mcpgw_rest', 'mcpgw_rest_traced', 'mcp_hub', 'mcpgw_rest_own', 'supergateway', 'mcpgw_mcp', 'mcpgw_modern', 'mcp_proxy']
+    .filter((n) => ONLY_TARGETS === null || ONLY_TARGETS.includes(n));
   for (let r = 0; r < ROUNDS; r++) {
-    for (const bk of ['c', 'node']) {
+    for (const bk of ONLY_BACKENDS) {
       const b = BACKENDS[bk];
       const seq = r % 2 ? [...order].reverse() : order;
       for (const name of seq) {
@@ -749,7 +777,7 @@ const mb = (kb) => (kb === null || !Number.isFinite(kb) ? '—' : (kb / 1024).to
 
 function callsTables(results) {
   const out = [];
-  for (const bk of ['c', 'node']) {
+  for (const bk of ONLY_BACKENDS) {
     const recs = results.filter((x) => x.scenario === 'calls' && x.backend === bk);
     const names = Object.keys(TARGETS);
     const agg = {};
@@ -763,12 +791,13 @@ function callsTables(results) {
       agg[n] = { na, err, partial, per, startup: median(rs.map((x) => x.startupMs)), idleRss: median(rs.map((x) => x.idle?.rssKB)),
         idleAnon: median(rs.map((x) => x.idle?.anonKB)), peakHwm: median(rs.map((x) => x.peak?.hwmKB)), peakAnon: median(rs.map((x) => x.peak?.anonKB)), n: rs.length };
     }
-    const peers = names.filter((n) => TARGETS[n].peer && !agg[n].na && !agg[n].err);
+    const peers = names.filter((n) => TARGETS[n].peer && agg[n].n > 0 && !agg[n].na && !agg[n].err);
     out.push(`### Tool calls, backend: ${BACKENDS[bk].label} (medians of ${ROUNDS} round(s), ${DURATION} s each)\n`);
     const head = ['path', ...CONCS.flatMap((c) => [`c=${c} calls/s`, `c=${c} p50 µs`, `c=${c} p99 µs`])];
     out.push(`| ${head.join(' | ')} |`, `| ${head.map(() => '---').join(' | ')} |`);
     for (const n of names) {
       const a = agg[n];
+      if (a.n === 0) continue; // not run (BENCH_TARGETS)
       if (a.na || a.err) { out.push(`| ${TARGETS[n].label} | ${a.na || 'failed: ' + a.err} |`); continue; }
       out.push(`| ${TARGETS[n].label}${a.partial} | ${CONCS.flatMap((c) => [fmt(a.per(c, 'rps')), fmt(a.per(c, 'p50_us')), fmt(a.per(c, 'p99_us'))]).join(' | ')} |`);
     }
@@ -795,12 +824,16 @@ function callsTables(results) {
       out.push(`Added over the floors (mcpgw REST p50 − HTTP floor p50 − direct p50): ${over.join(', ')}.\n`);
     }
 
+    if (agg.mcpgw_rest_traced?.n && !agg.mcpgw_rest_traced.err && !agg.mcpgw_rest.err) {
+      const cost = CONCS.map((c) => `c=${c}: ${fmt(agg.mcpgw_rest_traced.per(c, 'cpu_us_per_call') - agg.mcpgw_rest.per(c, 'cpu_us_per_call'), 1)} µs`);
+      out.push(`Tracing on (sample 1, OTLP/HTTP JSON to a local collector) adds gateway CPU per call: ${cost.join(', ')}.\n`);
+    }
     out.push(`### Gateway resources, backend: ${BACKENDS[bk].label}\n`);
     const h2 = ['path', ...CONCS.map((c) => `CPU µs/call c=${c}`), 'RSS idle MB', 'anon idle MB', 'VmHWM peak MB', 'anon after load MB', 'start → tools/list ms'];
     out.push(`| ${h2.join(' | ')} |`, `| ${h2.map(() => '---').join(' | ')} |`);
     for (const n of names) {
       const a = agg[n];
-      if (a.na || a.err) continue;
+      if (a.n === 0 || a.na || a.err) continue;
       if (n === 'mcpgw_rest_own') continue; // same process as mcpgw_rest
       out.push(`| ${TARGETS[n].label} | ${CONCS.map((c) => fmt(a.per(c, 'cpu_us_per_call'), 1)).join(' | ')} | ${mb(a.idleRss)} | ${mb(a.idleAnon)} | ${mb(a.peakHwm)} | ${mb(a.peakAnon)} | ${fmt(a.startup, 1)} |`);
     }

@@ -1,0 +1,420 @@
+/* Spans, the W3C trace context and the sampler (gw/trace.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "gw/sha256.h"
+#include "gw/trace.h"
+#include "gw/util.h"
+
+gw_trace_sink gw_trace__sink;
+static void *sink_data;
+static uint64_t ratio_bound; /* a new trace is kept when its id's last 8 bytes are below */
+static bool ratio_all;
+static const struct gw_trace_ctx *current;
+static struct gw_trace_stats stats;
+
+/* Ids come from the kernel's CSPRNG, a few hundred bytes at a time. */
+static uint8_t pool[512];
+static size_t pool_left;
+
+static void random_bytes(uint8_t *out, size_t n)
+{
+    while (n > 0) {
+        if (pool_left == 0) {
+            ssize_t got = getrandom(pool, sizeof pool, 0);
+            if (got <= 0) { /* EINTR: try again; anything else cannot happen on Linux ≥ 3.17 */
+                if (got < 0 && errno != EINTR)
+                    abort();
+                continue;
+            }
+            pool_left = (size_t)got;
+        }
+        size_t take = n < pool_left ? n : pool_left;
+        memcpy(out, pool + sizeof pool - pool_left, take);
+        pool_left -= take;
+        out += take;
+        n -= take;
+    }
+}
+
+static bool all_zero(const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] != 0)
+            return false;
+    }
+    return true;
+}
+
+static void new_id(uint8_t *out, size_t n)
+{
+    do
+        random_bytes(out, n);
+    while (all_zero(out, n));
+}
+
+void gw_trace_configure(double ratio, gw_trace_sink sink, void *data)
+{
+    gw_trace__sink = sink;
+    sink_data = data;
+    ratio_all = ratio >= 1.0;
+    ratio_bound = ratio <= 0.0 ? 0
+                  : ratio_all  ? UINT64_MAX
+                               : (uint64_t)(ratio * 18446744073709551616.0);
+}
+
+/* Lowercase hex only (W3C: uppercase is invalid). */
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    return -1;
+}
+
+static bool unhex(const char *s, uint8_t *out, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
+        if (hi < 0 || lo < 0)
+            return false;
+        out[i] = (uint8_t)(hi << 4 | lo);
+    }
+    return true;
+}
+
+static void tohex(const uint8_t *in, size_t n, char *out)
+{
+    static const char digits[] = "0123456789abcdef";
+
+    for (size_t i = 0; i < n; i++) {
+        out[2 * i] = digits[in[i] >> 4];
+        out[2 * i + 1] = digits[in[i] & 15];
+    }
+}
+
+static bool state_ok(const char *s)
+{
+    size_t n = 0;
+
+    for (; s[n] != '\0'; n++) {
+        if (n >= GW_TRACESTATE_MAX || s[n] < 0x20 || s[n] > 0x7e)
+            return false;
+    }
+    return n > 0;
+}
+
+bool gw_trace_parse(const char *tp, size_t len, const char *tracestate, struct gw_trace_ctx *out)
+{
+    uint8_t version;
+
+    memset(out, 0, sizeof *out);
+    if (tp == NULL || len < GW_TRACEPARENT_LEN || !unhex(tp, &version, 1) || version == 0xff)
+        return false;
+    if (version == 0 ? len != GW_TRACEPARENT_LEN : len > GW_TRACEPARENT_LEN && tp[55] != '-')
+        return false;
+    if (tp[2] != '-' || tp[35] != '-' || tp[52] != '-' || !unhex(tp + 3, out->trace_id, 16) ||
+        !unhex(tp + 36, out->span_id, 8) || !unhex(tp + 53, &out->flags, 1) ||
+        all_zero(out->trace_id, 16) || all_zero(out->span_id, 8)) {
+        memset(out, 0, sizeof *out);
+        return false;
+    }
+    out->valid = true;
+    out->tracestate = tracestate != NULL && state_ok(tracestate) ? tracestate : NULL;
+    return true;
+}
+
+void gw_trace_format(const struct gw_trace_ctx *ctx, char out[GW_TRACEPARENT_LEN + 1])
+{
+    memcpy(out, "00-", 3);
+    tohex(ctx->trace_id, 16, out + 3);
+    out[35] = '-';
+    tohex(ctx->span_id, 8, out + 36);
+    out[52] = '-';
+    tohex(&ctx->flags, 1, out + 53);
+    out[55] = '\0';
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static bool in_arena(const struct gw_span *s, const char *p)
+{
+    return p >= s->arena && p < s->arena + sizeof s->arena;
+}
+
+/* Room for n bytes in the span's arena, else on the heap (freed with it). */
+static char *span_alloc(struct gw_span *s, size_t n)
+{
+    char *p;
+
+    if (n > sizeof s->arena - s->arena_used)
+        return gw_xmalloc(n);
+    p = s->arena + s->arena_used;
+    s->arena_used += n;
+    return p;
+}
+
+static char *span_dup(struct gw_span *s, const char *v)
+{
+    size_t n = strlen(v) + 1;
+
+    return memcpy(span_alloc(s, n), v, n);
+}
+
+static void span_release(const struct gw_span *s, const char *p)
+{
+    if (p != NULL && !in_arena(s, p))
+        free((char *)p);
+}
+
+/* "method target", or the method alone. */
+static char *span_name(struct gw_span *s, const char *method, const char *target)
+{
+    size_t m = strlen(method), t = target != NULL ? strlen(target) : 0;
+    char *name = span_alloc(s, m + t + 2);
+
+    memcpy(name, method, m);
+    if (target != NULL) {
+        name[m] = ' ';
+        memcpy(name + m + 1, target, t);
+        m += t + 1;
+    }
+    name[m] = '\0';
+    return name;
+}
+
+/* A span of `trace_id` (NULL: the parent's). */
+static struct gw_span *span_new(const char *method, const char *target, enum gw_span_kind kind,
+                                const struct gw_trace_ctx *parent, const uint8_t *trace_id)
+{
+    struct gw_span *s = gw_xcalloc(1, sizeof *s);
+
+    s->name = span_name(s, method, target);
+    s->kind = kind;
+    s->start_ns = now_ns();
+    s->ctx.valid = true;
+    s->ctx.flags = 1;
+    if (parent != NULL) {
+        memcpy(s->ctx.trace_id, parent->trace_id, 16);
+        memcpy(s->parent_id, parent->span_id, 8);
+        s->has_parent = true;
+        if (parent->tracestate != NULL)
+            s->ctx.tracestate = s->tracestate = span_dup(s, parent->tracestate);
+    } else {
+        memcpy(s->ctx.trace_id, trace_id, 16);
+    }
+    new_id(s->ctx.span_id, 8);
+    return s;
+}
+
+/* The ratio is applied to the trace id's last 8 bytes, random in every
+ * W3C-conforming id, so that every service sampling by the same rule keeps
+ * the same traces. */
+static bool keep_new_trace(const uint8_t *trace_id)
+{
+    uint64_t v = 0;
+
+    if (ratio_all)
+        return true;
+    for (int i = 8; i < 16; i++)
+        v = v << 8 | trace_id[i];
+    return v < ratio_bound;
+}
+
+struct gw_span *gw_span_root_op(const char *method, const char *target, enum gw_span_kind kind,
+                                const struct gw_trace_ctx *remote)
+{
+    uint8_t trace_id[16];
+
+    if (gw_trace__sink == NULL)
+        return NULL;
+    if (remote != NULL && remote->valid)
+        return remote->flags & 1 ? span_new(method, target, kind, remote, NULL) : NULL;
+    new_id(trace_id, 16);
+    return keep_new_trace(trace_id) ? span_new(method, target, kind, NULL, trace_id) : NULL;
+}
+
+struct gw_span *gw_span_root(const char *name, enum gw_span_kind kind,
+                             const struct gw_trace_ctx *remote)
+{
+    return gw_span_root_op(name, NULL, kind, remote);
+}
+
+struct gw_span *gw_span_child_op(const char *method, const char *target, enum gw_span_kind kind,
+                                 const struct gw_trace_ctx *parent)
+{
+    if (gw_trace__sink == NULL || parent == NULL || !parent->valid || !(parent->flags & 1))
+        return NULL;
+    return span_new(method, target, kind, parent, NULL);
+}
+
+struct gw_span *gw_span_child(const char *name, enum gw_span_kind kind,
+                              const struct gw_trace_ctx *parent)
+{
+    return gw_span_child_op(name, NULL, kind, parent);
+}
+
+static struct gw_span_attr *attr_slot(struct gw_span *s, const char *key)
+{
+    for (unsigned i = 0; i < s->nattrs; i++) {
+        const char *k = s->attrs[i].key; /* mostly the same literal: its address */
+        if (k == key || (k[0] == key[0] && strcmp(k, key) == 0)) {
+            if (s->attrs[i].owned)
+                span_release(s, s->attrs[i].s);
+            s->attrs[i].s = NULL;
+            s->attrs[i].owned = false;
+            return &s->attrs[i];
+        }
+    }
+    if (s->nattrs >= GW_SPAN_ATTRS_MAX)
+        return NULL;
+    s->attrs[s->nattrs].key = key;
+    return &s->attrs[s->nattrs++];
+}
+
+void gw_span_str(struct gw_span *s, const char *key, const char *value)
+{
+    struct gw_span_attr *a;
+
+    if (s == NULL || value == NULL || (a = attr_slot(s, key)) == NULL)
+        return;
+    a->type = GW_ATTR_STR;
+    a->s = span_dup(s, value);
+    a->owned = true;
+}
+
+void gw_span_lit(struct gw_span *s, const char *key, const char *value)
+{
+    struct gw_span_attr *a;
+
+    if (s == NULL || value == NULL || (a = attr_slot(s, key)) == NULL)
+        return;
+    a->type = GW_ATTR_STR;
+    a->s = value;
+}
+
+void gw_span_int(struct gw_span *s, const char *key, int64_t value)
+{
+    struct gw_span_attr *a;
+
+    if (s == NULL || (a = attr_slot(s, key)) == NULL)
+        return;
+    a->type = GW_ATTR_INT;
+    a->i = value;
+}
+
+void gw_span_error(struct gw_span *s, const char *message)
+{
+    if (s == NULL)
+        return;
+    s->status = GW_SPAN_ERROR;
+    free(s->status_message);
+    s->status_message = message != NULL ? gw_xstrdup(message) : NULL;
+}
+
+void gw_span_end(struct gw_span *s)
+{
+    if (s == NULL)
+        return;
+    s->end_ns = now_ns();
+    if (s->end_ns < s->start_ns)
+        s->end_ns = s->start_ns;
+    if (current == &s->ctx) /* never left current past its end */
+        current = NULL;
+    stats.spans++;
+    if (gw_trace__sink == NULL) { /* turned off meanwhile */
+        stats.dropped++;
+        gw_span_free(s);
+        return;
+    }
+    gw_trace__sink(sink_data, s);
+}
+
+void gw_span_free(struct gw_span *s)
+{
+    if (s == NULL)
+        return;
+    for (unsigned i = 0; i < s->nattrs; i++) {
+        if (s->attrs[i].owned)
+            span_release(s, s->attrs[i].s);
+    }
+    span_release(s, s->name);
+    span_release(s, s->tracestate);
+    free(s->status_message);
+    free(s);
+}
+
+const struct gw_trace_ctx *gw_trace_current(void)
+{
+    return current;
+}
+
+const struct gw_trace_ctx *gw_trace_enter(const struct gw_trace_ctx *ctx)
+{
+    const struct gw_trace_ctx *prev = current;
+
+    current = ctx;
+    return prev;
+}
+
+void gw_trace_leave(const struct gw_trace_ctx *prev)
+{
+    current = prev;
+}
+
+void gw_trace_save(struct gw_trace_saved *to, const struct gw_trace_ctx *from)
+{
+    gw_trace_saved_free(to);
+    if (from == NULL || !from->valid)
+        return;
+    to->ctx = *from;
+    to->tracestate = from->tracestate != NULL ? gw_xstrdup(from->tracestate) : NULL;
+    to->ctx.tracestate = to->tracestate;
+}
+
+void gw_trace_saved_free(struct gw_trace_saved *s)
+{
+    free(s->tracestate);
+    memset(s, 0, sizeof *s);
+}
+
+const struct gw_trace_ctx *gw_trace_saved_ctx(const struct gw_trace_saved *s)
+{
+    return s->ctx.valid ? &s->ctx : NULL;
+}
+
+void gw_trace_digest(const char *id, char out[GW_TRACE_DIGEST_LEN + 1])
+{
+    static const char label[] = "mcpgw mcp.session.id";
+    struct gw_sha256 c;
+    unsigned char d[GW_SHA256_LEN];
+
+    gw_sha256_init(&c);
+    gw_sha256_update(&c, label, sizeof label);
+    gw_sha256_update(&c, id, strlen(id));
+    gw_sha256_final(&c, d);
+    tohex(d, GW_TRACE_DIGEST_LEN / 2, out);
+    out[GW_TRACE_DIGEST_LEN] = '\0';
+}
+
+void gw_trace_stats(struct gw_trace_stats *out)
+{
+    *out = stats;
+}
+
+void gw_trace_count(uint64_t exported, uint64_t dropped, uint64_t failures)
+{
+    stats.exported += exported;
+    stats.dropped += dropped;
+    stats.failures += failures;
+}

@@ -1,0 +1,562 @@
+/* The OTLP/HTTP JSON exporter of traces (gw/otlp.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gw/http_xfer.h"
+#include "gw/json_out.h"
+#include "gw/log.h"
+#include "gw/otlp.h"
+#include "gw/trace.h"
+#include "gw/util.h"
+#include "gw/version.h"
+
+#define TICK_MS        1000
+#define BACKOFF_MAX_MS 32000
+
+struct gw_otlp {
+    struct gw_http_xfer x; /* first: the transfer's callbacks get it */
+    uv_loop_t *loop;
+    struct gw_curl_uv *multi;
+    struct gw_problems *problems;
+    uv_timer_t tick;     /* the next export: a second after the first span, or a backoff */
+    uv_timer_t deadline; /* closing: when what is left is dropped */
+    unsigned open_handles;
+    /* the configuration in force (copies) */
+    char *url;
+    char *service;
+    char **headers; /* "Name: value" lines */
+    size_t nheaders;
+    bool loopback_only;
+    /* the queue, and the batch in flight or waiting for its retry */
+    struct gw_span *head, *tail;
+    unsigned queued;
+    struct gw_span *batch;
+    unsigned nbatch;
+    char *body;
+    size_t body_len;
+    bool sending;
+    uint64_t backoff_ms;
+    /* closing */
+    bool closing;
+    uint64_t deadline_ms;
+    void (*closed_cb)(void *data);
+    void *closed_data;
+};
+
+static const struct gw_http_xfer_ops xfer_ops;
+
+/* ---- the JSON encoding (OTLP/HTTP, proto3 JSON mapping) ---- */
+
+/* Bytes a JSON string cannot hold as they are: controls, '"', '\\', and
+ * the bytes of non-ASCII characters (checked as UTF-8). */
+static const bool special[256] = {
+    [0 ... 0x1f] = true,
+    ['"'] = true,
+    ['\\'] = true,
+    [0x80 ... 0xff] = true,
+};
+
+/* A string as JSON, with any byte that is not valid UTF-8 written as '?':
+ * a span never fails to encode. Plain runs are copied whole. */
+static void put_str(struct gw_jbuf *b, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0, run = 0;
+
+    gw_jbuf_lit(b, "\"");
+    for (;;) {
+        while (!special[p[i]])
+            i++;
+        if (p[i] == '\0')
+            break;
+        gw_jbuf_put(b, s + run, i - run);
+        unsigned char c = p[i];
+        if (c >= 0x80) {
+            size_t k = gw_utf8_seq_len(p + i, strnlen(s + i, 4));
+            if (k == 0)
+                gw_jbuf_lit(b, "?");
+            else
+                gw_jbuf_put(b, s + i, k);
+            i += k == 0 ? 1 : k;
+        } else if (c == '"' || c == '\\') {
+            char esc[2] = {'\\', (char)c};
+            gw_jbuf_put(b, esc, 2);
+            i++;
+        } else {
+            char esc[8];
+            snprintf(esc, sizeof esc, "\\u%04x", c);
+            gw_jbuf_put(b, esc, 6);
+            i++;
+        }
+        run = i;
+    }
+    gw_jbuf_put(b, s + run, i - run);
+    gw_jbuf_lit(b, "\"");
+}
+
+/* An attribute key: a literal of this program, plain ASCII. */
+static void put_key(struct gw_jbuf *b, const char *key)
+{
+    gw_jbuf_lit(b, "{\"key\":\"");
+    gw_jbuf_put(b, key, strlen(key));
+    gw_jbuf_lit(b, "\",\"value\":{");
+}
+
+static void put_hex(struct gw_jbuf *b, const uint8_t *id, size_t n)
+{
+    static const char digits[] = "0123456789abcdef";
+    char out[32];
+
+    for (size_t i = 0; i < n; i++) {
+        out[2 * i] = digits[id[i] >> 4];
+        out[2 * i + 1] = digits[id[i] & 15];
+    }
+    gw_jbuf_lit(b, "\"");
+    gw_jbuf_put(b, out, 2 * n);
+    gw_jbuf_lit(b, "\"");
+}
+
+/* int64 and fixed64 are strings in proto3 JSON. */
+static void put_u64(struct gw_jbuf *b, uint64_t v)
+{
+    char num[24];
+    size_t n = sizeof num;
+
+    num[--n] = '"';
+    do
+        num[--n] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    num[--n] = '"';
+    gw_jbuf_put(b, num + n, sizeof num - n);
+}
+
+static void put_attr_str(struct gw_jbuf *b, const char *key, const char *value)
+{
+    put_key(b, key);
+    gw_jbuf_lit(b, "\"stringValue\":");
+    put_str(b, value);
+    gw_jbuf_lit(b, "}}");
+}
+
+static void put_span(struct gw_jbuf *b, const struct gw_span *s)
+{
+    gw_jbuf_lit(b, "{\"traceId\":");
+    put_hex(b, s->ctx.trace_id, 16);
+    gw_jbuf_lit(b, ",\"spanId\":");
+    put_hex(b, s->ctx.span_id, 8);
+    if (s->has_parent) {
+        gw_jbuf_lit(b, ",\"parentSpanId\":");
+        put_hex(b, s->parent_id, 8);
+    }
+    if (s->tracestate != NULL) {
+        gw_jbuf_lit(b, ",\"traceState\":");
+        put_str(b, s->tracestate);
+    }
+    gw_jbuf_lit(b, ",\"name\":");
+    put_str(b, s->name);
+    gw_jbuf_lit(b, ",\"kind\":");
+    gw_jbuf_int(b, (json_int_t)s->kind);
+    gw_jbuf_lit(b, ",\"startTimeUnixNano\":");
+    put_u64(b, s->start_ns);
+    gw_jbuf_lit(b, ",\"endTimeUnixNano\":");
+    put_u64(b, s->end_ns);
+    gw_jbuf_lit(b, ",\"attributes\":[");
+    for (unsigned i = 0; i < s->nattrs; i++) {
+        const struct gw_span_attr *a = &s->attrs[i];
+        if (i > 0)
+            gw_jbuf_lit(b, ",");
+        if (a->type == GW_ATTR_STR) {
+            put_attr_str(b, a->key, a->s);
+        } else {
+            put_key(b, a->key);
+            gw_jbuf_lit(b, "\"intValue\":");
+            put_u64(b, (uint64_t)a->i); /* ids and counts: never negative */
+            gw_jbuf_lit(b, "}}");
+        }
+    }
+    gw_jbuf_lit(b, "],\"status\":{");
+    if (s->status != GW_SPAN_UNSET) {
+        gw_jbuf_lit(b, "\"code\":");
+        gw_jbuf_int(b, (json_int_t)s->status);
+        if (s->status_message != NULL) {
+            gw_jbuf_lit(b, ",\"message\":");
+            put_str(b, s->status_message);
+        }
+    }
+    gw_jbuf_lit(b, "}}");
+}
+
+char *gw_otlp_encode(const struct gw_span *spans, unsigned max, const char *service_name,
+                     size_t *len)
+{
+    struct gw_jbuf b = {0};
+
+    gw_jbuf_lit(&b, "{\"resourceSpans\":[{\"resource\":{\"attributes\":[");
+    put_attr_str(&b, "service.name", service_name);
+    gw_jbuf_lit(&b, ",");
+    put_attr_str(&b, "service.version", GW_VERSION);
+    gw_jbuf_lit(&b, "]},\"scopeSpans\":[{\"scope\":{\"name\":\"mcpgw\",\"version\":\"" GW_VERSION
+                    "\"},\"spans\":[");
+    for (unsigned i = 0; spans != NULL && i < max; spans = spans->next, i++) {
+        if (i > 0)
+            gw_jbuf_lit(&b, ",");
+        put_span(&b, spans);
+    }
+    gw_jbuf_lit(&b, "]}]}]}");
+    return gw_jbuf_take(&b, len);
+}
+
+/* ---- the queue ---- */
+
+static void free_list(struct gw_span *s)
+{
+    while (s != NULL) {
+        struct gw_span *next = s->next;
+        gw_span_free(s);
+        s = next;
+    }
+}
+
+static void drop_batch(struct gw_otlp *o, bool count)
+{
+    if (count)
+        gw_trace_count(0, o->nbatch, 0);
+    free_list(o->batch);
+    o->batch = NULL;
+    o->nbatch = 0;
+    free(o->body);
+    o->body = NULL;
+}
+
+static void export_next(struct gw_otlp *o);
+
+static void on_tick(uv_timer_t *t)
+{
+    export_next(t->data);
+}
+
+static void arm(struct gw_otlp *o, uint64_t ms)
+{
+    if (!uv_is_active((uv_handle_t *)&o->tick) || ms == 0)
+        uv_timer_start(&o->tick, on_tick, ms, 0);
+}
+
+static void sink(void *data, struct gw_span *s)
+{
+    struct gw_otlp *o = data;
+
+    if (o->queued >= GW_OTLP_QUEUE_MAX) {
+        gw_trace_count(0, 1, 0);
+        gw_span_free(s);
+        return;
+    }
+    s->next = NULL;
+    if (o->tail != NULL)
+        o->tail->next = s;
+    else
+        o->head = s;
+    o->tail = s;
+    o->queued++;
+    if (o->sending || o->batch != NULL)
+        return; /* its done handler or its retry comes back to the queue */
+    arm(o, o->queued >= GW_OTLP_BATCH_MAX ? 0 : TICK_MS);
+}
+
+/* ---- export ---- */
+
+static void set_problem(struct gw_otlp *o, const char *why)
+{
+    char *msg = gw_xasprintf("traces could not be exported to %s: %s; spans are kept for a "
+                             "while and then dropped (mcpgw_trace_spans_dropped_total)",
+                             o->url != NULL ? o->url : "the collector", why);
+    struct gw_problem p = {.id = GW_OTLP_PROBLEM,
+                           .severity = GW_SEV_WARNING,
+                           .scope = GW_SCOPE_WORKSPACE,
+                           .message = msg};
+
+    if (o->problems != NULL)
+        gw_problems_set(o->problems, &p);
+    free(msg);
+}
+
+static struct curl_slist *request_headers(const struct gw_otlp *o)
+{
+    struct curl_slist *l = gw_http_xfer_line(NULL, "Content-Type: application/json");
+
+    l = gw_http_xfer_line(l, "Expect:");
+    for (size_t i = 0; i < o->nheaders; i++)
+        l = gw_http_xfer_line(l, o->headers[i]);
+    return l;
+}
+
+static void finish_close(struct gw_otlp *o);
+
+static void take_batch(struct gw_otlp *o)
+{
+    struct gw_span **link = &o->head;
+    unsigned n = 0;
+
+    while (*link != NULL && n < GW_OTLP_BATCH_MAX) {
+        link = &(*link)->next;
+        n++;
+    }
+    o->batch = o->head;
+    o->nbatch = n;
+    o->head = *link;
+    *link = NULL;
+    if (o->head == NULL)
+        o->tail = NULL;
+    o->queued -= n;
+    o->body = gw_otlp_encode(o->batch, n, o->service, &o->body_len);
+}
+
+static void send_failed(struct gw_otlp *o, const char *why)
+{
+    gw_trace_count(0, 0, 1);
+    set_problem(o, why);
+}
+
+/* Sends the waiting batch, or the next one off the queue. */
+static void export_next(struct gw_otlp *o)
+{
+    char why[256];
+    uint64_t timeout = GW_OTLP_TIMEOUT_MS;
+    int rc;
+
+    if (o->sending)
+        return;
+    if (o->batch == NULL && o->head == NULL) {
+        if (o->closing)
+            finish_close(o);
+        return;
+    }
+    if (o->url == NULL) { /* off with spans left: nowhere to send them */
+        free_list(o->head);
+        gw_trace_count(0, o->queued, 0);
+        o->head = o->tail = NULL;
+        o->queued = 0;
+        drop_batch(o, true);
+        if (o->closing)
+            finish_close(o);
+        return;
+    }
+    if (o->closing) {
+        uint64_t now = gw_now_ms();
+        if (now >= o->deadline_ms) {
+            finish_close(o);
+            return;
+        }
+        if (o->deadline_ms - now < timeout)
+            timeout = o->deadline_ms - now;
+    }
+    if (gw_curl_uv_open(o->multi, why, sizeof why) != 0) {
+        send_failed(o, why);
+        if (o->batch == NULL)
+            take_batch(o);
+        drop_batch(o, true);
+        arm(o, TICK_MS);
+        return;
+    }
+    if (o->batch == NULL)
+        take_batch(o);
+    struct gw_http_xfer_request req = {
+        .method = GW_HTTP_XFER_POST,
+        .url = o->url,
+        .hdrs = request_headers(o),
+        .body = o->body,
+        .body_len = o->body_len,
+        .connect_ms = timeout,
+        .timeout_ms = timeout,
+        .body_max = 0,
+        .event_max = 0,
+        .loopback_only = o->loopback_only,
+        .user_agent = "mcpgw/" GW_VERSION,
+    };
+    o->x.ops = &xfer_ops;
+    rc = gw_http_xfer_begin(&o->x, o->multi, &req);
+    if (rc != 0) {
+        send_failed(o, uv_strerror(rc));
+        drop_batch(o, true);
+        arm(o, TICK_MS);
+        return;
+    }
+    o->sending = true;
+}
+
+static int x_start(struct gw_http_xfer *x)
+{
+    (void)x;
+    return 0;
+}
+
+static int x_event(struct gw_http_xfer *x, const struct gw_sse_event *ev)
+{
+    (void)x;
+    (void)ev;
+    return 1;
+}
+
+/* OTLP/HTTP: these answers mean "try again later". */
+static bool retryable(long status)
+{
+    return status == 429 || status == 502 || status == 503 || status == 504;
+}
+
+static void x_done(struct gw_http_xfer *x, CURLcode rc)
+{
+    struct gw_otlp *o = (struct gw_otlp *)x;
+    char why[CURL_ERROR_SIZE + 64];
+    uint64_t wait;
+
+    o->sending = false;
+    if (rc == CURLE_OK && gw_http_xfer_ok(x)) {
+        gw_trace_count(o->nbatch, 0, 0);
+        drop_batch(o, false);
+        o->backoff_ms = 0;
+        if (o->problems != NULL)
+            gw_problems_clear(o->problems, GW_OTLP_PROBLEM);
+        if (o->closing || o->queued >= GW_OTLP_BATCH_MAX)
+            export_next(o);
+        else if (o->head != NULL)
+            arm(o, TICK_MS);
+        return;
+    }
+    if (rc != CURLE_OK)
+        snprintf(why, sizeof why, "%s", x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc));
+    else
+        snprintf(why, sizeof why, "the collector answered %ld", x->status);
+    gw_utf8_trim(why);
+    send_failed(o, why);
+    if (rc != CURLE_OK || retryable(x->status)) {
+        o->backoff_ms = o->backoff_ms == 0 ? TICK_MS : o->backoff_ms * 2;
+        if (o->backoff_ms > BACKOFF_MAX_MS)
+            o->backoff_ms = BACKOFF_MAX_MS;
+        wait = x->retry_after > o->backoff_ms && x->retry_after <= 60000 ? x->retry_after
+                                                                         : o->backoff_ms;
+    } else {
+        drop_batch(o, true); /* the collector refused it: sending it again would not help */
+        wait = TICK_MS;
+    }
+    if (o->closing && gw_now_ms() + wait >= o->deadline_ms) {
+        finish_close(o);
+        return;
+    }
+    arm(o, wait);
+}
+
+static const struct gw_http_xfer_ops xfer_ops = {x_start, x_event, x_done};
+
+/* ---- life ---- */
+
+struct gw_otlp *gw_otlp_new(uv_loop_t *loop, struct gw_curl_uv *multi, struct gw_problems *problems)
+{
+    struct gw_otlp *o = gw_xcalloc(1, sizeof *o);
+
+    o->loop = loop;
+    o->multi = multi;
+    o->problems = problems;
+    uv_timer_init(loop, &o->tick);
+    uv_timer_init(loop, &o->deadline);
+    o->tick.data = o->deadline.data = o;
+    o->open_handles = 2;
+    return o;
+}
+
+static void free_config(struct gw_otlp *o)
+{
+    free(o->url);
+    free(o->service);
+    for (size_t i = 0; i < o->nheaders; i++)
+        free(o->headers[i]);
+    free(o->headers);
+    o->url = o->service = NULL;
+    o->headers = NULL;
+    o->nheaders = 0;
+}
+
+void gw_otlp_configure(struct gw_otlp *o, const struct gw_gateway_config *g)
+{
+    if (o->closing)
+        return;
+    free_config(o);
+    if (g->tracing_endpoint == NULL) {
+        gw_trace_configure(0, NULL, NULL);
+        if (o->problems != NULL)
+            gw_problems_clear(o->problems, GW_OTLP_PROBLEM);
+        if (o->head != NULL || o->batch != NULL)
+            arm(o, 0); /* dropped: nowhere to send them */
+        return;
+    }
+    o->url = gw_xstrdup(g->tracing_endpoint);
+    o->service = gw_xstrdup(g->tracing_service_name);
+    o->loopback_only = strncmp(o->url, "http://", 7) == 0;
+    o->headers = gw_xcalloc(g->ntracing_headers + 1, sizeof *o->headers);
+    for (size_t i = 0; i < g->ntracing_headers; i++)
+        o->headers[o->nheaders++] =
+            gw_xasprintf("%s: %s", g->tracing_headers[i].name, g->tracing_headers[i].value);
+    gw_trace_configure(g->tracing_sample, sink, o);
+}
+
+unsigned gw_otlp_queued(const struct gw_otlp *o)
+{
+    return o->queued + o->nbatch;
+}
+
+static void on_handle_closed(uv_handle_t *h)
+{
+    struct gw_otlp *o = h->data;
+    void (*cb)(void *) = o->closed_cb;
+    void *data = o->closed_data;
+
+    if (--o->open_handles > 0)
+        return;
+    free_config(o);
+    free(o);
+    if (cb != NULL)
+        cb(data);
+}
+
+static void finish_close(struct gw_otlp *o)
+{
+    unsigned left = o->queued + o->nbatch;
+
+    if (o->open_handles < 2 || uv_is_closing((uv_handle_t *)&o->tick))
+        return;
+    if (o->sending) {
+        o->sending = false;
+        gw_http_xfer_end(&o->x, o->multi, CURLE_ABORTED_BY_CALLBACK);
+        return; /* x_done comes back here */
+    }
+    if (left > 0) {
+        gw_trace_count(0, left, 0);
+        gw_log(GW_LOG_WARN, "spans not exported before the shutdown grace ended", NULL);
+    }
+    free_list(o->head);
+    o->head = o->tail = NULL;
+    o->queued = 0;
+    drop_batch(o, false);
+    gw_http_xfer_cleanup(&o->x);
+    uv_close((uv_handle_t *)&o->tick, on_handle_closed);
+    uv_close((uv_handle_t *)&o->deadline, on_handle_closed);
+}
+
+static void on_deadline(uv_timer_t *t)
+{
+    finish_close(t->data);
+}
+
+void gw_otlp_close(struct gw_otlp *o, uint64_t deadline_ms, void (*cb)(void *data), void *data)
+{
+    uint64_t now = gw_now_ms();
+
+    gw_trace_configure(0, NULL, NULL);
+    o->closing = true;
+    o->deadline_ms = deadline_ms;
+    o->closed_cb = cb;
+    o->closed_data = data;
+    uv_timer_start(&o->deadline, on_deadline, deadline_ms > now ? deadline_ms - now : 0, 0);
+    uv_timer_stop(&o->tick);
+    if (!o->sending)
+        export_next(o);
+}
