@@ -112,7 +112,7 @@ test('legacy HTTP+SSE transport', async (t) => {
 });
 
 test('plain http to a non-loopback host is refused', async (t) => {
-  const d = await start('version: 1\nservers:\n  far:\n    transport: streamable_http\n    url: http://192.0.2.1/mcp\n', { waitReady: true });
+  const d = await start('version: 1\nservers:\n  far:\n    transport: streamable_http\n    url: http://0.0.0.0:9/mcp\n', { waitReady: true });
   t.after(() => d.stop());
   const s = (await d.get('/v1/servers')).json.servers[0];
   assert.equal(s.state, 'failed');

@@ -701,7 +701,7 @@ START_TEST(test_plain_http_needs_loopback)
     responder_start(&c.loop, &r, R_500);
     char ip[64], url[128];
     if (!non_loopback_ipv4(ip, sizeof(ip)))
-        snprintf(ip, sizeof(ip), "192.0.2.1"); /* TEST-NET: refused before connecting */
+        snprintf(ip, sizeof(ip), "0.0.0.0"); /* not loopback: refused before connecting */
     snprintf(url, sizeof(url), "http://%s:%d/mcp", ip, r.port);
     struct gw_server_config cfg = http_cfg(url, GW_TRANSPORT_STREAMABLE_HTTP);
     struct gw_upstream_http_options o = fast_opts();
