@@ -74,8 +74,9 @@ int gw_proctree_limits_check(const struct gw_proctree_limits *l, char *why, size
 
 /* A tree with no process yet; with cgroups, its cgroup is created (on
  * failure the tree falls back to /proc) with the limits of `l` (NULL:
- * none) that hold here written in it (gw_proctree_limits_check says which
- * do not). Never NULL. */
+ * none) that hold here (gw_proctree_limits_check says which do not):
+ * written before the fork, memory.max and the exact pids.max as soon as
+ * the daemon has left (gw_proctree_spawn_end). Never NULL. */
 struct gw_proctree *gw_proctree_new(const struct gw_proctree_limits *l);
 
 /* Writes the limits of `l` into the cgroup directory `dir` (pids.max

@@ -30,9 +30,8 @@ struct member {
 };
 
 struct gw_proctree {
-    char *cg;    /* the cgroup's directory, or NULL */
-    int pids;    /* pids.max once the daemon has left, or 0 */
-    bool memory; /* memory.max set */
+    char *cg;                      /* the cgroup's directory, or NULL */
+    struct gw_proctree_limits lim; /* those that hold here */
     int leader;
     unsigned long long leader_start;
     struct member *m; /* without a cgroup: the processes found last */
@@ -527,9 +526,11 @@ int gw_proctree_limits_check(const struct gw_proctree_limits *l, char *why, size
 
 /* ---- the tree ---- */
 
-/* The limits are in place before the fork: the child is born under them.
- * pids.max counts the daemon's threads too while it forks there, so it is
- * that much higher until the daemon has left. */
+/* The limits are in place before the fork, so the child is born under
+ * them, but for the daemon's own time there: pids.max counts its threads,
+ * so it is that much higher until the daemon has left, and memory.max
+ * waits until then (the OOM killer would choose the daemon, the largest
+ * process in the cgroup; the child is exec'ing bubblewrap meanwhile). */
 struct gw_proctree *gw_proctree_new(const struct gw_proctree_limits *l)
 {
     struct gw_proctree *t = gw_xcalloc(1, sizeof(*t));
@@ -544,21 +545,23 @@ struct gw_proctree *gw_proctree_new(const struct gw_proctree_limits *l)
         return t;
     }
     t->cg = gw_xstrdup(dir);
-    char why[8];
-    if (!l || gw_proctree_limits_check(l, why, sizeof(why)) != 0)
-        return t; /* said by the server's Problem */
-    int rc = gw_proctree_write_limits(dir, l, self_threads());
+    if (!l)
+        return t;
+    /* What does not hold here is said by the server's Problem. */
+    t->lim = (struct gw_proctree_limits){controllers & CTL_MEMORY ? l->memory : 0,
+                                         controllers & CTL_PIDS ? l->pids : 0,
+                                         controllers & CTL_CPU ? l->cpu_milli : 0};
+    struct gw_proctree_limits early = {0, t->lim.pids, t->lim.cpu_milli};
+    int rc = gw_proctree_write_limits(dir, &early, self_threads());
     if (rc != 0)
         gw_log(GW_LOG_WARN, "cannot set a server instance's limits", "cgroup", dir, "error",
                strerror(-rc), NULL);
-    t->pids = l->pids;
-    t->memory = l->memory != 0;
     return t;
 }
 
 bool gw_proctree_oom_killed(const struct gw_proctree *t)
 {
-    return t->cg && t->memory && gw_proctree_oom_kills(t->cg) > 0;
+    return t->cg && t->lim.memory && gw_proctree_oom_kills(t->cg) > 0;
 }
 
 void gw_proctree_spawn_begin(struct gw_proctree *t)
@@ -582,8 +585,9 @@ void gw_proctree_spawn_end(struct gw_proctree *t, int pid)
         mode = -1;
         snprintf(limits_why, sizeof(limits_why), "the daemon could not leave a cgroup");
     }
-    if (t->cg && t->pids > 0)
-        gw_proctree_write_limits(t->cg, &(struct gw_proctree_limits){.pids = t->pids}, 0);
+    struct gw_proctree_limits late = {t->lim.memory, t->lim.pids, 0};
+    if (t->cg && (late.memory || late.pids) && gw_proctree_write_limits(t->cg, &late, 0) != 0)
+        gw_log(GW_LOG_WARN, "cannot set a server instance's limits", "cgroup", t->cg, NULL);
     struct gw_proc_stat p;
     t->leader = pid;
     if (pid > 0 && gw_proc_stat(pid, &p) == 0)
