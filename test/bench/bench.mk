@@ -40,6 +40,7 @@ bench: all bench-tools
 	cp $(BUILD)/mcpgw $(BENCH_OUT)/mcpgw
 	BENCH_QUICK=$(BENCH_QUICK) node $(BENCH_DIR)/run.mjs
 	@$(MAKE) --no-print-directory bench-toolsearch
+	@$(MAKE) --no-print-directory bench-sandbox
 
 # Tool search (issue 29): retrieval quality on captured tool listings and
 # the speed of a search over 2,000 tools, the last tables of `make bench`
@@ -58,3 +59,12 @@ $(TS_BENCH): $(BENCH_DIR)/toolsearch_bench.c $(filter-out $(BUILD)/obj/main.o,$(
 
 bench-toolsearch: $(TS_BENCH)
 	$(TS_BENCH) $(TS_DATA)/catalog.json $(TS_DATA)/tasks.json $(BENCH_TS_FLAGS)
+
+# The sandbox's costs (issue 36): start → ready, bubblewrap's memory per
+# instance and call latency, sandboxed and not, in one daemon (~1 minute;
+# the table also goes to build/bench/sandbox.md). Needs bubblewrap.
+.PHONY: bench-sandbox
+
+bench-sandbox: all bench-tools
+	cp $(BUILD)/mcpgw $(BENCH_OUT)/mcpgw
+	BENCH_QUICK=$(BENCH_QUICK) node $(BENCH_DIR)/sandbox.mjs
