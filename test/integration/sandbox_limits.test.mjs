@@ -4,13 +4,13 @@
 // holds them, or the cgroup was not delegated) the limits are shown as not
 // enforced, with a warning that names them; where a cgroup with the
 // memory and pids controllers can be made, a fork bomb and a memory bomb
-// meet them.
+// meet them (`make cgroup2-test` runs this file in a VM that has them).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { start, waitFor, fixtures } from './lib/harness.mjs';
+import { start, waitFor, fixtures, slow } from './lib/harness.mjs';
 
 const PROBE = path.join(fixtures, 'sandbox_probe');
 
@@ -131,7 +131,7 @@ servers:
     const p = (await d.get('/v1/problems')).json.problems
       .find((x) => x.server === 'probe' && /killed: memory limit 64 MiB reached/.test(x.message));
     return p;
-  }, 15000);
+  }, 15000 * slow);
   assert.ok(killed);
   assert.match((await state('probe')).lastError, /killed: memory limit 64 MiB reached/);
   assert.equal((await d.get('/healthz')).status, 200);
@@ -167,7 +167,7 @@ servers:
     command: ${PROBE}
     sandbox: {home: dialog}
 `, { env: { STATE_DIRECTORY: stateDir }, waitReady: true });
-  await waitFor(() => stale.every((h) => !fs.existsSync(h)), 10000);
+  await waitFor(() => stale.every((h) => !fs.existsSync(h)), 10000 * slow);
   for (const h of [live, server, notOurs]) assert.ok(fs.existsSync(h), `${h} stays`);
   assert.equal(fs.readFileSync(path.join(outside, 'keep'), 'utf8'), 'not the home\'s', 'a link is not followed');
   assert.equal(await probe(d, 'a', { op: 'env', path: 'HOME' }), 'ok: /home/sandbox');
