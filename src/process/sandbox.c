@@ -321,6 +321,15 @@ int gw_sandbox_home_make(const char *state_dir, const char *server, enum gw_sand
         return -ENOENT;
     }
     char *homes = gw_xasprintf("%s/homes", state_dir);
+    /* The default, ~/.local/state/mcpgw, may lack its parents too (their
+     * mode left to the umask, as the OAuth store's). */
+    char *parent = gw_xstrdup(state_dir);
+    for (char *p = strchr(parent + 1, '/'); p; p = strchr(p + 1, '/')) {
+        *p = '\0';
+        mkdir(parent, 0755);
+        *p = '/';
+    }
+    free(parent);
     int rc = make_dir(state_dir, 0700);
     rc = rc ? rc : make_dir(homes, 0700);
     char *dir = kind == GW_SANDBOX_HOME_SERVER ? gw_xasprintf("%s/%s", homes, server)

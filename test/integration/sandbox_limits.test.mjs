@@ -172,3 +172,18 @@ servers:
   assert.equal(fs.readFileSync(path.join(outside, 'keep'), 'utf8'), 'not the home\'s', 'a link is not followed');
   assert.equal(await probe(d, 'a', { op: 'env', path: 'HOME' }), 'ok: /home/sandbox');
 });
+
+test('the default state directory is made with its parents for the first home', { skip: noSandbox }, async (t) => {
+  const home = fs.mkdtempSync('/tmp/mcpgw-home-');
+  let d;
+  t.after(async () => { await d?.stop(); fs.rmSync(home, { recursive: true, force: true }); });
+  d = await start(`version: 1
+servers:
+  probe:
+    command: ${PROBE}
+    sandbox: true
+`, { env: { HOME: home, STATE_DIRECTORY: '', XDG_STATE_HOME: '' }, waitReady: true });
+  const s = (await d.get('/v1/servers')).json.servers[0];
+  assert.equal(s.state, 'ready', s.lastError);
+  assert.ok(fs.statSync(path.join(home, '.local/state/mcpgw/homes/probe')).isDirectory());
+});
