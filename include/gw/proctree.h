@@ -23,11 +23,23 @@
  * leader that crashed). The daemon collects those when it exits
  * (gw_proctree_kill_all).
  *
- * MCPGW_CGROUP=off in the daemon's environment disables the cgroup path. */
+ * Limits (memory.max, pids.max, cpu.max) need the controllers enabled in
+ * the daemon's cgroup's cgroup.subtree_control, which cgroup v2 allows
+ * only for a cgroup with no process of its own: at the first use the
+ * daemon moves itself into a leaf, mcpgw-daemon, enables the memory, pids
+ * and cpu controllers its cgroup offers, and comes back to that leaf after
+ * each fork; instance cgroups are the leaf's siblings. A host whose
+ * cgroup v2 offers none (cgroup v1 holds them, or the cgroup is not
+ * delegated) runs instances without limits, and says so.
+ *
+ * MCPGW_CGROUP=off in the daemon's environment disables the cgroup path;
+ * MCPGW_CGROUP=<absolute directory> stands that directory for the
+ * daemon's own cgroup (tests, on a tree of plain files). */
 #ifndef GW_PROCTREE_H
 #define GW_PROCTREE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct gw_proctree;
@@ -49,9 +61,35 @@ bool gw_proctree_cgroups(void);
  * MCPGW_CGROUP as it is now. For tests. */
 void gw_proctree_reset(void);
 
+/* An instance's limits; 0: none. */
+struct gw_proctree_limits {
+    uint64_t memory;    /* bytes: memory.max (and no swap) */
+    int pids;           /* processes and threads: pids.max */
+    uint64_t cpu_milli; /* thousandths of a core: cpu.max */
+};
+
+/* 0 when every limit `l` sets holds on this host, else -ENOTSUP with the
+ * limits that do not and why in `why` ("memory, pids: …"). */
+int gw_proctree_limits_check(const struct gw_proctree_limits *l, char *why, size_t cap);
+
 /* A tree with no process yet; with cgroups, its cgroup is created (on
- * failure the tree falls back to /proc). Never NULL. */
-struct gw_proctree *gw_proctree_new(void);
+ * failure the tree falls back to /proc) with the limits of `l` (NULL:
+ * none) that hold here (gw_proctree_limits_check says which do not):
+ * written before the fork, memory.max and the exact pids.max as soon as
+ * the daemon has left (gw_proctree_spawn_end). Never NULL. */
+struct gw_proctree *gw_proctree_new(const struct gw_proctree_limits *l);
+
+/* Writes the limits of `l` into the cgroup directory `dir` (pids.max
+ * `extra` higher: the daemon's threads while it forks there). 0 or a
+ * negative errno. */
+int gw_proctree_write_limits(const char *dir, const struct gw_proctree_limits *l, int extra);
+
+/* How many processes the memory limit of the cgroup `dir` killed
+ * (memory.events, oom_kill); 0 when it cannot be read. */
+unsigned long gw_proctree_oom_kills(const char *dir);
+
+/* Whether the tree's memory limit killed one of its processes. */
+bool gw_proctree_oom_killed(const struct gw_proctree *t);
 
 /* Around the spawn of the leader: while between the two calls, a fork by
  * the daemon lands in the tree's cgroup. `pid` is the leader, or 0 when the

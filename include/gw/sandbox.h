@@ -15,12 +15,13 @@
  * namespaces; killed when the daemon dies.
  *
  * This module builds what to exec and makes and removes homes; it owns no
- * handle. */
+ * handle (a sweep of old homes is one work request). */
 #ifndef GW_SANDBOX_H
 #define GW_SANDBOX_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <uv.h>
 
 #include "gw/config.h"
 
@@ -94,5 +95,14 @@ int gw_sandbox_home_make(const char *state_dir, const char *server, enum gw_sand
  * following a symlink the instance left there. Blocking: call it off the
  * loop (uv_queue_work). Returns 0 or a negative errno. */
 int gw_sandbox_home_remove(const char *home);
+
+/* Removes the homes: dialog that daemons now gone left under
+ * `state_dir` (<state_dir>/homes/<server>.d/<pid>-<n> whose pid names no
+ * process; a daemon killed outright never removed its own). Blocking;
+ * returns how many. */
+int gw_sandbox_homes_sweep(const char *state_dir);
+
+/* The same, off the loop (uv_queue_work), logged when it removed any. */
+void gw_sandbox_homes_sweep_start(uv_loop_t *loop, const char *state_dir);
 
 #endif

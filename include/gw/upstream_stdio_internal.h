@@ -57,6 +57,7 @@ struct gw_upstream_stdio {
     bool eline_cut;            /* bytes past GW_STDIO_STDERR_LINE_MAX were dropped */
     struct gw_redact *redact;  /* applied to each line before anything keeps it */
     struct gw_proctree *tree;  /* the descendants that left the group too */
+    uint64_t memory_max;       /* the sandbox's memory limit, for the death's reason */
     char *home;                /* a sandbox's home on the host; NULL unsandboxed */
     bool home_owned;           /* home: dialog, removed after the instance */
     struct gw_netproxy *proxy; /* network: [list]; closed with the instance */

@@ -26,6 +26,7 @@
 #include "gw/problems.h"
 #include "gw/proctree.h"
 #include "gw/reaper.h"
+#include "gw/sandbox.h"
 #include "gw/sdnotify.h"
 #include "gw/servers.h"
 #include "gw/ui.h"
@@ -561,6 +562,9 @@ int gw_daemon_run(const struct gw_daemon_options *opts)
         d.exit_code = 1;
         stop(&d);
     } else {
+        char *state_dir = gw_config_state_dir(&d.config->gateway);
+        gw_sandbox_homes_sweep_start(d.loop, state_dir);
+        free(state_dir);
         start_watch(&d);
         gw_sdnotify_watchdog_start(d.loop);
         gw_sdnotify_status("starting %zu servers", d.config->nservers);

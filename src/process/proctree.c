@@ -20,6 +20,7 @@
 #define STOP_ROUNDS  8  /* SIGSTOP sweeps before the SIGKILL, at most */
 #define PENDING_MAX  64 /* cgroups waiting to be empty before their rmdir */
 #define CG_PREFIX    "mcpgw-"
+#define CG_LEAF      CG_PREFIX "daemon" /* the daemon's own leaf, never stale */
 #define CG_PATH_MAX  512
 #define PROC_LINE_SZ 512
 
@@ -29,7 +30,8 @@ struct member {
 };
 
 struct gw_proctree {
-    char *cg; /* the cgroup's directory, or NULL */
+    char *cg;                      /* the cgroup's directory, or NULL */
+    struct gw_proctree_limits lim; /* those that hold here */
     int leader;
     unsigned long long leader_start;
     struct member *m; /* without a cgroup: the processes found last */
@@ -38,7 +40,14 @@ struct gw_proctree {
 
 /* The decision, made once: 0 not yet, 1 cgroups, -1 /proc. */
 static int mode;
-static char base[CG_PATH_MAX]; /* the daemon's own cgroup directory */
+static char base[CG_PATH_MAX];      /* the daemon's own cgroup directory */
+static char home[CG_PATH_MAX + 16]; /* where the daemon lives between forks: base or its leaf */
+static unsigned controllers;        /* CTL_* enabled for the instances */
+static char limits_why[2 * CG_PATH_MAX + 256]; /* why the others are not */
+
+enum { CTL_MEMORY = 1, CTL_PIDS = 2, CTL_CPU = 4 };
+static const char *const ctl_names[] = {"memory", "pids", "cpu"};
+#define NCTL 3
 static unsigned seq;
 static char *pending[PENDING_MAX];
 
@@ -242,6 +251,89 @@ static bool cg_populated(const char *dir)
     return populated;
 }
 
+/* The first line of `dir`/`name`, without its newline; 0 or -1. */
+static int read_line(const char *dir, const char *name, char *out, size_t cap)
+{
+    char path[CG_PATH_MAX + 32];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return -1;
+    if (!fgets(out, (int)cap, f))
+        out[0] = '\0';
+    fclose(f);
+    out[strcspn(out, "\n")] = '\0';
+    return 0;
+}
+
+static bool has_word(const char *list, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = list; (p = strstr(p, word)) != NULL; p += n) {
+        if ((p == list || p[-1] == ' ') && (p[n] == '\0' || p[n] == ' '))
+            return true;
+    }
+    return false;
+}
+
+/* The daemon's threads, each counted by pids.max while it forks in an
+ * instance's cgroup. */
+static int self_threads(void)
+{
+    char line[128];
+    int n = 1;
+    FILE *f = fopen("/proc/self/status", "re");
+    while (f && fgets(line, sizeof(line), f)) {
+        if (sscanf(line, "Threads: %d", &n) == 1)
+            break;
+    }
+    if (f)
+        fclose(f);
+    return n;
+}
+
+int gw_proctree_write_limits(const char *dir, const struct gw_proctree_limits *l, int extra)
+{
+    char v[64];
+    int err = 0, rc;
+    if (l->memory) {
+        snprintf(v, sizeof(v), "%llu", (unsigned long long)l->memory);
+        err = write_file(dir, "memory.max", v);
+        /* A limit of memory, not of memory before swap (absent without
+         * swap accounting), and one kill takes the whole instance. */
+        write_file(dir, "memory.swap.max", "0");
+        write_file(dir, "memory.oom.group", "1");
+    }
+    if (l->pids > 0) {
+        snprintf(v, sizeof(v), "%d", l->pids + extra);
+        rc = write_file(dir, "pids.max", v);
+        err = err ? err : rc;
+    }
+    if (l->cpu_milli) {
+        /* cpu.max takes no quota under 1 ms per period. */
+        unsigned long long quota = l->cpu_milli * 100;
+        snprintf(v, sizeof(v), "%llu 100000", quota < 1000 ? 1000 : quota);
+        rc = write_file(dir, "cpu.max", v);
+        err = err ? err : rc;
+    }
+    return err;
+}
+
+unsigned long gw_proctree_oom_kills(const char *dir)
+{
+    char path[CG_PATH_MAX + 32], line[64];
+    unsigned long n = 0;
+    snprintf(path, sizeof(path), "%s/memory.events", dir);
+    FILE *f = fopen(path, "re");
+    while (f && fgets(line, sizeof(line), f)) {
+        if (sscanf(line, "oom_kill %lu", &n) == 1)
+            break;
+    }
+    if (f)
+        fclose(f);
+    return n;
+}
+
 /* Removes the cgroups whose processes are gone. */
 static void retry_pending(void)
 {
@@ -304,7 +396,8 @@ static int find_base(char *out, size_t cap)
     return n > 0 && (size_t)n < cap ? 0 : -1;
 }
 
-/* Cgroups of a daemon that died without removing them. */
+/* Cgroups of a daemon that died without removing them (never the leaf:
+ * its name holds no pid). */
 static void remove_stale(void)
 {
     DIR *d = opendir(base);
@@ -324,25 +417,82 @@ static void remove_stale(void)
         closedir(d);
 }
 
+/* Enables for the instances' cgroups the controllers the daemon's cgroup
+ * offers, the daemon first moving into its leaf: a cgroup other than the
+ * root may not both hold processes and enable controllers for children. */
+static void enable_controllers(void)
+{
+    char offered[256], want[64] = "", leaf[sizeof(home)];
+    unsigned bits = 0;
+    if (read_line(base, "cgroup.controllers", offered, sizeof(offered)) != 0)
+        offered[0] = '\0';
+    for (int i = 0; i < NCTL; i++) {
+        if (has_word(offered, ctl_names[i])) {
+            bits |= 1u << i;
+            snprintf(want + strlen(want), sizeof(want) - strlen(want), "%s+%s", want[0] ? " " : "",
+                     ctl_names[i]);
+        }
+    }
+    if (!bits) {
+        snprintf(limits_why, sizeof(limits_why),
+                 "the daemon's cgroup v2 (%s) offers no memory, pids or cpu controller (cgroup "
+                 "v1 holds them, or the cgroup was not delegated)",
+                 base);
+        return;
+    }
+    snprintf(leaf, sizeof(leaf), "%s/" CG_LEAF, base);
+    int rc = mkdir(leaf, 0755) == 0 || errno == EEXIST ? write_pid(leaf, (int)getpid()) : -errno;
+    if (rc == 0) {
+        snprintf(home, sizeof(home), "%s", leaf);
+        rc = write_file(base, "cgroup.subtree_control", want);
+    }
+    if (rc != 0) {
+        snprintf(limits_why, sizeof(limits_why),
+                 "cannot enable %s in %s/cgroup.subtree_control: %s%s", want, base, strerror(-rc),
+                 rc == -EBUSY ? " (other processes share the daemon's cgroup)" : "");
+        return;
+    }
+    controllers = bits;
+    if (bits != CTL_MEMORY + CTL_PIDS + CTL_CPU)
+        snprintf(limits_why, sizeof(limits_why),
+                 "the daemon's cgroup v2 (%s) offers only %s (the others were not delegated)", base,
+                 offered);
+}
+
 static void decide(void)
 {
     if (mode != 0)
         return;
     const char *env = getenv("MCPGW_CGROUP");
     mode = -1;
-    if (env && strcmp(env, "off") == 0)
+    controllers = 0;
+    if (env && strcmp(env, "off") == 0) {
+        snprintf(limits_why, sizeof(limits_why), "cgroups are off (MCPGW_CGROUP=off)");
         return;
+    }
     char procs[CG_PATH_MAX + 16] = "";
-    if (find_base(base, sizeof(base)) == 0)
+    int found = env && env[0] == '/' ? (snprintf(base, sizeof(base), "%s", env), 0)
+                                     : find_base(base, sizeof(base));
+    /* Started from a daemon's leaf: the daemon's cgroup is its parent. */
+    char *slash = found == 0 ? strrchr(base, '/') : NULL;
+    if (slash && strcmp(slash + 1, CG_LEAF) == 0)
+        *slash = '\0';
+    if (found == 0)
         snprintf(procs, sizeof(procs), "%s/cgroup.procs", base);
     if (!procs[0] || access(base, W_OK) != 0 || access(procs, W_OK) != 0) {
+        snprintf(limits_why, sizeof(limits_why),
+                 "the daemon has no writable cgroup v2 (cgroup v1, or not delegated)");
         gw_log(GW_LOG_INFO, "no writable cgroup: server process trees are found through /proc",
                NULL);
         return;
     }
     mode = 1;
+    snprintf(home, sizeof(home), "%s", base);
+    limits_why[0] = '\0';
+    enable_controllers();
     remove_stale();
-    gw_log(GW_LOG_INFO, "each server instance runs in its own cgroup", "cgroup", base, NULL);
+    gw_log(GW_LOG_INFO, "each server instance runs in its own cgroup", "cgroup", base, "limits",
+           limits_why[0] ? limits_why : "memory, pids, cpu", NULL);
 }
 
 bool gw_proctree_cgroups(void)
@@ -356,9 +506,32 @@ void gw_proctree_reset(void)
     mode = 0;
 }
 
+int gw_proctree_limits_check(const struct gw_proctree_limits *l, char *why, size_t cap)
+{
+    decide();
+    unsigned need =
+        (l->memory ? CTL_MEMORY : 0) | (l->pids > 0 ? CTL_PIDS : 0) | (l->cpu_milli ? CTL_CPU : 0);
+    unsigned missing = need & ~(mode == 1 ? controllers : 0);
+    if (!missing)
+        return 0;
+    char names[32] = "";
+    for (int i = 0; i < NCTL; i++) {
+        if (missing & (1u << i))
+            snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+                     names[0] ? ", " : "", ctl_names[i]);
+    }
+    gw_say(why, cap, "%s: %s", names, limits_why);
+    return -ENOTSUP;
+}
+
 /* ---- the tree ---- */
 
-struct gw_proctree *gw_proctree_new(void)
+/* The limits are in place before the fork, so the child is born under
+ * them, but for the daemon's own time there: pids.max counts its threads,
+ * so it is that much higher until the daemon has left, and memory.max
+ * waits until then (the OOM killer would choose the daemon, the largest
+ * process in the cgroup; the child is exec'ing bubblewrap meanwhile). */
+struct gw_proctree *gw_proctree_new(const struct gw_proctree_limits *l)
 {
     struct gw_proctree *t = gw_xcalloc(1, sizeof(*t));
     if (!gw_proctree_cgroups())
@@ -366,12 +539,29 @@ struct gw_proctree *gw_proctree_new(void)
     retry_pending();
     char dir[CG_PATH_MAX + 48];
     snprintf(dir, sizeof(dir), "%s/" CG_PREFIX "%d-%u", base, (int)getpid(), ++seq);
-    if (mkdir(dir, 0755) == 0)
-        t->cg = gw_xstrdup(dir);
-    else
+    if (mkdir(dir, 0755) != 0) {
         gw_log(GW_LOG_WARN, "cannot create a cgroup for a server instance", "cgroup", dir, "error",
                strerror(errno), NULL);
+        return t;
+    }
+    t->cg = gw_xstrdup(dir);
+    if (!l)
+        return t;
+    /* What does not hold here is said by the server's Problem. */
+    t->lim = (struct gw_proctree_limits){controllers & CTL_MEMORY ? l->memory : 0,
+                                         controllers & CTL_PIDS ? l->pids : 0,
+                                         controllers & CTL_CPU ? l->cpu_milli : 0};
+    struct gw_proctree_limits early = {0, t->lim.pids, t->lim.cpu_milli};
+    int rc = gw_proctree_write_limits(dir, &early, self_threads());
+    if (rc != 0)
+        gw_log(GW_LOG_WARN, "cannot set a server instance's limits", "cgroup", dir, "error",
+               strerror(-rc), NULL);
     return t;
+}
+
+bool gw_proctree_oom_killed(const struct gw_proctree *t)
+{
+    return t->cg && t->lim.memory && gw_proctree_oom_kills(t->cg) > 0;
 }
 
 void gw_proctree_spawn_begin(struct gw_proctree *t)
@@ -385,7 +575,7 @@ void gw_proctree_spawn_begin(struct gw_proctree *t)
 
 void gw_proctree_spawn_end(struct gw_proctree *t, int pid)
 {
-    if (t->cg && write_pid(base, (int)getpid()) != 0) {
+    if (t->cg && write_pid(home, (int)getpid()) != 0) {
         /* The daemon is stuck in the instance's cgroup: that cgroup must
          * never be killed, and no other one made. */
         gw_log(GW_LOG_ERROR, "cannot leave an instance's cgroup; cgroups are no longer used",
@@ -393,7 +583,11 @@ void gw_proctree_spawn_end(struct gw_proctree *t, int pid)
         free(t->cg);
         t->cg = NULL;
         mode = -1;
+        snprintf(limits_why, sizeof(limits_why), "the daemon could not leave a cgroup");
     }
+    struct gw_proctree_limits late = {t->lim.memory, t->lim.pids, 0};
+    if (t->cg && (late.memory || late.pids) && gw_proctree_write_limits(t->cg, &late, 0) != 0)
+        gw_log(GW_LOG_WARN, "cannot set a server instance's limits", "cgroup", t->cg, NULL);
     struct gw_proc_stat p;
     t->leader = pid;
     if (pid > 0 && gw_proc_stat(pid, &p) == 0)

@@ -2,6 +2,7 @@
  * can run it, and the instances' homes (see gw/sandbox.h). */
 #include "gw/sandbox.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -16,6 +18,7 @@
 #include <uv.h>
 
 #include "gw/netproxy.h"
+#include "gw/log.h"
 #include "gw/util.h"
 
 /* What programs need of /etc to run, resolve names and trust TLS: nothing
@@ -346,6 +349,15 @@ int gw_sandbox_home_make(const char *state_dir, const char *server, enum gw_sand
         return -ENOENT;
     }
     char *homes = gw_xasprintf("%s/homes", state_dir);
+    /* The default, ~/.local/state/mcpgw, may lack its parents too (their
+     * mode left to the umask, as the OAuth store's). */
+    char *parent = gw_xstrdup(state_dir);
+    for (char *p = strchr(parent + 1, '/'); p; p = strchr(p + 1, '/')) {
+        *p = '\0';
+        mkdir(parent, 0755);
+        *p = '/';
+    }
+    free(parent);
     int rc = make_dir(state_dir, 0700);
     rc = rc ? rc : make_dir(homes, 0700);
     char *dir = kind == GW_SANDBOX_HOME_SERVER ? gw_xasprintf("%s/%s", homes, server)
@@ -378,4 +390,87 @@ static int remove_entry(const char *path, const struct stat *st, int type, struc
 int gw_sandbox_home_remove(const char *home)
 {
     return nftw(home, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+}
+
+/* ---- homes a daemon that died left ---- */
+
+/* One <server>.d directory: its <pid>-<n> entries whose pid names no
+ * process (a pid another user runs is alive: EPERM). */
+static int sweep_server(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int removed = 0;
+    while (d && (e = readdir(d)) != NULL) {
+        int pid;
+        unsigned n;
+        char tail;
+        if (sscanf(e->d_name, "%d-%u%c", &pid, &n, &tail) != 2 || pid <= 0 ||
+            pid == (int)getpid() || kill(pid, 0) == 0 || errno != ESRCH)
+            continue;
+        char *home = gw_xasprintf("%s/%s", dir, e->d_name);
+        removed += gw_sandbox_home_remove(home) == 0;
+        free(home);
+    }
+    if (d)
+        closedir(d);
+    return removed;
+}
+
+int gw_sandbox_homes_sweep(const char *state_dir)
+{
+    char *homes = gw_xasprintf("%s/homes", state_dir);
+    DIR *d = opendir(homes);
+    struct dirent *e;
+    int removed = 0;
+    while (d && (e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        struct stat st;
+        char *dir = gw_xasprintf("%s/%s", homes, e->d_name);
+        if (len > 2 && strcmp(e->d_name + len - 2, ".d") == 0 && lstat(dir, &st) == 0 &&
+            S_ISDIR(st.st_mode))
+            removed += sweep_server(dir);
+        free(dir);
+    }
+    if (d)
+        closedir(d);
+    free(homes);
+    return removed;
+}
+
+struct sweep {
+    uv_work_t w;
+    char *state_dir;
+    int removed;
+};
+
+static void sweep_work(uv_work_t *w)
+{
+    struct sweep *sw = w->data;
+    sw->removed = gw_sandbox_homes_sweep(sw->state_dir);
+}
+
+static void sweep_done(uv_work_t *w, int status)
+{
+    struct sweep *sw = w->data;
+    char n[16];
+    snprintf(n, sizeof(n), "%d", sw->removed);
+    if (sw->removed > 0)
+        gw_log(GW_LOG_INFO, "removed the sandbox homes of daemons that are gone", "count", n,
+               "state_dir", sw->state_dir, NULL);
+    free(sw->state_dir);
+    free(sw);
+}
+
+void gw_sandbox_homes_sweep_start(uv_loop_t *loop, const char *state_dir)
+{
+    if (!state_dir || state_dir[0] != '/')
+        return;
+    struct sweep *sw = gw_xcalloc(1, sizeof(*sw));
+    sw->state_dir = gw_xstrdup(state_dir);
+    sw->w.data = sw;
+    if (uv_queue_work(loop, &sw->w, sweep_work, sweep_done) != 0) {
+        free(sw->state_dir);
+        free(sw);
+    }
 }

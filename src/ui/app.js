@@ -112,6 +112,31 @@ function grantLine(s) {
     h('span', {}, 'expires ', h('b', {}, g.expiresAt ? `${time(g.expiresAt)}${g.refreshable ? ' (refreshed ahead)' : ''}` : 'never said')));
 }
 
+function size(n) {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let u = 0;
+  while (u < 4 && n >= 1024 && n % 1024 === 0) { n /= 1024; u++; }
+  return `${n} ${units[u]}`;
+}
+
+// A stdio server's sandbox (S.sandbox): on or why not, and what it holds.
+function sandboxLine(s) {
+  const b = s.sandbox;
+  if (!b) return null;
+  if (!b.enforced) {
+    return h('p', { class: 'server-meta sandbox' },
+      h('span', {}, 'sandbox ', badge('off', b.reason === 'off in the config' ? 'info' : 'warning')), h('span', {}, b.reason || ''));
+  }
+  const l = b.limits || {};
+  const limits = [l.memory && `memory ${size(l.memory)}`, l.pids && `pids ${l.pids}`, l.cpu && `cpu ${l.cpu}`, l.tmp && `/tmp ${size(l.tmp)}`].filter(Boolean);
+  return h('p', { class: 'server-meta sandbox' },
+    h('span', {}, 'sandbox ', badge('on', 'ready')),
+    h('span', {}, 'network ', h('b', { class: 'mono' }, Array.isArray(b.network) ? b.network.join(' ') : b.network)),
+    h('span', {}, 'home ', h('b', {}, b.home)),
+    h('span', { title: l.enforced ? null : l.reason }, 'limits ', h('b', {}, limits.join(', ') || 'none'),
+      l.enforced ? null : [' ', badge('not enforced', 'warning')]));
+}
+
 function serverCard(s) {
   const now = Date.now();
   const cfg = s.config || {};
@@ -137,6 +162,7 @@ function serverCard(s) {
       h('span', {}, 'instances ', h('b', {}, sharing)), h('span', {}, 'tools ', h('b', {}, String(s.tools ?? 0))),
       h('span', {}, 'restarts ', h('b', {}, String(s.restarts ?? 0)))),
     grantLine(s),
+    sandboxLine(s),
     s.lastError ? h('p', { class: 'lasterror' }, `Last error: ${s.lastError}`) : null,
     rows.length ? h('div', { class: 'table-wrap' }, h('table', {},
       h('caption', { class: 'sr-only' }, `Instances of ${s.id}`),

@@ -214,10 +214,21 @@ static void on_timer(uv_timer_t *t)
     }
 }
 
+/* A death by the memory limit is told as such: a SIGKILL alone would not
+ * say why. */
 static void exit_sentence(const struct gw_upstream_stdio *s, char *buf, size_t cap)
 {
     const char *when = s->stop_requested ? " after a stop" : "";
-    if (s->term_signal)
+    static const char *const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+    uint64_t v = s->memory_max;
+    int u = 0;
+    while (u < 4 && v >= 1024 && v % 1024 == 0) {
+        v /= 1024;
+        u++;
+    }
+    if (gw_proctree_oom_killed(s->tree))
+        snprintf(buf, cap, "killed: memory limit %llu %s reached", (unsigned long long)v, units[u]);
+    else if (s->term_signal)
         snprintf(buf, cap, "process %d was killed by signal %d (%s)%s", s->pid, s->term_signal,
                  strsignal(s->term_signal), when);
     else
@@ -674,7 +685,10 @@ static int spawn(struct gw_upstream_stdio *s, const struct gw_server_config *cfg
         .stdio = io,
     };
     gw_child_cloexec_sweep();
-    s->tree = gw_proctree_new();
+    const struct gw_sandbox_config *sb = &cfg->sandbox;
+    struct gw_proctree_limits lim = {sb->memory, sb->pids, sb->cpu_milli};
+    s->tree = gw_proctree_new(sb->enabled ? &lim : NULL);
+    s->memory_max = sb->memory;
     gw_proctree_spawn_begin(s->tree);
     int err = uv_spawn(s->loop, &s->proc, &po);
     gw_proctree_spawn_end(s->tree, err < 0 ? 0 : s->proc.pid);

@@ -40,6 +40,7 @@ bench: all fixtures bench-tools
 	cp $(BUILD)/mcpgw $(BENCH_OUT)/mcpgw
 	BENCH_QUICK=$(BENCH_QUICK) node $(BENCH_DIR)/run.mjs
 	@$(MAKE) --no-print-directory bench-toolsearch
+	@$(MAKE) --no-print-directory bench-sandbox
 
 # Tool search (issue 29): retrieval quality on captured tool listings and
 # the speed of a search over 2,000 tools, the last tables of `make bench`
@@ -59,3 +60,12 @@ $(TS_BENCH): $(BENCH_DIR)/toolsearch_bench.c $(filter-out $(BUILD)/obj/main.o,$(
 bench-toolsearch: $(TS_BENCH)
 	$(TS_BENCH) $(TS_DATA)/catalog.json $(TS_DATA)/tasks.json \
 		$(TS_DATA)/external/catalog.json $(TS_DATA)/external/queries.jsonl $(BENCH_TS_FLAGS)
+
+# The sandbox's costs (issue 36): start → ready, bubblewrap's memory per
+# instance and call latency, sandboxed and not, in one daemon (~1 minute;
+# the table also goes to build/bench/sandbox.md). Needs bubblewrap.
+.PHONY: bench-sandbox
+
+bench-sandbox: all bench-tools
+	cp $(BUILD)/mcpgw $(BENCH_OUT)/mcpgw
+	BENCH_QUICK=$(BENCH_QUICK) node $(BENCH_DIR)/sandbox.mjs

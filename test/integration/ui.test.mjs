@@ -279,6 +279,45 @@ test('the page shows the servers, problems live, leases with Release, Try it wit
   }
 });
 
+test('each stdio server\'s card says whether it is sandboxed: network, home, limits and whether they hold', async () => {
+  const probe = path.join(fixtures, 'sandbox_probe');
+  const stateDir = fs.mkdtempSync('/tmp/mcpgw-state-');
+  const d = await start(`version: 1
+servers:
+  boxed:
+    command: ${probe}
+    sandbox: {home: dialog, memory: 64MiB, pids: 32}
+  open:
+    command: ${probe}
+    sandbox: false
+    transform: [{prefix: o_}]
+`, { env: { STATE_DIRECTORY: stateDir }, waitReady: true });
+  const { page, errors } = await openPage(d);
+  try {
+    const servers = (await d.get('/v1/servers')).json.servers;
+    const boxed = servers.find((x) => x.id === 'boxed').sandbox;
+    await waitText(page, '#server-list .sandbox', 'off in the config');
+    const line = (id) => page.$eval(`[aria-labelledby="srv-${id}"] .sandbox`, (el) => el.textContent);
+    assert.equal(await line('open'), 'sandbox offoff in the config');
+    if (boxed.enforced) {
+      const want = `sandbox onnetwork nonehome dialoglimits memory 64 MiB, pids 32, /tmp 64 MiB${boxed.limits.enforced ? '' : ' not enforced'}`;
+      assert.equal(await line('boxed'), want);
+      if (!boxed.limits.enforced) {
+        const title = await page.$eval('[aria-labelledby="srv-boxed"] .sandbox span[title]', (el) => el.title);
+        assert.equal(title, boxed.limits.reason);
+      }
+    } else {
+      assert.equal(await line('boxed'), `sandbox off${boxed.reason}`);
+    }
+    await page.screenshot({ path: path.join(shots, 'ui-sandbox.png') });
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+    await d.stop();
+    fs.rmSync(stateDir, { recursive: true, force: true });
+  }
+});
+
 test('with auth_token the page shows nothing before the token and works after it', async () => {
   const token = 'ui-test-token-123456';
   const d = await start(config({ token }), { files: { 'tools.json': tools } });

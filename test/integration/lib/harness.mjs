@@ -15,7 +15,8 @@ export const fixtures = path.join(root, 'build/fixtures');
 export const nodeModules = path.join(root, 'test/node_modules');
 const wrapper = process.env.MCPGW_WRAPPER || '';
 // Under valgrind everything is ~20x slower.
-export const slow = wrapper === 'valgrind' ? 20 : 1;
+// MCPGW_TEST_SLOW=N stretches every wait N times (an emulated machine).
+export const slow = wrapper === 'valgrind' ? 20 : Number(process.env.MCPGW_TEST_SLOW) || 1;
 
 // Every process started here (track() adds the tests' own), and everything
 // each started in turn, is killed when the test process ends, however it

@@ -1,0 +1,258 @@
+// What the sandbox costs (issue 36), as a table (`make bench-sandbox`, also
+// the last part of `make bench`): one mcpgw with the same servers twice,
+// sandboxed and not, measured interleaved.
+//
+//  - start → ready: the first call of a new dialog with warm_spares: 0 (a
+//    spawn, initialize, the call), C echo server and server-memory;
+//  - bubblewrap alone: the daemon's own bwrap command line (read from a
+//    sandboxed instance's /proc/PID/cmdline) running /bin/true, against
+//    /bin/true;
+//  - memory per instance: RSS and PSS of bubblewrap's two processes (the
+//    monitor the daemon spawns and the PID namespace's init) beside the
+//    server's own;
+//  - call latency through a leased instance at c=1 (bench_client http),
+//    BENCH_ROUNDS alternated runs (10) of BENCH_DURATION seconds (1).
+//
+//   node test/bench/sandbox.mjs         (BENCH_QUICK=1: fewer samples)
+// Listens on 127.0.0.1 only; stops what it starts by pid; bounded waits.
+import { spawn, spawnSync, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import net from 'node:net';
+import nodeHttp from 'node:http';
+import { fileURLToPath } from 'node:url';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const ROOT = path.resolve(HERE, '../..');
+const OUT = path.join(ROOT, 'build/bench');
+const MCPGW = process.env.MCPGW_BIN || path.join(OUT, 'mcpgw');
+const CLIENT = path.join(OUT, 'bench_client');
+const ECHO_C = path.join(OUT, 'echo_server');
+const MEMORY = path.join(ROOT, 'test/node_modules/@modelcontextprotocol/server-memory/dist/index.js');
+const QUICK = process.env.BENCH_QUICK === '1';
+const COLD_C = QUICK ? 8 : 30;
+const COLD_NODE = QUICK ? 3 : 8;
+const RSS_INSTANCES = 5;
+// Latency: many short runs alternated, so that the load of a shared machine
+// drifts across both sides alike; and single calls alternated one by one.
+const LAT_ROUNDS = Number(process.env.BENCH_ROUNDS || (QUICK ? 2 : 10));
+const LAT_SECONDS = Number(process.env.BENCH_DURATION || 1);
+const PAIRS = QUICK ? 2000 : 10000;
+const log = (...a) => process.stderr.write(a.join(' ') + '\n');
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const median = (xs) => {
+  const v = xs.filter(Number.isFinite).sort((a, b) => a - b);
+  if (!v.length) return NaN;
+  return v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+};
+const fmt = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : '—');
+
+const TMP = fs.mkdtempSync(path.join(os.tmpdir(), 'mcpgw-bench-sandbox-'));
+const freePort = () => new Promise((r) => { const s = net.createServer().listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => r(p)); }); });
+
+const agent = new nodeHttp.Agent({ keepAlive: true, maxSockets: 1 });
+function req(method, port, p, obj) {
+  const body = obj === undefined ? '' : JSON.stringify(obj);
+  return new Promise((resolve, reject) => {
+    const r = nodeHttp.request({ host: '127.0.0.1', port, path: p, method, agent, timeout: 60000,
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d) => { text += d; });
+      res.on('end', () => { let json = null; try { json = JSON.parse(text); } catch { /* text */ } resolve({ status: res.statusCode, text, json }); });
+    });
+    r.on('error', reject);
+    r.on('timeout', () => r.destroy(new Error('timeout')));
+    r.end(body);
+  });
+}
+
+// ---- /proc
+
+function children(pid) {
+  try { return fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number); } catch { return []; }
+}
+function comm(pid) { try { return fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim(); } catch { return '?'; } }
+function mem(pid) {
+  try {
+    const t = fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+    const kb = (k) => Number((new RegExp(`^${k}:\\s+(\\d+)`, 'm').exec(t) || [])[1]);
+    return { rss: kb('Rss'), pss: kb('Pss'), anon: kb('Anonymous') };
+  } catch { return { rss: NaN, pss: NaN, anon: NaN }; }
+}
+// An instance's processes from its leader down: [{pid, comm, rss, pss}].
+function tree(pid) {
+  const out = [];
+  for (const todo = [pid]; todo.length && out.length < 32;) {
+    const p = todo.shift();
+    out.push({ pid: p, comm: comm(p), ...mem(p) });
+    todo.push(...children(p));
+  }
+  return out;
+}
+
+// ---- the daemon
+
+const stateDir = path.join(TMP, 'state');
+const yaml = `version: 1
+gateway:
+  warm_spares: 0
+  state_dir: ${stateDir}
+servers:
+  c_plain: {command: ${ECHO_C}, sandbox: false, transform: [{prefix: cp_}]}
+  c_boxed: {command: ${ECHO_C}, sandbox: {home: dialog}, transform: [{prefix: cb_}]}
+  m_plain: {command: node, args: [${MEMORY}], sandbox: false, env: {MEMORY_FILE_PATH: ${TMP}/plain.jsonl}, transform: [{prefix: mp_}]}
+  m_boxed: {command: node, args: [${MEMORY}], sandbox: {home: dialog, read: [${path.join(ROOT, 'test')}]}, env: {MEMORY_FILE_PATH: /home/sandbox/memory.jsonl}, transform: [{prefix: mb_}]}
+`;
+const TOOL = { c_plain: 'cp_echo', c_boxed: 'cb_echo', m_plain: 'mp_read_graph', m_boxed: 'mb_read_graph' };
+const ARGS = { c_plain: { text: 'hello' }, c_boxed: { text: 'hello' }, m_plain: {}, m_boxed: {} };
+
+async function startDaemon() {
+  fs.mkdirSync(stateDir, { recursive: true });
+  fs.writeFileSync(path.join(TMP, 'mcp.yaml'), yaml);
+  const port = await freePort();
+  const fd = fs.openSync(path.join(TMP, 'mcpgw.log'), 'a');
+  const child = spawn(MCPGW, ['-c', path.join(TMP, 'mcp.yaml'), '--listen', `127.0.0.1:${port}`], { stdio: ['ignore', fd, fd] });
+  fs.closeSync(fd);
+  const exit = new Promise((r) => child.on('exit', r));
+  for (let i = 0; i < 600; i++) {
+    try { if ((await req('GET', port, '/readyz')).status === 200) break; } catch { /* not yet */ }
+    await sleep(50);
+  }
+  return { port, pid: child.pid, stop: async () => { child.kill('SIGTERM'); await Promise.race([exit, sleep(8000)]); } };
+}
+
+const servers = async (d) => (await req('GET', d.port, '/v1/servers')).json.servers;
+const instancePids = async (d, id) => (await servers(d)).find((s) => s.id === id).instances.map((i) => i.pid).filter(Boolean);
+
+async function call(d, server, dialog) {
+  const r = await req('POST', d.port, `/v1/tools/${TOOL[server]}/call`, { dialog, arguments: ARGS[server] });
+  if (r.status !== 200 || r.json?.isError) throw new Error(`${server}: ${r.status} ${r.text.slice(0, 300)}`);
+}
+
+async function release(d, dialog) {
+  await req('POST', d.port, `/v1/dialogs/${dialog}/release`, {});
+}
+
+// The first call of a new dialog: a spawn each time (warm_spares: 0).
+async function coldCalls(d, a, b, n) {
+  const res = { [a]: [], [b]: [] };
+  for (let i = 0; i < n; i++) {
+    for (const s of i % 2 ? [b, a] : [a, b]) {
+      const dialog = `cold-${s}-${i}`;
+      const t0 = performance.now();
+      await call(d, s, dialog);
+      res[s].push(performance.now() - t0);
+      await release(d, dialog);
+      await sleep(50);
+    }
+  }
+  return res;
+}
+
+// bwrap's own cost: the command line of a sandboxed instance, with /bin/true
+// in place of the server, against /bin/true alone.
+function bwrapAlone(leader, n) {
+  const argv = fs.readFileSync(`/proc/${leader}/cmdline`, 'utf8').split('\0').filter((x, i, a) => i < a.length - 1);
+  const cut = argv.indexOf('--');
+  const box = [...argv.slice(0, cut + 1), '/bin/true'];
+  const time = (cmd, args) => { const t0 = performance.now(); spawnSync(cmd, args, { stdio: 'ignore' }); return performance.now() - t0; };
+  const res = { bwrap: [], plain: [], asPid1: [] };
+  const asPid1 = [box[0], '--as-pid-1', ...box.slice(1)];
+  for (let i = 0; i < n; i++) {
+    res.plain.push(time('/bin/true', []));
+    res.bwrap.push(time(box[0], box.slice(1)));
+    res.asPid1.push(time(asPid1[0], asPid1.slice(1)));
+  }
+  return { argc: argv.length, ...res };
+}
+
+function latency(d, tool, dialog) {
+  const body = JSON.stringify({ dialog, arguments: { text: 'hello' } });
+  const out = execFileSync(CLIENT, ['http', '--port', d.port, '--path', `/v1/tools/${tool}/call`, '--body', body,
+    '--conc', 1, '--duration', LAT_SECONDS, '--warmup', 0.2].map(String), { encoding: 'utf8', timeout: (LAT_SECONDS + 30) * 1000 });
+  return JSON.parse(out.trim().split('\n').filter((l) => l.startsWith('{')).pop());
+}
+
+// One call on each side in turn (the order swapped every pair), each timed
+// alone: whatever the machine does meanwhile falls on both sides alike.
+async function pairedCalls(d, n) {
+  const t = { c_plain: [], c_boxed: [] };
+  for (let i = 0; i < n; i++) {
+    for (const s of i % 2 ? ['c_boxed', 'c_plain'] : ['c_plain', 'c_boxed']) {
+      const t0 = process.hrtime.bigint();
+      await call(d, s, 'lat');
+      t[s].push(Number(process.hrtime.bigint() - t0) / 1000);
+    }
+  }
+  return t;
+}
+
+async function main() {
+  if (!fs.existsSync(MCPGW) || !fs.existsSync(CLIENT) || !fs.existsSync(ECHO_C)) throw new Error('build first: make bench-tools all');
+  const d = await startDaemon();
+  const rows = [];
+  try {
+    const sb = (await servers(d)).find((s) => s.id === 'c_boxed').sandbox;
+    if (!sb.enforced) throw new Error(`no sandbox on this host: ${sb.reason}`);
+    // Warm the page cache and the daemon before measuring.
+    await coldCalls(d, 'c_plain', 'c_boxed', 2);
+    const coldC = await coldCalls(d, 'c_plain', 'c_boxed', COLD_C);
+    const coldM = await coldCalls(d, 'm_plain', 'm_boxed', COLD_NODE);
+
+    // Memory: RSS_INSTANCES leased instances of each.
+    for (let i = 0; i < RSS_INSTANCES; i++) {
+      await call(d, 'c_plain', `rss-${i}`);
+      await call(d, 'c_boxed', `rss-${i}`);
+    }
+    await sleep(300);
+    const boxed = (await instancePids(d, 'c_boxed')).map(tree);
+    const plain = (await instancePids(d, 'c_plain')).map(tree);
+    const bw = boxed.map((t) => t.filter((p) => p.comm === 'bwrap'));
+    const srvOf = (t) => t.find((p) => p.comm === 'echo_server') || {};
+    const alone = bwrapAlone(boxed[0][0].pid, QUICK ? 10 : 30);
+    for (let i = 0; i < RSS_INSTANCES; i++) await release(d, `rss-${i}`);
+
+    // Call latency on one leased instance each, interleaved.
+    await call(d, 'c_plain', 'lat');
+    await call(d, 'c_boxed', 'lat');
+    const lat = { c_plain: [], c_boxed: [] };
+    for (let r = 0; r < LAT_ROUNDS; r++) {
+      for (const s of r % 2 ? ['c_boxed', 'c_plain'] : ['c_plain', 'c_boxed']) lat[s].push(latency(d, TOOL[s], 'lat'));
+    }
+
+    const paired = await pairedCalls(d, PAIRS);
+    const m = (xs) => median(xs);
+    const added = (a, b) => `${fmt(m(b) - m(a))} ms`;
+    rows.push('### Sandbox costs (issue 36)\n');
+    rows.push('| measure | unsandboxed | sandboxed | added | target |');
+    rows.push('| --- | ---: | ---: | ---: | --- |');
+    rows.push(`| start → ready, C echo server (first call of a new dialog, median of ${COLD_C}) | ${fmt(m(coldC.c_plain))} ms | ${fmt(m(coldC.c_boxed))} ms | ${added(coldC.c_plain, coldC.c_boxed)} | ≤ 15 ms |`);
+    rows.push(`| start → ready, server-memory (median of ${COLD_NODE}) | ${fmt(m(coldM.m_plain))} ms | ${fmt(m(coldM.m_boxed))} ms | ${added(coldM.m_plain, coldM.m_boxed)} | |`);
+    rows.push(`| bwrap alone: the daemon's command line (${alone.argc} args) running /bin/true | ${fmt(m(alone.plain), 2)} ms | ${fmt(m(alone.bwrap), 2)} ms | ${added(alone.plain, alone.bwrap)} | |`);
+    rows.push(`| the same with --as-pid-1 (no init process) | | ${fmt(m(alone.asPid1), 2)} ms | ${added(alone.plain, alone.asPid1)} | |`);
+    const kb = (xs) => m(xs) / 1024;
+    const bwRss = bw.map((ps) => ps.reduce((n, p) => n + p.rss, 0)), bwPss = bw.map((ps) => ps.reduce((n, p) => n + p.pss, 0));
+    const initPss = bw.map((ps) => (ps[1] || {}).pss), initRss = bw.map((ps) => (ps[1] || {}).rss);
+    rows.push(`| memory per instance: the server's RSS / PSS | ${fmt(kb(plain.map((t) => srvOf(t).rss)), 2)} / ${fmt(kb(plain.map((t) => srvOf(t).pss)), 2)} MB | ${fmt(kb(boxed.map((t) => srvOf(t).rss)), 2)} / ${fmt(kb(boxed.map((t) => srvOf(t).pss)), 2)} MB | | |`);
+    rows.push(`| memory per instance: bubblewrap's ${bw[0].length} processes, RSS / PSS | | | ${fmt(kb(bwRss), 2)} / ${fmt(kb(bwPss), 2)} MB | ≤ 1 MB |`);
+    rows.push(`| of which bwrap's init (pid 1 of the namespace), RSS / PSS | | | ${fmt(kb(initRss), 2)} / ${fmt(kb(initPss), 2)} MB | |`);
+    const p50 = (s) => m(lat[s].map((x) => x.p50_us)), mean = (s) => m(lat[s].map((x) => x.mean_us)), rps = (s) => m(lat[s].map((x) => x.rps));
+    rows.push(`| call latency c=1 (REST, leased), p50 / mean, median of ${LAT_ROUNDS} alternated runs of ${LAT_SECONDS} s | ${fmt(p50('c_plain'), 0)} / ${fmt(mean('c_plain'), 0)} µs | ${fmt(p50('c_boxed'), 0)} / ${fmt(mean('c_boxed'), 0)} µs | ${fmt((mean('c_boxed') / mean('c_plain') - 1) * 100)} % (mean) | ≤ 2 % |`);
+    rows.push(`| calls/s c=1 | ${fmt(rps('c_plain'), 0)} | ${fmt(rps('c_boxed'), 0)} | | |`);
+    const pp = (s) => m(paired[s]);
+    rows.push(`| call latency, ${PAIRS} single calls alternated one by one (Node keep-alive client), median | ${fmt(pp('c_plain'), 0)} µs | ${fmt(pp('c_boxed'), 0)} µs | ${fmt((pp('c_boxed') / pp('c_plain') - 1) * 100)} % | ≤ 2 % |`);
+    rows.push('');
+    rows.push(`Per sandboxed instance: ${bw[0].map((p) => `${p.comm} ${p.pid} RSS ${p.rss} kB PSS ${p.pss} kB anon ${p.anon} kB`).join('; ')}; server RSS ${srvOf(boxed[0]).rss} kB.`);
+  } finally {
+    await d.stop();
+    fs.rmSync(TMP, { recursive: true, force: true });
+  }
+  const text = rows.join('\n') + '\n';
+  process.stdout.write(text);
+  fs.mkdirSync(OUT, { recursive: true });
+  fs.writeFileSync(path.join(OUT, 'sandbox.md'), text);
+}
+
+main().catch((e) => { log(`bench sandbox: ${e.stack || e}`); process.exit(1); });
