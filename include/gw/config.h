@@ -247,6 +247,27 @@ struct gw_gateway_config {
     char *oauth_client_metadata_url; /* the gateway's Client ID Metadata Document; NULL: none */
 };
 
+/* A caller of the gateway (`clients.<name>`, or `default` for
+ * gateway.auth_token): who it is by its token's SHA-256, and what it may
+ * use (servers/policy.c decides). */
+#define GW_CLIENT_NAME_MAX 64
+#define GW_CLIENT_DEFAULT  "default"
+
+struct gw_client_config {
+    char *name; /* ^[a-zA-Z0-9_-]{1,64}$ */
+    unsigned char token_sha256[32];
+    bool has_token; /* token or token_sha256 given */
+    char **servers; /* server ids; all when !has_servers */
+    size_t nservers;
+    bool has_servers;
+    char **tools; /* globs over final names; all when !has_tools */
+    size_t ntools;
+    bool has_tools;
+    char **deny; /* globs over final names; deny wins */
+    size_t ndeny;
+    bool admin;
+};
+
 struct gw_diag {
     enum gw_severity severity; /* GW_SEV_ERROR or GW_SEV_WARNING */
     enum gw_scope scope;       /* WORKSPACE or SERVER */
@@ -266,7 +287,12 @@ struct gw_config {
     struct gw_gateway_config gateway;
     struct gw_server_config *servers; /* in file order */
     size_t nservers;
-    struct gw_diag *diags; /* in file order */
+    /* `clients:` in file order, then `default` for gateway.auth_token;
+     * none: every caller may use everything (the token, if any, aside) */
+    struct gw_client_config *clients;
+    size_t nclients;
+    unsigned char clients_sha256[32]; /* of the clients as loaded: the policy's version */
+    struct gw_diag *diags;            /* in file order */
     size_t ndiags;
 };
 
@@ -291,6 +317,9 @@ const struct gw_server_config *gw_config_server(const struct gw_config *c, const
  * takes the defaults), or UV_ENOENT for the NULL cases. */
 int gw_config_tool_policy(const struct gw_server_config *s, const char *tool,
                           struct gw_tool_config *out);
+
+/* The client of that name, or NULL. */
+const struct gw_client_config *gw_config_client(const struct gw_config *c, const char *name);
 
 /* "file:line:col: error: [server id] message" (as --check-config prints). */
 char *gw_diag_format(const struct gw_diag *d);

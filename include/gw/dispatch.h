@@ -53,7 +53,10 @@ struct gw_call_hooks {
 };
 
 struct gw_call_request {
-    const char *tool;    /* final name */
+    const char *tool; /* final name */
+    /* The caller's client (gw/policy.h): a tool it may not use is no
+     * tool (GW_SERVERS_E_NO_TOOL), decided against the newest config. */
+    const char *client;
     const char *dialog;  /* canonical dialog id, or NULL */
     json_t *arguments;   /* borrowed object */
     uint64_t timeout_ms; /* 0: tool policy, else server, else gateway */
@@ -107,7 +110,8 @@ int gw_dispatch_call(struct gw_servers *s, const struct gw_call_request *r, gw_c
  * the outcome fires. */
 struct gw_route_request {
     const char *method;
-    json_t *params; /* borrowed object */
+    const char *client; /* as gw_call_request's: its servers only */
+    json_t *params;     /* borrowed object */
     const char *dialog;
     uint64_t timeout_ms;              /* 0: server, else gateway request timeout */
     struct gw_subscriber *subscriber; /* resources/subscribe only */

@@ -97,6 +97,7 @@ struct gw_mcp_session {
     struct gw_mcp_server *ms;
     char id[MCP_SESSION_ID_LEN + 1];
     char dialog[GW_DIALOG_MAX + 1]; /* canonical */
+    char client[65];                /* its client (gw/policy.h): only it uses the session */
     bool named_dialog;              /* X-Mcpgw-Dialog or the URL's, else "mcp-session:<hex>" */
     char version[MCP_VERSION_MAX];  /* negotiated protocol version */
     json_t *client_caps;            /* owned; the client's capabilities */

@@ -159,6 +159,7 @@ const struct gw_cfg_directive gw_cfg_top_directives[] = {
     {"version", GW_CFG_CUSTOM, 0, 0, 0, NULL, NULL, "000", "integer (1)"},
     {"gateway", GW_CFG_SECTION, 0, 0, 0, NULL, NULL, "design", NULL},
     {"servers", GW_CFG_CUSTOM, 0, 0, 0, NULL, NULL, "000", "map of server id to server"},
+    {"clients", GW_CFG_CUSTOM, 0, 0, 0, NULL, NULL, "design", "map of client name to client"},
 };
 
 const struct gw_cfg_directive gw_cfg_gateway_directives[] = {
@@ -344,7 +345,7 @@ static void load_servers(struct gw_cfg_ld *ld, const struct gw_yaml_node *m)
  * allowed_commands), then servers, whatever their order in the file. */
 static void load_root(struct gw_cfg_ld *ld, const struct gw_yaml_node *root)
 {
-    const struct gw_yaml_node *gw = NULL, *servers = NULL;
+    const struct gw_yaml_node *gw = NULL, *servers = NULL, *clients = NULL;
     check_version(ld, root);
     for (size_t i = 0; i < gw_yaml_map_len(root); i++) {
         const struct gw_yaml_node *k = gw_yaml_map_key(root, i);
@@ -361,6 +362,8 @@ static void load_root(struct gw_cfg_ld *ld, const struct gw_yaml_node *root)
             gw_cfg_check_dups(ld, v, "gateway", 1);
         } else if (strcmp(k->str, "servers") == 0) {
             servers = v;
+        } else if (strcmp(k->str, "clients") == 0) {
+            clients = v;
         } else if (strcmp(k->str, "version") != 0) {
             gw_cfg_unknown_key(ld, "", "", k);
         }
@@ -369,6 +372,9 @@ static void load_root(struct gw_cfg_ld *ld, const struct gw_yaml_node *root)
         gw_cfg_walk(ld, "gateway", "gateway", gw, &ld->c->gateway);
     if (servers != NULL)
         load_servers(ld, servers);
+    if (clients != NULL)
+        gw_cfg_load_clients(ld, clients);
+    gw_cfg_finish_clients(ld, clients ? clients : root);
 }
 
 static void load_text(struct gw_cfg_ld *ld, const char *buf, size_t len)
@@ -562,6 +568,7 @@ void gw_config_unref(struct gw_config *c)
     for (size_t i = 0; i < c->nservers; i++)
         gw_cfg_free_server(&c->servers[i]);
     free(c->servers);
+    gw_cfg_free_clients(c);
     for (size_t i = 0; i < c->ndiags; i++) {
         free(c->diags[i].file);
         free(c->diags[i].server);

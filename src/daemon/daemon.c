@@ -451,10 +451,11 @@ static int start_http(struct daemon *d)
     char *err = NULL;
 
     d->gate.loopback = listen_is_loopback(listen);
-    if (!d->gate.loopback && d->config->gateway.auth_token == NULL) {
+    if (!d->gate.loopback && d->config->nclients == 0) {
         gw_log(GW_LOG_ERROR,
-               "refusing to listen on a non-loopback address without gateway.auth_token", "listen",
-               listen, NULL);
+               "refusing to listen on a non-loopback address without gateway.auth_token or "
+               "clients",
+               "listen", listen, NULL);
         return -1;
     }
     http_limits(&d->config->gateway, &limits);

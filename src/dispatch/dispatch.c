@@ -13,6 +13,7 @@
 
 #include "gw/log.h"
 #include "gw/oauth.h"
+#include "gw/policy.h"
 #include "gw/dispatch_internal.h"
 #include "gw/servers.h"
 #include "gw/util.h"
@@ -659,7 +660,8 @@ int gw_dispatch_call(struct gw_servers *s, const struct gw_call_request *r, gw_c
     if (strcmp(r->tool, GW_CATALOG_RELEASE_TOOL) == 0)
         return release_call(s, r, cb, data, out);
     t = gw_catalog_lookup(s->catalog, r->tool);
-    if (t == NULL || t->server == NULL)
+    if (t == NULL || t->server == NULL ||
+        !gw_policy_tool(s->config, r->client, t->server, t->name, NULL))
         return GW_SERVERS_E_NO_TOOL;
     srv = gw_servers_find(s, t->server);
     if (srv == NULL || s->closing)
@@ -689,6 +691,10 @@ int gw_dispatch_request(struct gw_servers *s, const struct gw_route_request *r, 
     if (subscribe && !gw_subs_room(r->subscriber))
         return GW_SERVERS_E_SUBS_FULL;
     srv = gw_extra_route(s, r->method, r->params, &params, &what);
+    if (srv != NULL && !gw_policy_server(s->config, r->client, srv->cfg->id)) {
+        json_decref(params);
+        srv = NULL;
+    }
     if (srv == NULL)
         return GW_SERVERS_E_NO_TOOL;
     if (s->closing || srv->state != SRV_READY ||

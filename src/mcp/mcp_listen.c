@@ -124,8 +124,10 @@ static json_t *subscribe_all(struct mcp_listener *l, json_t *uris, const char *d
     json_array_foreach(uris, i, uri)
     {
         json_t *params = json_pack("{s:O}", "uri", uri);
-        struct gw_route_request r = {
-            .method = "resources/subscribe", .params = params, .dialog = dialog};
+        struct gw_route_request r = {.method = "resources/subscribe",
+                                     .client = l->req->client,
+                                     .params = params,
+                                     .dialog = dialog};
 
         if (l->sub == NULL)
             l->sub = gw_subscriber_new(l->ms->servers, &listener_hooks, l);

@@ -14,6 +14,7 @@
 
 #include "gw/log.h"
 #include "gw/metrics.h"
+#include "gw/policy.h"
 #include "gw/util.h"
 
 /* ---- tools/list ---- */
@@ -60,6 +61,7 @@ static json_t *tools_list(struct gw_mcp_session *s, json_t *id, json_t *params)
         tools = json_incref(json_object_get(all, "tools"));
         json_decref(all);
     }
+    gw_policy_filter_tools_of(s->ms->servers, s->client, tools, GW_TOOL_FORMAT_MCP_WIRE);
     r = page_of(s, id, params, tools, "tools");
     /* a dialog's own list, which find_tools changes: not to be shared or kept */
     if (own && s->modern && (result = json_object_get(r, "result")) != NULL) {
@@ -74,7 +76,8 @@ static json_t *extras_list(struct gw_mcp_session *s, json_t *id, json_t *params,
 {
     static const char *const keys[] = {"prompts", "resources", "resourceTemplates"};
 
-    return page_of(s, id, params, gw_servers_extras_json(s->ms->servers, kind, false), keys[kind]);
+    return page_of(s, id, params, gw_policy_extras_json(s->ms->servers, s->client, kind, false),
+                   keys[kind]);
 }
 
 /* ---- tools/call ---- */
@@ -396,6 +399,7 @@ static json_t *start_call(struct gw_mcp_session *s, struct gw_mcp_exchange *x, j
                           const char *name, json_t *args, json_t *token)
 {
     struct gw_call_request r = {.tool = name,
+                                .client = s->client,
                                 .dialog = s->dialog[0] ? s->dialog : NULL,
                                 .arguments = args,
                                 .progress_token = token,
@@ -500,8 +504,10 @@ static json_t *start_routed(struct gw_mcp_session *s, struct gw_mcp_exchange *x,
                             const char *method, json_t *params)
 {
     bool subscribe = strcmp(method, "resources/subscribe") == 0;
-    struct gw_route_request r = {
-        .method = method, .params = params, .dialog = s->dialog[0] ? s->dialog : NULL};
+    struct gw_route_request r = {.method = method,
+                                 .client = s->client,
+                                 .params = params,
+                                 .dialog = s->dialog[0] ? s->dialog : NULL};
     struct gw_mcp_call *c;
     int rc;
 

@@ -163,6 +163,9 @@ static int session_of(struct gw_mcp_server *ms, struct gw_http_request *req,
         return -1;
     }
     s = gw_mcp__session_find(ms, id);
+    /* another client's session is none: its id says nothing to others */
+    if (s != NULL && strcmp(s->client, req->client) != 0)
+        s = NULL;
     if (s == NULL) {
         refuse(req, 404, RPC_SESSION_NOT_FOUND, "Session not found: initialize a new session",
                NULL);
@@ -431,6 +434,8 @@ static int create_session(struct gw_mcp_server *ms, struct gw_http_request *req,
     static const char *const retry[] = {"Retry-After: 5", NULL};
     int rc = gw_mcp__session_new(ms, dialog[0] ? dialog : NULL, out);
 
+    if (rc == 0)
+        gw_strlcpy((*out)->client, req->client, sizeof(*out)->client);
     if (rc == UV_EBUSY) {
         gw_log(GW_LOG_WARN, "mcp session refused: too many sessions", "peer", req->peer, NULL);
         refuse(req, 503, RPC_BAD_REQUEST,
