@@ -193,12 +193,15 @@ struct gw_mcp_server {
     unsigned open_handles;
     uint64_t notified_version;      /* the catalog version sessions were told about */
     uint64_t extras_notified;       /* the extras version sessions were told about */
-    unsigned extras_pending;        /* kinds (1 prompts, 2 resources) to notify */
+    unsigned extras_pending;        /* kinds (1 prompts, 2 resources; 4 tool search and 8
+                                       the clients changed: tools) to notify */
     struct gw_mcp_session *modern;  /* sessions of 2026-07-28 requests not answered yet: each
                                        owned by its exchange, listed here for shutdown */
     struct mcp_listener *listeners; /* open subscriptions/listen streams, owned here
                                        (mcp_listen.c) until their client leaves or close */
     size_t nlisteners;
+    struct mcp_view *views; /* each client's tools/list as announced (mcp_views.c) */
+    size_t nviews;
     enum gw_mcp_default_dialog default_dialog;
     struct mcp_announced announced;
     void (*close_cb)(void *data);
@@ -456,6 +459,18 @@ void gw_mcp__listen(struct gw_mcp_server *ms, struct gw_http_request *req, json_
  * it (`method` is the notification's): those of `dialog`, or every one
  * when it is NULL. */
 void gw_mcp__listeners_notify(struct gw_mcp_server *ms, const char *method, const char *dialog);
+/* The same to the listen streams of one client. */
+void gw_mcp__listeners_notify_client(struct gw_mcp_server *ms, const char *method,
+                                     const char *client);
+
+/* ---- mcp_views.c: each client's view, for its list_changed ---- */
+
+/* Notes the client's current view if it has none yet (with clients only). */
+void gw_mcp__view_note(struct gw_mcp_server *ms, const char *client);
+/* Announces `method` to each client whose view changed since it was
+ * noted, and notes the new one (NULL `method`: notes only). */
+void gw_mcp__views_announce(struct gw_mcp_server *ms, const char *method);
+void gw_mcp__views_free(struct gw_mcp_server *ms);
 /* Shutdown: every listen stream gets its final result and ends. */
 void gw_mcp__listeners_end(struct gw_mcp_server *ms);
 

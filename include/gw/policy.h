@@ -66,4 +66,13 @@ json_t *gw_policy_extras_json(const struct gw_servers *s, const char *client,
 bool gw_policy_extra(const struct gw_servers *s, const char *client, enum gw_extra_kind kind,
                      const char *key);
 
+/* Whether the servers' newest config has clients; whether it knows this
+ * one. */
+bool gw_policy_clients(const struct gw_servers *s);
+bool gw_policy_known(const struct gw_servers *s, const char *client);
+
+/* The SHA-256 of the client's tools/list (every tool it may use, as /mcp
+ * lists them): another digest means its view changed. */
+void gw_policy_view_digest(const struct gw_servers *s, const char *client, unsigned char out[32]);
+
 #endif

@@ -136,6 +136,9 @@ static json_t *swap_config(struct daemon *d, struct gw_config *next)
     if (d->config != NULL && d->mcp != NULL &&
         tool_search_changed(&d->config->gateway, &next->gateway))
         gw_mcp_server_tool_search_changed(d->mcp);
+    if (d->config != NULL && d->mcp != NULL &&
+        memcmp(d->config->clients_sha256, next->clients_sha256, sizeof next->clients_sha256) != 0)
+        gw_mcp_server_policy_changed(d->mcp);
     if (d->config != NULL && strcmp(d->config->gateway.listen, next->gateway.listen) != 0 &&
         d->opts->listen == NULL)
         gw_log(GW_LOG_WARN, "gateway.listen changed; it takes effect at the next restart", NULL);

@@ -175,6 +175,7 @@ void gw_mcp__listen(struct gw_mcp_server *ms, struct gw_http_request *req, json_
     l->ms = ms;
     l->req = req;
     l->id = json_incref(id);
+    gw_mcp__view_note(ms, req->client);
     snprintf(l->dialog, sizeof l->dialog, "%s", dialog ? dialog : "");
     honored = json_object();
     for (size_t i = 0; i < GW_ARRAY_SIZE(kinds); i++) {
@@ -210,6 +211,21 @@ void gw_mcp__listeners_notify(struct gw_mcp_server *ms, const char *method, cons
     for (l = ms->listeners; l != NULL; l = next) {
         next = l->next;
         if ((l->kinds & bit) && (dialog == NULL || strcmp(l->dialog, dialog) == 0)) {
+            json_t *msg = tagged(l, method, NULL);
+            send_msg(l, msg);
+            json_decref(msg);
+        }
+    }
+}
+
+void gw_mcp__listeners_notify_client(struct gw_mcp_server *ms, const char *method,
+                                     const char *client)
+{
+    struct mcp_listener *l, *next;
+
+    for (l = ms->listeners; l != NULL; l = next) {
+        next = l->next;
+        if ((l->kinds & LISTEN_TOOLS) && strcmp(l->req->client, client) == 0) {
             json_t *msg = tagged(l, method, NULL);
             send_msg(l, msg);
             json_decref(msg);

@@ -14,6 +14,7 @@
 #include "gw/json_in.h"
 #include "gw/json_out.h"
 #include "gw/log.h"
+#include "gw/policy.h"
 #include "gw/util.h"
 
 static const char *const allow_header[] = {"Allow: GET, POST, DELETE", NULL};
@@ -434,8 +435,10 @@ static int create_session(struct gw_mcp_server *ms, struct gw_http_request *req,
     static const char *const retry[] = {"Retry-After: 5", NULL};
     int rc = gw_mcp__session_new(ms, dialog[0] ? dialog : NULL, out);
 
-    if (rc == 0)
+    if (rc == 0) {
         gw_strlcpy((*out)->client, req->client, sizeof(*out)->client);
+        gw_mcp__view_note(ms, req->client);
+    }
     if (rc == UV_EBUSY) {
         gw_log(GW_LOG_WARN, "mcp session refused: too many sessions", "peer", req->peer, NULL);
         refuse(req, 503, RPC_BAD_REQUEST,
@@ -631,9 +634,16 @@ static void on_notify(uv_timer_t *t)
     unsigned extras = ms->extras_pending;
 
     ms->extras_pending = 0;
-    if (v != ms->notified_version || (extras & 4u)) {
+    if (v != ms->notified_version || (extras & 12u)) {
         ms->notified_version = v;
-        notify_all(ms, "notifications/tools/list_changed");
+        /* with clients, each is told of its own view's change only; a
+         * change of tool search changes every dialog's list */
+        if (gw_policy_clients(ms->servers) && !(extras & 4u)) {
+            gw_mcp__views_announce(ms, "notifications/tools/list_changed");
+        } else {
+            notify_all(ms, "notifications/tools/list_changed");
+            gw_mcp__views_announce(ms, NULL);
+        }
     }
     if (extras & 1u)
         notify_all(ms, "notifications/prompts/list_changed");
@@ -695,6 +705,15 @@ void gw_mcp_server_tool_search_changed(struct gw_mcp_server *ms)
         uv_timer_start(&ms->notify, on_notify, MCP_NOTIFY_DELAY_MS, 0);
 }
 
+void gw_mcp_server_policy_changed(struct gw_mcp_server *ms)
+{
+    if (ms->closing)
+        return;
+    ms->extras_pending |= 8u;
+    if (!uv_is_active((uv_handle_t *)&ms->notify))
+        uv_timer_start(&ms->notify, on_notify, MCP_NOTIFY_DELAY_MS, 0);
+}
+
 size_t gw_mcp_server_sessions(const struct gw_mcp_server *ms)
 {
     return ms->nsessions;
@@ -708,6 +727,7 @@ static void on_closed(uv_handle_t *h)
         return;
     if (ms->close_cb != NULL)
         ms->close_cb(ms->close_data);
+    gw_mcp__views_free(ms);
     free(ms);
 }
 

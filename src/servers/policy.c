@@ -2,6 +2,7 @@
  * so a reload that takes a right away takes it at the next call. */
 #include "gw/policy.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "gw/catalog_prompts_resources.h"
@@ -210,4 +211,31 @@ const struct gw_cat_tool *gw_policy_lookup(const struct gw_servers *s, const cha
     const struct gw_cat_tool *t = gw_catalog_lookup(s->catalog, name);
 
     return t != NULL && gw_policy_tool(s->config, client, t->server, t->name, NULL) ? t : NULL;
+}
+
+bool gw_policy_clients(const struct gw_servers *s)
+{
+    return s->config->nclients > 0;
+}
+
+bool gw_policy_known(const struct gw_servers *s, const char *client)
+{
+    return gw_config_client(s->config, client) != NULL;
+}
+
+void gw_policy_view_digest(const struct gw_servers *s, const char *client,
+                           unsigned char out[GW_SHA256_LEN])
+{
+    json_t *all = gw_catalog_tools_json(s->catalog, NULL, GW_TOOL_FORMAT_MCP_WIRE);
+    json_t *tools = json_object_get(all, "tools");
+    char *text;
+    struct gw_sha256 h;
+
+    gw_policy_filter_tools(s->config, client, s->catalog, tools, GW_TOOL_FORMAT_MCP_WIRE);
+    text = json_dumps(tools, JSON_COMPACT);
+    gw_sha256_init(&h);
+    gw_sha256_update(&h, text, strlen(text));
+    gw_sha256_final(&h, out);
+    free(text);
+    json_decref(all);
 }
