@@ -174,6 +174,8 @@ static int session_of(struct gw_mcp_server *ms, struct gw_http_request *req,
     }
     if (url_dialog(req, in_url) != 0)
         return -1;
+    if (in_url[0] != '\0')
+        gw_dialog_scope(req->client, in_url, in_url);
     if (in_url[0] != '\0' && strcmp(in_url, s->dialog) != 0) {
         refuse(req, 400, RPC_BAD_REQUEST,
                "Bad Request: this session belongs to another dialog than the URL names", NULL);
@@ -437,6 +439,7 @@ static int create_session(struct gw_mcp_server *ms, struct gw_http_request *req,
 
     if (rc == 0) {
         gw_strlcpy((*out)->client, req->client, sizeof(*out)->client);
+        gw_dialog_scope(req->client, (*out)->dialog, (*out)->dialog);
         gw_mcp__view_note(ms, req->client);
     }
     if (rc == UV_EBUSY) {

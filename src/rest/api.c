@@ -85,10 +85,81 @@ static json_t *gateway_json(const struct gw_api_ctx *ctx)
                      rfc3339(ctx->loaded_at), "ready", ctx->ready, "lastReload", ctx->last_reload);
 }
 
+/* Is the leases' dialog id `id` the caller's own? Its client's name is
+ * left in `owner` ("" for `default` or none), and *shown is the dialog as
+ * its client named it. */
+static bool own_dialog(const struct gw_http_request *req, const char *id, char *owner,
+                       const char **shown)
+{
+    *shown = gw_dialog_unscope(id, owner);
+    if (owner[0] == '\0')
+        return req->client[0] == '\0' || strcmp(req->client, GW_CLIENT_DEFAULT) == 0;
+    return strcmp(owner, req->client) == 0;
+}
+
+/* GET /v1/dialogs as the caller may see it: its own dialogs as it named
+ * them; an admin's, every client's with its `client`. */
+static void dialogs_view(const struct gw_api_ctx *ctx, const struct gw_http_request *req,
+                         json_t *list)
+{
+    bool admin = gw_policy_admin(ctx->config, req->client);
+    char owner[GW_DIALOG_PART_MAX + 1];
+    const char *shown;
+    json_t *d;
+
+    for (size_t i = 0; (d = json_array_get(list, i)) != NULL;) {
+        char *id = gw_xstrdup(json_string_value(json_object_get(d, "dialog")));
+        if (own_dialog(req, id, owner, &shown) || admin) {
+            json_object_set_new(d, "dialog", json_string(shown));
+            if (ctx->config->nclients > 0)
+                json_object_set_new(d, "client", json_string(owner[0] ? owner : GW_CLIENT_DEFAULT));
+            i++;
+        } else {
+            json_array_remove(list, i);
+        }
+        free(id);
+    }
+}
+
+/* GET /v1/servers for a client that is no admin: its servers only, and of
+ * their instances' dialogs its own only. */
+static void servers_view(const struct gw_api_ctx *ctx, const struct gw_http_request *req,
+                         json_t *list)
+{
+    char owner[GW_DIALOG_PART_MAX + 1];
+    const char *shown;
+    json_t *srv, *inst;
+    size_t k;
+
+    if (gw_policy_admin(ctx->config, req->client))
+        return;
+    for (size_t i = 0; (srv = json_array_get(list, i)) != NULL;) {
+        if (!gw_policy_server(ctx->config, req->client,
+                              json_string_value(json_object_get(srv, "id")))) {
+            json_array_remove(list, i);
+            continue;
+        }
+        json_array_foreach(json_object_get(srv, "instances"), k, inst)
+        {
+            char *id;
+            if (json_object_get(inst, "dialog") == NULL)
+                continue;
+            id = gw_xstrdup(json_string_value(json_object_get(inst, "dialog")));
+            if (own_dialog(req, id, owner, &shown))
+                json_object_set_new(inst, "dialog", json_string(shown));
+            else
+                json_object_del(inst, "dialog");
+            free(id);
+        }
+        i++;
+    }
+}
+
 static void route_servers(struct gw_api_ctx *ctx, struct gw_http_request *req, struct match *m)
 {
     json_t *body = gw_servers_json(ctx->servers);
 
+    servers_view(ctx, req, json_object_get(body, "servers"));
     json_object_set_new(body, "gateway", gateway_json(ctx));
     gw_http_respond_json(req, 200, body, NULL);
 }
@@ -162,6 +233,16 @@ static int dialog_header(struct gw_http_request *req, struct gw_api_body *b)
     return 0;
 }
 
+/* The dialog of the body or header, scoped by the caller's client. */
+static int scoped_dialog(struct gw_http_request *req, struct gw_api_body *b)
+{
+    if (dialog_header(req, b) != 0)
+        return -1;
+    if (b->has_dialog)
+        gw_dialog_scope(req->client, b->dialog, b->dialog);
+    return 0;
+}
+
 /* Checks the body; returns 0, or -1 after answering the request. */
 int gw_api__parse_body(struct gw_http_request *req, struct gw_api_body *b)
 {
@@ -193,7 +274,7 @@ int gw_api__parse_body(struct gw_http_request *req, struct gw_api_body *b)
     }
     if (parse_dialog(req, json_object_get(b->json, "dialog"), b) != 0)
         return -1;
-    return dialog_header(req, b);
+    return scoped_dialog(req, b);
 }
 
 static void route_call(struct gw_api_ctx *ctx, struct gw_http_request *req, struct match *m)
@@ -269,7 +350,10 @@ static void route_events(struct gw_api_ctx *ctx, struct gw_http_request *req, st
 
 static void route_dialogs(struct gw_api_ctx *ctx, struct gw_http_request *req, struct match *m)
 {
-    gw_http_respond_json(req, 200, gw_servers_dialogs_json(ctx->servers), NULL);
+    json_t *j = gw_servers_dialogs_json(ctx->servers);
+
+    dialogs_view(ctx, req, json_object_get(j, "dialogs"));
+    gw_http_respond_json(req, 200, j, NULL);
 }
 
 static int percent_decode(char *s);
@@ -280,7 +364,7 @@ static void route_release(struct gw_api_ctx *ctx, struct gw_http_request *req, s
     char *given =
         m->narg == 2 ? gw_xasprintf("%s/%s", m->arg[0], m->arg[1]) : gw_xstrdup(m->arg[0]);
     struct gw_api_body b = {0};
-    const char *id;
+    const char *id, *owner;
     json_t *released;
 
     /* An /mcp session's or client's own dialog may be released here (an
@@ -305,6 +389,21 @@ static void route_release(struct gw_api_ctx *ctx, struct gw_http_request *req, s
         json_decref(b.json);
         return;
     }
+    /* an admin names another client's dialog with its client */
+    owner = json_string_value(json_object_get(b.json, "client"));
+    if (json_object_get(b.json, "client") != NULL && owner == NULL) {
+        json_decref(b.json);
+        gw_api__bad_request(req, "bad_arguments", "client must be a string");
+        return;
+    }
+    if (owner != NULL && strcmp(owner, req->client) != 0 &&
+        !gw_policy_admin(ctx->config, req->client)) {
+        json_decref(b.json);
+        gw_http_respond_error(req, 403, "forbidden", "only an admin client names another client",
+                              NULL);
+        return;
+    }
+    gw_dialog_scope(owner != NULL ? owner : req->client, canon, canon);
     id = json_string_value(json_object_get(b.json, "serverId"));
     if (json_object_get(b.json, "serverId") != NULL && id == NULL) {
         json_decref(b.json);
@@ -357,14 +456,15 @@ static int percent_decode(char *s)
 static void route_artifact(struct gw_api_ctx *ctx, struct gw_http_request *req, struct match *m)
 {
     char root[GW_DIALOG_PART_MAX + 1], self[GW_DIALOG_PART_MAX + 1], canon[GW_DIALOG_MAX + 1];
-    char *given = gw_xasprintf("%s/%s", m->arg[0], m->arg[1]);
+    char *given = gw_xasprintf("%s/%s", m->arg[0], m->arg[1]), dir_root[GW_DIALOG_MAX + 1];
     char *path = gw_api__query_param(req->query, "path");
     int fd = -1;
     struct stat st;
     char *buf = NULL;
 
     if (gw_dialog_parse(given, root, self, canon) == 0 && path != NULL && percent_decode(path) == 0)
-        fd = gw_artifact_open(ctx->config->gateway.artifacts_dir, root, self, path);
+        gw_dialog_scope(req->client, root, dir_root), /* the caller's own artifacts */
+            fd = gw_artifact_open(ctx->config->gateway.artifacts_dir, dir_root, self, path);
     if (fd >= 0 && fstat(fd, &st) == 0 && (uint64_t)st.st_size <= GW_ARTIFACT_SERVE_MAX) {
         buf = gw_xmalloc((size_t)st.st_size + 1);
         if (read(fd, buf, (size_t)st.st_size) == st.st_size)
@@ -419,7 +519,7 @@ static const struct route routes[] = {
     {"GET", "/v1/resources", route_resources, false},
     {"GET", "/v1/dialogs", route_dialogs, false},
     {"POST", "/v1/reload", route_reload, true},
-    {"GET", "/v1/events", route_events, false},
+    {"GET", "/v1/events", route_events, true},
     {"GET", "/metrics", route_metrics, true},
     {"POST", "/v1/dialogs/*/release", route_release, false},
     {"POST", "/v1/dialogs/*/*/release", route_release, false},

@@ -26,7 +26,8 @@ struct pending_call {
     /* the dialog's parts, as parsed from the request: artifacts are kept
      * under them; "anonymous" without a dialog */
     char root[GW_DIALOG_PART_MAX + 1], self[GW_DIALOG_PART_MAX + 1];
-    char dialog[GW_DIALOG_MAX + 1]; /* canonical, "" without one */
+    char dir_root[GW_DIALOG_MAX + 1]; /* root scoped by the client: its artifacts' directory */
+    char dialog[GW_DIALOG_MAX + 1];   /* canonical, "" without one */
     uint64_t started_ms;
     bool aborted;
 };
@@ -108,6 +109,7 @@ static void respond_result(struct pending_call *pc, const struct gw_call_outcome
         .artifacts = artifacts_of(pc->ctx),
         .caps = {g->artifacts_max_bytes_per_dialog, g->artifacts_max_bytes},
         .root = pc->root,
+        .dir_root = pc->dir_root,
         .self = pc->self,
         .server = o->server,
         .tool = o->tool,
@@ -254,6 +256,7 @@ void gw_api__route_call(struct gw_api_ctx *ctx, struct gw_http_request *req, con
     gw_strlcpy(pc->dialog, b.has_dialog ? b.dialog : "", sizeof pc->dialog);
     gw_strlcpy(pc->root, b.has_dialog ? b.root : "anonymous", sizeof pc->root);
     gw_strlcpy(pc->self, b.has_dialog ? b.self : "anonymous", sizeof pc->self);
+    gw_dialog_scope(req->client, pc->root, pc->dir_root);
     pc->started_ms = gw_now_ms();
     rc = start(pc, &b, state, responses, &why);
     json_decref(b.json);

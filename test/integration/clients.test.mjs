@@ -264,3 +264,71 @@ test('config: same token twice, a bad digest, no token are errors', async () => 
   assert.doesNotMatch(r.stderr + r.stdout, new RegExp(ALICE));
   fs.rmSync(dir, { recursive: true, force: true });
 });
+
+// fx leases an instance per dialog: the same dialog name of two clients is
+// two dialogs, whichever way it is named.
+const dialogConfig = () => `version: 1
+gateway:
+  auth_token: ${ADMIN}
+clients:
+  alice: {token: ${ALICE}}
+  bob: {token: ${BOB}}
+servers:
+  fx:
+    command: ${FIXTURE}
+`;
+
+test('dialogs belong to their client: body, header, URL and the default dialog; listing and release', async (t) => {
+  const d = await up(dialogConfig());
+  t.after(() => stopClean(d));
+  const call = async (tok, body, headers = {}) => {
+    const r = await d.post('/v1/tools/echo/call', { arguments: { text: 'x' }, ...body }, { headers: { ...auth(tok), ...headers } });
+    assert.equal(r.status, 200, r.body);
+    return r.json.lease.instance;
+  };
+  const a = await call(ALICE, { dialog: 'chat1' }), b = await call(BOB, { dialog: 'chat1' });
+  assert.notEqual(a, b, 'two clients, two dialogs');
+  assert.equal(await call(ALICE, {}, { 'x-mcpgw-dialog': 'chat1' }), a);
+  assert.equal(await call(BOB, {}, { 'x-mcpgw-dialog': 'chat1' }), b);
+  const adm = await call(ADMIN, { dialog: 'chat1' });
+  assert.ok(adm !== a && adm !== b);
+
+  // the URL's dialog on /mcp (2025-11-25 session) and the default dialog of a 2026-07-28 request
+  const viaUrl = async (tok) => {
+    const transport = new StreamableHTTPClientTransport(new URL(url(d, '/mcp/d/chat1')), { requestInit: { headers: auth(tok) } });
+    const c = new Client({ name: 'same-name', version: '1' });
+    await c.connect(transport);
+    const r = await c.callTool({ name: 'echo', arguments: { text: 'u' } });
+    await c.close();
+    return r._meta['mcpgw/lease'].instance;
+  };
+  assert.equal(await viaUrl(ALICE), a);
+  assert.equal(await viaUrl(BOB), b);
+  const dflt = async (tok) => (await modern(d, tok, 'tools/call', { name: 'echo', arguments: { text: 'm' } })).json.result._meta['mcpgw/lease'].instance;
+  const da = await dflt(ALICE), db = await dflt(BOB);
+  assert.notEqual(da, db, 'mcp-client:raw of alice and of bob');
+
+  // each lists its own, as it named them; the admin lists all with their client
+  const list = async (tok) => (await d.get('/v1/dialogs', { headers: auth(tok) })).json.dialogs;
+  assert.deepEqual((await list(ALICE)).map((x) => x.dialog).sort(), ['chat1', 'mcp-client:raw']);
+  assert.ok((await list(ALICE)).every((x) => x.client === 'alice'));
+  assert.deepEqual((await list(BOB)).map((x) => x.dialog).sort(), ['chat1', 'mcp-client:raw']);
+  const all = (await list(ADMIN)).map((x) => `${x.client}:${x.dialog}`).sort();
+  assert.deepEqual(all, ['alice:chat1', 'alice:mcp-client:raw', 'bob:chat1', 'bob:mcp-client:raw', 'default:chat1']);
+  const servers = (await d.get('/v1/servers', { headers: auth(BOB) })).json.servers;
+  const shown = servers[0].instances.filter((i) => i.dialog).map((i) => i.dialog).sort();
+  assert.deepEqual(shown, ['chat1', 'mcp-client:raw'], 'bob sees no dialog of another client');
+
+  // bob releases his chat1, not alice's; he cannot name hers; the admin can
+  const rel = await d.post('/v1/dialogs/chat1/release', {}, { headers: auth(BOB) });
+  assert.deepEqual(rel.json, { released: ['fx'] });
+  assert.equal(await call(ALICE, { dialog: 'chat1' }), a, 'alice keeps her instance');
+  const other = await d.post('/v1/dialogs/chat1/release', { client: 'alice' }, { headers: auth(BOB) });
+  assert.equal(other.status, 403);
+  assert.equal(other.json.error.code, 'forbidden');
+  assert.deepEqual((await d.post('/v1/dialogs/chat1/release', { client: 'alice' }, { headers: auth(ADMIN) })).json, { released: ['fx'] });
+  assert.ok(!(await list(ALICE)).some((x) => x.dialog === 'chat1'));
+  assert.ok((await list(ADMIN)).some((x) => x.client === 'default' && x.dialog === 'chat1'), 'the admin\'s own stays');
+  // /v1/events shows every client's dialogs: the admin's only
+  assert.equal((await d.get('/v1/events', { headers: auth(BOB) })).status, 403);
+});
