@@ -266,6 +266,9 @@ struct gw_client_config {
     char **deny; /* globs over final names; deny wins */
     size_t ndeny;
     bool admin;
+    unsigned rate_n;         /* calls per rate_window_ms, a bucket refilled continuously; 0: none */
+    uint64_t rate_window_ms; /* 1000 (`N/s`) or 60000 (`N/min`) */
+    int max_concurrent;      /* its tool calls in flight at most; 0: no cap of its own */
 };
 
 struct gw_diag {

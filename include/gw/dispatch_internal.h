@@ -35,6 +35,8 @@ struct gw_call {
     bool retried;                /* sent again after its session was lost (design §9) */
     bool parked;                 /* sent, and holding no slot (gw_dispatch_park) */
     char server[65];
+    char client[65]; /* the caller's client, counted in flight (gw_policy_admit) */
+    bool admitted;
     char *tool;     /* final name */
     char *original; /* ORIGINAL name */
     char dialog[GW_DIALOG_MAX + 1];

@@ -75,4 +75,18 @@ bool gw_policy_known(const struct gw_servers *s, const char *client);
  * lists them): another digest means its view changed. */
 void gw_policy_view_digest(const struct gw_servers *s, const char *client, unsigned char out[32]);
 
+/* Limits per client (`rate`, `max_concurrent`): whether a tool call of
+ * the client may start now. 0 (the call is counted in flight until
+ * gw_policy_done), or GW_SERVERS_E_RATE_LIMITED with the wait before it
+ * could in *retry_ms. A client without limits (or no clients) always
+ * may. */
+int gw_policy_admit(struct gw_servers *s, const char *client, uint64_t now_ms, uint64_t *retry_ms);
+void gw_policy_done(struct gw_servers *s, const char *client);
+/* The wait before the client's next call could start, in ms (0: now). */
+uint64_t gw_policy_retry_ms(struct gw_servers *s, const char *client, uint64_t now_ms);
+/* The Prometheus lines of each configured client's limits (calls in
+ * flight, calls refused): one series per client of the config, so the
+ * label is bounded. New string. */
+char *gw_policy_metrics(const struct gw_servers *s);
+
 #endif

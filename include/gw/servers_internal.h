@@ -120,8 +120,9 @@ struct gw_servers {
     struct gw_curl_uv *multi; /* shared by every HTTP instance; the daemon's */
     struct gw_problems *problems;
     struct gw_catalog *catalog;
-    struct gw_toolsearch *search; /* follows `catalog` (toolsearch.h) */
-    struct gw_ts_active *active;  /* /mcp's activations per dialog (servers_toolsearch.c) */
+    struct gw_toolsearch *search;    /* follows `catalog` (toolsearch.h) */
+    struct gw_ts_active *active;     /* /mcp's activations per dialog (servers_toolsearch.c) */
+    struct gw_policy_limits *limits; /* each client's bucket and calls in flight (policy.c) */
     struct gw_servers_cbs cbs;
     struct server *head;
     struct server *pending; /* replacements being prepared (reload) */
@@ -292,5 +293,8 @@ struct gw_slot_hooks {
     /* The slot is retired: what hangs on it (subscriptions) ends. */
     void (*slot_gone)(struct slot *slot);
 };
+
+/* policy.c: frees the clients' limits state (gw_servers.limits). */
+void gw_policy_limits_free(struct gw_policy_limits *l);
 
 #endif

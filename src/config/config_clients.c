@@ -3,6 +3,7 @@
  * wiped: the snapshot never holds it, so nothing can log it. With
  * gateway.auth_token the snapshot gets one more client, `default`, an
  * admin that may use everything. */
+#include <stdlib.h>
 #include <string.h>
 #include <uv.h>
 
@@ -111,6 +112,30 @@ static int mark_tools(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
     return 0;
 }
 
+/* "N/s" or "N/min", N from 1 to 1,000,000. */
+static int set_rate(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
+                    const struct gw_yaml_node *n, const char *key, void *base)
+{
+    struct gw_client_config *cl = base;
+    const char *s = "";
+    char *end = NULL;
+    unsigned long v;
+
+    if (n == NULL)
+        return 0;
+    if (gw_cfg_scalar_str(n, &s) != 0)
+        s = "";
+    v = strtoul(s, &end, 10);
+    if (s[0] >= '1' && s[0] <= '9' && v <= 1000000 && end != NULL &&
+        (strcmp(end, "/s") == 0 || strcmp(end, "/min") == 0)) {
+        cl->rate_n = (unsigned)v;
+        cl->rate_window_ms = strcmp(end, "/s") == 0 ? 1000 : 60000;
+        return 0;
+    }
+    gw_cfg_err(ld, n, key, "'%s' must be N/s or N/min (N calls, 1 to 1000000), e.g. 120/min", key);
+    return UV_EINVAL;
+}
+
 const struct gw_cfg_directive gw_cfg_client_directives[] = {
     {"clients.<id>.token", GW_CFG_CUSTOM, 0, 0, 0, NULL, set_token, "design",
      "secret (env value or {file: PATH})"},
@@ -123,6 +148,9 @@ const struct gw_cfg_directive gw_cfg_client_directives[] = {
     {"clients.<id>.deny", GW_CFG_STRLIST, CL_OFF(deny), CL_OFF(ndeny), 0, "[]", NULL, "design",
      NULL},
     {"clients.<id>.admin", GW_CFG_BOOL, CL_OFF(admin), 0, 0, "false", NULL, "design", NULL},
+    {"clients.<id>.rate", GW_CFG_CUSTOM, 0, 0, 0, NULL, set_rate, "design", "N/s | N/min"},
+    {"clients.<id>.max_concurrent", GW_CFG_INT, CL_OFF(max_concurrent), 0, 1, NULL, NULL, "design",
+     NULL},
 };
 
 const size_t gw_cfg_nclient_directives =
@@ -216,6 +244,9 @@ static void hash_policy(struct gw_config *c)
         hash_strv(&h, cl->tools, cl->ntools, cl->has_tools);
         hash_strv(&h, cl->deny, cl->ndeny, true);
         gw_sha256_update(&h, cl->admin ? "A" : "-", 1);
+        gw_sha256_update(&h, &cl->rate_n, sizeof cl->rate_n);
+        gw_sha256_update(&h, &cl->rate_window_ms, sizeof cl->rate_window_ms);
+        gw_sha256_update(&h, &cl->max_concurrent, sizeof cl->max_concurrent);
     }
     gw_sha256_final(&h, c->clients_sha256);
 }

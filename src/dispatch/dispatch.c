@@ -150,6 +150,8 @@ static void call_free(uv_handle_t *h)
 
     if (c->sub != NULL) /* refused before it was sent: no outcome came */
         gw_subs_call_done(c, GW_MCP_E_CANCELLED);
+    if (c->admitted)
+        gw_policy_done(c->s, c->client);
     free(c->tool);
     free(c->original);
     free(c->deferred_message);
@@ -656,6 +658,8 @@ int gw_dispatch_call(struct gw_servers *s, const struct gw_call_request *r, gw_c
 {
     const struct gw_cat_tool *t;
     struct server *srv;
+    struct gw_call *c;
+    uint64_t retry;
 
     if (strcmp(r->tool, GW_CATALOG_RELEASE_TOOL) == 0)
         return release_call(s, r, cb, data, out);
@@ -670,7 +674,12 @@ int gw_dispatch_call(struct gw_servers *s, const struct gw_call_request *r, gw_c
         return GW_SERVERS_E_AUTHORIZATION;
     if (!srv->cfg->truely_stateless && r->dialog == NULL)
         return GW_SERVERS_E_NEED_DIALOG;
-    return route(s, srv, call_new(s, srv, t, r), cb, data, out);
+    if (gw_policy_admit(s, r->client, gw_now_ms(), &retry) != 0)
+        return GW_SERVERS_E_RATE_LIMITED;
+    c = call_new(s, srv, t, r);
+    c->admitted = r->client != NULL;
+    gw_strlcpy(c->client, r->client ? r->client : "", sizeof c->client);
+    return route(s, srv, c, cb, data, out);
 }
 
 int gw_dispatch_request(struct gw_servers *s, const struct gw_route_request *r, gw_call_cb cb,

@@ -449,6 +449,8 @@ json_t *gw_mcp__call_refused(struct gw_mcp_session *s, json_t *id, const char *n
         free(msg);
         return e;
     }
+    if (rc == GW_SERVERS_E_RATE_LIMITED) /* docs/api.md: -32029 */
+        return gw_mcp__error(id, gw_dispatch_error(rc).rpc_code, gw_dispatch_error(rc).sentence);
     if (rc == GW_SERVERS_E_NEED_DIALOG && s->modern)
         return gw_mcp__result(id, text_result(true, NEED_DIALOG_SENTENCE));
     if (rc == GW_SERVERS_E_AUTHORIZATION)

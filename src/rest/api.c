@@ -302,13 +302,17 @@ static void route_metrics(struct gw_api_ctx *ctx, struct gw_http_request *req, s
                      gw_problems_count(ctx->problems, GW_SEV_INFO)},
         .event_clients = gw_events_clients(ctx->events),
     };
-    char *text;
+    char *text, *clients, *all;
 
     gw_dispatch_relay_stats(ctx->servers, &relay);
     if (ctx->rounds != NULL)
         gw_rounds_stats(ctx->rounds, &rounds);
     text = gw_metrics_render(ctx->metrics, &v);
-    gw_http_respond(req, 200, "text/plain; version=0.0.4; charset=utf-8", text, strlen(text), NULL);
+    clients = gw_policy_metrics(ctx->servers);
+    all = gw_xasprintf("%s%s", text, clients);
+    gw_http_respond(req, 200, "text/plain; version=0.0.4; charset=utf-8", all, strlen(all), NULL);
+    free(all);
+    free(clients);
     free(text);
     free(servers);
 }

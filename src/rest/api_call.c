@@ -11,6 +11,7 @@
 #include "gw/dispatch.h"
 #include "gw/input_rounds.h"
 #include "gw/log.h"
+#include "gw/policy.h"
 #include "gw/result.h"
 #include "gw/util.h"
 
@@ -195,6 +196,20 @@ static void start_call_error(struct gw_http_request *req, int rc)
     gw_http_respond_error(req, e.http_status, e.rest_code, e.sentence, e.retry ? retry : NULL);
 }
 
+/* 429 rate_limited with the seconds before the client's next call could
+ * start (at least 1). */
+static void respond_rate_limited(struct gw_api_ctx *ctx, struct gw_http_request *req)
+{
+    uint64_t ms = gw_policy_retry_ms(ctx->servers, req->client, gw_now_ms());
+    unsigned long long s = (ms + 999) / 1000;
+    char *retry = gw_xasprintf("Retry-After: %llu", s > 0 ? s : 1);
+    const char *const headers[] = {retry, NULL};
+    struct gw_dispatch_error e = gw_dispatch_error(GW_SERVERS_E_RATE_LIMITED);
+
+    gw_http_respond_error(req, e.http_status, e.rest_code, e.sentence, headers);
+    free(retry);
+}
+
 /* A retry's requestState and inputResponses; 0, or -1 after answering. */
 static int parse_retry(struct gw_http_request *req, json_t *body, const char **state,
                        json_t **responses)
@@ -267,6 +282,8 @@ void gw_api__route_call(struct gw_api_ctx *ctx, struct gw_http_request *req, con
                 why, NULL);
         else if (rc == GW_SERVERS_E_AUTHORIZATION)
             respond_authorization(ctx, req, pc->tool, NULL);
+        else if (rc == GW_SERVERS_E_RATE_LIMITED)
+            respond_rate_limited(ctx, req);
         else
             start_call_error(req, rc);
         if (why == NULL && rc != GW_SERVERS_E_NO_TOOL)

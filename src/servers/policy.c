@@ -8,6 +8,7 @@
 #include "gw/catalog_prompts_resources.h"
 #include "gw/servers_internal.h"
 #include "gw/sha256.h"
+#include "gw/util.h"
 
 /* NULL when every caller may use everything (no clients configured). A
  * client the config does not know is a client with no rights: a zeroed
@@ -238,4 +239,151 @@ void gw_policy_view_digest(const struct gw_servers *s, const char *client,
     gw_sha256_final(&h, out);
     free(text);
     json_decref(all);
+}
+
+/* ---- limits ---- */
+
+struct limit {
+    char client[GW_CLIENT_NAME_MAX + 1];
+    double tokens; /* the bucket: calls it may start now, at most rate_n */
+    uint64_t at_ms;
+    unsigned in_flight;
+    uint64_t refused;
+};
+
+struct gw_policy_limits {
+    struct limit *v;
+    size_t n;
+};
+
+/* The client's state, made on its first call; NULL for a client without
+ * limits. States of clients the config no longer has are few (a client
+ * renamed by a reload) and cost a struct each. */
+static struct limit *limit_of(struct gw_servers *s, const struct gw_client_config *cl,
+                              uint64_t now_ms)
+{
+    struct gw_policy_limits *l = s->limits;
+    struct limit *e;
+
+    if (cl == NULL || (cl->rate_n == 0 && cl->max_concurrent == 0))
+        return NULL;
+    if (l == NULL)
+        l = s->limits = gw_xcalloc(1, sizeof *l);
+    for (size_t i = 0; i < l->n; i++) {
+        if (strcmp(l->v[i].client, cl->name) == 0)
+            return &l->v[i];
+    }
+    l->v = gw_xrealloc(l->v, (l->n + 1) * sizeof *l->v);
+    e = &l->v[l->n++];
+    memset(e, 0, sizeof *e);
+    gw_strlcpy(e->client, cl->name, sizeof e->client);
+    e->tokens = cl->rate_n;
+    e->at_ms = now_ms;
+    return e;
+}
+
+static void refill(struct limit *e, const struct gw_client_config *cl, uint64_t now_ms)
+{
+    if (cl->rate_n == 0)
+        return;
+    if (now_ms > e->at_ms)
+        e->tokens += (double)(now_ms - e->at_ms) * cl->rate_n / (double)cl->rate_window_ms;
+    if (e->tokens > cl->rate_n)
+        e->tokens = cl->rate_n;
+    e->at_ms = now_ms;
+}
+
+static uint64_t wait_ms(const struct limit *e, const struct gw_client_config *cl)
+{
+    if (cl->max_concurrent > 0 && e->in_flight >= (unsigned)cl->max_concurrent)
+        return 1000; /* a call must end first: no time says when */
+    if (cl->rate_n == 0 || e->tokens >= 1.0)
+        return 0;
+    return (uint64_t)((1.0 - e->tokens) * (double)cl->rate_window_ms / cl->rate_n) + 1;
+}
+
+int gw_policy_admit(struct gw_servers *s, const char *client, uint64_t now_ms, uint64_t *retry_ms)
+{
+    const struct gw_client_config *cl = gw_config_client(s->config, client);
+    struct limit *e = limit_of(s, cl, now_ms);
+
+    *retry_ms = 0;
+    if (e == NULL)
+        return 0;
+    refill(e, cl, now_ms);
+    *retry_ms = wait_ms(e, cl);
+    if (*retry_ms > 0) {
+        e->refused++;
+        return GW_SERVERS_E_RATE_LIMITED;
+    }
+    if (cl->rate_n > 0)
+        e->tokens -= 1.0;
+    e->in_flight++;
+    return 0;
+}
+
+void gw_policy_done(struct gw_servers *s, const char *client)
+{
+    struct gw_policy_limits *l = s->limits;
+
+    for (size_t i = 0; l != NULL && i < l->n; i++) {
+        if (strcmp(l->v[i].client, client) == 0 && l->v[i].in_flight > 0)
+            l->v[i].in_flight--;
+    }
+}
+
+uint64_t gw_policy_retry_ms(struct gw_servers *s, const char *client, uint64_t now_ms)
+{
+    const struct gw_client_config *cl = gw_config_client(s->config, client);
+    struct limit *e = limit_of(s, cl, now_ms);
+
+    if (e == NULL)
+        return 0;
+    refill(e, cl, now_ms);
+    return wait_ms(e, cl);
+}
+
+char *gw_policy_metrics(const struct gw_servers *s)
+{
+    const struct gw_config *c = s->config;
+    char *out = gw_xstrdup(""), *next;
+
+    if (c->nclients == 0)
+        return out;
+    for (int k = 0; k < 2; k++) {
+        next = gw_xasprintf("%s# HELP %s\n# TYPE %s %s\n", out,
+                            k == 0 ? "mcpgw_client_calls_in_flight Tool calls of the client in "
+                                     "flight (clients.<name>.max_concurrent)"
+                                   : "mcpgw_client_calls_refused_total Tool calls of the client "
+                                     "refused by its rate or max_concurrent",
+                            k == 0 ? "mcpgw_client_calls_in_flight"
+                                   : "mcpgw_client_calls_refused_total",
+                            k == 0 ? "gauge" : "counter");
+        free(out);
+        out = next;
+        for (size_t i = 0; i < c->nclients; i++) {
+            const struct limit *e = NULL;
+            for (size_t j = 0; s->limits != NULL && j < s->limits->n; j++) {
+                if (strcmp(s->limits->v[j].client, c->clients[i].name) == 0)
+                    e = &s->limits->v[j];
+            }
+            next = gw_xasprintf("%s%s{client=\"%s\"} %llu\n", out,
+                                k == 0 ? "mcpgw_client_calls_in_flight"
+                                       : "mcpgw_client_calls_refused_total",
+                                c->clients[i].name,
+                                (unsigned long long)(e == NULL ? 0
+                                                     : k == 0  ? e->in_flight
+                                                               : e->refused));
+            free(out);
+            out = next;
+        }
+    }
+    return out;
+}
+
+void gw_policy_limits_free(struct gw_policy_limits *l)
+{
+    if (l != NULL)
+        free(l->v);
+    free(l);
 }

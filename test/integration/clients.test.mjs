@@ -332,3 +332,47 @@ test('dialogs belong to their client: body, header, URL and the default dialog; 
   // /v1/events shows every client's dialogs: the admin's only
   assert.equal((await d.get('/v1/events', { headers: auth(BOB) })).status, 403);
 });
+
+test('limits per client: rate (REST 429 with Retry-After, /mcp -32029) and max_concurrent, in /metrics', async (t) => {
+  const d = await up(`version: 1
+gateway:
+  auth_token: ${ADMIN}
+clients:
+  alice: {token: ${ALICE}, rate: 3/min}
+  bob: {token: ${BOB}, max_concurrent: 1}
+servers:
+  fx:
+    command: ${FIXTURE}
+    truely-stateless: true
+`);
+  t.after(() => stopClean(d));
+  const call = (tok, name = 'echo', args = { text: 'x' }) =>
+    d.post(`/v1/tools/${name}/call`, { arguments: args }, { headers: auth(tok) });
+
+  for (let i = 0; i < 3; i++) assert.equal((await call(ALICE)).status, 200);
+  const over = await call(ALICE);
+  assert.equal(over.status, 429);
+  assert.equal(over.json.error.code, 'rate_limited');
+  const after = Number(over.headers['retry-after']);
+  assert.ok(after >= 15 && after <= 21, `Retry-After ${after}: a token of 3/min comes back in 20 s`);
+  const alice = await sdk1(d, ALICE);
+  t.after(() => alice.close());
+  await assert.rejects(alice.callTool({ name: 'echo', arguments: { text: 'x' } }), (e) => e.code === -32029);
+  const m = await modern(d, ALICE, 'tools/call', { name: 'echo', arguments: { text: 'x' } });
+  assert.equal(m.json.error.code, -32029);
+  assert.equal((await call(ADMIN)).status, 200, 'the others are not limited');
+
+  const slow = call(BOB, 'sleep', { ms: 1500 });
+  await waitFor(async () => /mcpgw_client_calls_in_flight\{client="bob"\} 1/.test((await d.get('/metrics', { headers: auth(ADMIN) })).body));
+  const second = await call(BOB);
+  assert.equal(second.status, 429);
+  assert.equal(second.json.error.code, 'rate_limited');
+  assert.equal((await slow).status, 200);
+  assert.equal((await call(BOB)).status, 200, 'free again once the first ended');
+
+  const metrics = (await d.get('/metrics', { headers: auth(ADMIN) })).body;
+  assert.match(metrics, /mcpgw_client_calls_refused_total\{client="alice"\} 3\n/);
+  assert.match(metrics, /mcpgw_client_calls_refused_total\{client="bob"\} 1\n/);
+  assert.match(metrics, /mcpgw_client_calls_in_flight\{client="bob"\} 0\n/);
+  assert.match(metrics, /mcpgw_client_calls_in_flight\{client="default"\} 0\n/);
+});

@@ -85,6 +85,24 @@ START_TEST(one_decision)
 }
 END_TEST
 
+START_TEST(rates_read)
+{
+    struct gw_config *c =
+        load("version: 1\nclients:\n"
+             "  a: {token: a-token-0123456789ab, rate: 120/min, max_concurrent: 4}\n"
+             "  b: {token: b-token-0123456789ab, rate: 10/s}\n");
+
+    ck_assert(c->ok);
+    ck_assert_uint_eq(c->clients[0].rate_n, 120);
+    ck_assert_uint_eq(c->clients[0].rate_window_ms, 60000);
+    ck_assert_int_eq(c->clients[0].max_concurrent, 4);
+    ck_assert_uint_eq(c->clients[1].rate_n, 10);
+    ck_assert_uint_eq(c->clients[1].rate_window_ms, 1000);
+    ck_assert_int_eq(c->clients[1].max_concurrent, 0);
+    gw_config_unref(c);
+}
+END_TEST
+
 START_TEST(no_clients_everything)
 {
     struct gw_config *c = load("version: 1\n");
@@ -139,6 +157,10 @@ START_TEST(config_errors)
         {"version: 1\nclients:\n  a: {admin: true}\n", "needs a token"},
         {"version: 1\nclients:\n  default: {token: some-token-0123456789}\n", "'default'"},
         {"version: 1\nclients:\n  'a b': {token: some-token-0123456789}\n", "client name"},
+        {"version: 1\nclients:\n  a: {token: some-token-0123456789, rate: 10/h}\n", "N/s or N/min"},
+        {"version: 1\nclients:\n  a: {token: some-token-0123456789, rate: 0/s}\n", "N/s or N/min"},
+        {"version: 1\nclients:\n  a: {token: some-token-0123456789, max_concurrent: 0}\n",
+         "max_concurrent"},
         {"version: 1\nclients:\n  a: {token: some-token-0123456789, "
          "token_sha256: 0f5f1bd4b6d7d1a4a4f0e1a1c54d2c3ffd1bd31b4d3a8b0a5fbe7c2a8b2c6e11}\n",
          "not both"},
@@ -160,6 +182,7 @@ static Suite *suite(void)
     tcase_add_test(tc, tokens_find_their_client);
     tcase_add_test(tc, one_decision);
     tcase_add_test(tc, no_clients_everything);
+    tcase_add_test(tc, rates_read);
     tcase_add_test(tc, policy_digest_follows_the_rules);
     tcase_add_test(tc, config_errors);
     suite_add_tcase(s, tc);
