@@ -201,6 +201,12 @@ struct gw_server_config {
 /* The most tools one search answers (REST's limit, find_tools'). */
 #define GW_TOOLSEARCH_LIMIT_MAX 100
 
+/* What an audit line keeps of a call's arguments. */
+enum gw_audit_arguments {
+    GW_AUDIT_ARGS_HASH, /* {"sha256": of their RFC 8785 text, "keys": [top-level keys]} */
+    GW_AUDIT_ARGS_NONE, /* null */
+};
+
 struct gw_gateway_config {
     char *listen;     /* "127.0.0.1:7420", "[::1]:7420" or "unix:/path" */
     char *auth_token; /* NULL when unset; a secret */
@@ -245,6 +251,10 @@ struct gw_gateway_config {
     const char *config_file;         /* the file this was loaded from (the gw_config's path) */
     char *oauth_redirect_uri;        /* NULL: http://<listen>/oauth/callback */
     char *oauth_client_metadata_url; /* the gateway's Client ID Metadata Document; NULL: none */
+    /* gateway.audit (issue 35): one JSON line per tool call and refusal */
+    char *audit_path; /* absolute; NULL: no audit log */
+    enum gw_audit_arguments audit_arguments;
+    bool audit_required; /* calls are refused while the log cannot be written */
 };
 
 /* A caller of the gateway (`clients.<name>`, or `default` for

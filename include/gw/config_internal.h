@@ -262,6 +262,11 @@ void gw_cfg_sandbox_free(struct gw_sandbox_config *sb);
 void gw_cfg_load_clients(struct gw_cfg_ld *ld, const struct gw_yaml_node *m);
 void gw_cfg_finish_clients(struct gw_cfg_ld *ld, const struct gw_yaml_node *at);
 void gw_cfg_free_clients(struct gw_config *c);
+/* config_clients.c: gateway.audit's path and arguments. */
+int gw_cfg_set_audit_path(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
+                          const struct gw_yaml_node *n, const char *key, void *base);
+int gw_cfg_set_audit_arguments(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
+                               const struct gw_yaml_node *n, const char *key, void *base);
 
 /* config_json.c: servers.<id>.config, YAML read into initialize's JSON. */
 int gw_cfg_set_init_config(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,

@@ -50,6 +50,7 @@ enum {
         GW_E_SERVERS_BASE - 10, /* 503: the server's OAuth grant stopped working */
     GW_SERVERS_E_RATE_LIMITED =
         GW_E_SERVERS_BASE - 11, /* 429: the client's rate or max_concurrent (issue 35) */
+    GW_SERVERS_E_AUDIT = GW_E_SERVERS_BASE - 12, /* 503: gateway.audit.required and it fails */
 };
 
 struct gw_servers;

@@ -123,6 +123,7 @@ struct gw_servers {
     struct gw_toolsearch *search;    /* follows `catalog` (toolsearch.h) */
     struct gw_ts_active *active;     /* /mcp's activations per dialog (servers_toolsearch.c) */
     struct gw_policy_limits *limits; /* each client's bucket and calls in flight (policy.c) */
+    struct gw_audit *audit; /* the audit log (dispatch's, gw_dispatch_set_audit), or NULL */
     struct gw_servers_cbs cbs;
     struct server *head;
     struct server *pending; /* replacements being prepared (reload) */

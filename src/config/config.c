@@ -240,6 +240,12 @@ const struct gw_cfg_directive gw_cfg_gateway_directives[] = {
      NULL},
     {"gateway.reload.poll_interval_ms", GW_CFG_MS, GW_OFF(reload_poll_interval_ms), 0, 10, "1000",
      NULL, "000", NULL},
+    {"gateway.audit", GW_CFG_SECTION, 0, 0, 0, NULL, NULL, "design", NULL},
+    {"gateway.audit.path", GW_CFG_CUSTOM, 0, 0, 0, NULL, gw_cfg_set_audit_path, "design", "path"},
+    {"gateway.audit.arguments", GW_CFG_CUSTOM, 0, 0, 0, "hash", gw_cfg_set_audit_arguments,
+     "design", "hash | none"},
+    {"gateway.audit.required", GW_CFG_BOOL, GW_OFF(audit_required), 0, 0, "false", NULL, "design",
+     NULL},
     {"gateway.tool_search", GW_CFG_SECTION, 0, 0, 0, NULL, NULL, "design", NULL},
     {"gateway.tool_search.enabled", GW_CFG_BOOL, GW_OFF(tool_search_enabled), 0, 0, "false", NULL,
      "design", NULL},
@@ -560,6 +566,7 @@ void gw_config_unref(struct gw_config *c)
     gw_cfg_sandbox_free(&g->sandbox);
     free(g->oauth_redirect_uri);
     free(g->oauth_client_metadata_url);
+    free(g->audit_path);
     gw_cfg_free_strv(g->allowed_commands, g->nallowed_commands);
     gw_cfg_free_strv(g->reserved_tool_names, g->nreserved_tool_names);
     gw_cfg_free_strv(g->tool_search_always_loaded, g->ntool_search_always_loaded);

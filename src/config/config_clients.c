@@ -298,3 +298,36 @@ const struct gw_client_config *gw_config_client(const struct gw_config *c, const
     }
     return NULL;
 }
+
+int gw_cfg_set_audit_path(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
+                          const struct gw_yaml_node *n, const char *key, void *base)
+{
+    struct gw_gateway_config *g = base;
+    const char *s;
+
+    if (n == NULL || gw_yaml_is_null(n))
+        return 0;
+    if (gw_cfg_scalar_str(n, &s) != 0 || s[0] == '\0') {
+        gw_cfg_err(ld, n, key, "'%s' must be a file path", key);
+        return UV_EINVAL;
+    }
+    free(g->audit_path);
+    g->audit_path = gw_cfg_abspath(ld->c->dir, s);
+    return 0;
+}
+
+int gw_cfg_set_audit_arguments(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
+                               const struct gw_yaml_node *n, const char *key, void *base)
+{
+    struct gw_gateway_config *g = base;
+    const char *s = "hash";
+
+    if (n != NULL && gw_cfg_scalar_str(n, &s) != 0)
+        s = "";
+    if (strcmp(s, "hash") == 0 || strcmp(s, "none") == 0) {
+        g->audit_arguments = s[0] == 'h' ? GW_AUDIT_ARGS_HASH : GW_AUDIT_ARGS_NONE;
+        return 0;
+    }
+    gw_cfg_err(ld, n, key, "'%s' must be 'hash' or 'none'", key);
+    return UV_EINVAL;
+}

@@ -12,6 +12,7 @@
 #include <uv.h>
 
 #include "gw/api.h"
+#include "gw/audit.h"
 #include "gw/config.h"
 #include "gw/curl_uv.h"
 #include "gw/gate.h"
@@ -45,8 +46,9 @@ struct daemon {
     struct gw_watch *watch;
     struct gw_api_ctx api;
     struct gw_gate gate;
-    uv_signal_t sigterm, sigint, sighup;
-    uv_timer_t stop_timer; /* defers a stop out of the servers module */
+    uv_signal_t sigterm, sigint, sighup, sigusr1;
+    struct gw_audit *audit; /* gateway.audit; reopened on SIGUSR1 */
+    uv_timer_t stop_timer;  /* defers a stop out of the servers module */
     int exit_code;
     bool stopping;
 };
@@ -147,6 +149,7 @@ static json_t *swap_config(struct daemon *d, struct gw_config *next)
     d->config = next;
     d->api.config = next;
     d->gate.config = next;
+    gw_audit_configure(d->audit, &next->gateway);
     d->api.loaded_at = time(NULL);
     if (d->http != NULL) {
         struct gw_http_limits limits;
@@ -269,6 +272,7 @@ static void held_signals(sigset_t *set)
 {
     sigemptyset(set);
     sigaddset(set, SIGHUP);
+    sigaddset(set, SIGUSR1);
     sigaddset(set, SIGTERM);
     sigaddset(set, SIGINT);
 }
@@ -324,10 +328,12 @@ static void stop(struct daemon *d)
     uv_close((uv_handle_t *)&d->sigterm, on_handle_closed);
     uv_close((uv_handle_t *)&d->sigint, on_handle_closed);
     uv_close((uv_handle_t *)&d->sighup, on_handle_closed);
+    uv_close((uv_handle_t *)&d->sigusr1, on_handle_closed);
     uv_close((uv_handle_t *)&d->stop_timer, on_handle_closed);
     /* Closing the handle gave SIGHUP back its default action, which kills:
      * a reload asked while draining is simply not done. */
     signal(SIGHUP, SIG_IGN);
+    signal(SIGUSR1, SIG_IGN);
 }
 
 /* The input rounds' expiry: GW_ROUNDS_EXPIRY_MS, or
@@ -375,6 +381,8 @@ static void on_signal(uv_signal_t *h, int signum)
         return;
     if (signum == SIGHUP)
         json_decref(reload(d, "sighup"));
+    else if (signum == SIGUSR1)
+        gw_audit_reopen(d->audit);
     else
         stop(d);
 }
@@ -514,11 +522,14 @@ static void init(struct daemon *d, const struct gw_daemon_options *opts)
     d->multi = gw_curl_uv_new(d->loop);
     d->servers = gw_servers_new(d->loop, d->multi, d->problems, &cbs);
     gw_dispatch_attach(d->servers);
+    d->audit = gw_audit_new(d->loop, d->problems);
+    gw_dispatch_set_audit(d->servers, d->audit);
     d->api = (struct gw_api_ctx){.problems = d->problems,
                                  .servers = d->servers,
                                  .events = d->events,
                                  .metrics = d->metrics,
                                  .rounds = make_rounds(d->loop),
+                                 .audit = d->audit,
                                  .started_at = time(NULL),
                                  .reload = api_reload,
                                  .data = d};
@@ -527,6 +538,7 @@ static void init(struct daemon *d, const struct gw_daemon_options *opts)
     watch_signal(d, &d->sigterm, SIGTERM);
     watch_signal(d, &d->sigint, SIGINT);
     watch_signal(d, &d->sighup, SIGHUP);
+    watch_signal(d, &d->sigusr1, SIGUSR1);
     uv_timer_init(d->loop, &d->stop_timer);
     d->stop_timer.data = d;
 }
@@ -554,6 +566,7 @@ int gw_daemon_run(const struct gw_daemon_options *opts)
      * left its instance's process group and session. */
     gw_proctree_kill_all(1000);
     gw_log(GW_LOG_INFO, "stopped", "exit", d.exit_code ? "1" : "0", NULL);
+    gw_audit_close(d.audit); /* every call has ended: its line is queued */
     if (uv_loop_close(d.loop) != 0)
         gw_log(GW_LOG_WARN, "event loop closed with handles still open", NULL);
     if (d.config != NULL)

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gw/audit.h"
 #include "gw/log.h"
 #include "gw/oauth.h"
 #include "gw/policy.h"
@@ -152,6 +153,7 @@ static void call_free(uv_handle_t *h)
         gw_subs_call_done(c, GW_MCP_E_CANCELLED);
     if (c->admitted)
         gw_policy_done(c->s, c->client);
+    gw_dispatch__audit_free(c);
     free(c->tool);
     free(c->original);
     free(c->deferred_message);
@@ -230,6 +232,7 @@ static void deliver(struct gw_call *c, int code, json_t *result, const char *mes
         .missing_caps = c->missing_caps,
     };
     c->state = CALL_DONE;
+    gw_dispatch__audit_end(c, code, result);
     uv_timer_stop(&c->timer);
     gw_relay_done(c); /* its relayed requests end before its caller hears */
     c->cb(c->data, &o);
@@ -335,6 +338,7 @@ static void call_send(struct gw_call *c)
         return;
     }
     c->state = CALL_SENT;
+    gw_dispatch__audit_sent(c);
     s->in_flight++;
     tool_add(s, c, 1);
     touch_lease(c);
@@ -641,6 +645,8 @@ static int release_call(struct gw_servers *s, const struct gw_call_request *r, g
     if (r->dialog == NULL)
         return GW_SERVERS_E_NEED_DIALOG;
     c = call_alloc(s, "", r->dialog, 0);
+    gw_strlcpy(c->client, r->client ? r->client : "", sizeof c->client);
+    gw_dispatch__audit_begin(c, r, NULL);
     c->tool = gw_xstrdup(GW_CATALOG_RELEASE_TOOL);
     c->original = gw_xstrdup(GW_CATALOG_RELEASE_TOOL);
     c->cb = cb;
@@ -659,14 +665,22 @@ int gw_dispatch_call(struct gw_servers *s, const struct gw_call_request *r, gw_c
     const struct gw_cat_tool *t;
     struct server *srv;
     struct gw_call *c;
+    const char *rule = NULL;
     uint64_t retry;
 
     if (strcmp(r->tool, GW_CATALOG_RELEASE_TOOL) == 0)
         return release_call(s, r, cb, data, out);
     t = gw_catalog_lookup(s->catalog, r->tool);
-    if (t == NULL || t->server == NULL ||
-        !gw_policy_tool(s->config, r->client, t->server, t->name, NULL))
+    if (t == NULL || t->server == NULL) {
+        gw_dispatch__audit_refused(s, r, NULL, "unknown_tool", NULL);
         return GW_SERVERS_E_NO_TOOL;
+    }
+    if (!gw_policy_tool(s->config, r->client, t->server, t->name, &rule)) {
+        gw_dispatch__audit_refused(s, r, t->server, "denied", rule);
+        return GW_SERVERS_E_NO_TOOL;
+    }
+    if (gw_audit_refusing(s->audit))
+        return GW_SERVERS_E_AUDIT;
     srv = gw_servers_find(s, t->server);
     if (srv == NULL || s->closing)
         return GW_SERVERS_E_NOT_READY;
@@ -674,11 +688,14 @@ int gw_dispatch_call(struct gw_servers *s, const struct gw_call_request *r, gw_c
         return GW_SERVERS_E_AUTHORIZATION;
     if (!srv->cfg->truely_stateless && r->dialog == NULL)
         return GW_SERVERS_E_NEED_DIALOG;
-    if (gw_policy_admit(s, r->client, gw_now_ms(), &retry) != 0)
+    if (gw_policy_admit(s, r->client, gw_now_ms(), &retry) != 0) {
+        gw_dispatch__audit_refused(s, r, t->server, "rate_limited", "rate");
         return GW_SERVERS_E_RATE_LIMITED;
+    }
     c = call_new(s, srv, t, r);
     c->admitted = r->client != NULL;
     gw_strlcpy(c->client, r->client ? r->client : "", sizeof c->client);
+    gw_dispatch__audit_begin(c, r, rule);
     return route(s, srv, c, cb, data, out);
 }
 

@@ -26,6 +26,11 @@ static const struct row rows[] = {
       "this client's rate or max_concurrent (clients.<name>) is used up; try again after "
       "Retry-After seconds",
       true}},
+    {GW_SERVERS_E_AUDIT,
+     {503, "audit_unavailable", RPC_INTERNAL_ERROR, "audit_unavailable",
+      "the audit log cannot be written and gateway.audit.required refuses calls until it can "
+      "(the Problem audit:write says why)",
+      true}},
     {GW_SERVERS_E_NEED_DIALOG,
      {400, "dialog_required", RPC_INVALID_PARAMS, "dialog_required",
       "this tool's server leases an instance per dialog: give \"dialog\": \"root\" or "

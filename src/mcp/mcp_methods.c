@@ -399,6 +399,7 @@ static json_t *start_call(struct gw_mcp_session *s, struct gw_mcp_exchange *x, j
                           const char *name, json_t *args, json_t *token)
 {
     struct gw_call_request r = {.tool = name,
+                                .front = s->modern ? "mcp-2026-07-28" : "mcp-2025-11-25",
                                 .client = s->client,
                                 .dialog = s->dialog[0] ? s->dialog : NULL,
                                 .arguments = args,

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "gw/artifacts.h"
+#include "gw/audit.h"
 #include "gw/dispatch.h"
 #include "gw/json_in.h"
 #include "gw/lease.h"
@@ -284,6 +285,24 @@ static void route_call(struct gw_api_ctx *ctx, struct gw_http_request *req, stru
 
 /* ---- metrics ---- */
 
+/* The audit log's lines written and dropped, after `more` (taken). */
+static char *audit_metrics(const struct gw_api_ctx *ctx, char *more)
+{
+    char *out;
+
+    if (!gw_audit_on(ctx->audit))
+        return more;
+    out = gw_xasprintf("%s# HELP mcpgw_audit_lines_total Audit log lines written and dropped (a "
+                       "write failed, or the queue was full)\n"
+                       "# TYPE mcpgw_audit_lines_total counter\n"
+                       "mcpgw_audit_lines_total{result=\"written\"} %llu\n"
+                       "mcpgw_audit_lines_total{result=\"dropped\"} %llu\n",
+                       more, (unsigned long long)gw_audit_written(ctx->audit),
+                       (unsigned long long)gw_audit_dropped(ctx->audit));
+    free(more);
+    return out;
+}
+
 static void route_metrics(struct gw_api_ctx *ctx, struct gw_http_request *req, struct match *m)
 {
     size_t n = gw_servers_stats(ctx->servers, NULL, 0);
@@ -308,7 +327,7 @@ static void route_metrics(struct gw_api_ctx *ctx, struct gw_http_request *req, s
     if (ctx->rounds != NULL)
         gw_rounds_stats(ctx->rounds, &rounds);
     text = gw_metrics_render(ctx->metrics, &v);
-    clients = gw_policy_metrics(ctx->servers);
+    clients = audit_metrics(ctx, gw_policy_metrics(ctx->servers));
     all = gw_xasprintf("%s%s", text, clients);
     gw_http_respond(req, 200, "text/plain; version=0.0.4; charset=utf-8", all, strlen(all), NULL);
     free(all);

@@ -232,6 +232,7 @@ static int start(struct pending_call *pc, const struct gw_api_body *b, const cha
     const char *dialog = b->has_dialog ? b->dialog : NULL;
     struct gw_round_bind bind = {dialog, "tools/call", pc->tool, b->arguments};
     struct gw_call_request r = {.tool = pc->tool,
+                                .front = "rest",
                                 .client = pc->req->client,
                                 .dialog = dialog,
                                 .arguments = b->arguments,
