@@ -262,6 +262,15 @@ test('config: same token twice, a bad digest, no token are errors', async () => 
   r = await check(`version: 1\nclients:\n  a: {token: ${ALICE}, admin: true, tools: ['x_*']}\n`);
   assert.equal(r.code, 0, r.stderr + r.stdout);
   assert.doesNotMatch(r.stderr + r.stdout, new RegExp(ALICE));
+  // mcpgw client token NAME: a token and its token_sha256 line
+  const tok = await run(['client', 'token', 'carol']);
+  assert.equal(tok.code, 0, tok.stderr);
+  const token = /^# ([A-Za-z0-9_-]{43})$/m.exec(tok.stdout)[1];
+  assert.match(tok.stdout, new RegExp(`clients:\\n  carol:\\n    token_sha256: ${sha(token)}\\n`));
+  assert.notEqual((await run(['client', 'token', 'carol'])).stdout, tok.stdout, 'fresh each time');
+  assert.equal((await run(['client', 'token', 'default'])).code, 2);
+  r = await check(`version: 1\n${tok.stdout.split('\n').filter((l) => !l.startsWith('#')).join('\n')}`);
+  assert.equal(r.code, 0, r.stderr + r.stdout);
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
