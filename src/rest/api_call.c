@@ -230,7 +230,7 @@ static int start(struct pending_call *pc, const struct gw_api_body *b, const cha
     static const struct gw_rounds_receiver rcv_proto = {.on_answer = on_answer};
     struct gw_rounds_receiver rcv = rcv_proto;
     const char *dialog = b->has_dialog ? b->dialog : NULL;
-    struct gw_round_bind bind = {dialog, "tools/call", pc->tool, b->arguments};
+    struct gw_round_bind bind = {dialog, "tools/call", pc->tool, b->arguments, pc->req->client};
     struct gw_call_request r = {.tool = pc->tool,
                                 .front = "rest",
                                 .client = pc->req->client,

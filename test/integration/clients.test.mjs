@@ -385,3 +385,36 @@ servers:
   assert.match(metrics, /mcpgw_client_calls_in_flight\{client="bob"\} 0\n/);
   assert.match(metrics, /mcpgw_client_calls_in_flight\{client="default"\} 0\n/);
 });
+
+test('an input round\'s requestState is its client\'s, with a dialog and without', async (t) => {
+  const d = await up(`version: 1
+gateway:
+  auth_token: ${ADMIN}
+clients:
+  alice: {token: ${ALICE}}
+  bob: {token: ${BOB}}
+servers:
+  fx:
+    command: ${FIXTURE}
+    args: ['--ask-on-call', 'elicitation/create']
+  sx:
+    command: ${FIXTURE}
+    args: ['--ask-on-call', 'elicitation/create']
+    truely-stateless: true
+    transform: [{prefix: 's_'}]
+`);
+  t.after(() => stopClean(d));
+  const accept = { action: 'accept', content: { name: 'Ann' } };
+  for (const [tool, dialog] of [['echo', 'chat1'], ['s_echo', undefined]]) {
+    const body = { dialog, arguments: { text: 'hello' } };
+    const r1 = await d.post(`/v1/tools/${tool}/call`, body, { headers: auth(ALICE) });
+    assert.equal(r1.status, 409, r1.body);
+    const key = Object.keys(r1.json.inputRequests)[0];
+    const retry = { ...body, inputResponses: { [key]: accept }, requestState: r1.json.requestState };
+    const stolen = await d.post(`/v1/tools/${tool}/call`, retry, { headers: auth(BOB) });
+    assert.equal(stolen.status, 400, stolen.body);
+    assert.equal(stolen.json.error.code, 'bad_request_state');
+    const r2 = await d.post(`/v1/tools/${tool}/call`, retry, { headers: auth(ALICE) });
+    assert.equal(r2.status, 200, r2.body);
+  }
+});
