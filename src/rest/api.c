@@ -76,14 +76,19 @@ void gw_api_note_reload(struct gw_api_ctx *ctx, json_t *summary)
 }
 
 /* What the status page shows in its header and a script may want too. */
-static json_t *gateway_json(const struct gw_api_ctx *ctx)
+static json_t *gateway_json(const struct gw_api_ctx *ctx, const struct gw_http_request *req)
 {
     time_t now = time(NULL);
+    json_t *g =
+        json_pack("{s:s, s:o, s:I, s:s?, s:o, s:b, s:O?}", "version", GW_VERSION, "startedAt",
+                  rfc3339(ctx->started_at), "uptimeSeconds", (json_int_t)(now - ctx->started_at),
+                  "configPath", ctx->config ? ctx->config->path : NULL, "loadedAt",
+                  rfc3339(ctx->loaded_at), "ready", ctx->ready, "lastReload", ctx->last_reload);
 
-    return json_pack("{s:s, s:o, s:I, s:s?, s:o, s:b, s:O?}", "version", GW_VERSION, "startedAt",
-                     rfc3339(ctx->started_at), "uptimeSeconds", (json_int_t)(now - ctx->started_at),
-                     "configPath", ctx->config ? ctx->config->path : NULL, "loadedAt",
-                     rfc3339(ctx->loaded_at), "ready", ctx->ready, "lastReload", ctx->last_reload);
+    /* who asks, for the page: its admin actions are an admin's */
+    json_object_set_new(g, "client", req->client[0] ? json_string(req->client) : json_null());
+    json_object_set_new(g, "admin", json_boolean(gw_policy_admin(ctx->config, req->client)));
+    return g;
 }
 
 /* Is the leases' dialog id `id` the caller's own? Its client's name is
@@ -161,7 +166,7 @@ static void route_servers(struct gw_api_ctx *ctx, struct gw_http_request *req, s
     json_t *body = gw_servers_json(ctx->servers);
 
     servers_view(ctx, req, json_object_get(body, "servers"));
-    json_object_set_new(body, "gateway", gateway_json(ctx));
+    json_object_set_new(body, "gateway", gateway_json(ctx, req));
     gw_http_respond_json(req, 200, body, NULL);
 }
 
