@@ -264,7 +264,8 @@ struct gw_gateway_config {
 #define GW_CLIENT_DEFAULT  "default"
 
 struct gw_client_config {
-    char *name; /* ^[a-zA-Z0-9_-]{1,64}$ */
+    char *name;         /* ^[a-zA-Z0-9_-]{1,64}$ */
+    uint64_t name_hash; /* gw_hash_str(name): every call looks its client up by name */
     unsigned char token_sha256[32];
     bool has_token; /* token or token_sha256 given */
     char **servers; /* server ids; all when !has_servers */

@@ -164,6 +164,7 @@ static struct gw_client_config *add_client(struct gw_config *c, const char *name
     cl = &c->clients[c->nclients++];
     memset(cl, 0, sizeof *cl);
     cl->name = gw_xstrdup(name);
+    cl->name_hash = gw_hash_str(name);
     return cl;
 }
 
@@ -292,8 +293,10 @@ void gw_cfg_free_clients(struct gw_config *c)
 
 const struct gw_client_config *gw_config_client(const struct gw_config *c, const char *name)
 {
+    uint64_t h = name != NULL && c->nclients > 0 ? gw_hash_str(name) : 0;
+
     for (size_t i = 0; name != NULL && i < c->nclients; i++) {
-        if (strcmp(c->clients[i].name, name) == 0)
+        if (c->clients[i].name_hash == h && strcmp(c->clients[i].name, name) == 0)
             return &c->clients[i];
     }
     return NULL;

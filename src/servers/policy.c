@@ -30,10 +30,14 @@ const char *gw_policy_client_by_digest(const struct gw_config *c, const unsigned
 {
     const char *found = NULL;
 
+    uint64_t want[4], have[4];
+
+    memcpy(want, digest, sizeof want);
     for (size_t i = 0; i < c->nclients; i++) {
-        unsigned char diff = 0;
-        for (size_t j = 0; j < GW_SHA256_LEN; j++)
-            diff |= (unsigned char)(c->clients[i].token_sha256[j] ^ digest[j]);
+        uint64_t diff = 0;
+        memcpy(have, c->clients[i].token_sha256, sizeof have);
+        for (size_t j = 0; j < 4; j++)
+            diff |= have[j] ^ want[j];
         /* no branch on a secret byte: the loop runs to the end whatever
          * matched, and which client matched is the only thing kept */
         found = diff == 0 && c->clients[i].has_token ? c->clients[i].name : found;
