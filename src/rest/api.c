@@ -366,12 +366,46 @@ static void route_reload(struct gw_api_ctx *ctx, struct gw_http_request *req, st
     gw_http_respond_json(req, status, sum, NULL);
 }
 
+/* An event as a client that is no admin sees it: of its servers only, a
+ * lease of its own dialogs only (as it named them), a reload without the
+ * other servers' names. */
+static json_t *event_view(void *data, const struct gw_http_request *req, const char *type,
+                          json_t *event)
+{
+    const struct gw_api_ctx *ctx = data;
+    const char *server = json_string_value(json_object_get(event, "server"));
+    const char *dialog = json_string_value(json_object_get(event, "dialog"));
+    char owner[GW_DIALOG_PART_MAX + 1];
+    const char *shown;
+    json_t *copy;
+
+    if (strcmp(type, "reload") == 0)
+        return json_pack("{s:O?}", "ok", json_object_get(event, "ok"));
+    if (server != NULL && !gw_policy_server(ctx->config, req->client, server))
+        return NULL;
+    if (dialog == NULL)
+        return json_incref(event);
+    if (!own_dialog(req, dialog, owner, &shown))
+        return NULL;
+    copy = json_copy(event);
+    json_object_set_new(copy, "dialog", json_string(shown));
+    return copy;
+}
+
 static void route_events(struct gw_api_ctx *ctx, struct gw_http_request *req, struct match *m)
 {
     json_t *snap = gw_servers_json(ctx->servers);
+    json_t *dialogs = gw_servers_dialogs_json(ctx->servers);
 
-    json_object_update_new(snap, gw_servers_dialogs_json(ctx->servers));
-    gw_events_attach(ctx->events, req, snap);
+    if (gw_policy_admin(ctx->config, req->client)) {
+        json_object_update_new(snap, dialogs);
+        gw_events_attach(ctx->events, req, snap);
+        return;
+    }
+    servers_view(ctx, req, json_object_get(snap, "servers"));
+    dialogs_view(ctx, req, json_object_get(dialogs, "dialogs"));
+    json_object_update_new(snap, dialogs);
+    gw_events_attach_view(ctx->events, req, snap, event_view, ctx);
 }
 
 /* ---- dialogs ---- */
@@ -547,7 +581,7 @@ static const struct route routes[] = {
     {"GET", "/v1/resources", route_resources, false},
     {"GET", "/v1/dialogs", route_dialogs, false},
     {"POST", "/v1/reload", route_reload, true},
-    {"GET", "/v1/events", route_events, true},
+    {"GET", "/v1/events", route_events, false},
     {"GET", "/metrics", route_metrics, true},
     {"POST", "/v1/dialogs/*/release", route_release, false},
     {"POST", "/v1/dialogs/*/*/release", route_release, false},

@@ -318,8 +318,8 @@ async function load(which) {
 async function poll() {
   if (!started) return;
   if (document.visibilityState === 'visible') {
-    // a client that is no admin reads no /metrics and follows no events: it polls
-    await load(admin() ? ['metrics', 'servers', 'dialogs'] : ['servers', 'dialogs', 'problems', 'catalog']);
+    // a client that is no admin reads no /metrics
+    await load(admin() ? ['metrics', 'servers', 'dialogs'] : ['servers', 'dialogs']);
   }
   setTimeout(poll, POLL_MS);
 }
@@ -350,7 +350,7 @@ async function open() {
   started = true;
   await load(admin() ? ['dialogs', 'problems', 'catalog', 'metrics'] : ['dialogs', 'problems', 'catalog']);
   renderEvents();
-  if (admin()) events(onEvent, (up) => { streamUp = up; renderFacts(); if (up) refresh('servers', 'dialogs', 'problems', 'catalog'); }, () => locked('The token was refused; enter it again.'));
+  events(onEvent, (up) => { streamUp = up; renderFacts(); if (up) refresh('servers', 'dialogs', 'problems', 'catalog'); }, () => locked('The token was refused; enter it again.'));
   setTimeout(poll, POLL_MS);
   // The clock of the header only: no request.
   setInterval(renderFacts, 1000);

@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -338,9 +339,41 @@ test('dialogs belong to their client: body, header, URL and the default dialog; 
   assert.deepEqual((await d.post('/v1/dialogs/chat1/release', { client: 'alice' }, { headers: auth(ADMIN) })).json, { released: ['fx'] });
   assert.ok(!(await list(ALICE)).some((x) => x.dialog === 'chat1'));
   assert.ok((await list(ADMIN)).some((x) => x.client === 'default' && x.dialog === 'chat1'), 'the admin\'s own stays');
-  // /v1/events shows every client's dialogs: the admin's only
-  assert.equal((await d.get('/v1/events', { headers: auth(BOB) })).status, 403);
+  // /v1/events: bob's snapshot holds his dialogs only, and alice's new
+  // lease reaches her stream (as she named it), not bob's
+  const streams = { alice: events(d, ALICE), bob: events(d, BOB) };
+  t.after(() => { streams.alice.close(); streams.bob.close(); });
+  const snap = await streams.bob.snapshot;
+  assert.deepEqual(snap.dialogs.map((x) => x.dialog).sort(), ['mcp-client:raw'], 'his chat1 was released above');
+  await streams.alice.snapshot;
+  await call(ALICE, { dialog: 'chat9' });
+  await waitFor(() => streams.alice.seen.some((e) => e.type === 'lease' && e.data.dialog === 'chat9'));
+  await sleep(300);
+  assert.ok(!streams.bob.seen.some((e) => e.type === 'lease'), JSON.stringify(streams.bob.seen));
 });
+
+// GET /v1/events as `token`: the snapshot, then every event seen.
+function events(d, token) {
+  const seen = [];
+  let buf = '', req, resolveSnap;
+  const snapshot = new Promise((r) => { resolveSnap = r; });
+  req = http.get({ host: '127.0.0.1', port: d.port, path: '/v1/events', headers: auth(token) }, (res) => {
+    res.on('data', (chunk) => {
+      buf += chunk;
+      let i;
+      while ((i = buf.indexOf('\n\n')) >= 0) {
+        const block = buf.slice(0, i);
+        buf = buf.slice(i + 2);
+        const type = /^event: (.*)$/m.exec(block)?.[1];
+        const data = /^data: (.*)$/m.exec(block)?.[1];
+        if (type === 'snapshot') resolveSnap(JSON.parse(data));
+        else if (type) seen.push({ type, data: JSON.parse(data) });
+      }
+    });
+  });
+  req.on('error', () => {});
+  return { snapshot, seen, close: () => req.destroy() };
+}
 
 test('limits per client: rate (REST 429 with Retry-After, /mcp -32029) and max_concurrent, in /metrics', async (t) => {
   const d = await up(`version: 1
