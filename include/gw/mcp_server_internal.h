@@ -465,11 +465,13 @@ void gw_mcp__listeners_notify_client(struct gw_mcp_server *ms, const char *metho
 
 /* ---- mcp_views.c: each client's view, for its list_changed ---- */
 
-/* Notes the client's current view if it has none yet (with clients only). */
+enum { GW_MCP_VIEW_TOOLS, GW_MCP_VIEW_PROMPTS, GW_MCP_VIEW_RESOURCES, GW_MCP_VIEWS };
+/* Notes the client's current views if it has none yet (with clients only). */
 void gw_mcp__view_note(struct gw_mcp_server *ms, const char *client);
-/* Announces `method` to each client whose view changed since it was
- * noted, and notes the new one (NULL `method`: notes only). */
-void gw_mcp__views_announce(struct gw_mcp_server *ms, const char *method);
+/* For each kind of `kinds` (bits 1 << GW_MCP_VIEW_*): tells each client
+ * whose view of it changed since it was noted (unless !tell) with its
+ * list_changed, and notes the new one. */
+void gw_mcp__views_announce(struct gw_mcp_server *ms, unsigned kinds, bool tell);
 void gw_mcp__views_free(struct gw_mcp_server *ms);
 /* Shutdown: every listen stream gets its final result and ends. */
 void gw_mcp__listeners_end(struct gw_mcp_server *ms);

@@ -222,10 +222,15 @@ void gw_mcp__listeners_notify_client(struct gw_mcp_server *ms, const char *metho
                                      const char *client)
 {
     struct mcp_listener *l, *next;
+    unsigned bit = 0;
 
+    for (size_t i = 0; i < GW_ARRAY_SIZE(kinds); i++) {
+        if (strcmp(kinds[i].method, method) == 0)
+            bit = kinds[i].bit;
+    }
     for (l = ms->listeners; l != NULL; l = next) {
         next = l->next;
-        if ((l->kinds & LISTEN_TOOLS) && strcmp(l->req->client, client) == 0) {
+        if ((l->kinds & bit) && strcmp(l->req->client, client) == 0) {
             json_t *msg = tagged(l, method, NULL);
             send_msg(l, msg);
             json_decref(msg);

@@ -635,22 +635,28 @@ static void on_notify(uv_timer_t *t)
     struct gw_mcp_server *ms = t->data;
     uint64_t v = gw_catalog_version(gw_servers_catalog(ms->servers));
     unsigned extras = ms->extras_pending;
+    bool clients = gw_policy_clients(ms->servers);
 
     ms->extras_pending = 0;
     if (v != ms->notified_version || (extras & 12u)) {
         ms->notified_version = v;
         /* with clients, each is told of its own view's change only; a
          * change of tool search changes every dialog's list */
-        if (gw_policy_clients(ms->servers) && !(extras & 4u)) {
-            gw_mcp__views_announce(ms, "notifications/tools/list_changed");
+        if (clients && !(extras & 4u)) {
+            gw_mcp__views_announce(ms, 1u << GW_MCP_VIEW_TOOLS, true);
         } else {
             notify_all(ms, "notifications/tools/list_changed");
-            gw_mcp__views_announce(ms, NULL);
+            gw_mcp__views_announce(ms, 1u << GW_MCP_VIEW_TOOLS, false);
         }
     }
-    if (extras & 1u)
+    if (clients)
+        gw_mcp__views_announce(ms,
+                               (extras & 9u ? 1u << GW_MCP_VIEW_PROMPTS : 0) |
+                                   (extras & 10u ? 1u << GW_MCP_VIEW_RESOURCES : 0),
+                               true);
+    if (!clients && (extras & 1u))
         notify_all(ms, "notifications/prompts/list_changed");
-    if (extras & 2u)
+    if (!clients && (extras & 2u))
         notify_all(ms, "notifications/resources/list_changed");
 }
 

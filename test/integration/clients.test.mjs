@@ -451,3 +451,23 @@ servers:
     assert.equal(r2.status, 200, r2.body);
   }
 });
+
+test('a reload that gives a client a server: its own prompts/resources list_changed, no other client\'s', async (t) => {
+  const d = await up(config());
+  t.after(() => stopClean(d));
+  const { ResourceListChangedNotificationSchema } = await import('@modelcontextprotocol/sdk/types.js');
+  const alice = await sdk1(d, ALICE), bob = await sdk1(d, BOB);
+  t.after(() => Promise.all([alice.close(), bob.close()]));
+  const got = { alice: 0, bob: 0 };
+  alice.setNotificationHandler(ResourceListChangedNotificationSchema, () => { got.alice++; });
+  bob.setNotificationHandler(ResourceListChangedNotificationSchema, () => { got.bob++; });
+  assert.deepEqual((await alice.listResources()).resources, []);
+  await sleep(300); // the SDK's GET streams are open
+
+  fs.writeFileSync(d.configPath, config().replace('servers: [fx]', 'servers: [fx, res]'));
+  assert.equal((await d.post('/v1/reload', {}, { headers: auth(ADMIN) })).status, 200);
+  await waitFor(() => got.alice > 0);
+  assert.deepEqual((await alice.listResources()).resources.map((r) => r.uri).sort(), ['bres://a', 'bres://b']);
+  await sleep(500);
+  assert.equal(got.bob, 0, 'bob\'s view did not change');
+});
