@@ -25,12 +25,12 @@ function jcs(v) {
 }
 const digest = (args) => crypto.createHash('sha256').update(jcs(args ?? {})).digest('hex');
 
-const config = (auditPath, extra = '') => `version: 1
+const config = (auditPath, required = false) => `version: 1
 gateway:
   auth_token: ${ADMIN}
   audit:
     path: ${auditPath}
-${extra}clients:
+${required ? '    required: true\n' : ''}clients:
   alice: {token: ${ALICE}, deny: ['add'], rate: 50/min}
 servers:
   fx:
@@ -135,14 +135,14 @@ test('a full disk: the Problem and the dropped lines; calls go on, or with requi
   assert.equal((await call()).status, 200, 'calls go on');
   await waitFor(async () => /mcpgw_audit_lines_total\{result="dropped"\} [1-9]/.test((await d.get('/metrics', { headers: auth(ADMIN) })).body));
 
-  fs.writeFileSync(d.configPath, config('/dev/full', '  audit_required_placeholder: 1\n').replace('    path: /dev/full\n  audit_required_placeholder: 1\n', '    path: /dev/full\n    required: true\n'));
+  fs.writeFileSync(d.configPath, config('/dev/full', true));
   assert.equal((await d.post('/v1/reload', {}, { headers: auth(ADMIN) })).status, 200);
   await call(); // a write fails again under the new setting
   const refused = await waitFor(async () => { const r = await call(); return r.status === 503 ? r : null; });
   assert.equal(refused.json.error.code, 'audit_unavailable');
 
   const good = path.join(dir, 'audit.jsonl');
-  fs.writeFileSync(d.configPath, config(good).replace(`    path: ${good}\n`, `    path: ${good}\n    required: true\n`));
+  fs.writeFileSync(d.configPath, config(good, true));
   assert.equal((await d.post('/v1/reload', {}, { headers: auth(ADMIN) })).status, 200);
   assert.equal((await call()).status, 200, 'calls resume');
   await waitFor(() => readLines(good).length === 1);
