@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "gw/auth_cli.h"
+#include "gw/client_cli.h"
 #include "gw/config.h"
 #include "gw/daemon.h"
 #include "gw/import.h"
@@ -18,6 +19,7 @@ static const char usage[] =
     "       mcpgw --check-config [-v] [-c FILE]\n"
     "       mcpgw import FILE\n"
     "       mcpgw auth login|status|logout [ID] [--gateway URL] [--paste]\n"
+    "       mcpgw client token NAME\n"
     "       mcpgw --version\n"
     "\n"
     "  -c, --config FILE   configuration file (default: ./mcp.yaml, else .minds/mcp.yaml,\n"
@@ -31,10 +33,13 @@ static const char usage[] =
     "                      chatagent toolbox file to mcp.yaml version 1 on stdout\n"
     "      auth …          a server's OAuth grant, through the running daemon (login,\n"
     "                      status, logout; `mcpgw auth --help` says more)\n"
+    "      client token NAME  a fresh token for client NAME and the token_sha256 line\n"
+    "                      to paste into clients: (the token goes to the client only)\n"
     "  -V, --version       print the version\n"
     "  -h, --help          print this help\n"
     "\n"
-    "Signals: SIGHUP reloads the configuration; SIGTERM and SIGINT stop gracefully.\n";
+    "Signals: SIGHUP reloads the configuration; SIGUSR1 reopens the audit log;\n"
+    "SIGTERM and SIGINT stop gracefully.\n";
 
 /* A SIGHUP during the start must not kill the daemon (its default action),
  * so signals are held before any other code of ours runs: from the
@@ -181,6 +186,8 @@ int main(int argc, char **argv)
     if (optind < argc || check)
         gw_daemon_release_signals();
     if (optind < argc) {
+        if (strcmp(argv[optind], "client") == 0)
+            return gw_client_cli(argc - optind, argv + optind, stdout, stderr);
         if (strcmp(argv[optind], "auth") == 0)
             return gw_auth_cli(argc - optind, argv + optind,
                                opts.config_path ? opts.config_path : find_config(), opts.listen);

@@ -30,6 +30,7 @@ struct gw_api_ctx {
     struct gw_events *events;
     struct gw_metrics *metrics;
     struct gw_rounds *rounds;        /* input rounds of REST calls (input_rounds.h) */
+    struct gw_audit *audit;          /* the audit log, for /metrics (gw/audit.h) */
     struct tools_cache *tools_cache; /* the api's own; gw_api_ctx_release frees it */
     struct gw_artifacts *artifacts;  /* the api's own; gw_api_ctx_release frees it */
     /* POST /v1/reload: reloads now and returns the summary (new reference). */

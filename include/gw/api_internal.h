@@ -29,6 +29,17 @@ int gw_api__parse_body(struct gw_http_request *req, struct gw_api_body *b);
 /* Answers 400 {code, msg}; returns -1. */
 int gw_api__bad_request(struct gw_http_request *req, const char *code, const char *msg);
 
+/* The value of query parameter `key`, copied (no percent-decoding).
+ * NULL when absent. */
+char *gw_api__query_param(const char *query, const char *key);
+
+/* The listing routes (api_tools.c). */
+void gw_api__route_tools(struct gw_api_ctx *ctx, struct gw_http_request *req);
+void gw_api__route_tool(struct gw_api_ctx *ctx, struct gw_http_request *req, const char *name);
+void gw_api__route_toolsets(struct gw_api_ctx *ctx, struct gw_http_request *req);
+void gw_api__route_prompts(struct gw_api_ctx *ctx, struct gw_http_request *req);
+void gw_api__route_resources(struct gw_api_ctx *ctx, struct gw_http_request *req);
+
 /* POST /v1/tools/{tool}/call. */
 void gw_api__route_call(struct gw_api_ctx *ctx, struct gw_http_request *req, const char *tool);
 

@@ -201,6 +201,12 @@ struct gw_server_config {
 /* The most tools one search answers (REST's limit, find_tools'). */
 #define GW_TOOLSEARCH_LIMIT_MAX 100
 
+/* What an audit line keeps of a call's arguments. */
+enum gw_audit_arguments {
+    GW_AUDIT_ARGS_HASH, /* {"sha256": of their RFC 8785 text, "keys": [top-level keys]} */
+    GW_AUDIT_ARGS_NONE, /* null */
+};
+
 struct gw_gateway_config {
     char *listen;     /* "127.0.0.1:7420", "[::1]:7420" or "unix:/path" */
     char *auth_token; /* NULL when unset; a secret */
@@ -251,6 +257,35 @@ struct gw_gateway_config {
     size_t ntracing_headers;
     double tracing_sample;      /* 0 to 1: the share of new traces recorded */
     char *tracing_service_name; /* the resource's service.name */
+    /* gateway.audit (issue 35): one JSON line per tool call and refusal */
+    char *audit_path; /* absolute; NULL: no audit log */
+    enum gw_audit_arguments audit_arguments;
+    bool audit_required; /* calls are refused while the log cannot be written */
+};
+
+/* A caller of the gateway (`clients.<name>`, or `default` for
+ * gateway.auth_token): who it is by its token's SHA-256, and what it may
+ * use (servers/policy.c decides). */
+#define GW_CLIENT_NAME_MAX 64
+#define GW_CLIENT_DEFAULT  "default"
+
+struct gw_client_config {
+    char *name;         /* ^[a-zA-Z0-9_-]{1,64}$ */
+    uint64_t name_hash; /* gw_hash_str(name): every call looks its client up by name */
+    unsigned char token_sha256[32];
+    bool has_token; /* token or token_sha256 given */
+    char **servers; /* server ids; all when !has_servers */
+    size_t nservers;
+    bool has_servers;
+    char **tools; /* globs over final names; all when !has_tools */
+    size_t ntools;
+    bool has_tools;
+    char **deny; /* globs over final names; deny wins */
+    size_t ndeny;
+    bool admin;
+    unsigned rate_n;         /* calls per rate_window_ms, a bucket refilled continuously; 0: none */
+    uint64_t rate_window_ms; /* 1000 (`N/s`) or 60000 (`N/min`) */
+    int max_concurrent;      /* its tool calls in flight at most; 0: no cap of its own */
 };
 
 struct gw_diag {
@@ -272,7 +307,12 @@ struct gw_config {
     struct gw_gateway_config gateway;
     struct gw_server_config *servers; /* in file order */
     size_t nservers;
-    struct gw_diag *diags; /* in file order */
+    /* `clients:` in file order, then `default` for gateway.auth_token;
+     * none: every caller may use everything (the token, if any, aside) */
+    struct gw_client_config *clients;
+    size_t nclients;
+    unsigned char clients_sha256[32]; /* of the clients as loaded: the policy's version */
+    struct gw_diag *diags;            /* in file order */
     size_t ndiags;
 };
 
@@ -297,6 +337,9 @@ const struct gw_server_config *gw_config_server(const struct gw_config *c, const
  * takes the defaults), or UV_ENOENT for the NULL cases. */
 int gw_config_tool_policy(const struct gw_server_config *s, const char *tool,
                           struct gw_tool_config *out);
+
+/* The client of that name, or NULL. */
+const struct gw_client_config *gw_config_client(const struct gw_config *c, const char *name);
 
 /* "file:line:col: error: [server id] message" (as --check-config prints). */
 char *gw_diag_format(const struct gw_diag *d);

@@ -51,6 +51,8 @@ extern const struct gw_cfg_directive gw_cfg_gateway_directives[];
 extern const size_t gw_cfg_ngateway_directives;
 extern const struct gw_cfg_directive gw_cfg_server_directives[];
 extern const size_t gw_cfg_nserver_directives;
+extern const struct gw_cfg_directive gw_cfg_client_directives[];
+extern const size_t gw_cfg_nclient_directives;
 
 /* A load in progress. `srv` is the server whose keys are being read (NULL
  * for the top level and `gateway`): errors then clear that server's `ok`
@@ -258,6 +260,18 @@ void gw_cfg_sandbox_free(struct gw_sandbox_config *sb);
 
 /* The offset of a field of the sandbox at `off` in a row's base. */
 #define GW_SANDBOX_OFF(off, field) ((off) + offsetof(struct gw_sandbox_config, field))
+
+/* config_clients.c: the `clients:` map, then (once gateway is read) the
+ * default client of gateway.auth_token, the checks across clients and the
+ * policy's digest; and what frees them. */
+void gw_cfg_load_clients(struct gw_cfg_ld *ld, const struct gw_yaml_node *m);
+void gw_cfg_finish_clients(struct gw_cfg_ld *ld, const struct gw_yaml_node *at);
+void gw_cfg_free_clients(struct gw_config *c);
+/* config_clients.c: gateway.audit's path and arguments. */
+int gw_cfg_set_audit_path(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
+                          const struct gw_yaml_node *n, const char *key, void *base);
+int gw_cfg_set_audit_arguments(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,
+                               const struct gw_yaml_node *n, const char *key, void *base);
 
 /* config_json.c: servers.<id>.config, YAML read into initialize's JSON. */
 int gw_cfg_set_init_config(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d,

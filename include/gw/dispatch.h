@@ -53,7 +53,11 @@ struct gw_call_hooks {
 };
 
 struct gw_call_request {
-    const char *tool;    /* final name */
+    const char *tool;  /* final name */
+    const char *front; /* "rest", "mcp-2025-11-25" or "mcp-2026-07-28" (static): the audit's */
+    /* The caller's client (gw/policy.h): a tool it may not use is no
+     * tool (GW_SERVERS_E_NO_TOOL), decided against the newest config. */
+    const char *client;
     const char *dialog;  /* canonical dialog id, or NULL */
     json_t *arguments;   /* borrowed object */
     uint64_t timeout_ms; /* 0: tool policy, else server, else gateway */
@@ -92,6 +96,10 @@ typedef void (*gw_call_cb)(void *data, const struct gw_call_outcome *o);
 /* Routes a call. Returns 0 and the callback fires exactly once later (*out,
  * when non-NULL, stays valid until then); or returns GW_SERVERS_E_NO_TOOL,
  * _NEED_DIALOG, _NOT_READY or _LIMIT at once, with no callback. */
+/* The audit log the calls are written to (gw/audit.h; NULL: none). */
+struct gw_audit;
+void gw_dispatch_set_audit(struct gw_servers *s, struct gw_audit *a);
+
 int gw_dispatch_call(struct gw_servers *s, const struct gw_call_request *r, gw_call_cb cb,
                      void *data, struct gw_call **out);
 
@@ -107,7 +115,8 @@ int gw_dispatch_call(struct gw_servers *s, const struct gw_call_request *r, gw_c
  * the outcome fires. */
 struct gw_route_request {
     const char *method;
-    json_t *params; /* borrowed object */
+    const char *client; /* as gw_call_request's: its servers only */
+    json_t *params;     /* borrowed object */
     const char *dialog;
     uint64_t timeout_ms;              /* 0: server, else gateway request timeout */
     struct gw_subscriber *subscriber; /* resources/subscribe only */

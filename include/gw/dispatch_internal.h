@@ -36,8 +36,11 @@ struct gw_call {
     bool retried;                /* sent again after its session was lost (design §9) */
     bool parked;                 /* sent, and holding no slot (gw_dispatch_park) */
     char server[65];
-    char *tool;     /* final name */
-    char *original; /* ORIGINAL name */
+    char client[65]; /* the caller's client, counted in flight (gw_policy_admit) */
+    bool admitted;
+    struct gw_call_audit *audit; /* what its audit line says (dispatch_audit.c), or NULL */
+    char *tool;                  /* final name */
+    char *original;              /* ORIGINAL name */
     char dialog[GW_DIALOG_MAX + 1];
     json_t *arguments;
     uint64_t timeout_ms;
@@ -116,5 +119,21 @@ int gw_subs_call_done(struct gw_call *call, int code);
 void gw_subs_slot_gone(struct slot *slot);
 /* Registers notifications/resources/updated. */
 void gw_subs_routes(struct gw_servers *s);
+
+/* dispatch_audit.c: the audit line of a tool call (gw/audit.h). A refusal
+ * is written at once; a call's line is begun when it is made (its
+ * arguments' digest, the rule that let it through) and written with its
+ * outcome; the instance and pid are noted when it is sent. */
+struct gw_call_request;
+void gw_dispatch__audit_refused(struct gw_servers *s, const struct gw_call_request *r,
+                                const char *server, const char *outcome, const char *rule);
+void gw_dispatch__audit_begin(struct gw_call *c, const struct gw_call_request *r, const char *rule);
+void gw_dispatch__audit_sent(struct gw_call *c);
+void gw_dispatch__audit_end(struct gw_call *c, int code, const json_t *result);
+void gw_dispatch__audit_free(struct gw_call *c);
+
+/* dispatch_release.c: mcp_release({"serverId"}) for `dialog`, as a
+ * CallToolResult (new reference). */
+json_t *gw_dispatch__release_result(struct gw_servers *s, const char *dialog, json_t *args);
 
 #endif

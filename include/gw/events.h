@@ -33,6 +33,16 @@ void gw_events_publish(struct gw_events *ev, const char *type, json_t *data);
  * the newest event it reflects) as event `snapshot` first. */
 void gw_events_attach(struct gw_events *ev, struct gw_http_request *req, json_t *snapshot);
 
+/* What one client may see of an event (issue 35): a new reference to send
+ * (the event itself, or a copy rewritten for it), or NULL to send it
+ * nothing. */
+typedef json_t *(*gw_events_view)(void *data, const struct gw_http_request *req, const char *type,
+                                  json_t *event);
+/* gw_events_attach for a client that sees each event (kept ones replayed
+ * too) through `view`; the snapshot is its own already. */
+void gw_events_attach_view(struct gw_events *ev, struct gw_http_request *req, json_t *snapshot,
+                           gw_events_view view, void *view_data);
+
 size_t gw_events_clients(const struct gw_events *ev);
 
 /* Ends every stream and closes the timer; `cb` runs when done and `ev` is

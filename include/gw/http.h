@@ -87,6 +87,9 @@ struct gw_http_request {
     int is_unix;          /* came over the unix socket listener */
     uint64_t received_ms; /* monotonic ms when the request was complete */
     void *user;           /* free for the handler */
+    /* The client the handler authenticated (gw/policy.h), "" for none:
+     * set by the gate, read by the routes, copied by what outlives it. */
+    char client[65];
 };
 
 struct gw_http_server;

@@ -74,6 +74,8 @@ struct gw_round_bind {
     const char *method; /* "tools/call", "prompts/get", "resources/read" */
     const char *name;   /* the final tool or prompt name, or the URI */
     json_t *arguments;  /* the call's arguments object, or NULL */
+    const char *client; /* the caller's client (gw/policy.h), or NULL: a dialog-less state
+                           is its client's too */
 };
 
 /* The receiver's next event: exactly one of `outcome` (the call ended) and

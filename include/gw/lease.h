@@ -23,8 +23,9 @@
 #include <stdint.h>
 #include <time.h>
 
-/* The longest dialog id "root/self". */
-#define GW_DIALOG_MAX      129
+/* The longest dialog id: "root/self", and its client's name and '@' before
+ * it (gw_dialog_scope). */
+#define GW_DIALOG_MAX      194
 #define GW_DIALOG_PART_MAX 64
 
 /* Dialogs remembered as restarted, per server (the oldest is forgotten). */
@@ -43,6 +44,18 @@ int gw_dialog_parse(const char *s, char *root, char *self, char *canon);
 #define GW_DIALOG_SESSION_PREFIX "mcp-session:"
 #define GW_DIALOG_SESSION_HEX    16
 #define GW_DIALOG_SESSION_LEN    (sizeof GW_DIALOG_SESSION_PREFIX - 1 + GW_DIALOG_SESSION_HEX)
+
+/* A client's dialog as the leases, input rounds and activations key it
+ * (issue 35): "<client>@<dialog>", so that the "chat1" of two clients are
+ * two dialogs and no name reaches another client's; the dialog itself for
+ * no client ("") and for `default` (gateway.auth_token), as before
+ * clients. '@' is in no dialog and no client name. `out` holds
+ * GW_DIALOG_MAX + 1 bytes and may be `dialog`. */
+void gw_dialog_scope(const char *client, const char *dialog, char *out);
+/* The dialog of a scoped id as its client named it (a pointer into `id`),
+ * with the client's name in `client` (GW_DIALOG_PART_MAX + 1 bytes; "" for
+ * a dialog of no client or of `default`). */
+const char *gw_dialog_unscope(const char *id, char *client);
 
 /* Whether `s` has the form of a session's own dialog (any string). */
 bool gw_dialog_is_session(const char *s);

@@ -101,6 +101,10 @@ void gw_mcp_server_extras_changed(struct gw_mcp_server *ms, const char *type);
  * coalesced like the catalog's. */
 void gw_mcp_server_tool_search_changed(struct gw_mcp_server *ms);
 
+/* The clients section changed (gw_config.clients_sha256): each client
+ * whose tools/list reads differently now is told so (list_changed). */
+void gw_mcp_server_policy_changed(struct gw_mcp_server *ms);
+
 /* Live sessions (for /metrics and tests). */
 size_t gw_mcp_server_sessions(const struct gw_mcp_server *ms);
 

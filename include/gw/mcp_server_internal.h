@@ -97,6 +97,7 @@ struct gw_mcp_session {
     struct gw_mcp_server *ms;
     char id[MCP_SESSION_ID_LEN + 1];
     char dialog[GW_DIALOG_MAX + 1]; /* canonical */
+    char client[65];                /* its client (gw/policy.h): only it uses the session */
     bool named_dialog;              /* X-Mcpgw-Dialog or the URL's, else "mcp-session:<hex>" */
     char version[MCP_VERSION_MAX];  /* negotiated protocol version */
     json_t *client_caps;            /* owned; the client's capabilities */
@@ -193,12 +194,15 @@ struct gw_mcp_server {
     unsigned open_handles;
     uint64_t notified_version;      /* the catalog version sessions were told about */
     uint64_t extras_notified;       /* the extras version sessions were told about */
-    unsigned extras_pending;        /* kinds (1 prompts, 2 resources) to notify */
+    unsigned extras_pending;        /* kinds (1 prompts, 2 resources; 4 tool search and 8
+                                       the clients changed: tools) to notify */
     struct gw_mcp_session *modern;  /* sessions of 2026-07-28 requests not answered yet: each
                                        owned by its exchange, listed here for shutdown */
     struct mcp_listener *listeners; /* open subscriptions/listen streams, owned here
                                        (mcp_listen.c) until their client leaves or close */
     size_t nlisteners;
+    struct mcp_view *views; /* each client's tools/list as announced (mcp_views.c) */
+    size_t nviews;
     enum gw_mcp_default_dialog default_dialog;
     struct mcp_announced announced;
     void (*close_cb)(void *data);
@@ -473,6 +477,20 @@ void gw_mcp__listen(struct gw_mcp_server *ms, struct gw_http_request *req, json_
  * it (`method` is the notification's): those of `dialog`, or every one
  * when it is NULL. */
 void gw_mcp__listeners_notify(struct gw_mcp_server *ms, const char *method, const char *dialog);
+/* The same to the listen streams of one client. */
+void gw_mcp__listeners_notify_client(struct gw_mcp_server *ms, const char *method,
+                                     const char *client);
+
+/* ---- mcp_views.c: each client's view, for its list_changed ---- */
+
+enum { GW_MCP_VIEW_TOOLS, GW_MCP_VIEW_PROMPTS, GW_MCP_VIEW_RESOURCES, GW_MCP_VIEWS };
+/* Notes the client's current views if it has none yet (with clients only). */
+void gw_mcp__view_note(struct gw_mcp_server *ms, const char *client);
+/* For each kind of `kinds` (bits 1 << GW_MCP_VIEW_*): tells each client
+ * whose view of it changed since it was noted (unless !tell) with its
+ * list_changed, and notes the new one. */
+void gw_mcp__views_announce(struct gw_mcp_server *ms, unsigned kinds, bool tell);
+void gw_mcp__views_free(struct gw_mcp_server *ms);
 /* Shutdown: every listen stream gets its final result and ends. */
 void gw_mcp__listeners_end(struct gw_mcp_server *ms);
 

@@ -25,6 +25,7 @@ struct gw_result_ctx {
     struct gw_artifacts *artifacts; /* where binary content is saved (borrowed) */
     struct gw_artifact_caps caps;
     const char *root, *self; /* the dialog; "anonymous" when the call had none */
+    const char *dir_root;    /* root's directory: root scoped by the client (gw_dialog_scope) */
     const char *server;      /* server id */
     const char *tool;        /* ORIGINAL tool name */
 };

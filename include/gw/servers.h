@@ -48,6 +48,9 @@ enum {
         GW_E_SERVERS_BASE - 9, /* 429: the input round caps (input_rounds.h) are reached */
     GW_SERVERS_E_AUTHORIZATION =
         GW_E_SERVERS_BASE - 10, /* 503: the server's OAuth grant stopped working */
+    GW_SERVERS_E_RATE_LIMITED =
+        GW_E_SERVERS_BASE - 11, /* 429: the client's rate or max_concurrent (issue 35) */
+    GW_SERVERS_E_AUDIT = GW_E_SERVERS_BASE - 12, /* 503: gateway.audit.required and it fails */
 };
 
 struct gw_servers;

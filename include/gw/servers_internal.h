@@ -128,6 +128,8 @@ struct gw_servers {
     struct gw_ts_active *active;  /* /mcp's activations per dialog (servers_toolsearch.c) */
     uv_check_t ts_check;          /* steps `search` after each loop turn (servers_toolsearch.c) */
     uv_idle_t ts_idle;            /* keeps the loop turning while a step is left */
+    struct gw_policy_limits *limits; /* each client's bucket and calls in flight (policy.c) */
+    struct gw_audit *audit; /* the audit log (dispatch's, gw_dispatch_set_audit), or NULL */
     struct gw_servers_cbs cbs;
     struct server *head;
     struct server *pending; /* replacements being prepared (reload) */
@@ -305,5 +307,8 @@ struct gw_slot_hooks {
     /* The slot is retired: what hangs on it (subscriptions) ends. */
     void (*slot_gone)(struct slot *slot);
 };
+
+/* policy.c: frees the clients' limits state (gw_servers.limits). */
+void gw_policy_limits_free(struct gw_policy_limits *l);
 
 #endif

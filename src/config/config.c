@@ -159,6 +159,7 @@ const struct gw_cfg_directive gw_cfg_top_directives[] = {
     {"version", GW_CFG_CUSTOM, 0, 0, 0, NULL, NULL, "000", "integer (1)"},
     {"gateway", GW_CFG_SECTION, 0, 0, 0, NULL, NULL, "design", NULL},
     {"servers", GW_CFG_CUSTOM, 0, 0, 0, NULL, NULL, "000", "map of server id to server"},
+    {"clients", GW_CFG_CUSTOM, 0, 0, 0, NULL, NULL, "design", "map of client name to client"},
 };
 
 const struct gw_cfg_directive gw_cfg_gateway_directives[] = {
@@ -248,6 +249,12 @@ const struct gw_cfg_directive gw_cfg_gateway_directives[] = {
      NULL},
     {"gateway.reload.poll_interval_ms", GW_CFG_MS, GW_OFF(reload_poll_interval_ms), 0, 10, "1000",
      NULL, "000", NULL},
+    {"gateway.audit", GW_CFG_SECTION, 0, 0, 0, NULL, NULL, "design", NULL},
+    {"gateway.audit.path", GW_CFG_CUSTOM, 0, 0, 0, NULL, gw_cfg_set_audit_path, "design", "path"},
+    {"gateway.audit.arguments", GW_CFG_CUSTOM, 0, 0, 0, "hash", gw_cfg_set_audit_arguments,
+     "design", "hash | none"},
+    {"gateway.audit.required", GW_CFG_BOOL, GW_OFF(audit_required), 0, 0, "false", NULL, "design",
+     NULL},
     {"gateway.tool_search", GW_CFG_SECTION, 0, 0, 0, NULL, NULL, "design", NULL},
     {"gateway.tool_search.enabled", GW_CFG_BOOL, GW_OFF(tool_search_enabled), 0, 0, "false", NULL,
      "design", NULL},
@@ -353,7 +360,7 @@ static void load_servers(struct gw_cfg_ld *ld, const struct gw_yaml_node *m)
  * allowed_commands), then servers, whatever their order in the file. */
 static void load_root(struct gw_cfg_ld *ld, const struct gw_yaml_node *root)
 {
-    const struct gw_yaml_node *gw = NULL, *servers = NULL;
+    const struct gw_yaml_node *gw = NULL, *servers = NULL, *clients = NULL;
     check_version(ld, root);
     for (size_t i = 0; i < gw_yaml_map_len(root); i++) {
         const struct gw_yaml_node *k = gw_yaml_map_key(root, i);
@@ -370,6 +377,8 @@ static void load_root(struct gw_cfg_ld *ld, const struct gw_yaml_node *root)
             gw_cfg_check_dups(ld, v, "gateway", 1);
         } else if (strcmp(k->str, "servers") == 0) {
             servers = v;
+        } else if (strcmp(k->str, "clients") == 0) {
+            clients = v;
         } else if (strcmp(k->str, "version") != 0) {
             gw_cfg_unknown_key(ld, "", "", k);
         }
@@ -378,6 +387,9 @@ static void load_root(struct gw_cfg_ld *ld, const struct gw_yaml_node *root)
         gw_cfg_walk(ld, "gateway", "gateway", gw, &ld->c->gateway);
     if (servers != NULL)
         load_servers(ld, servers);
+    if (clients != NULL)
+        gw_cfg_load_clients(ld, clients);
+    gw_cfg_finish_clients(ld, clients ? clients : root);
 }
 
 static void load_text(struct gw_cfg_ld *ld, const char *buf, size_t len)
@@ -564,6 +576,7 @@ void gw_config_unref(struct gw_config *c)
     free(g->oauth_redirect_uri);
     free(g->oauth_client_metadata_url);
     gw_cfg_free_tracing(g);
+    free(g->audit_path);
     gw_cfg_free_strv(g->allowed_commands, g->nallowed_commands);
     gw_cfg_free_strv(g->reserved_tool_names, g->nreserved_tool_names);
     gw_cfg_free_strv(g->tool_search_always_loaded, g->ntool_search_always_loaded);
@@ -572,6 +585,7 @@ void gw_config_unref(struct gw_config *c)
     for (size_t i = 0; i < c->nservers; i++)
         gw_cfg_free_server(&c->servers[i]);
     free(c->servers);
+    gw_cfg_free_clients(c);
     for (size_t i = 0; i < c->ndiags; i++) {
         free(c->diags[i].file);
         free(c->diags[i].server);

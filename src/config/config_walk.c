@@ -20,13 +20,14 @@ static struct table table_at(size_t i)
 {
     struct table t[] = {{gw_cfg_top_directives, gw_cfg_ntop_directives},
                         {gw_cfg_gateway_directives, gw_cfg_ngateway_directives},
-                        {gw_cfg_server_directives, gw_cfg_nserver_directives}};
-    return i < 3 ? t[i] : (struct table){NULL, 0};
+                        {gw_cfg_server_directives, gw_cfg_nserver_directives},
+                        {gw_cfg_client_directives, gw_cfg_nclient_directives}};
+    return i < 4 ? t[i] : (struct table){NULL, 0};
 }
 
 static const struct gw_cfg_directive *find_directive(const char *key)
 {
-    for (size_t t = 0; t < 3; t++) {
+    for (size_t t = 0; t < 4; t++) {
         struct table tb = table_at(t);
         for (size_t i = 0; i < tb.n; i++) {
             if (strcmp(tb.rows[i].key, key) == 0)
@@ -46,7 +47,7 @@ static const char *type_name(const struct gw_cfg_directive *d)
 
 int gw_config_directive(size_t i, struct gw_config_directive_info *out)
 {
-    for (size_t t = 0; t < 3; t++) {
+    for (size_t t = 0; t < 4; t++) {
         struct table tb = table_at(t);
         if (i < tb.n) {
             out->key = tb.rows[i].key;
@@ -128,7 +129,7 @@ void gw_cfg_unknown_key(struct gw_cfg_ld *ld, const char *path, const char *show
 {
     const char *best = NULL;
     int bestd = 3;
-    for (size_t t = 0; t < 3; t++) {
+    for (size_t t = 0; t < 4; t++) {
         struct table tb = table_at(t);
         for (size_t i = 0; i < tb.n; i++) {
             if (!is_child(path, tb.rows[i].key))
@@ -350,7 +351,7 @@ void gw_cfg_walk(struct gw_cfg_ld *ld, const char *path, const char *shown,
 void gw_cfg_apply_defaults(struct gw_cfg_ld *ld, const char *path, void *base)
 {
     size_t n = strlen(path);
-    for (size_t t = 0; t < 3; t++) {
+    for (size_t t = 0; t < 4; t++) {
         struct table tb = table_at(t);
         for (size_t i = 0; i < tb.n; i++) {
             const struct gw_cfg_directive *d = &tb.rows[i];

@@ -12,6 +12,7 @@
 #include <uv.h>
 
 #include "gw/api.h"
+#include "gw/audit.h"
 #include "gw/config.h"
 #include "gw/curl_uv.h"
 #include "gw/gate.h"
@@ -50,8 +51,9 @@ struct daemon {
     struct gw_watch *watch;
     struct gw_api_ctx api;
     struct gw_gate gate;
-    uv_signal_t sigterm, sigint, sighup;
-    uv_timer_t stop_timer; /* defers a stop out of the servers module */
+    uv_signal_t sigterm, sigint, sighup, sigusr1;
+    struct gw_audit *audit; /* gateway.audit; reopened on SIGUSR1 */
+    uv_timer_t stop_timer;  /* defers a stop out of the servers module */
     int exit_code;
     bool stopping;
     uint64_t stop_ms; /* when the stop began: the traces' flush ends at shutdown_grace */
@@ -142,6 +144,9 @@ static json_t *swap_config(struct daemon *d, struct gw_config *next)
     if (d->config != NULL && d->mcp != NULL &&
         tool_search_changed(&d->config->gateway, &next->gateway))
         gw_mcp_server_tool_search_changed(d->mcp);
+    if (d->config != NULL && d->mcp != NULL &&
+        memcmp(d->config->clients_sha256, next->clients_sha256, sizeof next->clients_sha256) != 0)
+        gw_mcp_server_policy_changed(d->mcp);
     if (d->config != NULL && strcmp(d->config->gateway.listen, next->gateway.listen) != 0 &&
         d->opts->listen == NULL)
         gw_log(GW_LOG_WARN, "gateway.listen changed; it takes effect at the next restart", NULL);
@@ -152,6 +157,7 @@ static json_t *swap_config(struct daemon *d, struct gw_config *next)
         gw_otlp_configure(d->otlp, &next->gateway);
     d->api.config = next;
     d->gate.config = next;
+    gw_audit_configure(d->audit, &next->gateway);
     d->api.loaded_at = time(NULL);
     if (d->http != NULL) {
         struct gw_http_limits limits;
@@ -285,6 +291,7 @@ static void held_signals(sigset_t *set)
 {
     sigemptyset(set);
     sigaddset(set, SIGHUP);
+    sigaddset(set, SIGUSR1);
     sigaddset(set, SIGTERM);
     sigaddset(set, SIGINT);
 }
@@ -341,10 +348,12 @@ static void stop(struct daemon *d)
     uv_close((uv_handle_t *)&d->sigterm, on_handle_closed);
     uv_close((uv_handle_t *)&d->sigint, on_handle_closed);
     uv_close((uv_handle_t *)&d->sighup, on_handle_closed);
+    uv_close((uv_handle_t *)&d->sigusr1, on_handle_closed);
     uv_close((uv_handle_t *)&d->stop_timer, on_handle_closed);
     /* Closing the handle gave SIGHUP back its default action, which kills:
      * a reload asked while draining is simply not done. */
     signal(SIGHUP, SIG_IGN);
+    signal(SIGUSR1, SIG_IGN);
 }
 
 /* The input rounds' expiry: GW_ROUNDS_EXPIRY_MS, or
@@ -392,6 +401,8 @@ static void on_signal(uv_signal_t *h, int signum)
         return;
     if (signum == SIGHUP)
         json_decref(reload(d, "sighup"));
+    else if (signum == SIGUSR1)
+        gw_audit_reopen(d->audit);
     else
         stop(d);
 }
@@ -471,10 +482,11 @@ static int start_http(struct daemon *d)
     char *err = NULL;
 
     d->gate.loopback = listen_is_loopback(listen);
-    if (!d->gate.loopback && d->config->gateway.auth_token == NULL) {
+    if (!d->gate.loopback && d->config->nclients == 0) {
         gw_log(GW_LOG_ERROR,
-               "refusing to listen on a non-loopback address without gateway.auth_token", "listen",
-               listen, NULL);
+               "refusing to listen on a non-loopback address without gateway.auth_token or "
+               "clients",
+               "listen", listen, NULL);
         return -1;
     }
     http_limits(&d->config->gateway, &limits);
@@ -536,11 +548,14 @@ static void init(struct daemon *d, const struct gw_daemon_options *opts)
     d->otlp = gw_otlp_new(d->loop, d->multi, d->problems);
     d->servers = gw_servers_new(d->loop, d->multi, d->problems, &cbs);
     gw_dispatch_attach(d->servers);
+    d->audit = gw_audit_new(d->loop, d->problems);
+    gw_dispatch_set_audit(d->servers, d->audit);
     d->api = (struct gw_api_ctx){.problems = d->problems,
                                  .servers = d->servers,
                                  .events = d->events,
                                  .metrics = d->metrics,
                                  .rounds = make_rounds(d->loop),
+                                 .audit = d->audit,
                                  .started_at = time(NULL),
                                  .reload = api_reload,
                                  .data = d};
@@ -549,6 +564,7 @@ static void init(struct daemon *d, const struct gw_daemon_options *opts)
     watch_signal(d, &d->sigterm, SIGTERM);
     watch_signal(d, &d->sigint, SIGINT);
     watch_signal(d, &d->sighup, SIGHUP);
+    watch_signal(d, &d->sigusr1, SIGUSR1);
     uv_timer_init(d->loop, &d->stop_timer);
     d->stop_timer.data = d;
 }
@@ -579,6 +595,7 @@ int gw_daemon_run(const struct gw_daemon_options *opts)
      * left its instance's process group and session. */
     gw_proctree_kill_all(1000);
     gw_log(GW_LOG_INFO, "stopped", "exit", d.exit_code ? "1" : "0", NULL);
+    gw_audit_close(d.audit); /* every call has ended: its line is queued */
     if (uv_loop_close(d.loop) != 0)
         gw_log(GW_LOG_WARN, "event loop closed with handles still open", NULL);
     if (d.config != NULL)

@@ -2,9 +2,12 @@
 #include "gw/gate.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
+#include "gw/policy.h"
+#include "gw/sha256.h"
 #include "gw/ui.h"
 #include "gw/util.h"
 
@@ -161,21 +164,38 @@ static int check_host_origin(const struct gw_gate *g, struct gw_http_request *re
     return 0;
 }
 
+/* The client whose token `given` is, or NULL. The token's digest is
+ * compared with every client's (gw_policy_client_by_digest): the config
+ * holds digests only, and the time does not depend on the bytes. */
+static const char *client_of(const struct gw_config *c, const char *given)
+{
+    unsigned char digest[GW_SHA256_LEN];
+    struct gw_sha256 h;
+    const char *name;
+
+    gw_sha256_init(&h);
+    gw_sha256_update(&h, given, strlen(given));
+    gw_sha256_final(&h, digest);
+    name = gw_policy_client_by_digest(c, digest);
+    memset(&h, 0, sizeof h);
+    memset(digest, 0, sizeof digest);
+    return name;
+}
+
 static int check_auth(const struct gw_gate *g, struct gw_http_request *req)
 {
     static const char *const challenge[] = {"WWW-Authenticate: Bearer realm=\"mcpgw\"", NULL};
-    const char *token = g->config->gateway.auth_token;
-    const char *given = gw_http_header(req, "authorization");
+    const char *given = gw_http_header(req, "authorization"), *name;
 
     /* The OAuth callback carries its own credential, the flow's state,
      * and the browser coming back has no gateway token. */
-    if (token == NULL || strcmp(req->path, "/healthz") == 0 ||
+    if (g->config->nclients == 0 || strcmp(req->path, "/healthz") == 0 ||
         strcmp(req->path, "/oauth/callback") == 0)
         return 0;
-    if (given != NULL && strncasecmp(given, "Bearer ", 7) == 0) {
-        given += 7;
-        if (gw_secure_equal(given, strlen(given), token, strlen(token)))
-            return 0;
+    if (given != NULL && strncasecmp(given, "Bearer ", 7) == 0 &&
+        (name = client_of(g->config, given + 7)) != NULL) {
+        snprintf(req->client, sizeof req->client, "%s", name);
+        return 0;
     }
     gw_http_respond_error(req, 401, "unauthorized",
                           "this route needs an Authorization: Bearer token", challenge);
@@ -186,6 +206,7 @@ void gw_gate_handle(struct gw_http_request *req, void *data)
 {
     struct gw_gate *g = data;
 
+    req->client[0] = '\0';
     if (check_host_origin(g, req) != 0)
         return;
     /* The page's files hold no data; its data routes need the token. */

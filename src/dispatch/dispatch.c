@@ -11,8 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gw/audit.h"
 #include "gw/log.h"
 #include "gw/oauth.h"
+#include "gw/policy.h"
 #include "gw/dispatch_internal.h"
 #include "gw/servers.h"
 #include "gw/util.h"
@@ -152,6 +154,9 @@ static void call_free(uv_handle_t *h)
     if (c->sub != NULL) /* refused before it was sent: no outcome came */
         gw_subs_call_done(c, GW_MCP_E_CANCELLED);
     gw_call_trace_free(c);
+    if (c->admitted)
+        gw_policy_done(c->s, c->client);
+    gw_dispatch__audit_free(c);
     free(c->tool);
     free(c->original);
     free(c->deferred_message);
@@ -230,6 +235,7 @@ static void deliver(struct gw_call *c, int code, json_t *result, const char *mes
         .missing_caps = c->missing_caps,
     };
     c->state = CALL_DONE;
+    gw_dispatch__audit_end(c, code, result);
     uv_timer_stop(&c->timer);
     gw_relay_done(c); /* its relayed requests end before its caller hears */
     c->cb(c->data, &o);
@@ -335,6 +341,7 @@ static void call_send(struct gw_call *c)
         return;
     }
     c->state = CALL_SENT;
+    gw_dispatch__audit_sent(c);
     s->in_flight++;
     tool_add(s, c, 1);
     touch_lease(c);
@@ -623,36 +630,6 @@ static int route(struct gw_servers *s, struct server *srv, struct gw_call *c, gw
     return 0;
 }
 
-static json_t *text_result(bool is_error, char *text)
-{
-    json_t *r = json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text", "text", text,
-                          "isError", is_error);
-
-    free(text);
-    return r;
-}
-
-/* The built-in mcp_release({"serverId"}) (seed 000) for the call's dialog,
- * whichever front end asks. Input problems are tool errors (isError), as
- * MCP 2025-11-25 asks. */
-static json_t *release_result(struct gw_servers *s, const char *dialog, json_t *args)
-{
-    const char *id = json_string_value(json_object_get(args, "serverId"));
-    json_t *released, *r;
-
-    if (id == NULL)
-        return text_result(true, gw_xstrdup("mcp_release needs {\"serverId\": \"<server id>\"}"));
-    released = json_array();
-    if (gw_servers_release(s, dialog, id, released) != 0)
-        r = text_result(true, gw_xasprintf("no server is named '%s'", id));
-    else if (json_array_size(released) == 0)
-        r = text_result(false, gw_xasprintf("this dialog held no lease on '%s'", id));
-    else
-        r = text_result(false, gw_xasprintf("released the lease on '%s'", id));
-    json_decref(released);
-    return r;
-}
-
 /* Its outcome comes on the next loop turn, like any call's. */
 static int release_call(struct gw_servers *s, const struct gw_call_request *r, gw_call_cb cb,
                         void *data, struct gw_call **out)
@@ -662,12 +639,14 @@ static int release_call(struct gw_servers *s, const struct gw_call_request *r, g
     if (r->dialog == NULL)
         return GW_SERVERS_E_NEED_DIALOG;
     c = call_alloc(s, "", r->dialog, 0);
+    gw_strlcpy(c->client, r->client ? r->client : "", sizeof c->client);
+    gw_dispatch__audit_begin(c, r, NULL);
     c->tool = gw_xstrdup(GW_CATALOG_RELEASE_TOOL);
     c->original = gw_xstrdup(GW_CATALOG_RELEASE_TOOL);
     c->cb = cb;
     c->data = data;
     c->deferred = true;
-    c->deferred_result = release_result(s, r->dialog, r->arguments);
+    c->deferred_result = gw_dispatch__release_result(s, r->dialog, r->arguments);
     uv_timer_start(&c->timer, on_deferred, 0, 0);
     if (out != NULL)
         *out = c;
@@ -679,12 +658,23 @@ int gw_dispatch_call(struct gw_servers *s, const struct gw_call_request *r, gw_c
 {
     const struct gw_cat_tool *t;
     struct server *srv;
+    struct gw_call *c;
+    const char *rule = NULL;
+    uint64_t retry;
 
     if (strcmp(r->tool, GW_CATALOG_RELEASE_TOOL) == 0)
         return release_call(s, r, cb, data, out);
     t = gw_catalog_lookup(s->catalog, r->tool);
-    if (t == NULL || t->server == NULL)
+    if (t == NULL || t->server == NULL) {
+        gw_dispatch__audit_refused(s, r, NULL, "unknown_tool", NULL);
         return GW_SERVERS_E_NO_TOOL;
+    }
+    if (!gw_policy_tool(s->config, r->client, t->server, t->name, &rule)) {
+        gw_dispatch__audit_refused(s, r, t->server, "denied", rule);
+        return GW_SERVERS_E_NO_TOOL;
+    }
+    if (gw_audit_refusing(s->audit))
+        return GW_SERVERS_E_AUDIT;
     srv = gw_servers_find(s, t->server);
     if (srv == NULL || s->closing)
         return GW_SERVERS_E_NOT_READY;
@@ -692,7 +682,15 @@ int gw_dispatch_call(struct gw_servers *s, const struct gw_call_request *r, gw_c
         return GW_SERVERS_E_AUTHORIZATION;
     if (!srv->cfg->truely_stateless && r->dialog == NULL)
         return GW_SERVERS_E_NEED_DIALOG;
-    return route(s, srv, call_new(s, srv, t, r), cb, data, out);
+    if (gw_policy_admit(s, r->client, gw_now_ms(), &retry) != 0) {
+        gw_dispatch__audit_refused(s, r, t->server, "rate_limited", "rate");
+        return GW_SERVERS_E_RATE_LIMITED;
+    }
+    c = call_new(s, srv, t, r);
+    c->admitted = r->client != NULL;
+    gw_strlcpy(c->client, r->client ? r->client : "", sizeof c->client);
+    gw_dispatch__audit_begin(c, r, rule);
+    return route(s, srv, c, cb, data, out);
 }
 
 int gw_dispatch_request(struct gw_servers *s, const struct gw_route_request *r, gw_call_cb cb,
@@ -713,6 +711,10 @@ int gw_dispatch_request(struct gw_servers *s, const struct gw_route_request *r, 
     if (subscribe && !gw_subs_room(r->subscriber))
         return GW_SERVERS_E_SUBS_FULL;
     srv = gw_extra_route(s, r->method, r->params, &params, &what);
+    if (srv != NULL && !gw_policy_server(s->config, r->client, srv->cfg->id)) {
+        json_decref(params);
+        srv = NULL;
+    }
     if (srv == NULL)
         return GW_SERVERS_E_NO_TOOL;
     if (s->closing || srv->state != SRV_READY ||

@@ -10,6 +10,7 @@
 
 #define RPC_INVALID_PARAMS (-32602)
 #define RPC_INTERNAL_ERROR (-32603)
+#define RPC_RATE_LIMITED   (-32029) /* docs/api.md: the client's rate or max_concurrent */
 
 struct row {
     int code;
@@ -20,6 +21,16 @@ static const struct row rows[] = {
     {0, {200, "ok", 0, "ok", "ok", false}},
     {GW_SERVERS_E_NO_TOOL,
      {404, "unknown_tool", RPC_INVALID_PARAMS, "unknown_tool", "no tool has this name", false}},
+    {GW_SERVERS_E_RATE_LIMITED,
+     {429, "rate_limited", RPC_RATE_LIMITED, "rate_limited",
+      "this client's rate or max_concurrent (clients.<name>) is used up; try again after "
+      "Retry-After seconds",
+      true}},
+    {GW_SERVERS_E_AUDIT,
+     {503, "audit_unavailable", RPC_INTERNAL_ERROR, "audit_unavailable",
+      "the audit log cannot be written and gateway.audit.required refuses calls until it can "
+      "(the Problem audit:write says why)",
+      true}},
     {GW_SERVERS_E_NEED_DIALOG,
      {400, "dialog_required", RPC_INVALID_PARAMS, "dialog_required",
       "this tool's server leases an instance per dialog: give \"dialog\": \"root\" or "

@@ -64,7 +64,7 @@ struct gw_round {
     struct kept_outcome kept;
     bool in_resume; /* answering upstream inside gw_rounds_resume */
     /* The binding its requestState is sealed with. */
-    char *dialog, *method, *name;
+    char *dialog, *method, *name, *client;
     json_t *arguments;
     unsigned char id[GW_ROUNDS_ID_LEN];
     bool has_id; /* parked under `id` */
@@ -170,6 +170,7 @@ static void round_free(struct gw_round *r)
     if (r->ended)
         kept_clear(&r->kept);
     free(r->dialog);
+    free(r->client);
     free(r->method);
     free(r->name);
     json_decref(r->arguments);
@@ -192,6 +193,7 @@ static struct gw_round *round_new(struct gw_rounds *rr, const struct gw_round_bi
     r->rcv = *rcv;
     r->has_rcv = true;
     r->dialog = gw_xstrdup(b->dialog);
+    r->client = gw_xstrdup(b->client);
     r->method = gw_xstrdup(b->method);
     r->name = gw_xstrdup(b->name);
     r->arguments = b->arguments != NULL ? json_incref(b->arguments) : NULL;
@@ -300,7 +302,7 @@ static json_t *input_requests(const struct gw_round *r)
 /* Hands the round's open requests to its receiver and parks it. */
 static void hand_out(struct gw_round *r)
 {
-    struct gw_round_bind b = {r->dialog, r->method, r->name, r->arguments};
+    struct gw_round_bind b = {r->dialog, r->method, r->name, r->arguments, r->client};
     char state[GW_ROUNDS_STATE_LEN + 1];
     struct gw_rounds_receiver rcv;
     struct gw_rounds_answer a;
@@ -538,7 +540,7 @@ static int started(struct gw_round *r, int rc, struct gw_round **out)
 int gw_rounds_call(struct gw_rounds *rr, struct gw_servers *s, const struct gw_call_request *req,
                    const struct gw_rounds_receiver *rcv, struct gw_round **out)
 {
-    struct gw_round_bind b = {req->dialog, "tools/call", req->tool, req->arguments};
+    struct gw_round_bind b = {req->dialog, "tools/call", req->tool, req->arguments, req->client};
     struct gw_round *r = round_new(rr, &b, rcv);
     struct gw_call_request q = *req;
 
@@ -555,7 +557,7 @@ int gw_rounds_route_bind(const struct gw_route_request *r, struct gw_round_bind 
 
     *b = (struct gw_round_bind){r->dialog, r->method,
                                 json_string_value(name ? name : json_object_get(r->params, "uri")),
-                                json_object_get(r->params, "arguments")};
+                                json_object_get(r->params, "arguments"), r->client};
     return b->name != NULL ? 0 : GW_SERVERS_E_NO_TOOL;
 }
 

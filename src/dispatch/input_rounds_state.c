@@ -61,6 +61,7 @@ static void seal(const unsigned char key[GW_ROUNDS_KEY_LEN], const unsigned char
     mac_field(&h, b->method);
     mac_field(&h, b->name);
     mac_field(&h, b->dialog);
+    mac_field(&h, b->client);
     gw_hmac_sha256_update(&h, digest, sizeof digest);
     gw_hmac_sha256_final(&h, mac);
 }

@@ -80,13 +80,16 @@ int gw_mcp__request_dialog(struct gw_mcp_server *ms, struct gw_http_request *req
                       "X-Mcpgw-Dialog or the URL");
     if (has_named)
         memcpy(canon, given, sizeof given);
-    if (canon[0] != '\0' || ms->default_dialog == GW_MCP_DIALOG_NONE)
+    if (canon[0] == '\0' && ms->default_dialog == GW_MCP_DIALOG_NONE)
         return 0;
     client = json_string_value(json_object_get(info, "name"));
-    if (ms->default_dialog == GW_MCP_DIALOG_SHARED || client == NULL || client[0] == '\0')
+    if (canon[0] == '\0' &&
+        (ms->default_dialog == GW_MCP_DIALOG_SHARED || client == NULL || client[0] == '\0'))
         memcpy(canon, GW_DIALOG_DEFAULT, sizeof GW_DIALOG_DEFAULT);
-    else
+    else if (canon[0] == '\0')
         client_dialog(client, canon);
+    /* every dialog is its client's (issue 35) */
+    gw_dialog_scope(req->client, canon, canon);
     return 0;
 }
 
@@ -98,8 +101,10 @@ void gw_mcp_server_set_default_dialog(struct gw_mcp_server *ms, enum gw_mcp_defa
 void gw_mcp_server_lease_acquired(struct gw_mcp_server *ms, const char *dialog, const char *server)
 {
     struct mcp_announced *a = &ms->announced;
+    char owner[GW_DIALOG_PART_MAX + 1];
+    const char *named = gw_dialog_unscope(dialog, owner);
 
-    if (strcmp(dialog, GW_DIALOG_DEFAULT) != 0 && !gw_dialog_is_client(dialog))
+    if (strcmp(named, GW_DIALOG_DEFAULT) != 0 && !gw_dialog_is_client(named))
         return;
     for (size_t i = 0; i < a->n; i++) {
         if (strcmp(a->dialogs[i], dialog) == 0)

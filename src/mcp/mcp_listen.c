@@ -124,8 +124,10 @@ static json_t *subscribe_all(struct mcp_listener *l, json_t *uris, const char *d
     json_array_foreach(uris, i, uri)
     {
         json_t *params = json_pack("{s:O}", "uri", uri);
-        struct gw_route_request r = {
-            .method = "resources/subscribe", .params = params, .dialog = dialog};
+        struct gw_route_request r = {.method = "resources/subscribe",
+                                     .client = l->req->client,
+                                     .params = params,
+                                     .dialog = dialog};
 
         if (l->sub == NULL)
             l->sub = gw_subscriber_new(l->ms->servers, &listener_hooks, l);
@@ -173,6 +175,7 @@ void gw_mcp__listen(struct gw_mcp_server *ms, struct gw_http_request *req, json_
     l->ms = ms;
     l->req = req;
     l->id = json_incref(id);
+    gw_mcp__view_note(ms, req->client);
     snprintf(l->dialog, sizeof l->dialog, "%s", dialog ? dialog : "");
     honored = json_object();
     for (size_t i = 0; i < GW_ARRAY_SIZE(kinds); i++) {
@@ -208,6 +211,26 @@ void gw_mcp__listeners_notify(struct gw_mcp_server *ms, const char *method, cons
     for (l = ms->listeners; l != NULL; l = next) {
         next = l->next;
         if ((l->kinds & bit) && (dialog == NULL || strcmp(l->dialog, dialog) == 0)) {
+            json_t *msg = tagged(l, method, NULL);
+            send_msg(l, msg);
+            json_decref(msg);
+        }
+    }
+}
+
+void gw_mcp__listeners_notify_client(struct gw_mcp_server *ms, const char *method,
+                                     const char *client)
+{
+    struct mcp_listener *l, *next;
+    unsigned bit = 0;
+
+    for (size_t i = 0; i < GW_ARRAY_SIZE(kinds); i++) {
+        if (strcmp(kinds[i].method, method) == 0)
+            bit = kinds[i].bit;
+    }
+    for (l = ms->listeners; l != NULL; l = next) {
+        next = l->next;
+        if ((l->kinds & bit) && strcmp(l->req->client, client) == 0) {
             json_t *msg = tagged(l, method, NULL);
             send_msg(l, msg);
             json_decref(msg);

@@ -15,6 +15,7 @@
 #include "gw/log.h"
 #include "gw/metrics.h"
 #include "gw/trace.h"
+#include "gw/policy.h"
 #include "gw/util.h"
 
 /* ---- tools/list ---- */
@@ -61,6 +62,7 @@ static json_t *tools_list(struct gw_mcp_session *s, json_t *id, json_t *params)
         tools = json_incref(json_object_get(all, "tools"));
         json_decref(all);
     }
+    gw_policy_filter_tools_of(s->ms->servers, s->client, tools, GW_TOOL_FORMAT_MCP_WIRE);
     r = page_of(s, id, params, tools, "tools");
     /* a dialog's own list, which find_tools changes: not to be shared or kept */
     if (own && s->modern && (result = json_object_get(r, "result")) != NULL) {
@@ -75,7 +77,8 @@ static json_t *extras_list(struct gw_mcp_session *s, json_t *id, json_t *params,
 {
     static const char *const keys[] = {"prompts", "resources", "resourceTemplates"};
 
-    return page_of(s, id, params, gw_servers_extras_json(s->ms->servers, kind, false), keys[kind]);
+    return page_of(s, id, params, gw_policy_extras_json(s->ms->servers, s->client, kind, false),
+                   keys[kind]);
 }
 
 /* ---- tools/call ---- */
@@ -400,6 +403,8 @@ static json_t *start_call(struct gw_mcp_session *s, struct gw_mcp_exchange *x, j
                           const char *name, json_t *args, json_t *token)
 {
     struct gw_call_request r = {.tool = name,
+                                .front = s->modern ? "mcp-2026-07-28" : "mcp-2025-11-25",
+                                .client = s->client,
                                 .dialog = s->dialog[0] ? s->dialog : NULL,
                                 .arguments = args,
                                 .progress_token = token,
@@ -449,6 +454,8 @@ json_t *gw_mcp__call_refused(struct gw_mcp_session *s, json_t *id, const char *n
         free(msg);
         return e;
     }
+    if (rc == GW_SERVERS_E_RATE_LIMITED) /* docs/api.md: -32029 */
+        return gw_mcp__error(id, gw_dispatch_error(rc).rpc_code, gw_dispatch_error(rc).sentence);
     if (rc == GW_SERVERS_E_NEED_DIALOG && s->modern)
         return gw_mcp__result(id, text_result(true, NEED_DIALOG_SENTENCE));
     if (rc == GW_SERVERS_E_AUTHORIZATION)
@@ -504,8 +511,10 @@ static json_t *start_routed(struct gw_mcp_session *s, struct gw_mcp_exchange *x,
                             const char *method, json_t *params)
 {
     bool subscribe = strcmp(method, "resources/subscribe") == 0;
-    struct gw_route_request r = {
-        .method = method, .params = params, .dialog = s->dialog[0] ? s->dialog : NULL};
+    struct gw_route_request r = {.method = method,
+                                 .client = s->client,
+                                 .params = params,
+                                 .dialog = s->dialog[0] ? s->dialog : NULL};
     struct gw_mcp_call *c;
     int rc;
 

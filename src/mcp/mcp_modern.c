@@ -21,6 +21,7 @@
 #include "gw/base64.h"
 #include "gw/json_in.h"
 #include "gw/log.h"
+#include "gw/policy.h"
 #include "gw/util.h"
 
 /* Methods earlier revisions had and 2026-07-28 removed: 404 -32601. */
@@ -332,7 +333,7 @@ static int check_param_headers(struct gw_mcp_server *ms, struct gw_http_request 
 
     if (!e->call || e->name == NULL) /* no name: tools/call answers -32602 */
         return 0;
-    t = gw_catalog_lookup(gw_servers_catalog(ms->servers), e->name);
+    t = gw_policy_lookup(ms->servers, req->client, e->name);
     if (t == NULL || !t->param_headers)
         return 0;
     json_object_foreach(json_object_get(t->input_schema, "properties"), key, prop)
@@ -485,6 +486,7 @@ static void run(struct gw_mcp_server *ms, struct gw_http_request *req, const str
     struct gw_mcp_session *s = session_new(ms, dialog, e);
     struct gw_mcp_exchange *x = gw_mcp__exchange_new(req, false);
 
+    gw_strlcpy(s->client, req->client, sizeof s->client);
     x->own = s;
     x->method = gw_xstrdup(e->method);
     gw_mcp__exchange_watch(x);

@@ -90,8 +90,10 @@ static int start(struct gw_mcp_session *s, struct gw_mcp_call *c, json_t *args, 
 {
     struct gw_rounds_receiver rcv = receiver;
     const char *dialog = s->dialog[0] ? s->dialog : NULL;
-    struct gw_round_bind bind = {dialog, "tools/call", c->tool, args};
+    struct gw_round_bind bind = {dialog, "tools/call", c->tool, args, s->client};
     struct gw_call_request r = {.tool = c->tool,
+                                .front = "mcp-2026-07-28",
+                                .client = s->client,
                                 .dialog = dialog,
                                 .arguments = args,
                                 .progress_token = token,
@@ -99,6 +101,7 @@ static int start(struct gw_mcp_session *s, struct gw_mcp_call *c, json_t *args, 
                                 .log_level = s->log_level,
                                 .input_responses = responses};
     struct gw_route_request q = {.method = c->tool,
+                                 .client = s->client,
                                  .params = hop,
                                  .dialog = dialog,
                                  .client_caps = s->caps,

@@ -14,6 +14,7 @@
 #include "gw/json_in.h"
 #include "gw/json_out.h"
 #include "gw/log.h"
+#include "gw/policy.h"
 #include "gw/util.h"
 
 static const char *const allow_header[] = {"Allow: GET, POST, DELETE", NULL};
@@ -163,6 +164,9 @@ static int session_of(struct gw_mcp_server *ms, struct gw_http_request *req,
         return -1;
     }
     s = gw_mcp__session_find(ms, id);
+    /* another client's session is none: its id says nothing to others */
+    if (s != NULL && strcmp(s->client, req->client) != 0)
+        s = NULL;
     if (s == NULL) {
         refuse(req, 404, RPC_SESSION_NOT_FOUND, "Session not found: initialize a new session",
                NULL);
@@ -170,6 +174,8 @@ static int session_of(struct gw_mcp_server *ms, struct gw_http_request *req,
     }
     if (url_dialog(req, in_url) != 0)
         return -1;
+    if (in_url[0] != '\0')
+        gw_dialog_scope(req->client, in_url, in_url);
     if (in_url[0] != '\0' && strcmp(in_url, s->dialog) != 0) {
         refuse(req, 400, RPC_BAD_REQUEST,
                "Bad Request: this session belongs to another dialog than the URL names", NULL);
@@ -431,6 +437,11 @@ static int create_session(struct gw_mcp_server *ms, struct gw_http_request *req,
     static const char *const retry[] = {"Retry-After: 5", NULL};
     int rc = gw_mcp__session_new(ms, dialog[0] ? dialog : NULL, out);
 
+    if (rc == 0) {
+        gw_strlcpy((*out)->client, req->client, sizeof(*out)->client);
+        gw_dialog_scope(req->client, (*out)->dialog, (*out)->dialog);
+        gw_mcp__view_note(ms, req->client);
+    }
     if (rc == UV_EBUSY) {
         gw_log(GW_LOG_WARN, "mcp session refused: too many sessions", "peer", req->peer, NULL);
         refuse(req, 503, RPC_BAD_REQUEST,
@@ -624,15 +635,28 @@ static void on_notify(uv_timer_t *t)
     struct gw_mcp_server *ms = t->data;
     uint64_t v = gw_catalog_version(gw_servers_catalog(ms->servers));
     unsigned extras = ms->extras_pending;
+    bool clients = gw_policy_clients(ms->servers);
 
     ms->extras_pending = 0;
-    if (v != ms->notified_version || (extras & 4u)) {
+    if (v != ms->notified_version || (extras & 12u)) {
         ms->notified_version = v;
-        notify_all(ms, "notifications/tools/list_changed");
+        /* with clients, each is told of its own view's change only; a
+         * change of tool search changes every dialog's list */
+        if (clients && !(extras & 4u)) {
+            gw_mcp__views_announce(ms, 1u << GW_MCP_VIEW_TOOLS, true);
+        } else {
+            notify_all(ms, "notifications/tools/list_changed");
+            gw_mcp__views_announce(ms, 1u << GW_MCP_VIEW_TOOLS, false);
+        }
     }
-    if (extras & 1u)
+    if (clients)
+        gw_mcp__views_announce(ms,
+                               (extras & 9u ? 1u << GW_MCP_VIEW_PROMPTS : 0) |
+                                   (extras & 10u ? 1u << GW_MCP_VIEW_RESOURCES : 0),
+                               true);
+    if (!clients && (extras & 1u))
         notify_all(ms, "notifications/prompts/list_changed");
-    if (extras & 2u)
+    if (!clients && (extras & 2u))
         notify_all(ms, "notifications/resources/list_changed");
 }
 
@@ -690,6 +714,15 @@ void gw_mcp_server_tool_search_changed(struct gw_mcp_server *ms)
         uv_timer_start(&ms->notify, on_notify, MCP_NOTIFY_DELAY_MS, 0);
 }
 
+void gw_mcp_server_policy_changed(struct gw_mcp_server *ms)
+{
+    if (ms->closing)
+        return;
+    ms->extras_pending |= 8u;
+    if (!uv_is_active((uv_handle_t *)&ms->notify))
+        uv_timer_start(&ms->notify, on_notify, MCP_NOTIFY_DELAY_MS, 0);
+}
+
 size_t gw_mcp_server_sessions(const struct gw_mcp_server *ms)
 {
     return ms->nsessions;
@@ -703,6 +736,7 @@ static void on_closed(uv_handle_t *h)
         return;
     if (ms->close_cb != NULL)
         ms->close_cb(ms->close_data);
+    gw_mcp__views_free(ms);
     free(ms);
 }
 

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gw/policy.h"
 #include "gw/toolsearch.h"
 #include "gw/util.h"
 
@@ -99,7 +100,7 @@ static json_t *find_tools(struct gw_mcp_session *s, json_t *args, int max_result
     json_t *limit = json_object_get(args, "limit"), *found, *r;
     struct gw_toolsearch_hit hits[GW_TOOLSEARCH_LIMIT_MAX];
     const char *problem;
-    size_t n;
+    size_t n, k;
     int changed = 0;
     char *text;
 
@@ -110,18 +111,23 @@ static json_t *find_tools(struct gw_mcp_session *s, json_t *args, int max_result
     if (limit != NULL && (!json_is_integer(limit) || json_integer_value(limit) < 1 ||
                           json_integer_value(limit) > GW_TOOLSEARCH_LIMIT_MAX))
         return text_result(true, "limit must be an integer from 1 to 100");
+    k = limit ? (size_t)json_integer_value(limit) : (size_t)max_results;
+    /* the index knows no clients: the most it gives, then the client's view */
     n = gw_toolsearch_query(gw_servers_toolsearch(sv), gw_servers_catalog(sv), q, NULL, 0, hits,
-                            limit ? (size_t)json_integer_value(limit) : (size_t)max_results);
+                            GW_TOOLSEARCH_LIMIT_MAX);
     found = json_array();
-    for (size_t i = 0; i < n; i++) {
-        const struct gw_cat_tool *t = hits[i].tool;
+    for (size_t i = 0; i < n && json_array_size(found) < k; i++) {
+        const struct gw_cat_tool *t = gw_policy_lookup(sv, s->client, hits[i].tool->name);
+        if (t == NULL)
+            continue;
         json_array_append_new(found, json_pack("{s:s, s:s, s:O}", "name", t->name, "description",
                                                t->description, "inputSchema", t->input_schema));
         changed |= gw_servers_ts_activate(sv, dialog_of(s), t->name);
     }
     r = json_pack("{s:{s:O}}", "structuredContent", "tools", found);
-    text = n > 0 ? json_dumps(json_object_get(r, "structuredContent"), JSON_COMPACT)
-                 : gw_xasprintf("No tool matches '%s'; try other words.", q);
+    text = json_array_size(found) > 0
+               ? json_dumps(json_object_get(r, "structuredContent"), JSON_COMPACT)
+               : gw_xasprintf("No tool matches '%s'; try other words.", q);
     json_object_set_new(r, "content", json_pack("[{s:s, s:s}]", "type", "text", "text", text));
     json_object_set_new(r, "isError", json_false());
     free(text);
@@ -167,7 +173,9 @@ json_t *gw_mcp__ts_call(struct gw_mcp_session *s, json_t *id, const char *name, 
         return gw_mcp__result(id, find_tools(s, args, max_results));
     if (strcmp(name, FORGET_TOOLS) == 0)
         return gw_mcp__result(id, forget_tools(s, args));
-    if (gw_servers_ts_activate(s->ms->servers, dialog_of(s), name) > 0)
+    /* a tool the client may not use is unknown: nothing to activate */
+    if (gw_policy_lookup(s->ms->servers, s->client, name) != NULL &&
+        gw_servers_ts_activate(s->ms->servers, dialog_of(s), name) > 0)
         list_changed(s);
     return NULL;
 }

@@ -11,10 +11,12 @@
 #include <unistd.h>
 
 #include "gw/artifacts.h"
+#include "gw/audit.h"
 #include "gw/dispatch.h"
 #include "gw/json_in.h"
 #include "gw/lease.h"
 #include "gw/log.h"
+#include "gw/policy.h"
 #include "gw/result.h"
 #include "gw/toolsearch.h"
 #include "gw/util.h"
@@ -34,6 +36,7 @@ struct route {
     const char *method;
     const char *pattern; /* '/'-separated; a '*' segment matches one segment */
     void (*fn)(struct gw_api_ctx *ctx, struct gw_http_request *req, struct match *m);
+    bool admin; /* for admin clients only (gw_policy_admin) */
 };
 
 static void route_healthz(struct gw_api_ctx *ctx, struct gw_http_request *req, struct match *m)
@@ -73,320 +76,123 @@ void gw_api_note_reload(struct gw_api_ctx *ctx, json_t *summary)
 }
 
 /* What the status page shows in its header and a script may want too. */
-static json_t *gateway_json(const struct gw_api_ctx *ctx)
+static json_t *gateway_json(const struct gw_api_ctx *ctx, const struct gw_http_request *req)
 {
     time_t now = time(NULL);
+    json_t *g =
+        json_pack("{s:s, s:o, s:I, s:s?, s:o, s:b, s:O?}", "version", GW_VERSION, "startedAt",
+                  rfc3339(ctx->started_at), "uptimeSeconds", (json_int_t)(now - ctx->started_at),
+                  "configPath", ctx->config ? ctx->config->path : NULL, "loadedAt",
+                  rfc3339(ctx->loaded_at), "ready", ctx->ready, "lastReload", ctx->last_reload);
 
-    return json_pack("{s:s, s:o, s:I, s:s?, s:o, s:b, s:O?}", "version", GW_VERSION, "startedAt",
-                     rfc3339(ctx->started_at), "uptimeSeconds", (json_int_t)(now - ctx->started_at),
-                     "configPath", ctx->config ? ctx->config->path : NULL, "loadedAt",
-                     rfc3339(ctx->loaded_at), "ready", ctx->ready, "lastReload", ctx->last_reload);
+    /* who asks, for the page: its admin actions are an admin's */
+    json_object_set_new(g, "client", req->client[0] ? json_string(req->client) : json_null());
+    json_object_set_new(g, "admin", json_boolean(gw_policy_admin(ctx->config, req->client)));
+    return g;
+}
+
+/* Is the leases' dialog id `id` the caller's own? Its client's name is
+ * left in `owner` ("" for `default` or none), and *shown is the dialog as
+ * its client named it. */
+static bool own_dialog(const struct gw_http_request *req, const char *id, char *owner,
+                       const char **shown)
+{
+    *shown = gw_dialog_unscope(id, owner);
+    if (owner[0] == '\0')
+        return req->client[0] == '\0' || strcmp(req->client, GW_CLIENT_DEFAULT) == 0;
+    return strcmp(owner, req->client) == 0;
+}
+
+/* GET /v1/dialogs as the caller may see it: its own dialogs as it named
+ * them; an admin's, every client's with its `client`. */
+static void dialogs_view(const struct gw_api_ctx *ctx, const struct gw_http_request *req,
+                         json_t *list)
+{
+    bool admin = gw_policy_admin(ctx->config, req->client);
+    char owner[GW_DIALOG_PART_MAX + 1];
+    const char *shown;
+    json_t *d;
+
+    for (size_t i = 0; (d = json_array_get(list, i)) != NULL;) {
+        char *id = gw_xstrdup(json_string_value(json_object_get(d, "dialog")));
+        if (own_dialog(req, id, owner, &shown) || admin) {
+            json_object_set_new(d, "dialog", json_string(shown));
+            if (ctx->config->nclients > 0)
+                json_object_set_new(d, "client", json_string(owner[0] ? owner : GW_CLIENT_DEFAULT));
+            i++;
+        } else {
+            json_array_remove(list, i);
+        }
+        free(id);
+    }
+}
+
+/* GET /v1/servers for a client that is no admin: its servers only, and of
+ * their instances' dialogs its own only. */
+static void servers_view(const struct gw_api_ctx *ctx, const struct gw_http_request *req,
+                         json_t *list)
+{
+    char owner[GW_DIALOG_PART_MAX + 1];
+    const char *shown;
+    json_t *srv, *inst;
+    size_t k;
+
+    if (gw_policy_admin(ctx->config, req->client))
+        return;
+    for (size_t i = 0; (srv = json_array_get(list, i)) != NULL;) {
+        if (!gw_policy_server(ctx->config, req->client,
+                              json_string_value(json_object_get(srv, "id")))) {
+            json_array_remove(list, i);
+            continue;
+        }
+        json_array_foreach(json_object_get(srv, "instances"), k, inst)
+        {
+            char *id;
+            if (json_object_get(inst, "dialog") == NULL)
+                continue;
+            id = gw_xstrdup(json_string_value(json_object_get(inst, "dialog")));
+            if (own_dialog(req, id, owner, &shown))
+                json_object_set_new(inst, "dialog", json_string(shown));
+            else
+                json_object_del(inst, "dialog");
+            free(id);
+        }
+        i++;
+    }
 }
 
 static void route_servers(struct gw_api_ctx *ctx, struct gw_http_request *req, struct match *m)
 {
     json_t *body = gw_servers_json(ctx->servers);
 
-    json_object_set_new(body, "gateway", gateway_json(ctx));
+    servers_view(ctx, req, json_object_get(body, "servers"));
+    json_object_set_new(body, "gateway", gateway_json(ctx, req));
     gw_http_respond_json(req, 200, body, NULL);
-}
-
-/* The value of query parameter `key`, copied (no percent-decoding: the
- * values we take are names and keywords). NULL when absent. */
-static char *query_param(const char *query, const char *key)
-{
-    size_t klen = strlen(key);
-    const char *p = query;
-
-    while (p != NULL && *p != '\0') {
-        const char *end = strchr(p, '&');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        if (len > klen && strncmp(p, key, klen) == 0 && p[klen] == '=')
-            return gw_xstrndup(p + klen + 1, len - klen - 1);
-        p = end ? end + 1 : NULL;
-    }
-    return NULL;
-}
-
-/* Answers 304 when If-None-Match names the current version; returns 1 then. */
-static int not_modified(struct gw_http_request *req, const char *etag)
-{
-    const char *inm = gw_http_header(req, "if-none-match");
-    const char *const headers[] = {etag, NULL};
-
-    if (inm == NULL || (strstr(inm, etag + strlen("ETag: ")) == NULL && strcmp(inm, "*") != 0))
-        return 0;
-    gw_http_respond(req, 304, NULL, NULL, 0, headers);
-    return 1;
-}
-
-/* Serialised GET /v1/tools bodies of the current catalog version, by
- * format and toolset filter: building and dumping 10,000 tools costs tens
- * of milliseconds of loop time, and agents poll the same listing. The
- * cache empties whenever the version moves. */
-#define TOOLS_CACHE_MAX 8
-
-struct tools_cache {
-    uint64_t version;
-    size_t n;
-    struct {
-        char *key;
-        char *body;
-        size_t len;
-    } e[TOOLS_CACHE_MAX];
-};
-
-static void tools_cache_clear(struct tools_cache *tc)
-{
-    for (size_t i = 0; i < tc->n; i++) {
-        free(tc->e[i].key);
-        free(tc->e[i].body);
-    }
-    tc->n = 0;
-}
-
-void gw_api_ctx_release(struct gw_api_ctx *ctx)
-{
-    if (ctx->tools_cache != NULL)
-        tools_cache_clear(ctx->tools_cache);
-    free(ctx->tools_cache);
-    ctx->tools_cache = NULL;
-    gw_artifacts_free(ctx->artifacts);
-    ctx->artifacts = NULL;
-    json_decref(ctx->last_reload);
-    ctx->last_reload = NULL;
-}
-
-/* The body for (format, toolsets) at `version`, built once. Borrowed. */
-static const char *tools_body(struct gw_api_ctx *ctx, struct gw_catalog *cat, uint64_t version,
-                              enum gw_tool_format fmt, const char *toolsets, size_t *len)
-{
-    struct tools_cache *tc = ctx->tools_cache;
-    char *key = gw_xasprintf("%d|%s", (int)fmt, toolsets ? toolsets : "");
-    json_t *j;
-
-    if (tc == NULL)
-        tc = ctx->tools_cache = gw_xcalloc(1, sizeof *tc);
-    if (tc->version != version) {
-        tools_cache_clear(tc);
-        tc->version = version;
-    }
-    for (size_t i = 0; i < tc->n; i++) {
-        if (strcmp(tc->e[i].key, key) == 0) {
-            free(key);
-            *len = tc->e[i].len;
-            return tc->e[i].body;
-        }
-    }
-    if (tc->n == TOOLS_CACHE_MAX) {
-        free(tc->e[0].key);
-        free(tc->e[0].body);
-        memmove(&tc->e[0], &tc->e[1], (TOOLS_CACHE_MAX - 1) * sizeof tc->e[0]);
-        tc->n--;
-    }
-    j = gw_catalog_tools_json(cat, toolsets, fmt);
-    tc->e[tc->n].key = key;
-    tc->e[tc->n].body = json_dumps(j, JSON_COMPACT);
-    tc->e[tc->n].len = strlen(tc->e[tc->n].body);
-    json_decref(j);
-    *len = tc->e[tc->n].len;
-    return tc->e[tc->n++].body;
-}
-
-/* Query parameter `key` as text: percent-decoded, '+' a space. NULL when
- * absent. A %00 ends the text. */
-static char *query_text(const char *query, const char *key)
-{
-    char *v = query_param(query, key);
-
-    if (v != NULL)
-        gw_percent_decode(v, false);
-    return v;
-}
-
-/* GET /v1/tools's search parameters: q, limit, defer_loading. */
-struct tools_args {
-    char *q, *limit, *defer;
-    size_t k;
-};
-
-#define DEFER_PATTERNS_MAX 64
-
-/* Marks the tools `defer` selects ("all" or comma-separated globs)
- * "defer_loading": true, but those gateway.tool_search.always_loaded
- * matches. "true" is "all": the Messages API's field is a boolean, and a
- * caller writing it so would otherwise defer nothing, silently. */
-static void mark_deferred(const struct gw_gateway_config *g, json_t *tools, char *defer)
-{
-    bool all = strcmp(defer, "all") == 0 || strcmp(defer, "true") == 0;
-    char *pats[DEFER_PATTERNS_MAX], *save = NULL;
-    size_t np = 0, i;
-    json_t *t;
-
-    for (char *p = strtok_r(defer, ",", &save); p != NULL && np < DEFER_PATTERNS_MAX;
-         p = strtok_r(NULL, ",", &save))
-        pats[np++] = p;
-    json_array_foreach(tools, i, t)
-    {
-        const char *name = json_string_value(json_object_get(t, "name"));
-        if ((all || gw_catalog_match_any(pats, np, name)) &&
-            !gw_catalog_match_any(g->tool_search_always_loaded, g->ntool_search_always_loaded,
-                                  name))
-            json_object_set_new(t, "defer_loading", json_true());
-    }
-}
-
-/* A sentence saying what is wrong with the search parameters, or NULL. */
-static const char *tools_args_problem(struct tools_args *a, enum gw_tool_format fmt)
-{
-    char *end;
-    unsigned long k;
-    size_t n = 0;
-
-    if (a->q != NULL && gw_toolsearch_query_problem(a->q) != NULL)
-        return gw_toolsearch_query_problem(a->q);
-    if (a->limit != NULL) {
-        if (a->q == NULL)
-            return "limit applies to a search: give q too";
-        k = strtoul(a->limit, &end, 10);
-        if (!isdigit((unsigned char)a->limit[0]) || *end != '\0' || k < 1 ||
-            k > GW_TOOLSEARCH_LIMIT_MAX)
-            return "limit must be an integer from 1 to 100";
-        a->k = k;
-    }
-    if (a->defer != NULL && fmt != GW_TOOL_FORMAT_ANTHROPIC)
-        return "defer_loading is a flag of format=anthropic";
-    if (a->defer != NULL && a->defer[strspn(a->defer, ",")] == '\0')
-        return "defer_loading must be 'all' or comma-separated name patterns";
-    for (const char *p = a->defer; p != NULL && (p = strchr(p, ',')) != NULL; p++) {
-        if (++n >= DEFER_PATTERNS_MAX)
-            return "defer_loading holds more than 64 patterns";
-    }
-    return NULL;
-}
-
-/* The first name in `csv` that is no toolset, as a new string, or NULL.
- * A configured server whose tools are not listed yet (starting, waiting
- * for authorization) is a toolset with no tools, not an unknown one: a
- * filter that names it is right, only early. */
-static char *unknown_toolset(const struct gw_api_ctx *ctx, const struct gw_catalog *cat,
-                             const char *csv)
-{
-    for (const char *p = csv; p != NULL && *p != '\0'; p += *p == ',') {
-        size_t l = strcspn(p, ",");
-        char *name = gw_xstrndup(p, l);
-        if (l > 0 && gw_catalog_toolset(cat, name) == NULL &&
-            gw_config_server(ctx->config, name) == NULL)
-            return name;
-        free(name);
-        p += l;
-    }
-    return NULL;
-}
-
-/* 404 unknown_toolset naming `name` (only when it has a toolset name's
- * shape: the query's bytes are the client's). */
-static void respond_unknown_toolset(struct gw_http_request *req, const char *name)
-{
-    bool shown = gw_catalog_name_valid(name);
-    char *msg = gw_xasprintf("no toolset is named %s%s%s: a toolset is a configured server's id "
-                             "or mcp_admin (GET /v1/toolsets lists them)",
-                             shown ? "'" : "", shown ? name : "in toolset=", shown ? "'" : "");
-
-    gw_http_respond_error(req, 404, "unknown_toolset", msg, NULL);
-    free(msg);
 }
 
 static void route_tools(struct gw_api_ctx *ctx, struct gw_http_request *req, struct match *m)
 {
-    struct gw_catalog *cat = gw_servers_catalog(ctx->servers);
-    uint64_t version = gw_catalog_version(cat);
-    char *format = query_param(req->query, "format");
-    char *toolsets = query_param(req->query, "toolset");
-    struct tools_args a = {query_text(req->query, "q"), query_param(req->query, "limit"),
-                           query_text(req->query, "defer_loading"), GW_TOOLSEARCH_LIMIT_DEFAULT};
-    enum gw_tool_format fmt = GW_TOOL_FORMAT_MCP;
-    char *etag = gw_xasprintf("ETag: \"%llu\"", (unsigned long long)version);
-    const char *const headers[] = {etag, NULL};
-    const char *problem;
-    char *unknown = NULL;
-    size_t len;
-    const char *body;
-    json_t *j;
-
-    if (format != NULL && gw_tool_format_parse(format, &fmt) != 0) {
-        gw_http_respond_error(req, 400, "bad_format", "format must be mcp, openai or anthropic",
-                              NULL);
-    } else if ((problem = tools_args_problem(&a, fmt)) != NULL) {
-        gw_http_respond_error(req, 400, "bad_query", problem, NULL);
-    } else if ((unknown = unknown_toolset(ctx, cat, toolsets)) != NULL) {
-        respond_unknown_toolset(req, unknown);
-    } else if (a.defer == NULL && not_modified(req, etag)) {
-        /* answered 304 */
-    } else if (a.q == NULL && a.defer == NULL) {
-        body = tools_body(ctx, cat, version, fmt, toolsets, &len);
-        gw_http_respond(req, 200, "application/json; charset=utf-8", body, len, headers);
-    } else {
-        j = a.q != NULL ? gw_toolsearch_json(gw_servers_toolsearch(ctx->servers), cat, a.q,
-                                             toolsets, fmt, a.k)
-                        : gw_catalog_tools_json(cat, toolsets, fmt);
-        if (a.defer != NULL)
-            mark_deferred(&ctx->config->gateway, json_object_get(j, "tools"), a.defer);
-        /* what defer_loading marks also follows always_loaded, which a
-         * reload may change without a new catalog version: no ETag then */
-        gw_http_respond_json(req, 200, j, a.defer == NULL ? headers : NULL);
-    }
-    free(a.q);
-    free(a.limit);
-    free(a.defer);
-    free(format);
-    free(toolsets);
-    free(unknown);
-    free(etag);
+    gw_api__route_tools(ctx, req);
 }
 
 static void route_tool(struct gw_api_ctx *ctx, struct gw_http_request *req, struct match *m)
 {
-    const struct gw_cat_tool *t = gw_catalog_lookup(gw_servers_catalog(ctx->servers), m->arg[0]);
-
-    if (t == NULL) {
-        gw_http_respond_error(req, 404, "unknown_tool", "no tool has this name", NULL);
-        return;
-    }
-    gw_http_respond_json(req, 200, gw_cat_tool_to_json(t, GW_TOOL_FORMAT_MCP), NULL);
+    gw_api__route_tool(ctx, req, m->arg[0]);
 }
 
 static void route_toolsets(struct gw_api_ctx *ctx, struct gw_http_request *req, struct match *m)
 {
-    struct gw_catalog *cat = gw_servers_catalog(ctx->servers);
-    char *etag = gw_xasprintf("ETag: \"%llu\"", (unsigned long long)gw_catalog_version(cat));
-    const char *const headers[] = {etag, NULL};
-
-    if (!not_modified(req, etag))
-        gw_http_respond_json(req, 200, gw_catalog_toolsets_json(cat), headers);
-    free(etag);
+    gw_api__route_toolsets(ctx, req);
 }
 
-/* GET /v1/prompts and /v1/resources (design §7): what the servers offer
- * beside tools, as /mcp serves it, with the owning server. */
 static void route_prompts(struct gw_api_ctx *ctx, struct gw_http_request *req, struct match *m)
 {
-    gw_http_respond_json(req, 200,
-                         json_pack("{s:I, s:o}", "version",
-                                   (json_int_t)gw_servers_extras_version(ctx->servers), "prompts",
-                                   gw_servers_extras_json(ctx->servers, GW_EXTRA_PROMPTS, true)),
-                         NULL);
+    gw_api__route_prompts(ctx, req);
 }
 
 static void route_resources(struct gw_api_ctx *ctx, struct gw_http_request *req, struct match *m)
 {
-    gw_http_respond_json(req, 200,
-                         json_pack("{s:I, s:o, s:o}", "version",
-                                   (json_int_t)gw_servers_extras_version(ctx->servers), "resources",
-                                   gw_servers_extras_json(ctx->servers, GW_EXTRA_RESOURCES, true),
-                                   "resourceTemplates",
-                                   gw_servers_extras_json(ctx->servers, GW_EXTRA_TEMPLATES, true)),
-                         NULL);
+    gw_api__route_resources(ctx, req);
 }
 
 /* ---- bodies ---- */
@@ -433,6 +239,16 @@ static int dialog_header(struct gw_http_request *req, struct gw_api_body *b)
     return 0;
 }
 
+/* The dialog of the body or header, scoped by the caller's client. */
+static int scoped_dialog(struct gw_http_request *req, struct gw_api_body *b)
+{
+    if (dialog_header(req, b) != 0)
+        return -1;
+    if (b->has_dialog)
+        gw_dialog_scope(req->client, b->dialog, b->dialog);
+    return 0;
+}
+
 /* Checks the body; returns 0, or -1 after answering the request. */
 int gw_api__parse_body(struct gw_http_request *req, struct gw_api_body *b)
 {
@@ -464,7 +280,7 @@ int gw_api__parse_body(struct gw_http_request *req, struct gw_api_body *b)
     }
     if (parse_dialog(req, json_object_get(b->json, "dialog"), b) != 0)
         return -1;
-    return dialog_header(req, b);
+    return scoped_dialog(req, b);
 }
 
 static void route_call(struct gw_api_ctx *ctx, struct gw_http_request *req, struct match *m)
@@ -473,6 +289,24 @@ static void route_call(struct gw_api_ctx *ctx, struct gw_http_request *req, stru
 }
 
 /* ---- metrics ---- */
+
+/* The audit log's lines written and dropped, after `more` (taken). */
+static char *audit_metrics(const struct gw_api_ctx *ctx, char *more)
+{
+    char *out;
+
+    if (!gw_audit_on(ctx->audit))
+        return more;
+    out = gw_xasprintf("%s# HELP mcpgw_audit_lines_total Audit log lines written and dropped (a "
+                       "write failed, or the queue was full)\n"
+                       "# TYPE mcpgw_audit_lines_total counter\n"
+                       "mcpgw_audit_lines_total{result=\"written\"} %llu\n"
+                       "mcpgw_audit_lines_total{result=\"dropped\"} %llu\n",
+                       more, (unsigned long long)gw_audit_written(ctx->audit),
+                       (unsigned long long)gw_audit_dropped(ctx->audit));
+    free(more);
+    return out;
+}
 
 static void route_metrics(struct gw_api_ctx *ctx, struct gw_http_request *req, struct match *m)
 {
@@ -495,13 +329,17 @@ static void route_metrics(struct gw_api_ctx *ctx, struct gw_http_request *req, s
                                   ? gw_toolsearch_memory(gw_servers_toolsearch(ctx->servers))
                                   : 0,
     };
-    char *text;
+    char *text, *clients, *all;
 
     gw_dispatch_relay_stats(ctx->servers, &relay);
     if (ctx->rounds != NULL)
         gw_rounds_stats(ctx->rounds, &rounds);
     text = gw_metrics_render(ctx->metrics, &v);
-    gw_http_respond(req, 200, "text/plain; version=0.0.4; charset=utf-8", text, strlen(text), NULL);
+    clients = audit_metrics(ctx, gw_policy_metrics(ctx->servers));
+    all = gw_xasprintf("%s%s", text, clients);
+    gw_http_respond(req, 200, "text/plain; version=0.0.4; charset=utf-8", all, strlen(all), NULL);
+    free(all);
+    free(clients);
     free(text);
     free(servers);
 }
@@ -531,19 +369,56 @@ static void route_reload(struct gw_api_ctx *ctx, struct gw_http_request *req, st
     gw_http_respond_json(req, status, sum, NULL);
 }
 
+/* An event as a client that is no admin sees it: of its servers only, a
+ * lease of its own dialogs only (as it named them), a reload without the
+ * other servers' names. */
+static json_t *event_view(void *data, const struct gw_http_request *req, const char *type,
+                          json_t *event)
+{
+    const struct gw_api_ctx *ctx = data;
+    const char *server = json_string_value(json_object_get(event, "server"));
+    const char *dialog = json_string_value(json_object_get(event, "dialog"));
+    char owner[GW_DIALOG_PART_MAX + 1];
+    const char *shown;
+    json_t *copy;
+
+    if (strcmp(type, "reload") == 0)
+        return json_pack("{s:O?}", "ok", json_object_get(event, "ok"));
+    if (server != NULL && !gw_policy_server(ctx->config, req->client, server))
+        return NULL;
+    if (dialog == NULL)
+        return json_incref(event);
+    if (!own_dialog(req, dialog, owner, &shown))
+        return NULL;
+    copy = json_copy(event);
+    json_object_set_new(copy, "dialog", json_string(shown));
+    return copy;
+}
+
 static void route_events(struct gw_api_ctx *ctx, struct gw_http_request *req, struct match *m)
 {
     json_t *snap = gw_servers_json(ctx->servers);
+    json_t *dialogs = gw_servers_dialogs_json(ctx->servers);
 
-    json_object_update_new(snap, gw_servers_dialogs_json(ctx->servers));
-    gw_events_attach(ctx->events, req, snap);
+    if (gw_policy_admin(ctx->config, req->client)) {
+        json_object_update_new(snap, dialogs);
+        gw_events_attach(ctx->events, req, snap);
+        return;
+    }
+    servers_view(ctx, req, json_object_get(snap, "servers"));
+    dialogs_view(ctx, req, json_object_get(dialogs, "dialogs"));
+    json_object_update_new(snap, dialogs);
+    gw_events_attach_view(ctx->events, req, snap, event_view, ctx);
 }
 
 /* ---- dialogs ---- */
 
 static void route_dialogs(struct gw_api_ctx *ctx, struct gw_http_request *req, struct match *m)
 {
-    gw_http_respond_json(req, 200, gw_servers_dialogs_json(ctx->servers), NULL);
+    json_t *j = gw_servers_dialogs_json(ctx->servers);
+
+    dialogs_view(ctx, req, json_object_get(j, "dialogs"));
+    gw_http_respond_json(req, 200, j, NULL);
 }
 
 static void route_release(struct gw_api_ctx *ctx, struct gw_http_request *req, struct match *m)
@@ -552,7 +427,7 @@ static void route_release(struct gw_api_ctx *ctx, struct gw_http_request *req, s
     char *given =
         m->narg == 2 ? gw_xasprintf("%s/%s", m->arg[0], m->arg[1]) : gw_xstrdup(m->arg[0]);
     struct gw_api_body b = {0};
-    const char *id;
+    const char *id, *owner;
     json_t *released;
 
     /* An /mcp session's or client's own dialog may be released here (an
@@ -577,6 +452,21 @@ static void route_release(struct gw_api_ctx *ctx, struct gw_http_request *req, s
         json_decref(b.json);
         return;
     }
+    /* an admin names another client's dialog with its client */
+    owner = json_string_value(json_object_get(b.json, "client"));
+    if (json_object_get(b.json, "client") != NULL && owner == NULL) {
+        json_decref(b.json);
+        gw_api__bad_request(req, "bad_arguments", "client must be a string");
+        return;
+    }
+    if (owner != NULL && strcmp(owner, req->client) != 0 &&
+        !gw_policy_admin(ctx->config, req->client)) {
+        json_decref(b.json);
+        gw_http_respond_error(req, 403, "forbidden", "only an admin client names another client",
+                              NULL);
+        return;
+    }
+    gw_dialog_scope(owner != NULL ? owner : req->client, canon, canon);
     id = json_string_value(json_object_get(b.json, "serverId"));
     if (json_object_get(b.json, "serverId") != NULL && id == NULL) {
         json_decref(b.json);
@@ -599,15 +489,15 @@ static void route_release(struct gw_api_ctx *ctx, struct gw_http_request *req, s
 static void route_artifact(struct gw_api_ctx *ctx, struct gw_http_request *req, struct match *m)
 {
     char root[GW_DIALOG_PART_MAX + 1], self[GW_DIALOG_PART_MAX + 1], canon[GW_DIALOG_MAX + 1];
-    char *given = gw_xasprintf("%s/%s", m->arg[0], m->arg[1]);
-    char *path = query_param(req->query, "path");
+    char *given = gw_xasprintf("%s/%s", m->arg[0], m->arg[1]), dir_root[GW_DIALOG_MAX + 1];
+    char *path = gw_api__query_param(req->query, "path");
     int fd = -1;
     struct stat st;
     char *buf = NULL;
 
-    if (gw_dialog_parse(given, root, self, canon) == 0 && path != NULL &&
-        gw_percent_decode(path, true) == 0)
-        fd = gw_artifact_open(ctx->config->gateway.artifacts_dir, root, self, path);
+    if (gw_dialog_parse(given, root, self, canon) == 0 && path != NULL && gw_percent_decode(path, true) == 0)
+        gw_dialog_scope(req->client, root, dir_root), /* the caller's own artifacts */
+            fd = gw_artifact_open(ctx->config->gateway.artifacts_dir, dir_root, self, path);
     if (fd >= 0 && fstat(fd, &st) == 0 && (uint64_t)st.st_size <= GW_ARTIFACT_SERVE_MAX) {
         buf = gw_xmalloc((size_t)st.st_size + 1);
         if (read(fd, buf, (size_t)st.st_size) == st.st_size)
@@ -646,27 +536,27 @@ static void route_callback(struct gw_api_ctx *ctx, struct gw_http_request *req, 
 }
 
 static const struct route routes[] = {
-    {"GET", "/healthz", route_healthz},
-    {"GET", "/readyz", route_readyz},
-    {"GET", "/v1/problems", route_problems},
-    {"GET", "/v1/servers", route_servers},
-    {"GET", "/v1/servers/*/authorize", route_authorize},
-    {"POST", "/v1/servers/*/authorize", route_authorize_post},
-    {"DELETE", "/v1/servers/*/authorize", route_deauthorize},
-    {"GET", "/oauth/callback", route_callback},
-    {"GET", "/v1/tools", route_tools},
-    {"GET", "/v1/tools/*", route_tool},
-    {"POST", "/v1/tools/*/call", route_call},
-    {"GET", "/v1/toolsets", route_toolsets},
-    {"GET", "/v1/prompts", route_prompts},
-    {"GET", "/v1/resources", route_resources},
-    {"GET", "/v1/dialogs", route_dialogs},
-    {"POST", "/v1/reload", route_reload},
-    {"GET", "/v1/events", route_events},
-    {"GET", "/metrics", route_metrics},
-    {"POST", "/v1/dialogs/*/release", route_release},
-    {"POST", "/v1/dialogs/*/*/release", route_release},
-    {"GET", "/api/dialogs/*/*/artifact", route_artifact},
+    {"GET", "/healthz", route_healthz, false},
+    {"GET", "/readyz", route_readyz, false},
+    {"GET", "/v1/problems", route_problems, false},
+    {"GET", "/v1/servers", route_servers, false},
+    {"GET", "/v1/servers/*/authorize", route_authorize, true},
+    {"POST", "/v1/servers/*/authorize", route_authorize_post, true},
+    {"DELETE", "/v1/servers/*/authorize", route_deauthorize, true},
+    {"GET", "/oauth/callback", route_callback, false},
+    {"GET", "/v1/tools", route_tools, false},
+    {"GET", "/v1/tools/*", route_tool, false},
+    {"POST", "/v1/tools/*/call", route_call, false},
+    {"GET", "/v1/toolsets", route_toolsets, false},
+    {"GET", "/v1/prompts", route_prompts, false},
+    {"GET", "/v1/resources", route_resources, false},
+    {"GET", "/v1/dialogs", route_dialogs, false},
+    {"POST", "/v1/reload", route_reload, true},
+    {"GET", "/v1/events", route_events, false},
+    {"GET", "/metrics", route_metrics, true},
+    {"POST", "/v1/dialogs/*/release", route_release, false},
+    {"POST", "/v1/dialogs/*/*/release", route_release, false},
+    {"GET", "/api/dialogs/*/*/artifact", route_artifact, false},
 };
 
 /* Splits `path` in place into at most MAX_SEGMENTS segments. */
@@ -730,7 +620,10 @@ static void route(struct gw_api_ctx *ctx, struct gw_http_request *req)
             continue;
         req->user = (void *)routes[i].pattern;
         if (strcmp(routes[i].method, req->method) == 0) {
-            if (strcmp(req->method, "POST") == 0 && !gw_http_body_is_json(req))
+            if (routes[i].admin && !gw_policy_admin(ctx->config, req->client))
+                gw_http_respond_error(req, 403, "forbidden", "this route is for admin clients",
+                                      NULL);
+            else if (strcmp(req->method, "POST") == 0 && !gw_http_body_is_json(req))
                 unsupported_media_type(req);
             else
                 routes[i].fn(ctx, req, &m);

@@ -11,6 +11,7 @@
 #include "gw/dispatch.h"
 #include "gw/input_rounds.h"
 #include "gw/log.h"
+#include "gw/policy.h"
 #include "gw/result.h"
 #include "gw/trace.h"
 #include "gw/util.h"
@@ -27,7 +28,8 @@ struct pending_call {
     /* the dialog's parts, as parsed from the request: artifacts are kept
      * under them; "anonymous" without a dialog */
     char root[GW_DIALOG_PART_MAX + 1], self[GW_DIALOG_PART_MAX + 1];
-    char dialog[GW_DIALOG_MAX + 1]; /* canonical, "" without one */
+    char dir_root[GW_DIALOG_MAX + 1]; /* root scoped by the client: its artifacts' directory */
+    char dialog[GW_DIALOG_MAX + 1];   /* canonical, "" without one */
     uint64_t started_ms;
     bool aborted;
     struct gw_span *span; /* the SERVER span, NULL when not traced */
@@ -145,6 +147,7 @@ static void respond_result(struct pending_call *pc, const struct gw_call_outcome
         .artifacts = artifacts_of(pc->ctx),
         .caps = {g->artifacts_max_bytes_per_dialog, g->artifacts_max_bytes},
         .root = pc->root,
+        .dir_root = pc->dir_root,
         .self = pc->self,
         .server = o->server,
         .tool = o->tool,
@@ -231,6 +234,20 @@ static void start_call_error(struct gw_http_request *req, int rc)
     gw_http_respond_error(req, e.http_status, e.rest_code, e.sentence, e.retry ? retry : NULL);
 }
 
+/* 429 rate_limited with the seconds before the client's next call could
+ * start (at least 1). */
+static void respond_rate_limited(struct gw_api_ctx *ctx, struct gw_http_request *req)
+{
+    uint64_t ms = gw_policy_retry_ms(ctx->servers, req->client, gw_now_ms());
+    unsigned long long s = (ms + 999) / 1000;
+    char *retry = gw_xasprintf("Retry-After: %llu", s > 0 ? s : 1);
+    const char *const headers[] = {retry, NULL};
+    struct gw_dispatch_error e = gw_dispatch_error(GW_SERVERS_E_RATE_LIMITED);
+
+    gw_http_respond_error(req, e.http_status, e.rest_code, e.sentence, headers);
+    free(retry);
+}
+
 /* A retry's requestState and inputResponses; 0, or -1 after answering. */
 static int parse_retry(struct gw_http_request *req, json_t *body, const char **state,
                        json_t **responses)
@@ -251,8 +268,10 @@ static int start(struct pending_call *pc, const struct gw_api_body *b, const cha
     static const struct gw_rounds_receiver rcv_proto = {.on_answer = on_answer};
     struct gw_rounds_receiver rcv = rcv_proto;
     const char *dialog = b->has_dialog ? b->dialog : NULL;
-    struct gw_round_bind bind = {dialog, "tools/call", pc->tool, b->arguments};
+    struct gw_round_bind bind = {dialog, "tools/call", pc->tool, b->arguments, pc->req->client};
     struct gw_call_request r = {.tool = pc->tool,
+                                .front = "rest",
+                                .client = pc->req->client,
                                 .dialog = dialog,
                                 .arguments = b->arguments,
                                 .timeout_ms = b->timeout_ms,
@@ -291,6 +310,7 @@ void gw_api__route_call(struct gw_api_ctx *ctx, struct gw_http_request *req, con
     gw_strlcpy(pc->dialog, b.has_dialog ? b.dialog : "", sizeof pc->dialog);
     gw_strlcpy(pc->root, b.has_dialog ? b.root : "anonymous", sizeof pc->root);
     gw_strlcpy(pc->self, b.has_dialog ? b.self : "anonymous", sizeof pc->self);
+    gw_dialog_scope(req->client, pc->root, pc->dir_root);
     pc->started_ms = gw_now_ms();
     struct gw_trace_ctx remote = {0};
     if (gw_trace_on())
@@ -306,6 +326,8 @@ void gw_api__route_call(struct gw_api_ctx *ctx, struct gw_http_request *req, con
                 why, NULL);
         else if (rc == GW_SERVERS_E_AUTHORIZATION)
             respond_authorization(ctx, req, pc->tool, NULL);
+        else if (rc == GW_SERVERS_E_RATE_LIMITED)
+            respond_rate_limited(ctx, req);
         else
             start_call_error(req, rc);
         if (why == NULL && rc != GW_SERVERS_E_NO_TOOL)

@@ -11,11 +11,15 @@ struct client {
     struct client *next;
     struct gw_events *ev;
     struct gw_http_request *req;
+    gw_events_view view; /* NULL: every event as it is */
+    void *view_data;
 };
 
 struct kept {
     uint64_t id;
     char *text; /* the whole event, framed */
+    char *type;
+    json_t *data; /* for the clients that see it through a view */
 };
 
 struct gw_events {
@@ -49,20 +53,47 @@ static int send_to(struct gw_events *ev, struct client *c, const char *text, siz
     return -1;
 }
 
-static void broadcast(struct gw_events *ev, const char *text)
+/* Kept event `k` to one client: as it is, or as its view shows it. */
+static int send_kept(struct gw_events *ev, struct client *c, const struct kept *k)
 {
-    size_t len = strlen(text);
+    json_t *shown;
+    char *body, *text;
+    int rc;
+
+    if (c->view == NULL)
+        return send_to(ev, c, k->text, strlen(k->text));
+    shown = c->view(c->view_data, c->req, k->type, k->data);
+    if (shown == NULL)
+        return 0;
+    body = json_dumps(shown, JSON_COMPACT);
+    text = gw_xasprintf("id: %llu\nevent: %s\ndata: %s\n\n", (unsigned long long)k->id, k->type,
+                        body ? body : "null");
+    rc = send_to(ev, c, text, strlen(text));
+    free(text);
+    free(body);
+    json_decref(shown);
+    return rc;
+}
+
+static void broadcast(struct gw_events *ev, const struct kept *k)
+{
     struct client *c = ev->clients, *next;
 
     for (; c != NULL; c = next) {
         next = c->next;
-        send_to(ev, c, text, len);
+        send_kept(ev, c, k);
     }
 }
 
 static void on_heartbeat(uv_timer_t *t)
 {
-    broadcast(t->data, ": heartbeat\n\n");
+    struct gw_events *ev = t->data;
+    struct client *c = ev->clients, *next;
+
+    for (; c != NULL; c = next) {
+        next = c->next;
+        send_to(ev, c, ": heartbeat\n\n", 13);
+    }
 }
 
 struct gw_events *gw_events_new(uv_loop_t *loop)
@@ -86,11 +117,14 @@ void gw_events_publish(struct gw_events *ev, const char *type, json_t *data)
                               body ? body : "null");
 
     free(body);
-    json_decref(data);
     free(k->text);
+    free(k->type);
+    json_decref(k->data);
     k->id = id;
     k->text = text;
-    broadcast(ev, text);
+    k->type = gw_xstrdup(type);
+    k->data = data;
+    broadcast(ev, k);
 }
 
 static void on_client_abort(struct gw_http_request *req, void *data)
@@ -107,7 +141,7 @@ static int replay(struct gw_events *ev, struct client *c, uint64_t last)
 
     for (uint64_t id = last + 1 > first ? last + 1 : first; id < ev->next_id; id++) {
         struct kept *k = &ev->ring[id % GW_EVENTS_KEEP];
-        if (k->id == id && send_to(ev, c, k->text, strlen(k->text)) != 0)
+        if (k->id == id && send_kept(ev, c, k) != 0)
             return -1;
     }
     return 0;
@@ -147,6 +181,12 @@ static int send_snapshot(struct gw_events *ev, struct client *c, json_t *snapsho
 
 void gw_events_attach(struct gw_events *ev, struct gw_http_request *req, json_t *snapshot)
 {
+    gw_events_attach_view(ev, req, snapshot, NULL, NULL);
+}
+
+void gw_events_attach_view(struct gw_events *ev, struct gw_http_request *req, json_t *snapshot,
+                           gw_events_view view, void *view_data)
+{
     static const char *const headers[] = {"Cache-Control: no-store", NULL};
     const char *last = gw_http_header(req, "last-event-id");
     struct client *c = gw_xcalloc(1, sizeof *c);
@@ -154,6 +194,8 @@ void gw_events_attach(struct gw_events *ev, struct gw_http_request *req, json_t 
 
     c->ev = ev;
     c->req = req;
+    c->view = view;
+    c->view_data = view_data;
     c->next = ev->clients;
     ev->clients = c;
     gw_http_stream_begin(req, 200, "text/event-stream", headers);
@@ -180,8 +222,11 @@ static void on_closed(uv_handle_t *h)
 {
     struct gw_events *ev = h->data;
 
-    for (size_t i = 0; i < GW_EVENTS_KEEP; i++)
+    for (size_t i = 0; i < GW_EVENTS_KEEP; i++) {
         free(ev->ring[i].text);
+        free(ev->ring[i].type);
+        json_decref(ev->ring[i].data);
+    }
     ev->close_cb(ev->close_data);
     free(ev);
 }

@@ -85,8 +85,8 @@ static json_t *save_binary(const struct gw_result_ctx *ctx, const char *kind, co
         return input_text_new(
             gw_xasprintf("[%s content that is not valid base64 was dropped]", kind));
     }
-    rc = gw_artifact_save(ctx->artifacts, &ctx->caps, ctx->root, ctx->self, ctx->server, ctx->tool,
-                          mime, bytes, (size_t)n, &rel);
+    rc = gw_artifact_save(ctx->artifacts, &ctx->caps, ctx->dir_root ? ctx->dir_root : ctx->root,
+                          ctx->self, ctx->server, ctx->tool, mime, bytes, (size_t)n, &rel);
     free(bytes);
     if (rc == -EFBIG) {
         gw_log(GW_LOG_WARN, "an artifact is larger than the artifacts cap and was not saved",

@@ -53,6 +53,31 @@ int gw_dialog_parse(const char *s, char *root, char *self, char *canon)
     return 0;
 }
 
+void gw_dialog_scope(const char *client, const char *dialog, char *out)
+{
+    char tmp[GW_DIALOG_MAX + 1];
+
+    if (client == NULL || client[0] == '\0' || strcmp(client, "default") == 0) {
+        if (out != dialog)
+            snprintf(out, GW_DIALOG_MAX + 1, "%s", dialog);
+        return;
+    }
+    snprintf(tmp, sizeof tmp, "%s@%s", client, dialog);
+    memcpy(out, tmp, sizeof tmp);
+}
+
+const char *gw_dialog_unscope(const char *id, char *client)
+{
+    const char *at = strchr(id, '@');
+    size_t n = at != NULL ? (size_t)(at - id) : 0;
+
+    if (n > GW_DIALOG_PART_MAX)
+        n = 0, at = NULL;
+    memcpy(client, id, n);
+    client[n] = '\0';
+    return at != NULL ? at + 1 : id;
+}
+
 bool gw_dialog_is_session(const char *s)
 {
     size_t n = sizeof GW_DIALOG_SESSION_PREFIX - 1;

@@ -738,6 +738,7 @@ static void on_last_timer_closed(uv_handle_t *h)
     gw_catalog_free(s->catalog);
     gw_toolsearch_free(s->search);
     gw_ts_active_free(s->active);
+    gw_policy_limits_free(s->limits);
     gw_extras_free(s->extras);
     free(s->base_url);
     for (size_t i = 0; i < GW_TOOL_LOAD_BUCKETS; i++) {

@@ -153,8 +153,8 @@ function serverCard(s) {
     h('div', { class: 'server-head' },
       h('h3', { id: `srv-${s.id}` }, s.id), badge(s.state),
       h('div', { class: 'server-actions' },
-        s.state === 'needs_authorization' ? h('button', { type: 'button', class: 'primary', 'data-key': `authorize:${s.id}`, 'aria-label': `Authorize ${s.id}`, onclick: () => authorize(s.id) }, 'Authorize') : null,
-        s.grant ? h('button', { type: 'button', 'data-key': `signout:${s.id}`, 'aria-label': `Sign out of ${s.id}`, onclick: () => signOut(s.id) }, 'Sign out') : null,
+        s.state === 'needs_authorization' && admin() ? h('button', { type: 'button', class: 'primary', 'data-key': `authorize:${s.id}`, 'aria-label': `Authorize ${s.id}`, onclick: () => authorize(s.id) }, 'Authorize') : null,
+        s.grant && admin() ? h('button', { type: 'button', 'data-key': `signout:${s.id}`, 'aria-label': `Sign out of ${s.id}`, onclick: () => signOut(s.id) }, 'Sign out') : null,
         h('button', { type: 'button', 'data-key': `stderr:${s.id}`, 'aria-expanded': String(stderrOpen), 'aria-controls': `stderr-${s.id}`,
           onclick: () => { if (stderrOpen) openStderr.delete(s.id); else openStderr.add(s.id); renderServers(); } }, stderrOpen ? 'Hide stderr' : 'Show stderr'))),
     h('div', { class: 'server-meta' },
@@ -182,26 +182,32 @@ function renderServers() {
 
 /* ---- dialogs ---- */
 
-async function release(dialog, server) {
-  const r = await postJson(`/v1/dialogs/${dialog}/release`, server ? { serverId: server } : {});
+// An admin releases another client's dialog by naming that client.
+const admin = () => state.gateway?.admin !== false;
+const foreign = (client) => client && client !== state.gateway?.client;
+async function release(dialog, server, client) {
+  const r = await postJson(`/v1/dialogs/${dialog}/release`, { ...(server ? { serverId: server } : {}), ...(foreign(client) ? { client } : {}) });
   say(r.status === 200 ? `Released ${server || 'the tools found'} from ${dialog}.` : `Release failed: HTTP ${r.status} ${r.body?.error?.message || ''}`, r.status !== 200);
   refresh('dialogs', 'servers');
 }
+
+// Another client's dialog (an admin sees every client's) under its client.
+const shownDialog = (d) => (foreign(d.client) ? `${d.client} · ${d.dialog}` : d.dialog);
 
 function renderDialogs() {
   const now = Date.now();
   const rows = [];
   for (const d of state.dialogs) {
     for (const l of d.leases) {
-      rows.push(h('tr', {}, h('td', { class: 'mono' }, d.dialog), h('td', {}, l.server), h('td', { class: 'num' }, String(l.instance)),
+      rows.push(h('tr', {}, h('td', { class: 'mono' }, shownDialog(d)), h('td', {}, l.server), h('td', { class: 'num' }, String(l.instance)),
         h('td', { class: 'num' }, l.pid ? String(l.pid) : '–'), h('td', {}, ago(l.since, now)), h('td', {}, ago(l.lastUsed, now)),
         h('td', { class: 'num' }, String(l.inFlight ?? 0)),
-        h('td', {}, h('button', { type: 'button', 'data-key': `release:${d.dialog}:${l.server}`, 'aria-label': `Release ${l.server} from ${d.dialog}`, onclick: () => release(d.dialog, l.server) }, 'Release'))));
+        h('td', {}, h('button', { type: 'button', 'data-key': `release:${d.dialog}:${l.server}`, 'aria-label': `Release ${l.server} from ${d.dialog}`, onclick: () => release(d.dialog, l.server, d.client) }, 'Release'))));
     }
     // A dialog holding no lease is listed for the tools it activated (tool search).
     if (!d.leases.length && d.activeTools?.length) {
-      rows.push(h('tr', {}, h('td', { class: 'mono' }, d.dialog), h('td', { colspan: 6, class: 'muted' }, `no lease · tools found: ${d.activeTools.join(', ')}`),
-        h('td', {}, h('button', { type: 'button', 'data-key': `release:${d.dialog}:`, 'aria-label': `Release the tools found by ${d.dialog}`, onclick: () => release(d.dialog) }, 'Release'))));
+      rows.push(h('tr', {}, h('td', { class: 'mono' }, shownDialog(d)), h('td', { colspan: 6, class: 'muted' }, `no lease · tools found: ${d.activeTools.join(', ')}`),
+        h('td', {}, h('button', { type: 'button', 'data-key': `release:${d.dialog}:`, 'aria-label': `Release the tools found by ${d.dialog}`, onclick: () => release(d.dialog, undefined, d.client) }, 'Release'))));
     }
   }
   rerender($('dialog-list'), rows.length ? h('div', { class: 'table-wrap card' }, h('table', {},
@@ -338,7 +344,8 @@ async function load(which) {
 async function poll() {
   if (!started) return;
   if (document.visibilityState === 'visible') {
-    await load(['metrics', 'servers', 'dialogs']);
+    // a client that is no admin reads no /metrics
+    await load(admin() ? ['metrics', 'servers', 'dialogs'] : ['servers', 'dialogs']);
   }
   setTimeout(poll, POLL_MS);
 }
@@ -364,10 +371,10 @@ async function open() {
   }
   $('login').hidden = true;
   $('main').hidden = false;
-  $('reload').hidden = false;
+  $('reload').hidden = !admin();
   $('forget').hidden = !token.get();
   started = true;
-  await load(['dialogs', 'problems', 'catalog', 'metrics']);
+  await load(admin() ? ['dialogs', 'problems', 'catalog', 'metrics'] : ['dialogs', 'problems', 'catalog']);
   renderEvents();
   events(onEvent, (up) => { streamUp = up; renderFacts(); if (up) refresh('servers', 'dialogs', 'problems', 'catalog'); }, () => locked('The token was refused; enter it again.'));
   setTimeout(poll, POLL_MS);

@@ -10,6 +10,7 @@
 // Everything listens on 127.0.0.1 only; every process is stopped by pid; every
 // wait is bounded.
 import { spawn, execFile } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -215,6 +216,35 @@ function mcpgwYaml(servers, gateway = {}) {
 }
 
 const CALL_BODY = JSON.stringify({ dialog: 'd1', arguments: { text: 'hello' } });
+
+// 50 clients, each with 20 globs (19 that match nothing, then `ech*`).
+const clientToken = (i) => `bench-client-token-${i}-0123456789`;
+const CLIENT_HEADERS = { authorization: `Bearer ${clientToken(49)}` };
+function clientsYaml() {
+  return Array.from({ length: 50 }, (_, i) => {
+    const globs = [...Array.from({ length: 19 }, (_, k) => `'x${k}_*_${i}'`), "'ech*'"];
+    const sha = crypto.createHash('sha256').update(clientToken(i)).digest('hex');
+    return `  c${i}:\n    token_sha256: ${sha}\n    tools: [${globs.join(', ')}]\n`;
+  }).join('');
+}
+
+// mcpgw REST under `extra` top-level sections (clients) or gateway keys
+// (audit; a function of the port), probed and warmed with `headers`.
+async function startMcpgwWith(b, tag, { clients, audit }, headers) {
+  const p = await port();
+  const cfg = path.join(TMP, `mcpgw-${tag}-${p}.yaml`);
+  fs.writeFileSync(cfg, mcpgwYaml([{ id: 'echo', cmd: b.cmd, args: b.args }], audit ? { audit: audit(p) } : {}) +
+    (clients ? `clients:\n${clients}` : ''));
+  const t0 = performance.now();
+  const proc = startProc(`mcpgw-${tag}-${p}`, MCPGW, ['-c', cfg, '--listen', `127.0.0.1:${p}`, '--log-level', 'warn']);
+  await waitUntil(async () => {
+    try { return (await http('GET', `http://127.0.0.1:${p}/v1/tools`, undefined, headers)).text.includes('"name":"echo"'); } catch { return false; }
+  }, 30000, `mcpgw ${tag} listing`);
+  const startupMs = performance.now() - t0;
+  const first = await http('POST', `http://127.0.0.1:${p}/v1/tools/echo/call`, JSON.parse(CALL_BODY), headers);
+  if (first.status !== 200) throw new Error(`first call answered ${first.status}: ${first.text.slice(0, 200)}`);
+  return { proc, port: p, startupMs };
+}
 // The same call as a 2026-07-28 request on /mcp: no session, the envelope in
 // params._meta, the headers that repeat the body, dialog d1 in the URL.
 const MODERN_BODY = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'hello' },
@@ -313,6 +343,20 @@ const TARGETS = {
     start: (b) => TARGETS.mcpgw_rest.start(b),
     drive: (t, b, c) => run('wrk', wrkArgs(`http://127.0.0.1:${t.port}/mcp/d/d1`, c), { env: { BENCH_BODY: MODERN_BODY, BENCH_HEADER: MODERN_HEADERS } }),
   },
+  // Issue 35: the REST row with 50 clients of 20 globs each configured (the
+  // caller is the last one, so the token's digest is compared with all 50
+  // and its 20 globs are all tried), and with the audit log on.
+  mcpgw_clients: {
+    label: 'mcpgw REST, 50 clients × 20 globs (wrk)', gateway: true,
+    start: (b) => startMcpgwWith(b, 'clients', { clients: clientsYaml() }, CLIENT_HEADERS),
+    drive: (t, b, c) => run('wrk', wrkArgs(`http://127.0.0.1:${t.port}/v1/tools/echo/call`, c),
+      { env: { BENCH_BODY: CALL_BODY, BENCH_HEADER: `Authorization: Bearer ${clientToken(49)}` } }),
+  },
+  mcpgw_audit: {
+    label: 'mcpgw REST, audit log on (wrk)', gateway: true,
+    start: (b) => startMcpgwWith(b, 'audit', { audit: (p) => `{path: ${path.join(TMP, `audit-${p}.jsonl`)}}` }, {}),
+    drive: (t, b, c) => run('wrk', wrkArgs(`http://127.0.0.1:${t.port}/v1/tools/echo/call`, c), { env: { BENCH_BODY: CALL_BODY } }),
+  },
   mcp_hub: {
     label: 'mcp-hub 4.2.1 REST (wrk)', gateway: true, peer: true,
     async start(b) {
@@ -357,7 +401,7 @@ function xdg(dir) {
 // ---------------------------------------------------------------- scenario 1: calls
 
 async function scenarioCalls(results) {
-  const order = ['direct', 'http_floor', 'mcpgw_rest', 'mcpgw_rest_traced', 'mcp_hub', 'mcpgw_rest_own', 'supergateway', 'mcpgw_mcp', 'mcpgw_modern', 'mcp_proxy']
+  const order = ['direct', 'http_floor', 'mcpgw_rest', 'mcpgw_rest_traced', 'mcpgw_clients', 'mcpgw_audit', 'mcp_hub', 'mcpgw_rest_own', 'supergateway', 'mcpgw_mcp', 'mcpgw_modern', 'mcp_proxy']
     .filter((n) => ONLY_TARGETS === null || ONLY_TARGETS.includes(n));
   for (let r = 0; r < ROUNDS; r++) {
     for (const bk of ONLY_BACKENDS) {
@@ -837,6 +881,11 @@ function callsTables(results) {
       if (n === 'mcpgw_rest_own') continue; // same process as mcpgw_rest
       out.push(`| ${TARGETS[n].label} | ${CONCS.map((c) => fmt(a.per(c, 'cpu_us_per_call'), 1)).join(' | ')} | ${mb(a.idleRss)} | ${mb(a.idleAnon)} | ${mb(a.peakHwm)} | ${mb(a.peakAnon)} | ${fmt(a.startup, 1)} |`);
     }
+    const extra = (n) => CONCS.map((c) => `c=${c}: ${fmt(agg[n].per(c, 'cpu_us_per_call') - agg.mcpgw_rest.per(c, 'cpu_us_per_call'), 2)} µs`).join(', ');
+    if (!agg.mcpgw_rest.err && !agg.mcpgw_clients.err && !agg.mcpgw_clients.na)
+      out.push('', `Gateway CPU per call added by 50 clients × 20 globs (budget 0.5 µs): ${extra('mcpgw_clients')}.`);
+    if (!agg.mcpgw_rest.err && !agg.mcpgw_audit.err && !agg.mcpgw_audit.na)
+      out.push('', `Gateway CPU per call added by the audit log (budget 1.5 µs): ${extra('mcpgw_audit')}.`);
     if (peers.length && !agg.mcpgw_rest.err) {
       const c = CONCS[1] || CONCS[0];
       const bestCpu = Math.min(...peers.map((p) => agg[p].per(c, 'cpu_us_per_call') || Infinity));

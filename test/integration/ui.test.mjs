@@ -344,3 +344,30 @@ test('with auth_token the page shows nothing before the token and works after it
     await d.stop();
   }
 });
+
+// Issue 35: given a client's token the page shows that client's view, and
+// its admin actions only to an admin client.
+test('with clients the page shows the client\'s own view; Reload only for an admin', async () => {
+  const admin = 'ui-admin-token-123456', alice = 'ui-alice-token-123456';
+  const yaml = config({ token: admin }).replace('servers:\n', `clients:\n  alice: {token: ${alice}, servers: [hostile]}\nservers:\n`);
+  const d = await start(yaml, { files: { 'tools.json': tools } });
+  try {
+    for (const [tok, isAdmin] of [[alice, false], [admin, true]]) {
+      const { page, errors } = await openPage(d);
+      try {
+        await page.waitForSelector('#login:not([hidden])');
+        await page.type('#token', tok);
+        await page.click('#login button[type="submit"]');
+        await waitText(page, '#server-list h3', 'hostile');
+        const names = await page.$$eval('#server-list h3', (hs) => hs.map((x) => x.textContent));
+        assert.equal(names.some((n) => n.includes('everything')), isAdmin, names.join());
+        assert.equal(await page.$eval('#reload', (b) => b.hidden), !isAdmin);
+        assert.deepEqual(errors.filter((e) => !/status of 401 \(Unauthorized\)/.test(e)), []);
+      } finally {
+        await page.close();
+      }
+    }
+  } finally {
+    await d.stop();
+  }
+});

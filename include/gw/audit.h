@@ -1,0 +1,57 @@
+/* The audit log (issue 35, gateway.audit): one JSON line per tool call and
+ * per refused attempt, written by the loop without blocking it. Lines wait
+ * in a bounded queue; one write per batch (uv_fs_write on the threadpool,
+ * the file opened O_APPEND), the next batch when it is done. A write that
+ * fails (a full disk) raises the Problem `audit:write` and counts the
+ * batch's lines as dropped; with gateway.audit.required the calls are
+ * refused while that lasts (gw_audit_refusing) and resume after a reload or
+ * SIGUSR1 opened a file that takes the next write. SIGUSR1 reopens the
+ * path (logrotate's postrotate): lines already in a write go to the old
+ * file, every later one to the new. */
+#ifndef GW_AUDIT_H
+#define GW_AUDIT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "gw/config.h"
+#include "gw/problems.h"
+
+/* The most bytes waiting to be written: beyond, lines are dropped (and
+ * counted), or with `required` the calls refused. */
+#define GW_AUDIT_QUEUE_MAX (8u << 20)
+
+struct gw_audit;
+
+struct gw_audit *gw_audit_new(uv_loop_t *loop, struct gw_problems *problems);
+/* Follows gateway.audit after a load or reload: another path is opened
+ * (the old one closed once its write is done); the same path is opened
+ * again when the last write failed. */
+void gw_audit_configure(struct gw_audit *a, const struct gw_gateway_config *g);
+/* SIGUSR1: the path opened again, for the files logrotate moved. */
+void gw_audit_reopen(struct gw_audit *a);
+/* Whether calls are audited; whether they must be refused now (required
+ * and the log cannot be written). */
+bool gw_audit_on(const struct gw_audit *a);
+bool gw_audit_refusing(const struct gw_audit *a);
+enum gw_audit_arguments gw_audit_arguments_mode(const struct gw_audit *a);
+/* Queues one line (JSON text without its newline). */
+void gw_audit_write(struct gw_audit *a, const char *line, size_t len);
+/* Lines written and dropped since start, for /metrics. */
+uint64_t gw_audit_dropped(const struct gw_audit *a);
+uint64_t gw_audit_written(const struct gw_audit *a);
+/* Writes what is queued (blocking: the loop is ending) and frees. */
+void gw_audit_close(struct gw_audit *a);
+
+/* audit_jcs.c: `args` (an object, or NULL for none) as its RFC 8785
+ * canonical JSON text: *hex gets the SHA-256 of that text (65 bytes,
+ * lowercase), *keys its top-level keys in that order (new reference), and
+ * the text's length is returned. */
+size_t gw_audit_args_digest(const json_t *args, char hex[65], json_t **keys);
+/* The RFC 8785 text of `v` (new string; NULL for a value JSON cannot
+ * hold). Exposed for tests. */
+char *gw_audit_canonical(const json_t *v, size_t *len);
+
+#endif

@@ -1,0 +1,228 @@
+/* The audit lines of tool calls (gw/audit.h, docs/operations.md): what the
+ * call was, who made it, what decided, how it ended. Written from the
+ * loop: a refusal at once, a call with its outcome. */
+#include "gw/audit.h"
+#include "gw/dispatch_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+
+#include "gw/instance.h"
+#include "gw/json_out.h"
+#include "gw/lease.h"
+#include "gw/mcp_client.h"
+#include "gw/servers_internal.h"
+#include "gw/util.h"
+
+struct gw_call_audit {
+    const char *front;
+    char *rule;   /* NULL: nothing restricted the call */
+    char hex[65]; /* its arguments' digest */
+    json_t *keys; /* their top-level keys; NULL with `arguments: none` */
+    size_t bytes_in;
+    uint64_t started_ms;
+    uint64_t instance;
+    int pid;
+};
+
+void gw_dispatch_set_audit(struct gw_servers *s, struct gw_audit *a)
+{
+    s->audit = a;
+}
+
+static void put_str(struct gw_jbuf *b, const char *key, const char *v)
+{
+    gw_jbuf_put(b, ",\"", 2);
+    gw_jbuf_put(b, key, strlen(key));
+    gw_jbuf_put(b, "\":", 2);
+    if (v == NULL || gw_jbuf_string(b, v, strlen(v)) != 0)
+        gw_jbuf_lit(b, "null");
+}
+
+static void put_int(struct gw_jbuf *b, const char *key, json_int_t v, bool null)
+{
+    gw_jbuf_put(b, ",\"", 2);
+    gw_jbuf_put(b, key, strlen(key));
+    gw_jbuf_put(b, "\":", 2);
+    if (null)
+        gw_jbuf_lit(b, "null");
+    else
+        gw_jbuf_int(b, v);
+}
+
+/* The start of a line: when, who, through which front, about what. */
+static void head(struct gw_jbuf *b, const struct gw_servers *s, const char *client,
+                 const char *front, const char *dialog, const char *server, const char *tool)
+{
+    char ts[40], owner[GW_DIALOG_PART_MAX + 1];
+    struct timeval tv;
+    struct tm tm;
+
+    gettimeofday(&tv, NULL);
+    gmtime_r(&tv.tv_sec, &tm);
+    strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(ts + strlen(ts), sizeof ts - strlen(ts), ".%03dZ", (int)(tv.tv_usec / 1000));
+    gw_jbuf_lit(b, "{\"ts\":");
+    gw_jbuf_string(b, ts, strlen(ts));
+    put_str(b, "client", client && client[0] ? client : NULL);
+    put_str(b, "front", front);
+    put_str(b, "dialog", dialog && dialog[0] ? gw_dialog_unscope(dialog, owner) : NULL);
+    put_str(b, "server", server && server[0] ? server : NULL);
+    put_str(b, "tool", tool);
+    (void)s;
+}
+
+static void put_policy(struct gw_jbuf *b, const struct gw_servers *s)
+{
+    static const char digits[] = "0123456789abcdef";
+    char hex[65];
+
+    for (size_t i = 0; i < 32; i++) {
+        hex[2 * i] = digits[s->config->clients_sha256[i] >> 4];
+        hex[2 * i + 1] = digits[s->config->clients_sha256[i] & 15];
+    }
+    hex[64] = '\0';
+    put_str(b, "policy", s->config->nclients > 0 ? hex : NULL);
+}
+
+static void put_arguments(struct gw_jbuf *b, const char *hex, json_t *keys)
+{
+    gw_jbuf_lit(b, ",\"arguments\":");
+    if (keys == NULL) {
+        gw_jbuf_lit(b, "null");
+        return;
+    }
+    gw_jbuf_lit(b, "{\"sha256\":\"");
+    gw_jbuf_put(b, hex, 64);
+    gw_jbuf_lit(b, "\",\"keys\":");
+    gw_jbuf_value(b, keys);
+    gw_jbuf_lit(b, "}");
+}
+
+static void emit(struct gw_audit *a, struct gw_jbuf *b)
+{
+    size_t len;
+    char *line;
+
+    gw_jbuf_lit(b, "}");
+    line = gw_jbuf_take(b, &len);
+    gw_audit_write(a, line, len);
+    free(line);
+}
+
+void gw_dispatch__audit_refused(struct gw_servers *s, const struct gw_call_request *r,
+                                const char *server, const char *outcome, const char *rule)
+{
+    struct gw_jbuf b = {0};
+    char hex[65];
+    json_t *keys = NULL;
+    size_t in;
+
+    if (!gw_audit_on(s->audit))
+        return;
+    in = gw_audit_args_digest(r->arguments, hex, &keys);
+    if (gw_audit_arguments_mode(s->audit) == GW_AUDIT_ARGS_NONE) {
+        json_decref(keys);
+        keys = NULL;
+    }
+    head(&b, s, r->client, r->front, r->dialog, server, r->tool);
+    put_int(&b, "instance", 0, true);
+    put_int(&b, "pid", 0, true);
+    put_arguments(&b, hex, keys);
+    put_str(&b, "decision", "deny");
+    put_str(&b, "rule", rule);
+    put_policy(&b, s);
+    put_str(&b, "outcome", outcome);
+    put_int(&b, "duration_ms", 0, false);
+    put_int(&b, "bytes_in", (json_int_t)in, false);
+    put_int(&b, "bytes_out", 0, false);
+    json_decref(keys);
+    emit(s->audit, &b);
+}
+
+void gw_dispatch__audit_begin(struct gw_call *c, const struct gw_call_request *r, const char *rule)
+{
+    struct gw_call_audit *ca;
+
+    if (!gw_audit_on(c->s->audit))
+        return;
+    ca = c->audit = gw_xcalloc(1, sizeof *ca);
+    ca->front = r->front;
+    ca->rule = rule ? gw_xstrdup(rule) : NULL;
+    ca->bytes_in = gw_audit_args_digest(r->arguments, ca->hex, &ca->keys);
+    if (gw_audit_arguments_mode(c->s->audit) == GW_AUDIT_ARGS_NONE) {
+        json_decref(ca->keys);
+        ca->keys = NULL;
+    }
+    ca->started_ms = gw_now_ms();
+}
+
+void gw_dispatch__audit_sent(struct gw_call *c)
+{
+    if (c->audit == NULL || c->slot == NULL)
+        return;
+    c->audit->instance = gw_instance_seq(c->slot->inst);
+    c->audit->pid = gw_instance_pid(c->slot->inst);
+}
+
+/* The outcome as the audit names it, and the error code for `error`. */
+static const char *outcome_of(int code, const json_t *result, const char **error)
+{
+    *error = NULL;
+    if (code == 0)
+        return json_is_true(json_object_get(result, "isError")) ? "tool_error" : "ok";
+    if (code == GW_MCP_E_TIMEOUT)
+        return "timeout";
+    if (code == GW_MCP_E_CANCELLED)
+        return "cancelled";
+    *error = gw_dispatch_error(code).rest_code;
+    return "error";
+}
+
+/* The bytes of the result as JSON text, without writing it anywhere. */
+static int count(const char *buf, size_t n, void *data)
+{
+    (void)buf;
+    *(size_t *)data += n;
+    return 0;
+}
+
+void gw_dispatch__audit_end(struct gw_call *c, int code, const json_t *result)
+{
+    struct gw_call_audit *ca = c->audit;
+    struct gw_jbuf b = {0};
+    const char *error, *outcome;
+    size_t out = 0;
+
+    if (ca == NULL || !gw_audit_on(c->s->audit))
+        return;
+    outcome = outcome_of(code, result, &error);
+    if (result != NULL)
+        json_dump_callback(result, count, &out, JSON_COMPACT);
+    head(&b, c->s, c->client, ca->front, c->dialog, c->server, c->tool);
+    put_int(&b, "instance", (json_int_t)ca->instance, ca->instance == 0);
+    put_int(&b, "pid", ca->pid, ca->pid <= 0);
+    put_arguments(&b, ca->hex, ca->keys);
+    put_str(&b, "decision", "allow");
+    put_str(&b, "rule", ca->rule);
+    put_policy(&b, c->s);
+    put_str(&b, "outcome", outcome);
+    if (error != NULL)
+        put_str(&b, "error", error);
+    put_int(&b, "duration_ms", (json_int_t)(gw_now_ms() - ca->started_ms), false);
+    put_int(&b, "bytes_in", (json_int_t)ca->bytes_in, false);
+    put_int(&b, "bytes_out", (json_int_t)out, false);
+    emit(c->s->audit, &b);
+}
+
+void gw_dispatch__audit_free(struct gw_call *c)
+{
+    if (c->audit == NULL)
+        return;
+    free(c->audit->rule);
+    json_decref(c->audit->keys);
+    free(c->audit);
+    c->audit = NULL;
+}

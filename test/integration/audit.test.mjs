@@ -1,0 +1,173 @@
+// The audit log (issue 35, gateway.audit): a line for every tool call and
+// refused attempt of a mixed run, checked one by one against what the test
+// did, with argument digests recomputed here (RFC 8785); a full disk raises
+// the Problem and calls go on; `required: true` refuses calls until a
+// reload fixes the path; SIGUSR1 after a rename starts a new file with
+// nothing lost between the two.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { start, waitFor, fixtures, sleep } from './lib/harness.mjs';
+
+const FIXTURE = path.join(fixtures, 'mcp_fixture');
+const ALICE = 'alice-token-0123456789abcdef';
+const ADMIN = 'admin-token-0123456789abcdef';
+const auth = (token) => ({ authorization: `Bearer ${token}` });
+
+// RFC 8785: members sorted by UTF-16 code units (JavaScript's own string
+// order), numbers and strings as JSON.stringify writes them.
+function jcs(v) {
+  if (v === null || typeof v !== 'object') return JSON.stringify(v);
+  if (Array.isArray(v)) return `[${v.map(jcs).join(',')}]`;
+  return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${jcs(v[k])}`).join(',')}}`;
+}
+const digest = (args) => crypto.createHash('sha256').update(jcs(args ?? {})).digest('hex');
+
+const config = (auditPath, required = false) => `version: 1
+gateway:
+  auth_token: ${ADMIN}
+  audit:
+    path: ${auditPath}
+${required ? '    required: true\n' : ''}clients:
+  alice: {token: ${ALICE}, deny: ['add'], rate: 50/min}
+servers:
+  fx:
+    command: ${FIXTURE}
+    truely-stateless: true
+`;
+
+async function up(yaml) {
+  const d = await start(yaml);
+  await waitFor(async () => (await d.get('/readyz', { headers: auth(ADMIN) })).status === 200, 30000);
+  return d;
+}
+
+async function stopClean(d) {
+  const r = await d.stop();
+  assert.doesNotMatch(d.stderr, /AddressSanitizer|LeakSanitizer|runtime error/);
+  assert.equal(r.code, 0, d.stderr.slice(-2000));
+}
+
+const readLines = (file) => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)) : []);
+
+test('a line for each of 1,000 calls and refusals of a mixed run, checked one by one', async (t) => {
+  const dir = fs.mkdtempSync('/tmp/mcpgw-audit-');
+  const file = path.join(dir, 'audit.jsonl');
+  const d = await up(config(file));
+  t.after(() => stopClean(d));
+
+  // what the test did, in order: [token, tool, arguments, expected outcome, decision]
+  const plan = [];
+  const unicode = { 'é': 1, 'z': [1.5, 1e21, 1e-7, -0, 100], '😀': 'x\u0001"\\', a: { c: true, b: null } };
+  for (let i = 0; i < 1000; i++) {
+    const k = i % 8;
+    if (k === 0) plan.push([ALICE, 'echo', { text: `hi ${i}` }, 'ok', 'allow']);
+    else if (k === 1) plan.push([ALICE, 'add', { a: i, b: 2 }, 'denied', 'deny']);
+    else if (k === 2) plan.push([ALICE, 'no_such_tool', { x: i }, 'unknown_tool', 'deny']);
+    else if (k === 3) plan.push([ALICE, 'echo', {}, 'tool_error', 'allow']);
+    else if (k === 4) plan.push([ADMIN, 'add', { a: i, b: 0.25 }, 'ok', 'allow']);
+    else if (k === 5) plan.push([ADMIN, 'sleep', { ms: 3000 }, 'timeout', 'allow']);
+    else if (k === 6) plan.push([ADMIN, 'echo', { text: 'u', ...unicode }, 'ok', 'allow']);
+    else plan.push([ADMIN, 'mcp_release', { serverId: 'fx' }, 'ok', 'allow']);
+  }
+  // alice's bucket (50/min, refilled as the run goes) runs out: her calls
+  // answered 429 are rate_limited
+  for (const p of plan) {
+    const [tok, tool, args] = p;
+    const r = await d.post(`/v1/tools/${tool}/call`, { arguments: args, timeout_ms: tool === 'sleep' ? 100 : 5000, dialog: 'dx' },
+      { headers: auth(tok) });
+    if (r.status === 429) {
+      assert.equal(tok, ALICE);
+      assert.equal(r.json.error.code, 'rate_limited');
+      p[3] = 'rate_limited';
+      p[4] = 'deny';
+    }
+  }
+  // a cancelled call: the client hangs up
+  const ac = new AbortController();
+  const pending = fetch(`http://127.0.0.1:${d.port}/v1/tools/sleep/call`, { method: 'POST', signal: ac.signal,
+    headers: { 'content-type': 'application/json', ...auth(ADMIN) }, body: JSON.stringify({ arguments: { ms: 3000 } }) }).catch(() => null);
+  await sleep(300);
+  ac.abort();
+  await pending;
+  plan.push([ADMIN, 'sleep', { ms: 3000 }, 'cancelled', 'allow']);
+
+  assert.ok(plan.some((p) => p[3] === 'rate_limited'));
+  await waitFor(() => readLines(file).length >= plan.length);
+  const lines = readLines(file);
+  assert.equal(lines.length, plan.length, 'one line each, no more');
+  lines.forEach((l, i) => {
+    const [tok, tool, args, outcome, decision] = plan[i];
+    const what = `line ${i}: ${JSON.stringify(l)}`;
+    assert.equal(l.tool, tool, what);
+    assert.equal(l.client, tok === ALICE ? 'alice' : 'default', what);
+    assert.equal(l.front, 'rest', what);
+    assert.equal(l.outcome, outcome, what);
+    assert.equal(l.decision, decision, what);
+    assert.equal(l.arguments.sha256, digest(args), what);
+    assert.deepEqual(l.arguments.keys, Object.keys(args).sort(), what);
+    assert.match(l.policy, /^[0-9a-f]{64}$/);
+    assert.match(l.ts, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    if (outcome === 'denied') assert.equal(l.rule, 'add', what);
+    if (outcome === 'ok' && tool !== 'mcp_release') {
+      assert.equal(l.server, 'fx', what);
+      assert.ok(l.instance >= 1 && l.pid > 0 && l.bytes_out > 0, what);
+    }
+    assert.equal(l.bytes_in, Buffer.byteLength(jcs(args)), what);
+    if (outcome === 'rate_limited') assert.equal(l.rule, 'rate', what);
+  });
+  const metrics = (await d.get('/metrics', { headers: auth(ADMIN) })).body;
+  assert.match(metrics, new RegExp(`mcpgw_audit_lines_total\\{result="written"\\} ${plan.length}\\n`));
+  assert.doesNotMatch(fs.readFileSync(file, 'utf8'), new RegExp(`${ALICE}|${ADMIN}`));
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test('a full disk: the Problem and the dropped lines; calls go on, or with required are refused until a reload', async (t) => {
+  const dir = fs.mkdtempSync('/tmp/mcpgw-audit-');
+  const d = await up(config('/dev/full'));
+  t.after(() => stopClean(d));
+  const call = () => d.post('/v1/tools/echo/call', { arguments: { text: 'x' } }, { headers: auth(ADMIN) });
+
+  assert.equal((await call()).status, 200);
+  await waitFor(async () => (await d.get('/v1/problems', { headers: auth(ADMIN) })).json.problems.some((p) => p.id === 'audit:write'));
+  assert.equal((await call()).status, 200, 'calls go on');
+  await waitFor(async () => /mcpgw_audit_lines_total\{result="dropped"\} [1-9]/.test((await d.get('/metrics', { headers: auth(ADMIN) })).body));
+
+  fs.writeFileSync(d.configPath, config('/dev/full', true));
+  assert.equal((await d.post('/v1/reload', {}, { headers: auth(ADMIN) })).status, 200);
+  await call(); // a write fails again under the new setting
+  const refused = await waitFor(async () => { const r = await call(); return r.status === 503 ? r : null; });
+  assert.equal(refused.json.error.code, 'audit_unavailable');
+
+  const good = path.join(dir, 'audit.jsonl');
+  fs.writeFileSync(d.configPath, config(good, true));
+  assert.equal((await d.post('/v1/reload', {}, { headers: auth(ADMIN) })).status, 200);
+  assert.equal((await call()).status, 200, 'calls resume');
+  await waitFor(() => readLines(good).length === 1);
+  await waitFor(async () => !(await d.get('/v1/problems', { headers: auth(ADMIN) })).json.problems.some((p) => p.id === 'audit:write'));
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test('SIGUSR1 after a rename: a new file, nothing lost between the two', async (t) => {
+  const dir = fs.mkdtempSync('/tmp/mcpgw-audit-');
+  const file = path.join(dir, 'audit.jsonl');
+  const d = await up(config(file));
+  t.after(() => stopClean(d));
+  const call = (i) => d.post('/v1/tools/echo/call', { arguments: { text: `n${i}` } }, { headers: auth(ADMIN) });
+
+  const burst = async (from, n) => Promise.all(Array.from({ length: n }, (_, k) => call(from + k)));
+  await burst(0, 30);
+  fs.renameSync(file, `${file}.1`);
+  const during = burst(30, 30); // calls in flight while the file moves
+  process.kill(d.pid, 'SIGUSR1');
+  await during;
+  await burst(60, 30);
+  await waitFor(() => readLines(`${file}.1`).length + readLines(file).length === 90);
+  const texts = [...readLines(`${file}.1`), ...readLines(file)].map((l) => l.arguments.sha256).sort();
+  const want = Array.from({ length: 90 }, (_, i) => digest({ text: `n${i}` })).sort();
+  assert.deepEqual(texts, want);
+  assert.ok(readLines(file).length >= 30, 'the new file has the calls after the signal');
+  fs.rmSync(dir, { recursive: true, force: true });
+});
