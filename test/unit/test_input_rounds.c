@@ -18,7 +18,7 @@ static const unsigned char id[GW_ROUNDS_ID_LEN] = "round-id-16bytes";
 
 static struct gw_round_bind bind_of(const char *dialog, const char *name, json_t *args)
 {
-    return (struct gw_round_bind){dialog, "tools/call", name, args};
+    return (struct gw_round_bind){dialog, "tools/call", name, args, NULL};
 }
 
 START_TEST(state_round_trips)
@@ -89,7 +89,7 @@ START_TEST(state_binds_dialog_call_and_arguments)
     struct gw_round_bind wrong[] = {
         bind_of("d2", "echo", args),  bind_of(NULL, "echo", args),
         bind_of("d1", "echo2", args), bind_of("d1", "echo", other),
-        bind_of("d1", "echo", NULL),  {"d1", "prompts/get", "echo", args}};
+        bind_of("d1", "echo", NULL),  {"d1", "prompts/get", "echo", args, NULL}};
     char state[GW_ROUNDS_STATE_LEN + 1];
     unsigned char got[GW_ROUNDS_ID_LEN], key2[GW_ROUNDS_KEY_LEN];
 
@@ -266,7 +266,7 @@ static int ask(struct fake_call *c, uintptr_t sr, const char *method)
 static int resume(const char *dialog, json_t *args, const char *state, json_t *responses,
                   struct got *g, const char **why)
 {
-    struct gw_round_bind b = {dialog, "tools/call", "echo", args};
+    struct gw_round_bind b = {dialog, "tools/call", "echo", args, NULL};
     struct gw_rounds_receiver rcv = {.on_answer = on_answer, .data = g};
 
     return gw_rounds_resume(rr, state, responses, &b, &rcv, NULL, why);
