@@ -201,3 +201,79 @@ servers:
   assert.match(verbose.stderr, /\[server closed\] sandbox \{"enabled":true,"network":"none","read":\[\],"write":\[\],"home":"dialog","limits":\{"tmp":8388608\}\}/);
   assert.match(verbose.stderr, /\[server open\] sandbox \{"enabled":false,/);
 });
+
+test('a sandboxed server cannot trace the daemon, and its /tmp fills up to its size only', { skip }, async (t) => {
+  const d = await start(`version: 1
+servers:
+  probe:
+    command: ${PROBE}
+    truely-stateless: true
+    sandbox: {tmp: 4MiB}
+`, { waitReady: true, env: { STATE_DIRECTORY: fs.mkdtempSync('/tmp/mcpgw-state-') } });
+  t.after(() => d.stop());
+  const p = async (args) => (await d.post('/v1/tools/probe/call', { arguments: args })).json.contentItems[0].text;
+  assert.match(await p({ op: 'ptrace', number: d.pid }), /^refused: ESRCH/);
+  assert.match(await p({ op: 'fill', path: '/tmp/big' }), /^ok: [0-4] MiB, then ENOSPC/);
+  assert.equal((await d.get('/healthz')).status, 200);
+});
+
+test('server-filesystem in a sandbox: its write directory works, what the sandbox hides does not', { skip }, async (t) => {
+  const share = fs.mkdtempSync('/tmp/mcpgw-share-');
+  const stateDir = fs.mkdtempSync('/tmp/mcpgw-state-');
+  fs.mkdirSync(path.join(stateDir, 'oauth'), { mode: 0o700 });
+  fs.writeFileSync(path.join(stateDir, 'oauth', 'grant.json'), '{"refresh_token":"secret"}', { mode: 0o600 });
+  fs.writeFileSync(path.join(share, 'hello.txt'), 'hello from the host');
+  t.after(() => { for (const p of [share, stateDir]) fs.rmSync(p, { recursive: true, force: true }); });
+  // The server itself may use all of / (its own allow-list is no limit
+  // here): what it cannot see is the sandbox's doing.
+  const d = await start(`version: 1
+servers:
+  fs:
+    command: ${path.join(nodeModules, '.bin/mcp-server-filesystem')}
+    args: [/]
+    truely-stateless: true
+    sandbox:
+      write: [${share}]
+      read: [${TEST_DIR}]
+`, { waitReady: true, env: { STATE_DIRECTORY: stateDir } });
+  t.after(() => d.stop());
+  const call = async (tool, args) => (await d.post(`/v1/tools/${tool}/call`, { arguments: args })).json;
+  const text = (r) => r.contentItems.map((c) => c.text).join('\n');
+  let r = await call('read_text_file', { path: path.join(share, 'hello.txt') });
+  assert.equal(text(r), 'hello from the host');
+  r = await call('write_file', { path: path.join(share, 'out.txt'), content: 'written inside' });
+  assert.notEqual(r.isError, true, text(r));
+  assert.equal(fs.readFileSync(path.join(share, 'out.txt'), 'utf8'), 'written inside');
+  for (const hidden of ['/etc/shadow', d.configPath, path.join(stateDir, 'oauth', 'grant.json')]) {
+    r = await call('read_text_file', { path: hidden });
+    assert.equal(r.isError, true, `${hidden}: ${text(r)}`);
+    assert.match(text(r), /ENOENT|no such file|not exist|Access denied/i, hidden);
+  }
+  r = await call('write_file', { path: '/usr/local/evil.txt', content: 'x' });
+  assert.equal(r.isError, true, text(r));
+  assert.ok(!fs.existsSync('/usr/local/evil.txt'));
+});
+
+const PYTHON = '/usr/bin/python3';
+test('a Python server (python3 -m) in a sandbox: its cwd read-only, its home its own', { skip: skip || (!fs.existsSync(PYTHON) && `no ${PYTHON}`) }, async (t) => {
+  const stateDir = fs.mkdtempSync('/tmp/mcpgw-state-');
+  t.after(() => fs.rmSync(stateDir, { recursive: true, force: true }));
+  const d = await start(`version: 1
+servers:
+  py:
+    command: ${PYTHON}
+    args: [-m, py_server]
+    cwd: ${path.join(path.dirname(nodeModules), 'fixtures')}
+    env: {PYTHONDONTWRITEBYTECODE: '1'}
+    truely-stateless: true
+    sandbox: true
+`, { waitReady: true, env: { STATE_DIRECTORY: stateDir } });
+  t.after(() => d.stop());
+  const where = async (p) => JSON.parse((await d.post('/v1/tools/whereami/call', { arguments: { path: p } })).json.contentItems[0].text);
+  const w = await where(d.configPath);
+  assert.equal(w.cwd, path.join(path.dirname(nodeModules), 'fixtures'));
+  assert.equal(w.home, '/home/sandbox');
+  assert.match(w.path, /^refused: No such file/);
+  assert.match((await where('/etc/hostname')).path, /^refused: No such file/);
+  assert.match((await where('/etc/passwd')).path, /^read \d+ bytes/);
+});
