@@ -96,7 +96,7 @@ test('the unit has what the design asks for', () => {
   // found under systemd 252 by `make systemd-test`: user namespaces, its
   // write of user.max_user_namespaces, sethostname in its UTS namespace.
   assert.ok(directives.get('ReadWritePaths').includes('/proc/sys/user'));
-  for (const k of ['ProtectHostname', 'RestrictNamespaces', 'PrivateUsers', 'SystemCallFilter']) {
+  for (const k of ['ProtectHostname', 'RestrictNamespaces', 'SystemCallFilter']) {
     assert.ok(!directives.has(k), `${k} keeps bubblewrap from making a sandbox`);
   }
 });
