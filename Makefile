@@ -261,8 +261,9 @@ deb:
 	@sh systemd/deb/mkdeb.sh $(VERSION)
 
 # The package under a real systemd: a Debian 12 container booted with
-# systemd-nspawn on a debootstrap tree cached in build/systemd-test/
-# (test/systemd/run.sh; skips without root or systemd-nspawn).
+# systemd-nspawn on a debootstrap tree cached in ~/.cache/mcpgw/systemd-test/
+# (outside the clone, which CI makes afresh; test/systemd/run.sh skips
+# without root or systemd-nspawn).
 # It builds two packages, VERSION and VERSION+upgrade, for the upgrade check.
 systemd-test:
 	VERSION=$(VERSION) bash test/systemd/run.sh

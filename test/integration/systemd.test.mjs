@@ -92,6 +92,13 @@ test('the unit has what the design asks for', () => {
   assert.ok(env.includes('HOME=/var/lib/mcpgw'));
   assert.ok(env.includes('npm_config_cache=/var/cache/mcpgw/npm'));
   assert.equal(one('ReadWritePaths'), '/var/lib/mcpgw/artifacts');
+  // What bubblewrap (the servers' sandboxes) needs under this hardening, as
+  // found under systemd 252 by `make systemd-test`: user namespaces, its
+  // write of user.max_user_namespaces, sethostname in its UTS namespace.
+  assert.ok(directives.get('ReadWritePaths').includes('/proc/sys/user'));
+  for (const k of ['ProtectHostname', 'RestrictNamespaces', 'SystemCallFilter']) {
+    assert.ok(!directives.has(k), `${k} keeps bubblewrap from making a sandbox`);
+  }
 });
 
 test('sysusers and tmpfiles create the user and directories', (t) => {

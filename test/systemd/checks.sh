@@ -81,11 +81,14 @@ t_files() {
 }
 
 t_install() {
-	in_ct "apt-get update -qq" || { echo "apt-get update failed"; return 1; }
+	# The cached tree holds apt's lists and the archives of the package's
+	# dependencies (run.sh): apt resolves them as anywhere, from there.
 	local out
 	out=$(in_ct "apt-get install -y -q /root/$DEB1" 2>&1)
 	local rc=$?
 	((rc == 0)) || { echo "apt install ./$DEB1 exited $rc:"; tail -20 <<<"$out"; return 1; }
+	has '^Get:[0-9]* [a-z]*://' <<<"$out" &&
+		{ echo "apt downloaded what the cached tree should hold:"; grep '^Get:[0-9]* [a-z]*://' <<<"$out" | head; return 1; }
 	local p
 	for p in mcpgw procps libuv1 libjansson4 libyaml-0-2 nodejs npm libcurl4; do
 		in_ct "dpkg-query -W -f '\${Status}' $p" | has 'install ok installed' ||
@@ -224,6 +227,48 @@ setsid_checks() {
 		{ echo "StatusText '$(prop StatusText)' after restoring the configuration"; return 1; }
 }
 
+# A sandboxed stdio server under the unit's hardening, as user mcpgw:
+# bubblewrap needs user namespaces (no RestrictNamespaces= without user,
+# no PrivateUsers=) and a /proc of its own. The server goes away again,
+# whatever the checks found.
+t_sandbox() {
+	local rc
+	in_ct "cp $CONF /root/before-sandbox.yaml"
+	sandbox_checks
+	rc=$?
+	in_ct "cat /root/before-sandbox.yaml >$CONF && systemctl reload mcpgw"
+	return $rc
+}
+sandbox_checks() {
+	local servers out id user
+	in_ct "cat >>$CONF <<'EOF'
+  peek:
+    command: node
+    args: [/usr/local/lib/mcpgw-test/sandbox-server.cjs]
+EOF"
+	in_ct "systemctl reload mcpgw" || { echo "systemctl reload failed"; return 1; }
+	until_ct 20 "curl -s http://127.0.0.1:7420/v1/tools | grep -q '\"peek\"'" ||
+		{ echo "the sandboxed server's tool peek is not listed: $(api /v1/servers | head -c 2000)"; return 1; }
+	# Each server's id and sandbox.enforced (with the reason when false).
+	servers=$(in_ct "curl -s http://127.0.0.1:7420/v1/servers | node /usr/local/lib/mcpgw-test/sandbox-status.cjs")
+	for id in peek everything memory thinking; do
+		has -x "$id true" <<<"$servers" ||
+			{ echo "server $id is not sandboxed (id enforced reason):"; echo "$servers"; return 1; }
+	done
+	user=$(in_ct "ps -o user= -C bwrap | sort -u")
+	[[ $user == mcpgw ]] || { echo "bwrap processes run as '$user', not mcpgw"; return 1; }
+	out=$(in_ct "curl -s --max-time 30 http://127.0.0.1:7420/v1/tools/peek/call \
+		-H 'content-type: application/json' \
+		-d '{\"dialog\":\"systemd-test\",\"arguments\":{\"paths\":[\"/etc/os-release\",\"$CONF\",\"/var/lib/mcpgw\",\"/etc/shadow\"]}}'")
+	has '/etc/os-release: readable' <<<"$out" ||
+		{ echo "the server could not read /etc/os-release (the base system): $out"; return 1; }
+	has "$CONF: readable" <<<"$out" && { echo "the sandboxed server read the config: $out"; return 1; }
+	has "$CONF: E" <<<"$out" || { echo "no answer about $CONF: $out"; return 1; }
+	has '/var/lib/mcpgw: readable\|/etc/shadow: readable' <<<"$out" &&
+		{ echo "the sandboxed server read the state directory or /etc/shadow: $out"; return 1; }
+	return 0
+}
+
 t_watchdog() {
 	local pid n0 since
 	pid=$(prop MainPID) n0=$(prop NRestarts) since=$(now_ct)
@@ -301,6 +346,7 @@ check "each server instance has its cgroup under the service's" t_cgroups
 check "systemctl reload applies a config edit (reload event, StatusText, journal)" t_reload
 check "a broken edit keeps the last good config" t_broken_reload
 check "a server's setsid grandchild ignoring SIGTERM is killed with its instance" t_setsid
+check "a sandboxed stdio server runs under the unit as mcpgw and cannot read the config" t_sandbox
 check "a stopped loop is killed by the watchdog and systemd restarts the service" t_watchdog
 check "systemctl stop finishes an in-flight call and leaves no process behind" t_stop
 check "apt install of a second build keeps the edited mcp.yaml and restarts the service" t_upgrade
