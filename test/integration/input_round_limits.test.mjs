@@ -98,7 +98,8 @@ test('the round beyond a dialog\'s 64 is refused at once with 429 naming the rou
   assert.match(over.json.error.message, /input rounds/);
   assert.equal(over.headers['retry-after'], '1');
   await waitFor(() => fs.readFileSync(log, 'utf8').includes('notifications/cancelled'));
-  assert.match(d.stderr, /msg="tool call" .*tool=echo .*status=rounds_full/);
+  // The log line and the answer travel on different pipes: wait for it.
+  await waitFor(() => /msg="tool call" .*tool=echo .*status=rounds_full/.test(d.stderr));
 
   // Another dialog still parks a round, the dialog's other calls run, and
   // a parked round of the full dialog still completes.

@@ -302,9 +302,10 @@ function sigMasks(pid) {
   } catch { return null; }
 }
 const HUP = 1n; // SIGHUP is signal 1
-// What the daemon holds during its start: SIGHUP, SIGINT, SIGTERM (libuv
-// briefly blocks every signal around some calls; that is not it).
-const HELD = HUP | (1n << 1n) | (1n << 14n);
+// What the daemon holds during its start: SIGHUP, SIGINT, SIGUSR1 (the
+// audit log's reopen), SIGTERM (libuv briefly blocks every signal around
+// some calls; that is not it).
+const HELD = HUP | (1n << 1n) | (1n << 9n) | (1n << 14n);
 
 test('SIGHUP in the first milliseconds: the daemon lives, loads its file, reloads once after', async (t) => {
   const dir = tmpdir();
