@@ -315,7 +315,9 @@ int gw_cfg_set_audit_path(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d
         return UV_EINVAL;
     }
     free(g->audit_path);
-    g->audit_path = gw_cfg_abspath(ld->c->dir, s);
+    /* a file named so is written ./journal */
+    g->audit_path =
+        strcmp(s, GW_AUDIT_JOURNAL) == 0 ? gw_xstrdup(s) : gw_cfg_abspath(ld->c->dir, s);
     return 0;
 }
 

@@ -101,14 +101,14 @@ static void put_arguments(struct gw_jbuf *b, const char *hex, json_t *keys)
     gw_jbuf_lit(b, "}");
 }
 
-static void emit(struct gw_audit *a, struct gw_jbuf *b)
+static void emit(struct gw_audit *a, struct gw_jbuf *b, const struct gw_audit_fields *f)
 {
     size_t len;
     char *line;
 
     gw_jbuf_lit(b, "}");
     line = gw_jbuf_take(b, &len);
-    gw_audit_write(a, line, len);
+    gw_audit_write(a, line, len, f);
     free(line);
 }
 
@@ -139,7 +139,7 @@ void gw_dispatch__audit_refused(struct gw_servers *s, const struct gw_call_reque
     put_int(&b, "bytes_in", (json_int_t)in, false);
     put_int(&b, "bytes_out", 0, false);
     json_decref(keys);
-    emit(s->audit, &b);
+    emit(s->audit, &b, &(struct gw_audit_fields){r->client, server, r->tool, "deny", outcome});
 }
 
 void gw_dispatch__audit_begin(struct gw_call *c, const struct gw_call_request *r, const char *rule)
@@ -214,7 +214,8 @@ void gw_dispatch__audit_end(struct gw_call *c, int code, const json_t *result)
     put_int(&b, "duration_ms", (json_int_t)(gw_now_ms() - ca->started_ms), false);
     put_int(&b, "bytes_in", (json_int_t)ca->bytes_in, false);
     put_int(&b, "bytes_out", (json_int_t)out, false);
-    emit(c->s->audit, &b);
+    emit(c->s->audit, &b,
+         &(struct gw_audit_fields){c->client, c->server, c->tool, "allow", outcome});
 }
 
 void gw_dispatch__audit_free(struct gw_call *c)
