@@ -208,6 +208,7 @@ struct gw_server_config {
 enum gw_audit_arguments {
     GW_AUDIT_ARGS_HASH, /* {"sha256": of their RFC 8785 text, "keys": [top-level keys]} */
     GW_AUDIT_ARGS_NONE, /* null */
+    GW_AUDIT_ARGS_FULL, /* whole, each string with the server's secrets masked */
 };
 
 struct gw_gateway_config {

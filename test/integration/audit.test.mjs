@@ -222,3 +222,34 @@ test('path: journal: each line a native-protocol datagram with indexed fields; a
   await waitFor(() => journalEntries(got).some((e) => e.MESSAGE.arguments.sha256 === digest({ text: 'after' })));
   fs.rmSync(dir, { recursive: true, force: true });
 });
+
+test('arguments: full: the arguments whole, the server\'s secrets masked in each string (an escaped one too)', async (t) => {
+  const dir = fs.mkdtempSync('/tmp/mcpgw-audit-');
+  const file = path.join(dir, 'audit.jsonl');
+  const secret = 'quo"ted-secret-42';
+  const d = await up(`version: 1
+gateway:
+  auth_token: ${ADMIN}
+  audit:
+    path: ${file}
+    arguments: full
+servers:
+  fx:
+    command: ${FIXTURE}
+    truely-stateless: true
+    env:
+      API_KEY: '${secret}'
+`);
+  t.after(() => stopClean(d));
+  const args = { text: `before ${secret} after`, nested: { list: [secret, 7, true, null], [`k ${secret}`]: 'v' }, n: 1.5 };
+  assert.equal((await d.post('/v1/tools/echo/call', { arguments: args }, { headers: auth(ADMIN) })).status, 200);
+  assert.equal((await d.post('/v1/tools/nope/call', { arguments: { token: ADMIN } }, { headers: auth(ADMIN) })).status, 404);
+  await waitFor(() => readLines(file).length === 2);
+  const [ok, unknown] = readLines(file);
+  assert.deepEqual(ok.arguments, { text: 'before *** after', nested: { list: ['***', 7, true, null], 'k ***': 'v' }, n: 1.5 });
+  assert.equal(ok.bytes_in, Buffer.byteLength(jcs(args)));
+  assert.deepEqual(unknown.arguments, { token: '***' }, 'the gateway token, where no server is known');
+  const text = fs.readFileSync(file, 'utf8');
+  assert.ok(!text.includes('quo') && !text.includes('secret-42') && !text.includes(ADMIN), text);
+  fs.rmSync(dir, { recursive: true, force: true });
+});
