@@ -45,6 +45,10 @@ static void fail(struct gw_audit *a, const char *what, int err, size_t lines)
     char *msg;
 
     a->dropped += lines;
+    /* a journal that does not keep up refuses every line: the Problem and
+     * the log say so when it starts, not once per call (/metrics counts) */
+    if (a->journal && a->failing)
+        return;
     a->failing = true;
     msg = gw_xasprintf(
         "the audit log %s cannot be %s: %s (%llu lines dropped so far)%s", a->path, what,
@@ -131,10 +135,10 @@ static void kick(struct gw_audit *a)
 {
     uv_buf_t buf;
 
-    if (a->busy || a->fd < 0 || a->journal)
+    if (a->busy || a->fd < 0)
         return;
     if (a->w == NULL) {
-        if (a->q.len == 0)
+        if (a->q.len == 0 || a->journal)
             return;
         a->w = gw_jbuf_take(&a->q, &a->w_len);
         a->w_off = 0;

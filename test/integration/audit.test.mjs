@@ -215,6 +215,8 @@ test('path: journal: each line a native-protocol datagram with indexed fields; a
     assert.equal((await d.post('/v1/tools/echo/call', { arguments: { text: `fill ${i}` } }, { headers: auth(ADMIN) })).status, 200);
   }
   assert.ok((await metric()) > 0, 'lines dropped');
+  for (let i = 0; i < 20; i++) await d.post('/v1/tools/echo/call', { arguments: { text: `more ${i}` } }, { headers: auth(ADMIN) });
+  assert.equal(d.stderr.split('\n').filter((l) => l.includes('audit log')).length, 2, 'the Problem and the error logged once, not per line');
   assert.ok((await d.get('/v1/problems', { headers: auth(ADMIN) })).json.problems.some((p) => p.id === 'audit:write'));
   listener.kill('SIGCONT');
   await waitFor(async () => (await d.post('/v1/tools/echo/call', { arguments: { text: 'after' } }, { headers: auth(ADMIN) })).status === 200 &&
@@ -251,5 +253,30 @@ servers:
   assert.deepEqual(unknown.arguments, { token: '***' }, 'the gateway token, where no server is known');
   const text = fs.readFileSync(file, 'utf8');
   assert.ok(!text.includes('quo') && !text.includes('secret-42') && !text.includes(ADMIN), text);
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test('path: journal with required: no journal refuses calls; SIGUSR1 once it listens resumes them', async (t) => {
+  const dir = fs.mkdtempSync('/tmp/mcpgw-audit-');
+  const sock = path.join(dir, 'journal.sock');
+  const d = await start(config('journal', true), { env: { MCPGW_JOURNAL_SOCKET: sock } });
+  await waitFor(async () => (await d.get('/readyz', { headers: auth(ADMIN) })).status === 200, 30000);
+  t.after(() => stopClean(d));
+  const call = () => d.post('/v1/tools/echo/call', { arguments: { text: 'r' } }, { headers: auth(ADMIN) });
+
+  await call(); // its line finds no journal
+  const refused = await waitFor(async () => { const r = await call(); return r.status === 503 ? r : null; });
+  assert.equal(refused.json.error.code, 'audit_unavailable');
+  assert.ok((await d.get('/v1/problems', { headers: auth(ADMIN) })).json.problems.some((p) => p.id === 'audit:write' && /journal/.test(p.message)));
+
+  const listener = spawn(path.join(fixtures, 'notify_listen'), [sock]);
+  t.after(() => listener.kill('SIGKILL'));
+  let got = '';
+  listener.stdout.on('data', (b) => { got += b; });
+  await waitFor(() => got.includes('listening'));
+  assert.equal((await call()).status, 503, 'refused until the log is opened again');
+  process.kill(d.pid, 'SIGUSR1');
+  await waitFor(async () => (await call()).status === 200);
+  await waitFor(() => journalEntries(got).some((e) => e.MCPGW_OUTCOME === 'ok'));
   fs.rmSync(dir, { recursive: true, force: true });
 });
