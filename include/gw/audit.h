@@ -37,8 +37,19 @@ void gw_audit_reopen(struct gw_audit *a);
 bool gw_audit_on(const struct gw_audit *a);
 bool gw_audit_refusing(const struct gw_audit *a);
 enum gw_audit_arguments gw_audit_arguments_mode(const struct gw_audit *a);
-/* Queues one line (JSON text without its newline). */
-void gw_audit_write(struct gw_audit *a, const char *line, size_t len);
+/* What a line is about, for the journal's indexed fields (MCPGW_CLIENT=
+ * …); any member may be NULL. */
+struct gw_audit_fields {
+    const char *client, *server, *tool, *decision, *outcome;
+};
+
+/* Queues one line (JSON text without its newline). With `path: journal`
+ * it is sent at once as one datagram of journald's native protocol
+ * (MESSAGE= the line, SYSLOG_IDENTIFIER=mcpgw, PRIORITY=6 and `f` as
+ * MCPGW_* fields) on a non-blocking socket: a datagram the journal does not
+ * take (its socket full or absent) is a dropped line, as a failed write. */
+void gw_audit_write(struct gw_audit *a, const char *line, size_t len,
+                    const struct gw_audit_fields *f);
 /* Lines written and dropped since start, for /metrics. */
 uint64_t gw_audit_dropped(const struct gw_audit *a);
 uint64_t gw_audit_written(const struct gw_audit *a);

@@ -201,10 +201,14 @@ struct gw_server_config {
 /* The most tools one search answers (REST's limit, find_tools'). */
 #define GW_TOOLSEARCH_LIMIT_MAX 100
 
+/* gateway.audit.path's value that sends the lines to the journal. */
+#define GW_AUDIT_JOURNAL "journal"
+
 /* What an audit line keeps of a call's arguments. */
 enum gw_audit_arguments {
     GW_AUDIT_ARGS_HASH, /* {"sha256": of their RFC 8785 text, "keys": [top-level keys]} */
     GW_AUDIT_ARGS_NONE, /* null */
+    GW_AUDIT_ARGS_FULL, /* whole, each string with the server's secrets masked */
 };
 
 struct gw_gateway_config {
@@ -258,7 +262,7 @@ struct gw_gateway_config {
     double tracing_sample;      /* 0 to 1: the share of new traces recorded */
     char *tracing_service_name; /* the resource's service.name */
     /* gateway.audit (issue 35): one JSON line per tool call and refusal */
-    char *audit_path; /* absolute; NULL: no audit log */
+    char *audit_path; /* absolute, or GW_AUDIT_JOURNAL; NULL: no audit log */
     enum gw_audit_arguments audit_arguments;
     bool audit_required; /* calls are refused while the log cannot be written */
 };

@@ -56,15 +56,22 @@ const struct gw_cat_tool *gw_policy_lookup(const struct gw_servers *s, const cha
 json_t *gw_policy_toolsets_json(const struct gw_config *c, const char *client,
                                 const struct gw_catalog *cat);
 
-/* gw_servers_extras_json without what the client's servers do not offer.
- * New reference. */
+/* gw_servers_extras_json without what the client may not use: what its
+ * servers do not offer, and prompts whose final names its `tools`/`deny`
+ * globs take away, as they would a tool's. New reference. */
 json_t *gw_policy_extras_json(const struct gw_servers *s, const char *client,
                               enum gw_extra_kind kind, bool rest);
 
 /* The server that offers prompt `name` (kind GW_EXTRA_PROMPTS) or
- * resource/template `uri` is the client's. */
+ * resource/template `uri` is the client's, and a prompt's name passes
+ * its globs (gw_policy_tool). */
 bool gw_policy_extra(const struct gw_servers *s, const char *client, enum gw_extra_kind kind,
                      const char *key);
+
+/* The same for a request gw_extra_route sent to `server`: prompts/get and
+ * a completion of a prompt decide by the prompt's final name. */
+bool gw_policy_route(const struct gw_config *c, const char *client, const char *server,
+                     const char *method, const json_t *params);
 
 /* Whether the servers' newest config has clients; whether it knows this
  * one. */

@@ -315,7 +315,9 @@ int gw_cfg_set_audit_path(struct gw_cfg_ld *ld, const struct gw_cfg_directive *d
         return UV_EINVAL;
     }
     free(g->audit_path);
-    g->audit_path = gw_cfg_abspath(ld->c->dir, s);
+    /* a file named so is written ./journal */
+    g->audit_path =
+        strcmp(s, GW_AUDIT_JOURNAL) == 0 ? gw_xstrdup(s) : gw_cfg_abspath(ld->c->dir, s);
     return 0;
 }
 
@@ -327,10 +329,12 @@ int gw_cfg_set_audit_arguments(struct gw_cfg_ld *ld, const struct gw_cfg_directi
 
     if (n != NULL && gw_cfg_scalar_str(n, &s) != 0)
         s = "";
-    if (strcmp(s, "hash") == 0 || strcmp(s, "none") == 0) {
-        g->audit_arguments = s[0] == 'h' ? GW_AUDIT_ARGS_HASH : GW_AUDIT_ARGS_NONE;
+    if (strcmp(s, "hash") == 0 || strcmp(s, "none") == 0 || strcmp(s, "full") == 0) {
+        g->audit_arguments = s[0] == 'h'   ? GW_AUDIT_ARGS_HASH
+                             : s[0] == 'n' ? GW_AUDIT_ARGS_NONE
+                                           : GW_AUDIT_ARGS_FULL;
         return 0;
     }
-    gw_cfg_err(ld, n, key, "'%s' must be 'hash' or 'none'", key);
+    gw_cfg_err(ld, n, key, "'%s' must be 'hash', 'full' or 'none'", key);
     return UV_EINVAL;
 }

@@ -3,9 +3,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "gw/json_out.h"
@@ -14,10 +17,15 @@
 
 #define PROBLEM_ID "audit:write"
 
+/* journald's native socket; MCPGW_JOURNAL_SOCKET names another, for tests */
+#define JOURNAL_SOCKET "/run/systemd/journal/socket"
+
 struct gw_audit {
     uv_loop_t *loop;
     struct gw_problems *problems;
-    char *path; /* NULL: off */
+    char *path; /* NULL: off; GW_AUDIT_JOURNAL: the journal */
+    bool journal;
+    struct sockaddr_un jaddr; /* with `journal`: where datagrams go, through fd */
     enum gw_audit_arguments args;
     bool required;
     int fd;           /* -1: none open */
@@ -37,6 +45,10 @@ static void fail(struct gw_audit *a, const char *what, int err, size_t lines)
     char *msg;
 
     a->dropped += lines;
+    /* a journal that does not keep up refuses every line: the Problem and
+     * the log say so when it starts, not once per call (/metrics counts) */
+    if (a->journal && a->failing)
+        return;
     a->failing = true;
     msg = gw_xasprintf(
         "the audit log %s cannot be %s: %s (%llu lines dropped so far)%s", a->path, what,
@@ -50,9 +62,28 @@ static void fail(struct gw_audit *a, const char *what, int err, size_t lines)
     free(msg);
 }
 
+static int open_journal(struct gw_audit *a)
+{
+    const char *at = getenv("MCPGW_JOURNAL_SOCKET");
+
+    if (at == NULL || at[0] == '\0')
+        at = JOURNAL_SOCKET;
+    if (strlen(at) >= sizeof a->jaddr.sun_path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memset(&a->jaddr, 0, sizeof a->jaddr);
+    a->jaddr.sun_family = AF_UNIX;
+    memcpy(a->jaddr.sun_path, at, strlen(at) + 1);
+    /* non-blocking: a journal that cannot keep up drops lines, never stalls the loop */
+    return socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+}
+
 static void open_path(struct gw_audit *a)
 {
-    int fd = a->path ? open(a->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600) : -1;
+    int fd = a->path == NULL ? -1
+             : a->journal    ? open_journal(a)
+                             : open(a->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
 
     if (a->fd >= 0)
         close(a->fd);
@@ -67,6 +98,7 @@ static void open_path(struct gw_audit *a)
 }
 
 static void kick(struct gw_audit *a);
+static void drain_to_journal(struct gw_audit *a);
 
 static void on_written(uv_fs_t *req)
 {
@@ -93,6 +125,8 @@ static void on_written(uv_fs_t *req)
     a->w = NULL;
     if (a->reopen)
         open_path(a);
+    if (a->journal)
+        drain_to_journal(a);
     kick(a);
 }
 
@@ -104,7 +138,7 @@ static void kick(struct gw_audit *a)
     if (a->busy || a->fd < 0)
         return;
     if (a->w == NULL) {
-        if (a->q.len == 0)
+        if (a->q.len == 0 || a->journal)
             return;
         a->w = gw_jbuf_take(&a->q, &a->w_len);
         a->w_off = 0;
@@ -137,6 +171,7 @@ void gw_audit_configure(struct gw_audit *a, const struct gw_gateway_config *g)
         return;
     free(a->path);
     a->path = g->audit_path ? gw_xstrdup(g->audit_path) : NULL;
+    a->journal = a->path != NULL && strcmp(a->path, GW_AUDIT_JOURNAL) == 0;
     gw_audit_reopen(a);
 }
 
@@ -166,10 +201,88 @@ enum gw_audit_arguments gw_audit_arguments_mode(const struct gw_audit *a)
     return a->args;
 }
 
-void gw_audit_write(struct gw_audit *a, const char *line, size_t len)
+/* A journal field: KEY=value, or for a value with a newline the native
+ * protocol's binary form (KEY, newline, 64-bit little-endian length). */
+static void field(struct gw_jbuf *b, const char *key, const char *v, size_t n)
+{
+    gw_jbuf_put(b, key, strlen(key));
+    if (memchr(v, '\n', n) == NULL) {
+        gw_jbuf_lit(b, "=");
+    } else {
+        char le[8];
+        gw_jbuf_lit(b, "\n");
+        for (int i = 0; i < 8; i++)
+            le[i] = (char)((uint64_t)n >> (8 * i));
+        gw_jbuf_put(b, le, 8);
+    }
+    gw_jbuf_put(b, v, n);
+    gw_jbuf_lit(b, "\n");
+}
+
+static void send_journal(struct gw_audit *a, const char *line, size_t len,
+                         const struct gw_audit_fields *f)
+{
+    static const struct {
+        const char *key;
+        size_t off;
+    } idx[] = {
+        {"MCPGW_CLIENT", offsetof(struct gw_audit_fields, client)},
+        {"MCPGW_SERVER", offsetof(struct gw_audit_fields, server)},
+        {"MCPGW_TOOL", offsetof(struct gw_audit_fields, tool)},
+        {"MCPGW_DECISION", offsetof(struct gw_audit_fields, decision)},
+        {"MCPGW_OUTCOME", offsetof(struct gw_audit_fields, outcome)},
+    };
+    struct gw_jbuf b = {0};
+    ssize_t r;
+
+    gw_jbuf_lit(&b, "SYSLOG_IDENTIFIER=mcpgw\nPRIORITY=6\n");
+    for (size_t i = 0; f != NULL && i < sizeof idx / sizeof idx[0]; i++) {
+        const char *v = *(const char *const *)((const char *)f + idx[i].off);
+        if (v != NULL && v[0] != '\0')
+            field(&b, idx[i].key, v, strlen(v));
+    }
+    field(&b, "MESSAGE", line, len);
+    do
+        r = sendto(a->fd, b.p, b.len, MSG_NOSIGNAL, (struct sockaddr *)&a->jaddr, sizeof a->jaddr);
+    while (r < 0 && errno == EINTR);
+    free(b.p);
+    if (r < 0) {
+        fail(a, "sent to", errno, 1);
+        return;
+    }
+    a->written++;
+    if (a->failing) {
+        a->failing = false;
+        gw_problems_clear(a->problems, PROBLEM_ID);
+    }
+}
+
+/* Lines queued while a reload moved the log from a file to the journal,
+ * until the file's last batch was written. */
+static void drain_to_journal(struct gw_audit *a)
+{
+    size_t len;
+    char *q = gw_jbuf_take(&a->q, &len);
+
+    for (char *p = q, *nl; a->fd >= 0 && p != NULL && p < q + len; p = nl + 1) {
+        nl = memchr(p, '\n', (size_t)(q + len - p));
+        send_journal(a, p, (size_t)(nl - p), NULL);
+    }
+    if (a->fd < 0)
+        a->dropped += a->q_lines;
+    a->q_lines = 0;
+    free(q);
+}
+
+void gw_audit_write(struct gw_audit *a, const char *line, size_t len,
+                    const struct gw_audit_fields *f)
 {
     if (!gw_audit_on(a))
         return;
+    if (a->journal && a->fd >= 0 && !a->reopen) {
+        send_journal(a, line, len, f);
+        return;
+    }
     if ((a->fd < 0 && !a->reopen) || a->q.len + len + 1 > GW_AUDIT_QUEUE_MAX) {
         a->dropped++;
         return;

@@ -711,7 +711,7 @@ int gw_dispatch_request(struct gw_servers *s, const struct gw_route_request *r, 
     if (subscribe && !gw_subs_room(r->subscriber))
         return GW_SERVERS_E_SUBS_FULL;
     srv = gw_extra_route(s, r->method, r->params, &params, &what);
-    if (srv != NULL && !gw_policy_server(s->config, r->client, srv->cfg->id)) {
+    if (srv != NULL && !gw_policy_route(s->config, r->client, srv->cfg->id, r->method, r->params)) {
         json_decref(params);
         srv = NULL;
     }

@@ -13,6 +13,8 @@
 #include "gw/json_out.h"
 #include "gw/lease.h"
 #include "gw/mcp_client.h"
+#include "gw/oauth.h"
+#include "gw/redact.h"
 #include "gw/servers_internal.h"
 #include "gw/util.h"
 
@@ -20,7 +22,9 @@ struct gw_call_audit {
     const char *front;
     char *rule;   /* NULL: nothing restricted the call */
     char hex[65]; /* its arguments' digest */
-    json_t *keys; /* their top-level keys; NULL with `arguments: none` */
+    json_t *keys; /* their top-level keys, or with `arguments: full` them
+                   * masked; NULL with `arguments: none` */
+    bool full;
     size_t bytes_in;
     uint64_t started_ms;
     uint64_t instance;
@@ -87,11 +91,15 @@ static void put_policy(struct gw_jbuf *b, const struct gw_servers *s)
     put_str(b, "policy", s->config->nclients > 0 ? hex : NULL);
 }
 
-static void put_arguments(struct gw_jbuf *b, const char *hex, json_t *keys)
+static void put_arguments(struct gw_jbuf *b, const char *hex, json_t *keys, bool full)
 {
     gw_jbuf_lit(b, ",\"arguments\":");
     if (keys == NULL) {
         gw_jbuf_lit(b, "null");
+        return;
+    }
+    if (full) {
+        gw_jbuf_value(b, keys);
         return;
     }
     gw_jbuf_lit(b, "{\"sha256\":\"");
@@ -101,14 +109,86 @@ static void put_arguments(struct gw_jbuf *b, const char *hex, json_t *keys)
     gw_jbuf_lit(b, "}");
 }
 
-static void emit(struct gw_audit *a, struct gw_jbuf *b)
+static json_t *masked_string(const struct gw_redact *r, const char *v, size_t n)
+{
+    char *p = gw_xmalloc(n + 1);
+    json_t *j;
+
+    memcpy(p, v, n);
+    n = gw_redact_line(r, p, n, false);
+    j = json_stringn(p, n);
+    free(p);
+    return j != NULL ? j : json_string("***");
+}
+
+/* A copy of `v` with the secrets masked in each string (keys too) on its
+ * own, never in the serialised text, where an escape would hide them. */
+static json_t *masked(const struct gw_redact *r, const json_t *v)
+{
+    const char *k;
+    json_t *m, *out;
+    size_t i;
+
+    switch (json_typeof(v)) {
+    case JSON_STRING:
+        return masked_string(r, json_string_value(v), json_string_length(v));
+    case JSON_ARRAY:
+        out = json_array();
+        json_array_foreach(v, i, m) json_array_append_new(out, masked(r, m));
+        return out;
+    case JSON_OBJECT:
+        out = json_object();
+        json_object_foreach((json_t *)v, k, m)
+        {
+            json_t *key = masked_string(r, k, strlen(k));
+            json_object_set_new(out, json_string_value(key), masked(r, m));
+            json_decref(key);
+        }
+        return out;
+    default:
+        return json_copy((json_t *)v);
+    }
+}
+
+/* What a line keeps of the arguments: their keys, them masked with the
+ * secrets of `server` (and the gateway's token), or nothing. */
+static json_t *kept(struct gw_servers *s, const char *server, const json_t *args, json_t *keys)
+{
+    struct server *srv;
+    struct gw_redact *r;
+    json_t *out;
+
+    switch (gw_audit_arguments_mode(s->audit)) {
+    case GW_AUDIT_ARGS_HASH:
+        return keys;
+    case GW_AUDIT_ARGS_NONE:
+        json_decref(keys);
+        return NULL;
+    default:
+        break;
+    }
+    json_decref(keys);
+    r = gw_redact_new();
+    srv = server != NULL && server[0] ? gw_servers_find(s, server) : NULL;
+    if (srv != NULL) {
+        gw_redact_add_server(r, srv->cfg);
+        if (srv->oauth != NULL)
+            gw_oauth_redact_add(srv->oauth, r);
+    }
+    gw_redact_add(r, s->config->gateway.auth_token);
+    out = args != NULL ? masked(r, args) : json_object();
+    gw_redact_free(r);
+    return out;
+}
+
+static void emit(struct gw_audit *a, struct gw_jbuf *b, const struct gw_audit_fields *f)
 {
     size_t len;
     char *line;
 
     gw_jbuf_lit(b, "}");
     line = gw_jbuf_take(b, &len);
-    gw_audit_write(a, line, len);
+    gw_audit_write(a, line, len, f);
     free(line);
 }
 
@@ -123,14 +203,11 @@ void gw_dispatch__audit_refused(struct gw_servers *s, const struct gw_call_reque
     if (!gw_audit_on(s->audit))
         return;
     in = gw_audit_args_digest(r->arguments, hex, &keys);
-    if (gw_audit_arguments_mode(s->audit) == GW_AUDIT_ARGS_NONE) {
-        json_decref(keys);
-        keys = NULL;
-    }
+    keys = kept(s, server, r->arguments, keys);
     head(&b, s, r->client, r->front, r->dialog, server, r->tool);
     put_int(&b, "instance", 0, true);
     put_int(&b, "pid", 0, true);
-    put_arguments(&b, hex, keys);
+    put_arguments(&b, hex, keys, gw_audit_arguments_mode(s->audit) == GW_AUDIT_ARGS_FULL);
     put_str(&b, "decision", "deny");
     put_str(&b, "rule", rule);
     put_policy(&b, s);
@@ -139,7 +216,7 @@ void gw_dispatch__audit_refused(struct gw_servers *s, const struct gw_call_reque
     put_int(&b, "bytes_in", (json_int_t)in, false);
     put_int(&b, "bytes_out", 0, false);
     json_decref(keys);
-    emit(s->audit, &b);
+    emit(s->audit, &b, &(struct gw_audit_fields){r->client, server, r->tool, "deny", outcome});
 }
 
 void gw_dispatch__audit_begin(struct gw_call *c, const struct gw_call_request *r, const char *rule)
@@ -152,10 +229,8 @@ void gw_dispatch__audit_begin(struct gw_call *c, const struct gw_call_request *r
     ca->front = r->front;
     ca->rule = rule ? gw_xstrdup(rule) : NULL;
     ca->bytes_in = gw_audit_args_digest(r->arguments, ca->hex, &ca->keys);
-    if (gw_audit_arguments_mode(c->s->audit) == GW_AUDIT_ARGS_NONE) {
-        json_decref(ca->keys);
-        ca->keys = NULL;
-    }
+    ca->keys = kept(c->s, c->server, r->arguments, ca->keys);
+    ca->full = gw_audit_arguments_mode(c->s->audit) == GW_AUDIT_ARGS_FULL;
     ca->started_ms = gw_now_ms();
 }
 
@@ -204,7 +279,7 @@ void gw_dispatch__audit_end(struct gw_call *c, int code, const json_t *result)
     head(&b, c->s, c->client, ca->front, c->dialog, c->server, c->tool);
     put_int(&b, "instance", (json_int_t)ca->instance, ca->instance == 0);
     put_int(&b, "pid", ca->pid, ca->pid <= 0);
-    put_arguments(&b, ca->hex, ca->keys);
+    put_arguments(&b, ca->hex, ca->keys, ca->full);
     put_str(&b, "decision", "allow");
     put_str(&b, "rule", ca->rule);
     put_policy(&b, c->s);
@@ -214,7 +289,8 @@ void gw_dispatch__audit_end(struct gw_call *c, int code, const json_t *result)
     put_int(&b, "duration_ms", (json_int_t)(gw_now_ms() - ca->started_ms), false);
     put_int(&b, "bytes_in", (json_int_t)ca->bytes_in, false);
     put_int(&b, "bytes_out", (json_int_t)out, false);
-    emit(c->s->audit, &b);
+    emit(c->s->audit, &b,
+         &(struct gw_audit_fields){c->client, c->server, c->tool, "allow", outcome});
 }
 
 void gw_dispatch__audit_free(struct gw_call *c)

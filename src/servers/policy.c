@@ -184,7 +184,26 @@ bool gw_policy_extra(const struct gw_servers *s, const char *client, enum gw_ext
 {
     const char *owner = extra_owner(s, kind, key);
 
-    return owner != NULL && gw_policy_server(s->config, client, owner);
+    if (owner == NULL)
+        return false;
+    return kind == GW_EXTRA_PROMPTS ? gw_policy_tool(s->config, client, owner, key, NULL)
+                                    : gw_policy_server(s->config, client, owner);
+}
+
+bool gw_policy_route(const struct gw_config *c, const char *client, const char *server,
+                     const char *method, const json_t *params)
+{
+    const json_t *ref = json_object_get(params, "ref");
+    const char *prompt = NULL;
+
+    if (strcmp(method, "prompts/get") == 0)
+        prompt = json_string_value(json_object_get(params, "name"));
+    else if (strcmp(method, "completion/complete") == 0 &&
+             json_is_string(json_object_get(ref, "type")) &&
+             strcmp(json_string_value(json_object_get(ref, "type")), "ref/prompt") == 0)
+        prompt = json_string_value(json_object_get(ref, "name"));
+    return prompt != NULL ? gw_policy_tool(c, client, server, prompt, NULL)
+                          : gw_policy_server(c, client, server);
 }
 
 json_t *gw_policy_extras_json(const struct gw_servers *s, const char *client,

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { spawn } from 'node:child_process';
 import { start, waitFor, fixtures, sleep } from './lib/harness.mjs';
 
 const FIXTURE = path.join(fixtures, 'mcp_fixture');
@@ -169,5 +170,113 @@ test('SIGUSR1 after a rename: a new file, nothing lost between the two', async (
   const want = Array.from({ length: 90 }, (_, i) => digest({ text: `n${i}` })).sort();
   assert.deepEqual(texts, want);
   assert.ok(readLines(file).length >= 30, 'the new file has the calls after the signal');
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+// notify_listen prints a datagram on a line, its newlines as '|': the
+// fields before MESSAGE (the last) split on them.
+function journalEntries(got) {
+  return got.split('\n').filter((l) => l.startsWith('SYSLOG_IDENTIFIER=')).map((l) => {
+    const at = l.indexOf('MESSAGE=');
+    const fields = Object.fromEntries(l.slice(0, at).split('|').filter(Boolean).map((f) => [f.slice(0, f.indexOf('=')), f.slice(f.indexOf('=') + 1)]));
+    fields.MESSAGE = JSON.parse(l.slice(at + 'MESSAGE='.length).replace(/\|$/, ''));
+    return fields;
+  });
+}
+
+test('path: journal: each line a native-protocol datagram with indexed fields; a full socket drops lines with the Problem', async (t) => {
+  const dir = fs.mkdtempSync('/tmp/mcpgw-audit-');
+  const sock = path.join(dir, 'journal.sock');
+  const listener = spawn(path.join(fixtures, 'notify_listen'), [sock]);
+  t.after(() => listener.kill('SIGKILL'));
+  let got = '';
+  listener.stdout.on('data', (b) => { got += b; });
+  await waitFor(() => got.includes('listening'));
+  const d = await start(config('journal'), { env: { MCPGW_JOURNAL_SOCKET: sock } });
+  await waitFor(async () => (await d.get('/readyz', { headers: auth(ADMIN) })).status === 200, 30000);
+  t.after(() => stopClean(d));
+  assert.ok(!fs.existsSync(path.join(path.dirname(d.configPath), 'journal')), 'no file named journal');
+
+  assert.equal((await d.post('/v1/tools/echo/call', { arguments: { text: 'j1' } }, { headers: auth(ALICE) })).status, 200);
+  assert.equal((await d.post('/v1/tools/add/call', { arguments: { a: 1, b: 2 } }, { headers: auth(ALICE) })).status, 404);
+  await waitFor(() => journalEntries(got).length === 2);
+  const [ok, denied] = journalEntries(got);
+  assert.deepEqual({ ...ok, MESSAGE: undefined }, { SYSLOG_IDENTIFIER: 'mcpgw', PRIORITY: '6', MCPGW_CLIENT: 'alice', MCPGW_SERVER: 'fx', MCPGW_TOOL: 'echo', MCPGW_DECISION: 'allow', MCPGW_OUTCOME: 'ok', MESSAGE: undefined });
+  assert.equal(ok.MESSAGE.client, 'alice');
+  assert.equal(ok.MESSAGE.arguments.sha256, digest({ text: 'j1' }));
+  assert.equal(denied.MCPGW_DECISION, 'deny');
+  assert.equal(denied.MCPGW_OUTCOME, 'denied');
+  assert.equal(denied.MESSAGE.rule, 'add');
+
+  // the journal stops reading: its socket fills, lines are dropped, calls go on
+  listener.kill('SIGSTOP');
+  const metric = async () => Number(/mcpgw_audit_lines_total\{result="dropped"\} (\d+)/.exec((await d.get('/metrics', { headers: auth(ADMIN) })).body)[1]);
+  for (let i = 0; i < 3000 && (await metric()) === 0; i++) {
+    assert.equal((await d.post('/v1/tools/echo/call', { arguments: { text: `fill ${i}` } }, { headers: auth(ADMIN) })).status, 200);
+  }
+  assert.ok((await metric()) > 0, 'lines dropped');
+  for (let i = 0; i < 20; i++) await d.post('/v1/tools/echo/call', { arguments: { text: `more ${i}` } }, { headers: auth(ADMIN) });
+  assert.equal(d.stderr.split('\n').filter((l) => l.includes('audit log')).length, 2, 'the Problem and the error logged once, not per line');
+  assert.ok((await d.get('/v1/problems', { headers: auth(ADMIN) })).json.problems.some((p) => p.id === 'audit:write'));
+  listener.kill('SIGCONT');
+  await waitFor(async () => (await d.post('/v1/tools/echo/call', { arguments: { text: 'after' } }, { headers: auth(ADMIN) })).status === 200 &&
+    !(await d.get('/v1/problems', { headers: auth(ADMIN) })).json.problems.some((p) => p.id === 'audit:write'));
+  await waitFor(() => journalEntries(got).some((e) => e.MESSAGE.arguments.sha256 === digest({ text: 'after' })));
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test('arguments: full: the arguments whole, the server\'s secrets masked in each string (an escaped one too)', async (t) => {
+  const dir = fs.mkdtempSync('/tmp/mcpgw-audit-');
+  const file = path.join(dir, 'audit.jsonl');
+  const secret = 'quo"ted-secret-42';
+  const d = await up(`version: 1
+gateway:
+  auth_token: ${ADMIN}
+  audit:
+    path: ${file}
+    arguments: full
+servers:
+  fx:
+    command: ${FIXTURE}
+    truely-stateless: true
+    env:
+      API_KEY: '${secret}'
+`);
+  t.after(() => stopClean(d));
+  const args = { text: `before ${secret} after`, nested: { list: [secret, 7, true, null], [`k ${secret}`]: 'v' }, n: 1.5 };
+  assert.equal((await d.post('/v1/tools/echo/call', { arguments: args }, { headers: auth(ADMIN) })).status, 200);
+  assert.equal((await d.post('/v1/tools/nope/call', { arguments: { token: ADMIN } }, { headers: auth(ADMIN) })).status, 404);
+  await waitFor(() => readLines(file).length === 2);
+  const [ok, unknown] = readLines(file);
+  assert.deepEqual(ok.arguments, { text: 'before *** after', nested: { list: ['***', 7, true, null], 'k ***': 'v' }, n: 1.5 });
+  assert.equal(ok.bytes_in, Buffer.byteLength(jcs(args)));
+  assert.deepEqual(unknown.arguments, { token: '***' }, 'the gateway token, where no server is known');
+  const text = fs.readFileSync(file, 'utf8');
+  assert.ok(!text.includes('quo') && !text.includes('secret-42') && !text.includes(ADMIN), text);
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test('path: journal with required: no journal refuses calls; SIGUSR1 once it listens resumes them', async (t) => {
+  const dir = fs.mkdtempSync('/tmp/mcpgw-audit-');
+  const sock = path.join(dir, 'journal.sock');
+  const d = await start(config('journal', true), { env: { MCPGW_JOURNAL_SOCKET: sock } });
+  await waitFor(async () => (await d.get('/readyz', { headers: auth(ADMIN) })).status === 200, 30000);
+  t.after(() => stopClean(d));
+  const call = () => d.post('/v1/tools/echo/call', { arguments: { text: 'r' } }, { headers: auth(ADMIN) });
+
+  await call(); // its line finds no journal
+  const refused = await waitFor(async () => { const r = await call(); return r.status === 503 ? r : null; });
+  assert.equal(refused.json.error.code, 'audit_unavailable');
+  assert.ok((await d.get('/v1/problems', { headers: auth(ADMIN) })).json.problems.some((p) => p.id === 'audit:write' && /journal/.test(p.message)));
+
+  const listener = spawn(path.join(fixtures, 'notify_listen'), [sock]);
+  t.after(() => listener.kill('SIGKILL'));
+  let got = '';
+  listener.stdout.on('data', (b) => { got += b; });
+  await waitFor(() => got.includes('listening'));
+  assert.equal((await call()).status, 503, 'refused until the log is opened again');
+  process.kill(d.pid, 'SIGUSR1');
+  await waitFor(async () => (await call()).status === 200);
+  await waitFor(() => journalEntries(got).some((e) => e.MCPGW_OUTCOME === 'ok'));
   fs.rmSync(dir, { recursive: true, force: true });
 });

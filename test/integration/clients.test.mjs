@@ -13,7 +13,7 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { start, waitFor, fixtures, sdk2, sleep } from './lib/harness.mjs';
+import { start, waitFor, fixtures, nodeModules, sdk2, sleep } from './lib/harness.mjs';
 
 const FIXTURE = path.join(fixtures, 'mcp_fixture');
 const MODERN = '2026-07-28';
@@ -470,4 +470,41 @@ test('a reload that gives a client a server: its own prompts/resources list_chan
   assert.deepEqual((await alice.listResources()).resources.map((r) => r.uri).sort(), ['bres://a', 'bres://b']);
   await sleep(500);
   assert.equal(got.bob, 0, 'bob\'s view did not change');
+});
+
+test('prompts: the tools/deny globs decide over final prompt names, on REST and /mcp, listed and got', async (t) => {
+  const d = await up(`version: 1
+gateway:
+  auth_token: ${ADMIN}
+clients:
+  alice: {token: ${ALICE}, tools: ['echo', 'simple-*']}
+  bob: {token: ${BOB}, deny: ['args-*']}
+servers:
+  ev:
+    truely-stateless: true
+    command: ${path.join(nodeModules, '.bin/mcp-server-everything')}
+    args: [stdio]
+`);
+  t.after(() => stopClean(d));
+  const rest = async (tok) => names((await d.get('/v1/prompts', { headers: auth(tok) })).json.prompts);
+  await waitFor(async () => (await rest(ADMIN)).includes('args-prompt'), 30000);
+  const all = await rest(ADMIN);
+  assert.ok(all.includes('simple-prompt'), JSON.stringify(all));
+  const want = { [ALICE]: all.filter((n) => n.startsWith('simple-')), [BOB]: all.filter((n) => !n.startsWith('args-')) };
+  assert.deepEqual(want[ALICE], ['simple-prompt']);
+  assert.deepEqual(await rest(ALICE), want[ALICE]);
+  assert.deepEqual(await rest(BOB), want[BOB]);
+
+  const alice = await sdk1(d, ALICE), bob = await sdk1(d, BOB);
+  t.after(() => Promise.all([alice.close(), bob.close()]));
+  const err = async (p) => { try { await p; } catch (e) { return { code: e.code, message: e.message }; } return null; };
+  for (const [c, tok] of [[alice, ALICE], [bob, BOB]]) {
+    assert.deepEqual(names((await c.listPrompts()).prompts), want[tok]);
+    assert.ok((await c.getPrompt({ name: 'simple-prompt' })).messages.length > 0);
+    const denied = await err(c.getPrompt({ name: 'args-prompt', arguments: { city: 'x' } }));
+    const unknown = await err(c.getPrompt({ name: 'no-such-prompt', arguments: { city: 'x' } }));
+    assert.ok(denied && unknown, 'both refused');
+    assert.equal(denied.code, unknown.code);
+    assert.equal(denied.message, unknown.message.replace('no-such-prompt', 'args-prompt'));
+  }
 });
