@@ -271,7 +271,7 @@ int gw_sandbox_relay(int argc, char **argv)
         if (poll(pf, 2 + 2 * n, -1) < 0 && errno != EINTR)
             return 1;
         struct signalfd_siginfo si;
-        while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+        while ((pf[0].revents & POLLIN) && read(sfd, &si, sizeof(si)) == sizeof(si)) {
             int status;
             if (si.ssi_signo != SIGCHLD)
                 kill(child, (int)si.ssi_signo);
