@@ -23,6 +23,9 @@
 #include "gw/util.h"
 
 #define READ_SIZE (64u << 10)
+/* Read buffers kept for the next reads while a connection is open: what
+ * one tunnel's queue holds (GW_NETPROXY_QUEUE_MAX) and one more. */
+#define POOL_MAX 5
 
 enum phase { HEAD, RESOLVING, CONNECTING, TUNNEL, REFUSING, CLOSING };
 
@@ -57,19 +60,46 @@ struct gw_netproxy {
     uint64_t idle_ms, head_ms;
     struct conn *conns;
     char *dir, *sock;
+    char *pool[POOL_MAX]; /* read buffers written and free to read into */
+    unsigned npool;
 };
 
 struct wreq {
     uv_write_t req;
     struct conn *c;
-    int to; /* the side written: 0 down, 1 up */
-    char *buf;
+    int to;      /* the side written: 0 down, 1 up */
+    char *buf;   /* freed when written; the bytes start at or after it */
+    bool pooled; /* buf is a read buffer, back to the pool when written */
 };
+
+/* A bulk transfer reads into the same few buffers again and again, warm,
+ * instead of memory the allocator has just given back to the system and
+ * takes again (each time page faults). Emptied with the last connection:
+ * an idle proxy holds none. */
+static char *pool_take(struct gw_netproxy *p)
+{
+    return p->npool ? p->pool[--p->npool] : gw_xmalloc(READ_SIZE);
+}
+
+static void pool_give(struct gw_netproxy *p, char *buf)
+{
+    if (buf && p->npool < POOL_MAX && p->conns)
+        p->pool[p->npool++] = buf;
+    else
+        free(buf);
+}
+
+static void pool_empty(struct gw_netproxy *p)
+{
+    while (p->npool)
+        free(p->pool[--p->npool]);
+}
 
 static void maybe_free_proxy(struct gw_netproxy *p)
 {
     if (!p->closing || p->listener_open || p->conns)
         return;
+    pool_empty(p);
     for (size_t i = 0; i < p->nallow; i++)
         free(p->allow[i]);
     free(p->allow);
@@ -95,6 +125,8 @@ static void maybe_free_conn(struct conn *c)
     if (c->next)
         c->next->prev = c->prev;
     p->nconns--;
+    if (!p->conns)
+        pool_empty(p);
     if (c->ai)
         uv_freeaddrinfo(c->ai);
     free(c->req.forward);
@@ -166,7 +198,10 @@ static void on_written(uv_write_t *w, int status)
     struct wreq *r = (struct wreq *)w;
     struct conn *c = r->c;
     int to = r->to;
-    free(r->buf);
+    if (r->pooled)
+        pool_give(c->p, r->buf);
+    else
+        free(r->buf);
     free(r);
     if (c->phase == CLOSING)
         return;
@@ -178,19 +213,26 @@ static void on_written(uv_write_t *w, int status)
         start_reading(c, 1 - to);
 }
 
-/* Queues `buf` (taken over, freed when written) to side `to`. */
-static void send_to(struct conn *c, int to, char *buf, size_t len)
+/* Queues `len` bytes at `buf + off` to side `to`; `buf` is taken over and
+ * freed (or pooled) when written. */
+static void send_at(struct conn *c, int to, char *buf, size_t off, size_t len, bool pooled)
 {
     struct wreq *r = gw_xcalloc(1, sizeof(*r));
     r->c = c;
     r->to = to;
     r->buf = buf;
-    uv_buf_t b = uv_buf_init(buf, (unsigned)len);
+    r->pooled = pooled;
+    uv_buf_t b = uv_buf_init(buf + off, (unsigned)len);
     if (uv_write(&r->req, side(c, to), &b, 1, on_written) != 0) {
         free(buf);
         free(r);
         conn_close(c);
     }
+}
+
+static void send_to(struct conn *c, int to, char *buf, size_t len)
+{
+    send_at(c, to, buf, 0, len, false);
 }
 
 static void on_refusal_written(uv_write_t *w, int status)
@@ -247,7 +289,7 @@ static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
         *buf = uv_buf_init(c->head + c->head_len, (unsigned)(sizeof(c->head) - c->head_len));
         return;
     }
-    *buf = uv_buf_init(gw_xmalloc(READ_SIZE), READ_SIZE);
+    *buf = uv_buf_init(pool_take(c->p), READ_SIZE);
 }
 
 static void on_shutdown(uv_shutdown_t *req, int status)
@@ -281,12 +323,27 @@ static void tunnel_read(struct conn *c, int from, ssize_t n, const uv_buf_t *buf
     int to = 1 - from;
     if (n > 0) {
         arm(c, c->p->idle_ms);
-        send_to(c, to, buf->base, (size_t)n);
+        /* Written at once when the socket takes it (uv_try_write refuses
+         * while anything is queued, so the order holds): the buffer is
+         * read into again, with no request and no callback. */
+        uv_buf_t b = uv_buf_init(buf->base, (unsigned)n);
+        int w = uv_try_write(side(c, to), &b, 1);
+        if (w == n) {
+            pool_give(c->p, buf->base);
+            return;
+        }
+        if (w < 0 && w != UV_EAGAIN) {
+            free(buf->base);
+            conn_close(c);
+            return;
+        }
+        size_t done = w > 0 ? (size_t)w : 0;
+        send_at(c, to, buf->base, done, (size_t)n - done, true);
         if (c->phase == TUNNEL && side(c, to)->write_queue_size > GW_NETPROXY_QUEUE_MAX)
             stop_reading(c, from);
         return;
     }
-    free(buf->base);
+    pool_give(c->p, buf->base);
     if (n == 0)
         return;
     if (n != UV_EOF) {

@@ -5,7 +5,10 @@
  * socket SOCKET, byte for byte; it exits with the server, with its status.
  *
  * One poll loop, no libuv: the relay is in every such instance and should
- * cost little beside the server (docs/hardening.md has the figures). */
+ * cost little beside the server (docs/hardening.md has the figures). The
+ * bytes go socket → pipe → socket with splice(2), never through the relay's
+ * memory; a pair that cannot have its pipes (fd limit) copies through a
+ * buffer instead. */
 #include "gw/sandbox.h"
 
 #include <errno.h>
@@ -25,11 +28,14 @@
 
 #define MAX_PAIRS 256
 #define BUF_SIZE  (16u << 10)
+/* What one direction holds at most: in the pipe, or in the buffer. */
+#define PIPE_SIZE (256u << 10)
 
-/* One connection: [0] the client inside, [1] the proxy; buf[i] holds what
- * was read from fd[i] and is not yet written to fd[1 - i]. */
+/* One connection: [0] the client inside, [1] the proxy; pipe[i] (or buf[i])
+ * holds the len[i] bytes read from fd[i] and not yet written to fd[1 - i]. */
 struct pair {
     int fd[2];
+    int pipe[2][2];
     char *buf[2];
     size_t len[2], off[2];
     bool eof[2];
@@ -43,6 +49,11 @@ static void pair_free(size_t i)
     struct pair *p = pairs[i];
     close(p->fd[0]);
     close(p->fd[1]);
+    for (int k = 0; k < 2; k++)
+        if (p->pipe[k][0] >= 0) {
+            close(p->pipe[k][0]);
+            close(p->pipe[k][1]);
+        }
     free(p->buf[0]);
     free(p->buf[1]);
     free(p);
@@ -73,6 +84,11 @@ static void add_pair(int c, int up)
     }
     p->fd[0] = c;
     p->fd[1] = up;
+    for (int i = 0; i < 2; i++)
+        if (pipe2(p->pipe[i], O_CLOEXEC | O_NONBLOCK) == 0)
+            fcntl(p->pipe[i][0], F_SETPIPE_SZ, (int)PIPE_SIZE);
+        else
+            p->pipe[i][0] = p->pipe[i][1] = -1;
     pairs[npairs++] = p;
 }
 
@@ -91,6 +107,27 @@ static void accept_all(int lfd, const char *sock)
     }
 }
 
+static ssize_t fill(struct pair *p, int i)
+{
+    if (p->pipe[i][0] >= 0)
+        return splice(p->fd[i], NULL, p->pipe[i][1], NULL, PIPE_SIZE,
+                      SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+    if (!p->buf[i] && !(p->buf[i] = malloc(BUF_SIZE))) {
+        errno = ENOMEM;
+        return -1;
+    }
+    p->off[i] = 0;
+    return read(p->fd[i], p->buf[i], BUF_SIZE);
+}
+
+static ssize_t drain(struct pair *p, int i)
+{
+    if (p->pipe[i][0] >= 0)
+        return splice(p->pipe[i][0], NULL, p->fd[1 - i], NULL, p->len[i],
+                      SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+    return send(p->fd[1 - i], p->buf[i] + p->off[i], p->len[i], MSG_NOSIGNAL);
+}
+
 /* Moves bytes for one pair as far as the sockets take them; false when
  * the pair is done (both ways ended, or an error). */
 static bool pump(struct pair *p, const struct pollfd *pf)
@@ -98,12 +135,9 @@ static bool pump(struct pair *p, const struct pollfd *pf)
     for (int i = 0; i < 2; i++) {
         int o = 1 - i;
         if (p->len[i] == 0 && !p->eof[i] && (pf[i].revents & (POLLIN | POLLHUP | POLLERR))) {
-            if (!p->buf[i] && !(p->buf[i] = malloc(BUF_SIZE)))
-                return false;
-            ssize_t n = read(p->fd[i], p->buf[i], BUF_SIZE);
+            ssize_t n = fill(p, i);
             if (n > 0) {
                 p->len[i] = (size_t)n;
-                p->off[i] = 0;
             } else if (n == 0) {
                 p->eof[i] = true;
                 shutdown(p->fd[o], SHUT_WR);
@@ -112,7 +146,7 @@ static bool pump(struct pair *p, const struct pollfd *pf)
             }
         }
         if (p->len[i] > 0) {
-            ssize_t n = send(p->fd[o], p->buf[i] + p->off[i], p->len[i], MSG_NOSIGNAL);
+            ssize_t n = drain(p, i);
             if (n > 0) {
                 p->off[i] += (size_t)n;
                 p->len[i] -= (size_t)n;
@@ -197,7 +231,11 @@ int gw_sandbox_relay(int argc, char **argv)
     sigprocmask(SIG_BLOCK, &set, &old);
     int sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
     pid_t child = fork();
+    /* splice(2) into a socket whose peer is gone raises SIGPIPE (it has no
+     * MSG_NOSIGNAL); the server gets the default back. */
+    signal(SIGPIPE, SIG_IGN);
     if (child == 0) {
+        signal(SIGPIPE, SIG_DFL);
         sigprocmask(SIG_SETMASK, &old, NULL);
         execv(argv[4], argv + 4);
         fprintf(stderr, "mcpgw sandbox-relay: cannot run %s: %s\n", argv[4], strerror(errno));
@@ -233,7 +271,7 @@ int gw_sandbox_relay(int argc, char **argv)
         if (poll(pf, 2 + 2 * n, -1) < 0 && errno != EINTR)
             return 1;
         struct signalfd_siginfo si;
-        while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+        while ((pf[0].revents & POLLIN) && read(sfd, &si, sizeof(si)) == sizeof(si)) {
             int status;
             if (si.ssi_signo != SIGCHLD)
                 kill(child, (int)si.ssi_signo);

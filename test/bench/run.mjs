@@ -664,6 +664,23 @@ async function scenarioReload(results) {
 const PROXY_MB = 100;
 const PROBE = path.join(ROOT, 'build/fixtures/sandbox_probe');
 
+// Time on a CPU of a process so far, ms (/proc/PID/schedstat: ns): what a
+// hop costs, which the machine's load moves far less than wall time.
+function cpuMs(pid) {
+  try { return Number(fs.readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6; } catch { return NaN; }
+}
+
+// The relays running in sandboxes of this daemon (bwrap's own processes
+// carry the same words on their command lines).
+function relayPids() {
+  return fs.readdirSync('/proc').filter((x) => /^\d+$/.test(x)).filter((x) => {
+    try {
+      const cmd = fs.readFileSync(`/proc/${x}/cmdline`, 'utf8').split('\0');
+      return cmd[1] === 'sandbox-relay' && !/bwrap/.test(fs.readFileSync(`/proc/${x}/comm`, 'utf8'));
+    } catch { return false; }
+  });
+}
+
 async function scenarioProxy(results) {
   const body = Buffer.alloc(1 << 20);
   const server = nodeHttp.createServer((req, res) => {
@@ -697,16 +714,22 @@ servers:
   };
   try {
     await waitUntil(async () => (await http('GET', `http://127.0.0.1:${p}/readyz`)).status === 200, 30000, 'mcpgw ready');
+    // Both instances started before measuring: the relay is there to be read.
+    for (const x of Object.values(paths)) await http('POST', `http://127.0.0.1:${p}/v1/tools/${x.tool}/call`, { dialog: 'bench', arguments: { op: 'env', path: 'HOME' } });
     for (let r = 0; r < ROUNDS; r++) {
       const order = Object.keys(paths);
       for (const name of r % 2 ? order.reverse() : order) {
         const rec = { scenario: 'proxy', round: r, path: name };
         results.push(rec);
+        const relays = relayPids();
+        const d0 = cpuMs(proc.pid), r0 = relays.map(cpuMs);
         const res = await http('POST', `http://127.0.0.1:${p}/v1/tools/${paths[name].tool}/call`, { dialog: 'bench', arguments: paths[name].args });
         const m = /(\d+) bytes in ([\d.]+) ms/.exec(res.text);
         if (!m || Number(m[1]) < PROXY_MB << 20) { rec.error = short(res.text); log(`  ${name}: ${rec.error}`); continue; }
         rec.ms = Number(m[2]);
         rec.mbps = PROXY_MB / (rec.ms / 1000);
+        rec.daemonCpuMs = cpuMs(proc.pid) - d0;
+        rec.relayCpuMs = relays.reduce((a, x, i) => a + cpuMs(x) - r0[i], 0);
         log(`round ${r + 1}/${ROUNDS} proxy ${name}: ${rec.ms.toFixed(0)} ms, ${rec.mbps.toFixed(0)} MB/s`);
       }
     }
@@ -719,13 +742,13 @@ servers:
 function proxyTable(results) {
   const recs = results.filter((x) => x.scenario === 'proxy');
   if (!recs.length) return '';
-  const out = [`### The sandbox's proxy: ${PROXY_MB} MB over loopback (medians of ${ROUNDS})\n`, '| path | ms | MB/s |', '| --- | --- | --- |'];
+  const out = [`### The sandbox's proxy: ${PROXY_MB} MB over loopback (medians of ${ROUNDS})\n`, '| path | ms | MB/s | daemon CPU ms | relay CPU ms |', '| --- | --- | --- | --- | --- |'];
   const rows = {};
   for (const name of ['direct', 'connect']) {
     const ok = recs.filter((x) => x.path === name && !x.error);
     if (!ok.length) { out.push(`| ${name} | failed: ${short(recs.find((x) => x.path === name)?.error || 'not run')} | |`); continue; }
     rows[name] = median(ok.map((x) => x.ms));
-    out.push(`| ${name === 'direct' ? 'direct (unsandboxed instance)' : 'sandbox, network list: relay + proxy, CONNECT'} | ${fmt(rows[name])} | ${fmt(PROXY_MB / (rows[name] / 1000))} |`);
+    out.push(`| ${name === 'direct' ? 'direct (unsandboxed instance)' : 'sandbox, network list: relay + proxy, CONNECT'} | ${fmt(rows[name])} | ${fmt(PROXY_MB / (rows[name] / 1000))} | ${fmt(median(ok.map((x) => x.daemonCpuMs)), 1)} | ${fmt(median(ok.map((x) => x.relayCpuMs)), 1)} |`);
   }
   if (rows.direct && rows.connect) out.push('', `Through the proxy the download takes ${fmt((rows.connect / rows.direct - 1) * 100, 1)} % longer than direct (target: within 10 %).\n`);
   return out.join('\n');

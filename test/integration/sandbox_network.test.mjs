@@ -10,8 +10,9 @@ import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
-import { spawnSync } from 'node:child_process';
-import { start, waitFor, fixtures, sseReader, slow } from './lib/harness.mjs';
+import crypto from 'node:crypto';
+import { spawn, spawnSync } from 'node:child_process';
+import { start, waitFor, fixtures, sseReader, slow, bin, track, tmpdir } from './lib/harness.mjs';
 
 const PROBE = path.join(fixtures, 'sandbox_probe');
 
@@ -222,4 +223,50 @@ test('a tunnel carries 256 MB to a client that stalls, the daemon holding only i
   const grown = (hwm() - before) / 1024;
   assert.ok(grown < 64, `the daemon's peak grew by ${grown.toFixed(0)} MB`);
   assert.equal((await d.get('/healthz')).status, 200);
+});
+
+// The relay alone, outside any sandbox, between a loopback port and a unix
+// socket of the test that echoes: 8 MB each way, byte for byte, the
+// half-close passed on, through splice(2) with its pipes, and with an fd
+// limit that leaves a pair one pipe (one direction copied through a
+// buffer) or none.
+test('the relay carries bytes both ways with its pipes and without them', { timeout: 120000 }, async (t) => {
+  const dir = tmpdir();
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const sock = path.join(dir, 'proxy.sock');
+  const echo = net.createServer((c) => c.pipe(c));
+  await new Promise((r) => echo.listen(sock, r));
+  t.after(() => echo.close());
+  const data = crypto.randomBytes(8 << 20);
+  const want = crypto.createHash('sha256').update(data).digest('hex');
+  // 0-2, the listener, the signalfd and /dev/null take 6 fds; a pair
+  // takes 2 sockets and 4 pipe ends.
+  for (const nofile of [1024, 10, 8]) {
+    const port = await new Promise((resolve) => {
+      const srv = net.createServer().listen(0, '127.0.0.1', () => { const { port: p } = srv.address(); srv.close(() => resolve(p)); });
+    });
+    const relay = track(spawn('prlimit', [`--nofile=${nofile}`, bin, 'sandbox-relay', String(port), sock, '--', '/bin/sleep', '60'], { stdio: ['ignore', 'ignore', 'pipe'] }));
+    let err = '';
+    relay.stderr.on('data', (b) => { err += b; });
+    try {
+      const c = await waitFor(() => new Promise((resolve) => {
+        const s = net.connect(port, '127.0.0.1', () => resolve(s)).on('error', () => resolve(null));
+      }), 10000 * slow);
+      const got = crypto.createHash('sha256');
+      let n = 0;
+      const ended = new Promise((resolve, reject) => {
+        c.on('data', (b) => { got.update(b); n += b.length; });
+        c.on('end', resolve);
+        c.on('error', reject);
+      });
+      c.end(data);
+      await ended;
+      c.destroy();
+      assert.equal(n, data.length, `nofile ${nofile}: ${n} bytes back, ${err}`);
+      assert.equal(got.digest('hex'), want, `nofile ${nofile}`);
+    } finally {
+      relay.kill('SIGTERM');
+      await new Promise((r) => (relay.exitCode !== null || relay.signalCode !== null ? r() : relay.once('exit', r)));
+    }
+  }
 });
