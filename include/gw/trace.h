@@ -47,6 +47,7 @@ enum gw_attr_type { GW_ATTR_STR, GW_ATTR_INT };
 
 struct gw_span_attr {
     const char *key; /* static */
+    size_t klen;     /* strlen(key): told apart by it before any strcmp */
     enum gw_attr_type type;
     const char *s;
     bool owned; /* s was copied */

@@ -113,10 +113,10 @@ static size_t str_bound(const char *s)
 }
 
 /* An attribute key: a literal of this program, plain ASCII. */
-static char *put_key(char *w, const char *key)
+static char *put_key(char *w, const char *key, size_t klen)
 {
     PUT_LIT(w, "{\"key\":\"");
-    w = put_bytes(w, key, strlen(key));
+    w = put_bytes(w, key, klen);
     PUT_LIT(w, "\",\"value\":{");
     return w;
 }
@@ -170,9 +170,9 @@ static char *put_u64(char *w, uint64_t v)
     return w;
 }
 
-static char *put_attr_str(char *w, const char *key, const char *value)
+static char *put_attr_str(char *w, const char *key, size_t klen, const char *value)
 {
-    w = put_key(w, key);
+    w = put_key(w, key, klen);
     PUT_LIT(w, "\"stringValue\":");
     w = put_str(w, value);
     PUT_LIT(w, "}}");
@@ -186,7 +186,7 @@ static size_t span_bound(const struct gw_span *s)
     size_t n = 512 + str_bound(s->name) + str_bound(s->tracestate) + str_bound(s->status_message);
 
     for (unsigned i = 0; i < s->nattrs; i++)
-        n += 64 + strlen(s->attrs[i].key) +
+        n += 64 + s->attrs[i].klen +
              (s->attrs[i].type == GW_ATTR_STR ? str_bound(s->attrs[i].s) : 24);
     return n;
 }
@@ -223,9 +223,9 @@ static void put_span(struct gw_jbuf *b, const struct gw_span *s)
         if (i > 0)
             *w++ = ',';
         if (a->type == GW_ATTR_STR) {
-            w = put_attr_str(w, a->key, a->s);
+            w = put_attr_str(w, a->key, a->klen, a->s);
         } else {
-            w = put_key(w, a->key);
+            w = put_key(w, a->key, a->klen);
             PUT_LIT(w, "\"intValue\":");
             w = put_u64(w, (uint64_t)a->i); /* ids and counts: never negative */
             PUT_LIT(w, "}}");
@@ -256,9 +256,9 @@ char *gw_otlp_encode(const struct gw_span *spans, unsigned max, const char *serv
     gw_jbuf_reserve(&b, 256 + str_bound(service_name) + str_bound(GW_VERSION));
     w = b.p;
     PUT_LIT(w, "{\"resourceSpans\":[{\"resource\":{\"attributes\":[");
-    w = put_attr_str(w, "service.name", service_name);
+    w = put_attr_str(w, "service.name", strlen("service.name"), service_name);
     *w++ = ',';
-    w = put_attr_str(w, "service.version", GW_VERSION);
+    w = put_attr_str(w, "service.version", strlen("service.version"), GW_VERSION);
     b.len = (size_t)(w - b.p);
     gw_jbuf_lit(&b, "]},\"scopeSpans\":[{\"scope\":{\"name\":\"mcpgw\",\"version\":\"" GW_VERSION
                     "\"},\"spans\":[");
