@@ -5,6 +5,7 @@
 // and a collector that is down or failing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -52,6 +53,9 @@ const one = (spans, pred, what) => {
 };
 const named = (spans, name, kind) => one(spans, (s) => s.name === name && s.kind === kind, `${name} (kind ${kind})`);
 const textOf = (r) => r.json.contentItems.map((c) => c.text).join('');
+// mcpgw's digest of a session id (gw_trace_digest): SHA-256 of a label, its
+// NUL and the id, the first 16 bytes in hex.
+const sessionDigest = (id) => crypto.createHash('sha256').update('mcpgw mcp.session.id\0').update(id).digest('hex').slice(0, 32);
 const traceparentOf = (s) => `00-${s.traceId}-${s.spanId}-01`;
 
 test('the receiver refuses what a collector would: enum names, unknown fields, ids and times of the wrong form', () => {
@@ -186,7 +190,7 @@ test('/mcp 2025-11-25 (the official SDK client, _meta wins over the header) and 
   assert.equal(server.attrs['gen_ai.tool.name'], 'meta');
   // An opaque digest of the session id, never the id.
   assert.match(server.attrs['mcp.session.id'], /^[0-9a-f]{32}$/);
-  assert.notEqual(server.attrs['mcp.session.id'], transport.sessionId);
+  assert.equal(server.attrs['mcp.session.id'], sessionDigest(transport.sessionId));
   assert.ok(!JSON.stringify(rcv.spans).includes(transport.sessionId), 'the session id is never exported');
   const upstream = named(spans, 'tools/call meta', 3);
   assert.equal(upstream.parentSpanId, server.spanId);
@@ -298,6 +302,8 @@ test('HTTP and WebSocket upstreams get the CLIENT span in _meta, and HTTP in the
     const seen = JSON.parse(textOf(r));
     assert.equal(seen.meta.traceparent, traceparentOf(client), transportName);
     assert.equal(seen.header, transportName === 'http' ? traceparentOf(client) : null);
+    // The upstream's session id only as a digest (the HTTP upstream has one).
+    assert.equal(client.attrs['mcp.session.id'], transportName === 'http' ? sessionDigest('upstream-session-secret-1') : undefined);
   }
   assert.ok(!JSON.stringify(rcv.spans).includes('upstream-session-secret'), 'an upstream session id is never exported');
   assert.deepEqual(rcv.errors, []);
