@@ -197,8 +197,13 @@ test('/mcp 2025-11-25 (the official SDK client, _meta wins over the header) and 
   assert.equal(JSON.parse(res.content[0].text).traceparent, traceparentOf(upstream));
   // Requests without _meta take the header's context: tools/list answered by the gateway itself.
   await client.listTools();
-  const listed = await spansOf(rcv, headerTrace, 1);
+  const listed = await spansOf(rcv, headerTrace, 2);
   assert.ok(listed.some((s) => s.name === 'tools/list' && s.kind === 2 && s.parentSpanId === PARENT));
+  // initialize, which starts the session, has its SERVER span, with the new session's digest.
+  const init = named(listed, 'initialize', 2);
+  assert.equal(init.parentSpanId, PARENT);
+  assert.equal(init.attrs['mcp.method.name'], 'initialize');
+  assert.equal(init.attrs['mcp.session.id'], sessionDigest(transport.sessionId));
 
   // 2026-07-28: a request's own session; its _meta context wins too.
   const modernTrace = '6af7651916cd43dd8448eb211c80319c';
