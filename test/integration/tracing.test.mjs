@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { start, waitFor, fixtures, sleep, slow, tmpdir } from './lib/harness.mjs';
 import { oidcServer, browse } from './lib/oidc.mjs';
 import { fixtureServer } from './lib/fixture_server.mjs';
@@ -274,6 +275,38 @@ servers:
   const client = named(spans, 'tools/call echo', 3);
   assert.equal(client.parentSpanId, server.spanId);
   assert.ok(Number(round.endTimeUnixNano) <= Number(client.endTimeUnixNano));
+  assert.deepEqual(rcv.errors, []);
+});
+
+test('a sampling request relayed to a 2025-11-25 /mcp client is a CLIENT span under the call\'s SERVER span', async (t) => {
+  const rcv = await receiver(t);
+  const d = await start(`version: 1
+gateway:
+  warm_spares: 0
+  tracing: {endpoint: '${rcv.url}'}
+servers:
+  s:
+    command: ${FIXTURE}
+    args: ['--ask-on-call', 'sampling/createMessage']
+`, { waitReady: true });
+  t.after(() => d.stop());
+  const transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${d.port}/mcp`));
+  const client = new Client({ name: 'trace-relay', version: '1.0.0' }, { capabilities: { sampling: {} } });
+  client.setRequestHandler(CreateMessageRequestSchema, async () =>
+    ({ role: 'assistant', content: { type: 'text', text: 'sampled' }, model: 'm' }));
+  await client.connect(transport);
+  t.after(() => client.close());
+  const trace = 'caf7651916cd43dd8448eb211c80319c';
+  const res = await client.callTool({ name: 'echo', arguments: { text: 'hi' }, _meta: { traceparent: `00-${trace}-${PARENT}-01` } });
+  assert.match(JSON.stringify(res.content), /sampled/);
+  const spans = await spansOf(rcv, trace, 3);
+  const server = named(spans, 'tools/call echo', 2);
+  const relayed = named(spans, 'sampling/createMessage', 3);
+  assert.equal(relayed.parentSpanId, server.spanId);
+  assert.equal(relayed.attrs['mcp.method.name'], 'sampling/createMessage');
+  assert.equal(relayed.attrs['mcpgw.server'], 's');
+  assert.equal(relayed.status.code, undefined, 'answered');
+  assert.ok(Number(relayed.endTimeUnixNano) <= Number(server.endTimeUnixNano));
   assert.deepEqual(rcv.errors, []);
 });
 
