@@ -69,6 +69,7 @@ struct gw_span {
     char *status_message;
     struct gw_span_attr attrs[GW_SPAN_ATTRS_MAX];
     unsigned nattrs;
+    uint64_t klens; /* bit (length % 64) of each key's length */
     /* the name, tracestate and attribute strings while they fit: one
      * allocation per span */
     size_t arena_used;

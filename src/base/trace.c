@@ -269,8 +269,10 @@ struct gw_span *gw_span_child(const char *name, enum gw_span_kind kind,
 static struct gw_span_attr *attr_slot(struct gw_span *s, const char *key)
 {
     size_t klen = strlen(key);
+    uint64_t bit = UINT64_C(1) << (klen & 63);
 
-    for (unsigned i = 0; i < s->nattrs; i++) {
+    /* a key of a length not seen yet is new: most are */
+    for (unsigned i = 0; (s->klens & bit) != 0 && i < s->nattrs; i++) {
         const char *k = s->attrs[i].key; /* mostly the same literal: its address */
         if (k == key || (s->attrs[i].klen == klen && memcmp(k, key, klen) == 0)) {
             if (s->attrs[i].owned)
@@ -284,6 +286,7 @@ static struct gw_span_attr *attr_slot(struct gw_span *s, const char *key)
         return NULL;
     s->attrs[s->nattrs].key = key;
     s->attrs[s->nattrs].klen = klen;
+    s->klens |= bit;
     return &s->attrs[s->nattrs++];
 }
 
