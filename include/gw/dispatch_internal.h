@@ -22,6 +22,7 @@ struct gw_server_request {
     struct gw_call *call;
     json_t *id;           /* the request's id, in the space `origin` says */
     gw_mcp_handle origin; /* 0: the upstream's own request; else an input round's */
+    struct gw_span *span; /* CLIENT, towards the caller, until it answers */
 };
 
 enum call_state { CALL_WAIT_INSTANCE, CALL_QUEUED, CALL_SENT, CALL_DONE };

@@ -310,9 +310,11 @@ const char *gw_mcp_client_version(const struct gw_mcp_client *c);
 
 /* How the client's CLIENT spans describe the peer (mcp_client_trace.c):
  * network.transport ("pipe", "tcp"; static), server.address and
- * server.port from `url` (NULL: none), and mcpgw.instance. */
+ * server.port from `url` (NULL: none), mcpgw.instance, and mcp.session.id
+ * as a digest of what `session` (may be NULL) answers for the client's
+ * data when a span starts: the upstream's session id, NULL while none. */
 void gw_mcp_client_trace_peer(struct gw_mcp_client *c, const char *transport, const char *url,
-                              uint64_t instance);
+                              uint64_t instance, const char *(*session)(void *data));
 json_t *gw_mcp_client_server_info(const struct gw_mcp_client *c);
 json_t *gw_mcp_client_capabilities(const struct gw_mcp_client *c);
 

@@ -94,6 +94,7 @@ struct gw_mcp_client {
     char *peer_address;
     int peer_port;
     uint64_t peer_instance;
+    const char *(*peer_session)(void *data);
     struct gw_span *next_span;
 };
 

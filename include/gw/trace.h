@@ -47,6 +47,7 @@ enum gw_attr_type { GW_ATTR_STR, GW_ATTR_INT };
 
 struct gw_span_attr {
     const char *key; /* static */
+    size_t klen;     /* strlen(key): told apart by it before any strcmp */
     enum gw_attr_type type;
     const char *s;
     bool owned; /* s was copied */
@@ -68,6 +69,7 @@ struct gw_span {
     char *status_message;
     struct gw_span_attr attrs[GW_SPAN_ATTRS_MAX];
     unsigned nattrs;
+    uint64_t klens; /* bit (length % 64) of each key's length */
     /* the name, tracestate and attribute strings while they fit: one
      * allocation per span */
     size_t arena_used;

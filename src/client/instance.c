@@ -239,6 +239,12 @@ static void transport_closed(void *data)
     uv_close((uv_handle_t *)&inst->drain, on_drain_closed);
 }
 
+/* For the CLIENT spans' mcp.session.id (a digest of it). */
+static const char *trace_session(void *data)
+{
+    return gw_instance_session(data);
+}
+
 static int make_client(struct gw_instance *inst, const struct gw_gateway_config *gw,
                        enum gw_mcp_era era)
 {
@@ -266,9 +272,10 @@ static int make_client(struct gw_instance *inst, const struct gw_gateway_config 
     };
     if (gw_mcp_client_new(inst->loop, &o, &inst->client) != 0)
         return UV_EINVAL;
-    gw_mcp_client_trace_peer(
-        inst->client, inst->cfg->transport == GW_TRANSPORT_STDIO ? "pipe" : "tcp",
-        inst->cfg->transport == GW_TRANSPORT_STDIO ? NULL : inst->cfg->url, inst->seq);
+    gw_mcp_client_trace_peer(inst->client,
+                             inst->cfg->transport == GW_TRANSPORT_STDIO ? "pipe" : "tcp",
+                             inst->cfg->transport == GW_TRANSPORT_STDIO ? NULL : inst->cfg->url,
+                             inst->seq, trace_session);
     return 0;
 }
 

@@ -3,7 +3,8 @@
  * conventions, its context passed on in the request's params._meta
  * (traceparent, tracestate) and current while the transport sends it (the
  * HTTP transport adds the traceparent header from it). Arguments, results
- * and the upstream's session id are never attributes. */
+ * and the upstream's session id are never attributes: mcp.session.id is a
+ * digest of the latter, as on the SERVER spans. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,7 +12,7 @@
 #include "gw/util.h"
 
 void gw_mcp_client_trace_peer(struct gw_mcp_client *c, const char *transport, const char *url,
-                              uint64_t instance)
+                              uint64_t instance, const char *(*session)(void *data))
 {
     const char *host, *end;
 
@@ -19,6 +20,7 @@ void gw_mcp_client_trace_peer(struct gw_mcp_client *c, const char *transport, co
     c->peer_address = NULL;
     c->peer_transport = transport;
     c->peer_instance = instance;
+    c->peer_session = session;
     c->peer_port = 0;
     if (url == NULL || (host = strstr(url, "://")) == NULL)
         return;
@@ -45,6 +47,8 @@ void gw_mcp_client_trace_peer(struct gw_mcp_client *c, const char *transport, co
 static struct gw_span *span_start(struct gw_mcp_client *c, const char *method, const char *target)
 {
     const struct gw_trace_ctx *parent = gw_trace_current();
+    const char *session;
+    char digest[GW_TRACE_DIGEST_LEN + 1];
     struct gw_span *s;
 
     /* the listen stays open for the instance's life: no call's span */
@@ -67,6 +71,12 @@ static struct gw_span *span_start(struct gw_mcp_client *c, const char *method, c
     gw_span_str(s, "mcpgw.server", c->server_id);
     if (c->peer_instance > 0)
         gw_span_int(s, "mcpgw.instance", (int64_t)c->peer_instance);
+    /* an upstream's session id may be its bearer secret: only a digest */
+    session = s != NULL && c->peer_session != NULL ? c->peer_session(c->cb.data) : NULL;
+    if (session != NULL && session[0] != '\0') {
+        gw_trace_digest(session, digest);
+        gw_span_str(s, "mcp.session.id", digest);
+    }
     return s;
 }
 

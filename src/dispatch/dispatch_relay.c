@@ -62,8 +62,23 @@ static void refuse(struct gw_servers *s, struct slot *sl, json_t *id, gw_mcp_han
     json_decref(err);
 }
 
-static void request_free(struct gw_server_request *sr)
+/* Ends the request's span: its outcome is the caller's answer, `error`
+ * (a JSON-RPC error), or `why` when it got none. */
+static void request_free(struct gw_server_request *sr, json_t *error, const char *why)
 {
+    json_t *code = json_object_get(error, "code");
+    char num[24];
+
+    if (json_is_integer(code)) {
+        gw_fmt_int(num, (long long)json_integer_value(code));
+        gw_span_str(sr->span, "rpc.response.status_code", num);
+        gw_span_str(sr->span, "error.type", num);
+        gw_span_error(sr->span, json_string_value(json_object_get(error, "message")));
+    } else if (why != NULL) {
+        gw_span_str(sr->span, "error.type", why);
+        gw_span_error(sr->span, why);
+    }
+    gw_span_end(sr->span);
     json_decref(sr->id);
     free(sr);
 }
@@ -88,7 +103,7 @@ void gw_relay_done(struct gw_call *c)
             c->hooks->on_request_gone(c->hooks_data, sr);
         respond(c, sr->id, sr->origin, NULL, err);
         json_decref(err);
-        request_free(sr);
+        request_free(sr, NULL, "call_ended");
     }
 }
 
@@ -102,7 +117,7 @@ void gw_dispatch_answer(struct gw_server_request *sr, json_t *result, json_t *er
     if (*link == sr)
         *link = sr->next;
     respond(c, sr->id, sr->origin, result, error);
-    request_free(sr);
+    request_free(sr, error, NULL);
 }
 
 /* ---- progress and logs ---- */
@@ -247,6 +262,13 @@ int gw_relay_request(struct slot *sl, const char *method, json_t *id, json_t *pa
         sr->call = c;
         sr->id = json_incref(id);
         sr->origin = origin;
+        /* the conventions' CLIENT span of a request a server sends: here
+         * the gateway's, to its caller, in the call's trace */
+        sr->span = gw_span_child(method, GW_SPAN_CLIENT, gw_trace_saved_ctx(&c->trace));
+        gw_span_str(sr->span, "mcp.method.name", method);
+        gw_span_str(sr->span, "mcpgw.server", c->server);
+        if (c->dialog[0] != '\0')
+            gw_span_str(sr->span, "mcpgw.dialog", c->dialog);
         sr->next = c->requests;
         c->requests = sr;
         if (c->hooks->on_request(c->hooks_data, sr, method, params) == 0) {
@@ -254,7 +276,7 @@ int gw_relay_request(struct slot *sl, const char *method, json_t *id, json_t *pa
             return 0;
         }
         c->requests = sr->next;
-        request_free(sr);
+        request_free(sr, NULL, "not_sent");
         why = "the MCP client's session cannot take the request now";
     }
     refuse(s, sl, id, origin, method, why);

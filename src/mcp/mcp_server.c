@@ -15,6 +15,7 @@
 #include "gw/json_out.h"
 #include "gw/log.h"
 #include "gw/policy.h"
+#include "gw/trace.h"
 #include "gw/util.h"
 
 static const char *const allow_header[] = {"Allow: GET, POST, DELETE", NULL};
@@ -461,7 +462,9 @@ static void post_initialize(struct gw_mcp_server *ms, struct gw_http_request *re
     const char *version = NULL;
     struct gw_mcp_session *s;
     struct gw_mcp_exchange *x;
-    json_t *err = gw_mcp__initialize_check(id, json_object_get(msg, "params"), &version);
+    struct gw_trace_ctx remote = {0};
+    struct gw_span *span;
+    json_t *reply, *err = gw_mcp__initialize_check(id, json_object_get(msg, "params"), &version);
 
     if (err != NULL) {
         gw_http_respond_json(req, 400, err, NULL);
@@ -478,7 +481,12 @@ static void post_initialize(struct gw_mcp_server *ms, struct gw_http_request *re
            req->peer, NULL);
     x = gw_mcp__exchange_new(req, false);
     x->session_header = gw_xasprintf("Mcp-Session-Id: %s", s->id);
-    gw_mcp__exchange_add(x, gw_mcp__result(id, gw_mcp__initialize_result(ms, version)));
+    span = gw_trace_on() ? gw_mcp__span_begin(s, x, "initialize", id,
+                                              json_object_get(msg, "params"), NULL, &remote)
+                         : NULL;
+    reply = gw_mcp__result(id, gw_mcp__initialize_result(ms, version));
+    gw_mcp__span_reply(span, reply);
+    gw_mcp__exchange_add(x, reply);
     gw_mcp__exchange_done(x);
 }
 

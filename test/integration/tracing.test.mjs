@@ -5,10 +5,12 @@
 // and a collector that is down or failing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { start, waitFor, fixtures, sleep, slow, tmpdir } from './lib/harness.mjs';
 import { oidcServer, browse } from './lib/oidc.mjs';
 import { fixtureServer } from './lib/fixture_server.mjs';
@@ -52,6 +54,9 @@ const one = (spans, pred, what) => {
 };
 const named = (spans, name, kind) => one(spans, (s) => s.name === name && s.kind === kind, `${name} (kind ${kind})`);
 const textOf = (r) => r.json.contentItems.map((c) => c.text).join('');
+// mcpgw's digest of a session id (gw_trace_digest): SHA-256 of a label, its
+// NUL and the id, the first 16 bytes in hex.
+const sessionDigest = (id) => crypto.createHash('sha256').update('mcpgw mcp.session.id\0').update(id).digest('hex').slice(0, 32);
 const traceparentOf = (s) => `00-${s.traceId}-${s.spanId}-01`;
 
 test('the receiver refuses what a collector would: enum names, unknown fields, ids and times of the wrong form', () => {
@@ -186,15 +191,20 @@ test('/mcp 2025-11-25 (the official SDK client, _meta wins over the header) and 
   assert.equal(server.attrs['gen_ai.tool.name'], 'meta');
   // An opaque digest of the session id, never the id.
   assert.match(server.attrs['mcp.session.id'], /^[0-9a-f]{32}$/);
-  assert.notEqual(server.attrs['mcp.session.id'], transport.sessionId);
+  assert.equal(server.attrs['mcp.session.id'], sessionDigest(transport.sessionId));
   assert.ok(!JSON.stringify(rcv.spans).includes(transport.sessionId), 'the session id is never exported');
   const upstream = named(spans, 'tools/call meta', 3);
   assert.equal(upstream.parentSpanId, server.spanId);
   assert.equal(JSON.parse(res.content[0].text).traceparent, traceparentOf(upstream));
   // Requests without _meta take the header's context: tools/list answered by the gateway itself.
   await client.listTools();
-  const listed = await spansOf(rcv, headerTrace, 1);
+  const listed = await spansOf(rcv, headerTrace, 2);
   assert.ok(listed.some((s) => s.name === 'tools/list' && s.kind === 2 && s.parentSpanId === PARENT));
+  // initialize, which starts the session, has its SERVER span, with the new session's digest.
+  const init = named(listed, 'initialize', 2);
+  assert.equal(init.parentSpanId, PARENT);
+  assert.equal(init.attrs['mcp.method.name'], 'initialize');
+  assert.equal(init.attrs['mcp.session.id'], sessionDigest(transport.sessionId));
 
   // 2026-07-28: a request's own session; its _meta context wins too.
   const modernTrace = '6af7651916cd43dd8448eb211c80319c';
@@ -268,6 +278,38 @@ servers:
   assert.deepEqual(rcv.errors, []);
 });
 
+test('a sampling request relayed to a 2025-11-25 /mcp client is a CLIENT span under the call\'s SERVER span', async (t) => {
+  const rcv = await receiver(t);
+  const d = await start(`version: 1
+gateway:
+  warm_spares: 0
+  tracing: {endpoint: '${rcv.url}'}
+servers:
+  s:
+    command: ${FIXTURE}
+    args: ['--ask-on-call', 'sampling/createMessage']
+`, { waitReady: true });
+  t.after(() => d.stop());
+  const transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${d.port}/mcp`));
+  const client = new Client({ name: 'trace-relay', version: '1.0.0' }, { capabilities: { sampling: {} } });
+  client.setRequestHandler(CreateMessageRequestSchema, async () =>
+    ({ role: 'assistant', content: { type: 'text', text: 'sampled' }, model: 'm' }));
+  await client.connect(transport);
+  t.after(() => client.close());
+  const trace = 'caf7651916cd43dd8448eb211c80319c';
+  const res = await client.callTool({ name: 'echo', arguments: { text: 'hi' }, _meta: { traceparent: `00-${trace}-${PARENT}-01` } });
+  assert.match(JSON.stringify(res.content), /sampled/);
+  const spans = await spansOf(rcv, trace, 3);
+  const server = named(spans, 'tools/call echo', 2);
+  const relayed = named(spans, 'sampling/createMessage', 3);
+  assert.equal(relayed.parentSpanId, server.spanId);
+  assert.equal(relayed.attrs['mcp.method.name'], 'sampling/createMessage');
+  assert.equal(relayed.attrs['mcpgw.server'], 's');
+  assert.equal(relayed.status.code, undefined, 'answered');
+  assert.ok(Number(relayed.endTimeUnixNano) <= Number(server.endTimeUnixNano));
+  assert.deepEqual(rcv.errors, []);
+});
+
 test('HTTP and WebSocket upstreams get the CLIENT span in _meta, and HTTP in the traceparent header', async (t) => {
   const rcv = await receiver(t);
   const up = await fixtureServer('trace_upstream.mjs');
@@ -298,6 +340,8 @@ test('HTTP and WebSocket upstreams get the CLIENT span in _meta, and HTTP in the
     const seen = JSON.parse(textOf(r));
     assert.equal(seen.meta.traceparent, traceparentOf(client), transportName);
     assert.equal(seen.header, transportName === 'http' ? traceparentOf(client) : null);
+    // The upstream's session id only as a digest (the HTTP upstream has one).
+    assert.equal(client.attrs['mcp.session.id'], transportName === 'http' ? sessionDigest('upstream-session-secret-1') : undefined);
   }
   assert.ok(!JSON.stringify(rcv.spans).includes('upstream-session-secret'), 'an upstream session id is never exported');
   assert.deepEqual(rcv.errors, []);

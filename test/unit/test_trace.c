@@ -133,6 +133,12 @@ START_TEST(test_ambient_and_attrs)
     for (int i = 0; i < GW_SPAN_ATTRS_MAX + 4; i++)
         gw_span_int(s, i % 2 ? "odd" : "even", i); /* a key set again replaces its value */
     ck_assert_uint_eq(s->nattrs, 2);
+    char again[] = "even"; /* the same key at another address replaces it too */
+    gw_span_int(s, again, 99);
+    ck_assert_uint_eq(s->nattrs, 2);
+    ck_assert_int_eq(s->attrs[0].i, 99);
+    gw_span_int(s, "evem", 1); /* the same length, another key */
+    ck_assert_uint_eq(s->nattrs, 3);
     gw_span_end(s); /* ended while current: no longer current */
     ck_assert_ptr_null(gw_trace_current());
     gw_trace_leave(prev);
