@@ -68,6 +68,9 @@ test('an upstream error body cut at its 200th byte inside a character, with byte
   await waitFor(async () => (await d.get('/v1/tools')).json.tools.some((x) => x.name === 'whoami'), 20000 * slow);
   const call = await d.post('/v1/tools/whoami/call', { dialog: 'd1', arguments: {} });
   assert.equal(call.status, 502, call.body);
-  assert.match(call.json.error.message, /the upstream answered HTTP 500: a{199}(?!a)/);
+  // At most the 199 whole bytes before the split character: the masking of
+  // a cut line may hold back a few more, when a token held happens to start
+  // with what ends the text.
+  assert.match(call.json.error.message, /the upstream answered HTTP 500: a{190,199}(?!a)/);
   assert.ok(await server(d), 'the server vanished from /v1/servers');
 });
