@@ -361,11 +361,6 @@ const char *gw_transport_name(enum gw_transport_kind t);
 /* "auto", "legacy" or "modern". */
 const char *gw_protocol_name(enum gw_protocol_mode p);
 
-/* The state directory: gateway.state_dir, else $STATE_DIRECTORY (its first
- * entry), $XDG_STATE_HOME/mcpgw, ~/.local/state/mcpgw; NULL when none of
- * these is set. New string. */
-char *gw_config_state_dir(const struct gw_gateway_config *g);
-
 /* A sandbox as /v1/servers and `--check-config -v` show it. New object. */
 json_t *gw_sandbox_config_json(const struct gw_sandbox_config *sb);
 

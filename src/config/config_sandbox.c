@@ -269,21 +269,6 @@ void gw_cfg_finish_sandbox(struct gw_cfg_ld *ld, struct gw_server_config *s)
     (void)ld;
 }
 
-char *gw_config_state_dir(const struct gw_gateway_config *g)
-{
-    const char *v;
-    if (g->state_dir && *g->state_dir)
-        return gw_xstrdup(g->state_dir);
-    /* systemd's StateDirectory= may list several, separated by ':'. */
-    if ((v = getenv("STATE_DIRECTORY")) && v[0] == '/')
-        return gw_xstrndup(v, strcspn(v, ":"));
-    if ((v = getenv("XDG_STATE_HOME")) && v[0] == '/')
-        return gw_xasprintf("%s/mcpgw", v);
-    if ((v = getenv("HOME")) && v[0] == '/')
-        return gw_xasprintf("%s/.local/state/mcpgw", v);
-    return NULL;
-}
-
 json_t *gw_sandbox_config_json(const struct gw_sandbox_config *sb)
 {
     static const char *const nets[] = {"none", "host"};

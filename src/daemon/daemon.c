@@ -23,6 +23,7 @@
 #include "gw/mcp_server.h"
 #include "gw/metrics.h"
 #include "gw/netproxy.h"
+#include "gw/oauth.h"
 #include "gw/otlp.h"
 #include "gw/problems.h"
 #include "gw/proctree.h"
@@ -578,7 +579,7 @@ int gw_daemon_run(const struct gw_daemon_options *opts)
         d.exit_code = 1;
         stop(&d);
     } else {
-        char *state_dir = gw_config_state_dir(&d.config->gateway);
+        char *state_dir = gw_oauth_state_dir(d.config->gateway.state_dir);
         gw_sandbox_homes_sweep_start(d.loop, state_dir);
         free(state_dir);
         start_watch(&d);

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "gw/oauth.h"
 #include "gw/sandbox.h"
 #include "gw/upstream_http.h"
 #include "gw/upstream_stdio.h"
@@ -25,7 +26,7 @@ static int sandbox_options(const struct gw_gateway_config *gw, const struct gw_s
         gw_say(why, whylen, "a sandbox is required (gateway.sandbox.require) but %s", reason);
         return UV_EPERM;
     }
-    *state_dir = gw_config_state_dir(gw);
+    *state_dir = gw_oauth_state_dir(gw->state_dir);
     so->state_dir = *state_dir;
     hide[0] = gw->config_file;
     hide[1] = cfg->env_file;
