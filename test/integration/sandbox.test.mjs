@@ -31,7 +31,6 @@ test('a sandboxed server cannot read, write, reach or signal what is not its own
   fs.writeFileSync(path.join(home, 'daemon-secret'), 'the daemon user\'s file');
   const writable = fs.mkdtempSync('/tmp/mcpgw-write-');
   const stateDir = fs.mkdtempSync('/tmp/mcpgw-state-');
-  t.after(() => { for (const p of [home, writable, stateDir]) fs.rmSync(p, { recursive: true, force: true }); });
   const d = await start(`version: 1
 servers:
   probe:
@@ -42,6 +41,7 @@ servers:
       write: [${writable}]
 `, { env: { HOME: home, STATE_DIRECTORY: stateDir }, waitReady: true });
   t.after(() => d.stop());
+  t.after(() => { for (const p of [home, writable, stateDir]) fs.rmSync(p, { recursive: true, force: true }); });
   const state = JSON.parse((await d.get('/v1/servers')).body).servers[0];
   assert.equal(state.state, 'ready', JSON.stringify(state));
   assert.equal(state.sandbox.enforced, true, JSON.stringify(state.sandbox));
@@ -101,7 +101,6 @@ test('the same server unsandboxed sees what the sandbox hides (the probe can tel
 
 test('server-memory with home: dialog keeps each dialog\'s graph in its own home', { skip }, async (t) => {
   const stateDir = fs.mkdtempSync('/tmp/mcpgw-state-');
-  t.after(() => fs.rmSync(stateDir, { recursive: true, force: true }));
   const d = await start(`version: 1
 servers:
   mem:
@@ -113,6 +112,7 @@ servers:
       read: [${TEST_DIR}]
 `, { env: { STATE_DIRECTORY: stateDir }, waitReady: true });
   t.after(() => d.stop());
+  t.after(() => fs.rmSync(stateDir, { recursive: true, force: true }));
   const call = (dialog, tool, args) => d.post(`/v1/tools/${tool}/call`, { dialog, arguments: args });
   let r = await call('one', 'create_entities', { entities: [{ name: 'alpha', entityType: 't', observations: ['seen by one'] }] });
   assert.equal(r.status, 200, r.body);
@@ -225,7 +225,6 @@ test('server-filesystem in a sandbox: its write directory works, what the sandbo
   fs.mkdirSync(path.join(stateDir, 'oauth'), { mode: 0o700 });
   fs.writeFileSync(path.join(stateDir, 'oauth', 'grant.json'), '{"refresh_token":"secret"}', { mode: 0o600 });
   fs.writeFileSync(path.join(share, 'hello.txt'), 'hello from the host');
-  t.after(() => { for (const p of [share, stateDir]) fs.rmSync(p, { recursive: true, force: true }); });
   // The server itself may use all of / (its own allow-list is no limit
   // here): what it cannot see is the sandbox's doing.
   const d = await start(`version: 1
@@ -239,6 +238,7 @@ servers:
       read: [${TEST_DIR}]
 `, { waitReady: true, env: { STATE_DIRECTORY: stateDir } });
   t.after(() => d.stop());
+  t.after(() => { for (const p of [share, stateDir]) fs.rmSync(p, { recursive: true, force: true }); });
   const call = async (tool, args) => (await d.post(`/v1/tools/${tool}/call`, { arguments: args })).json;
   const text = (r) => r.contentItems.map((c) => c.text).join('\n');
   let r = await call('read_text_file', { path: path.join(share, 'hello.txt') });
@@ -259,7 +259,6 @@ servers:
 const PYTHON = '/usr/bin/python3';
 test('a Python server (python3 -m) in a sandbox: its cwd read-only, its home its own', { skip: skip || (!fs.existsSync(PYTHON) && `no ${PYTHON}`) }, async (t) => {
   const stateDir = fs.mkdtempSync('/tmp/mcpgw-state-');
-  t.after(() => fs.rmSync(stateDir, { recursive: true, force: true }));
   const d = await start(`version: 1
 servers:
   py:
@@ -271,6 +270,7 @@ servers:
     sandbox: true
 `, { waitReady: true, env: { STATE_DIRECTORY: stateDir } });
   t.after(() => d.stop());
+  t.after(() => fs.rmSync(stateDir, { recursive: true, force: true }));
   const where = async (p) => JSON.parse((await d.post('/v1/tools/whereami/call', { arguments: { path: p } })).json.contentItems[0].text);
   const w = await where(d.configPath);
   assert.equal(w.cwd, path.join(path.dirname(nodeModules), 'fixtures'));

@@ -65,13 +65,13 @@ test('network: [list] reaches what the list names through the proxy, and nothing
   t.after(() => allowed.close());
   t.after(() => unlisted.close());
   const stateDir = fs.mkdtempSync('/tmp/mcpgw-state-');
-  t.after(() => fs.rmSync(stateDir, { recursive: true, force: true }));
   const gwPort = await freePort();
   const closed = await freePort();
   const A = `127.0.0.1:${allowed.port}`, B = `127.0.0.1:${unlisted.port}`, G = `127.0.0.1:${gwPort}`;
   const L = `localhost:${allowed.port}`, C = `127.0.0.1:${closed}`;
   const d = await start(yaml([A, G, C, L]), { env: { STATE_DIRECTORY: stateDir }, listen: G, waitReady: true });
   t.after(() => d.stop());
+  t.after(() => fs.rmSync(stateDir, { recursive: true, force: true }));
   let events = '';
   const req = http.get({ host: d.host, port: d.port, path: '/v1/events' }, (res) => {
     res.setEncoding('utf8');
@@ -203,13 +203,13 @@ test('a tunnel carries 256 MB to a client that stalls, the daemon holding only i
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
   t.after(() => new Promise((r) => { server.closeAllConnections(); server.close(r); }));
   const stateDir = fs.mkdtempSync('/tmp/mcpgw-state-');
-  t.after(() => fs.rmSync(stateDir, { recursive: true, force: true }));
   const dest = `127.0.0.1:${server.address().port}`;
   // ASan keeps freed memory aside (its quarantine), which would hide what
   // the proxy holds: none kept here.
   const asan = `${process.env.ASAN_OPTIONS ?? 'detect_leaks=1'}:quarantine_size_mb=0`;
   const d = await start(yaml([dest]), { env: { STATE_DIRECTORY: stateDir, ASAN_OPTIONS: asan }, waitReady: true });
   t.after(() => d.stop());
+  t.after(() => fs.rmSync(stateDir, { recursive: true, force: true }));
   const hwm = () => Number(/^VmHWM:\s+(\d+) kB/m.exec(fs.readFileSync(`/proc/${d.pid}/status`, 'utf8'))[1]);
   await probe(d, 'a', { op: 'env', path: 'HOME' });
   const before = hwm();
