@@ -191,16 +191,47 @@ test('network: [list] reaches what the list names through the proxy, and nothing
   assert.equal((await d.get('/v1/servers')).json.servers.find((x) => x.id === 'other').instances[0]?.pid, otherPid);
 });
 
-test('a tunnel carries 256 MB to a client that stalls, the daemon holding only its bound', { skip, timeout: 180000 }, async (t) => {
-  const MB = 256;
+// An HTTP server that answers every request with `mb` MB.
+async function bigServer(mb) {
   const chunk = Buffer.alloc(1 << 20, 'x');
   const server = http.createServer((req, res) => {
-    res.writeHead(200, { 'content-length': MB << 20, connection: 'close' });
-    let left = MB;
+    res.writeHead(200, { 'content-length': mb << 20, connection: 'close' });
+    let left = mb;
     const more = () => { while (left > 0) { left--; if (!res.write(chunk)) return res.once('drain', more); } res.end(); };
     more();
   });
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  return server;
+}
+
+// The processes under `pid`, itself left out.
+function descendants(pid) {
+  const out = [];
+  for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+    let kids = '';
+    try { kids = fs.readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8'); } catch { continue; }
+    for (const k of kids.split(' ').filter(Boolean)) out.push(Number(k), ...descendants(k));
+  }
+  return out;
+}
+
+// The sandbox's relay of daemon `d` (bwrap's processes carry the same
+// words on their command lines).
+function relayOf(d) {
+  return descendants(d.pid).find((x) => {
+    try {
+      return fs.readFileSync(`/proc/${x}/cmdline`, 'utf8').split('\0')[1] === 'sandbox-relay' &&
+        !/bwrap/.test(fs.readFileSync(`/proc/${x}/comm`, 'utf8'));
+    } catch { return false; }
+  });
+}
+
+const hwm = (pid) => Number(/^VmHWM:\s+(\d+) kB/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))[1]);
+const rchar = (pid) => Number(/^rchar: (\d+)$/m.exec(fs.readFileSync(`/proc/${pid}/io`, 'utf8'))[1]);
+
+test('a tunnel carries 256 MB to a client that stalls, neither the daemon nor the relay growing', { skip, timeout: 180000 }, async (t) => {
+  const MB = 256;
+  const server = await bigServer(MB);
   t.after(() => new Promise((r) => { server.closeAllConnections(); server.close(r); }));
   const stateDir = fs.mkdtempSync('/tmp/mcpgw-state-');
   t.after(() => fs.rmSync(stateDir, { recursive: true, force: true }));
@@ -210,18 +241,55 @@ test('a tunnel carries 256 MB to a client that stalls, the daemon holding only i
   const asan = `${process.env.ASAN_OPTIONS ?? 'detect_leaks=1'}:quarantine_size_mb=0`;
   const d = await start(yaml([dest]), { env: { STATE_DIRECTORY: stateDir, ASAN_OPTIONS: asan }, waitReady: true });
   t.after(() => d.stop());
-  const hwm = () => Number(/^VmHWM:\s+(\d+) kB/m.exec(fs.readFileSync(`/proc/${d.pid}/status`, 'utf8'))[1]);
   await probe(d, 'a', { op: 'env', path: 'HOME' });
-  const before = hwm();
-  // The probe sends the GET and reads nothing for 3 s:
-  // the daemon stops reading the server instead of queueing what comes;
-  // then the response comes whole.
+  const relay = relayOf(d);
+  assert.ok(relay, 'the relay runs');
+  const before = hwm(d.pid), relayBefore = hwm(relay);
+  // The probe sends the GET and reads nothing for 3 s: the relay stops
+  // reading the server once its pipe is full (the socket's window closes)
+  // instead of holding what comes; then the response comes whole.
   const r = await probe(d, 'a', { op: 'download', data: `CONNECT ${dest} HTTP/1.1\r\n\r\n`, after: `GET /big HTTP/1.1\r\nHost: ${dest}\r\nConnection: close\r\n\r\n`, pause: 3000 });
   const m = /^ok: (\d+) bytes in/.exec(r);
   assert.ok(m, r);
   assert.ok(Number(m[1]) > MB << 20, r);
-  const grown = (hwm() - before) / 1024;
+  const grown = (hwm(d.pid) - before) / 1024, relayGrown = (hwm(relay) - relayBefore) / 1024;
   assert.ok(grown < 64, `the daemon's peak grew by ${grown.toFixed(0)} MB`);
+  assert.ok(relayGrown < 2, `the relay's peak grew by ${relayGrown.toFixed(1)} MB`);
+  assert.equal((await d.get('/healthz')).status, 200);
+});
+
+// The daemon checks a CONNECT, connects, and hands the socket to the
+// relay (docs/hardening.md): the tunnel's bytes never pass through the
+// daemon. Only the relay gets the socket: a server that talks to the
+// daemon's socket itself gets a tunnel through the daemon as before, and
+// cannot take the relay's descriptors.
+test('a CONNECT tunnel is handed to the relay: the daemon reads none of its 50 MB, and only the relay holds the socket', { skip, timeout: 180000 }, async (t) => {
+  const MB = 50;
+  const server = await bigServer(MB);
+  t.after(() => new Promise((r) => { server.closeAllConnections(); server.close(r); }));
+  const stateDir = fs.mkdtempSync('/tmp/mcpgw-state-');
+  t.after(() => fs.rmSync(stateDir, { recursive: true, force: true }));
+  const dest = `127.0.0.1:${server.address().port}`;
+  const d = await start(yaml([dest]), { env: { STATE_DIRECTORY: stateDir }, waitReady: true });
+  t.after(() => d.stop());
+  await probe(d, 'a', { op: 'env', path: 'HOME' });
+  const get = `GET /big HTTP/1.1\r\nHost: ${dest}\r\nConnection: close\r\n\r\n`;
+  const read0 = rchar(d.pid);
+  const r = await probe(d, 'a', { op: 'download', data: `CONNECT ${dest} HTTP/1.1\r\n\r\n`, after: get });
+  const read = (rchar(d.pid) - read0) / (1 << 20);
+  const m = /^ok: (\d+) bytes in/.exec(r);
+  assert.ok(m && Number(m[1]) > MB << 20, r);
+  assert.ok(read < 5, `the daemon read ${read.toFixed(1)} MB while ${MB} MB went through the tunnel`);
+
+  // Straight to the daemon's socket: no descriptor, the tunnel through the
+  // daemon (the daemon reads what it carries).
+  const direct0 = rchar(d.pid);
+  const small = `GET /small HTTP/1.1\r\nHost: ${dest}\r\nConnection: close\r\n\r\n`;
+  const dr = await probe(d, 'a', { op: 'direct', path: '/run/mcpgw/proxy/proxy.sock', data: `CONNECT ${dest} HTTP/1.1\r\n\r\n`, after: small });
+  assert.match(dr.slice(0, 200), /^ok: 0 descriptors, HTTP\/1\.1 200 Connection Established\r\n\r\nHTTP\/1\.1 200 OK/);
+  assert.ok(rchar(d.pid) - direct0 > 32 << 10, 'the direct tunnel goes through the daemon');
+  // The relay's descriptors (the sockets it is handed among them) stay its own.
+  assert.match(await probe(d, 'a', { op: 'steal' }), /^refused: EPERM/);
   assert.equal((await d.get('/healthz')).status, 200);
 });
 
