@@ -44,6 +44,8 @@
 #define BUF_SIZE  (16u << 10)
 /* What one direction holds at most: in the pipe, or in the buffer. */
 #define PIPE_SIZE (256u << 10)
+/* The buffer from a socket handed over to the client (see fill). */
+#define COPY_SIZE (1u << 20)
 
 static const char established[] = "HTTP/1.1 200 Connection Established\r\n\r\n";
 
@@ -206,15 +208,22 @@ static bool answer(struct pair *p, ssize_t n, struct msghdr *m)
     return true;
 }
 
+/* From a socket handed over to the client, bytes are copied, read and
+ * sent with a large buffer (held only while it has bytes), not spliced:
+ * the client reads spliced pages, fragments of the server's segments, at
+ * twice the CPU, and a large buffer takes few calls (docs/performance.md). */
 static ssize_t fill(struct pair *p, int i)
 {
-    bool copy = i == 0 ? p->head != PLAIN : !p->answered;
+    bool handed = i == 1 && p->lease >= 0;
+    bool copy = i == 0 ? p->head != PLAIN : !p->answered || handed;
     if (p->pipe[i][0] >= 0 && !copy) {
         p->inbuf[i] = false;
         return splice(p->fd[i], NULL, p->pipe[i][1], NULL, PIPE_SIZE,
                       SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
     }
-    if (!p->buf[i] && !(p->buf[i] = malloc(BUF_SIZE))) {
+    size_t cap = handed ? COPY_SIZE : BUF_SIZE;
+    free(p->buf[i]); /* empty: len[i] is 0 */
+    if (!(p->buf[i] = malloc(cap))) {
         errno = ENOMEM;
         return -1;
     }
@@ -242,7 +251,7 @@ static ssize_t fill(struct pair *p, int i)
         }
         return n;
     }
-    ssize_t n = read(p->fd[i], p->buf[i], BUF_SIZE);
+    ssize_t n = read(p->fd[i], p->buf[i], cap);
     if (i == 0 && n > 0) {
         p->len[0] = (size_t)n;
         sniff(p, (size_t)n);

@@ -681,6 +681,21 @@ function relayPids() {
   });
 }
 
+// The probe instances of the daemon `pid`: [via the sandbox, direct].
+function probePids(pid) {
+  const kids = (x) => fs.readdirSync(`/proc/${x}/task`).flatMap((t) => {
+    try { return fs.readFileSync(`/proc/${x}/task/${t}/children`, 'utf8').split(' ').filter(Boolean); } catch { return []; }
+  });
+  const all = [];
+  const walk = (x) => { for (const k of kids(x)) { all.push(k); walk(k); } };
+  walk(pid);
+  const probes = all.filter((x) => {
+    try { return fs.readFileSync(`/proc/${x}/comm`, 'utf8').trim() === 'sandbox_probe'; } catch { return false; }
+  });
+  const sandboxed = (x) => { try { return fs.readlinkSync(`/proc/${x}/ns/net`) !== fs.readlinkSync('/proc/self/ns/net'); } catch { return false; } };
+  return { connect: probes.find(sandboxed), direct: probes.find((x) => !sandboxed(x)) };
+}
+
 async function scenarioProxy(results) {
   const body = Buffer.alloc(1 << 20);
   const server = nodeHttp.createServer((req, res) => {
@@ -722,7 +737,8 @@ servers:
         const rec = { scenario: 'proxy', round: r, path: name };
         results.push(rec);
         const relays = relayPids();
-        const d0 = cpuMs(proc.pid), r0 = relays.map(cpuMs);
+        const probe = probePids(proc.pid)[name];
+        const d0 = cpuMs(proc.pid), r0 = relays.map(cpuMs), p0 = cpuMs(probe), s0 = cpuMs(process.pid);
         const res = await http('POST', `http://127.0.0.1:${p}/v1/tools/${paths[name].tool}/call`, { dialog: 'bench', arguments: paths[name].args });
         const m = /(\d+) bytes in ([\d.]+) ms/.exec(res.text);
         if (!m || Number(m[1]) < PROXY_MB << 20) { rec.error = short(res.text); log(`  ${name}: ${rec.error}`); continue; }
@@ -730,6 +746,8 @@ servers:
         rec.mbps = PROXY_MB / (rec.ms / 1000);
         rec.daemonCpuMs = cpuMs(proc.pid) - d0;
         rec.relayCpuMs = relays.reduce((a, x, i) => a + cpuMs(x) - r0[i], 0);
+        rec.probeCpuMs = cpuMs(probe) - p0;
+        rec.serverCpuMs = cpuMs(process.pid) - s0;
         log(`round ${r + 1}/${ROUNDS} proxy ${name}: ${rec.ms.toFixed(0)} ms, ${rec.mbps.toFixed(0)} MB/s`);
       }
     }
@@ -742,13 +760,13 @@ servers:
 function proxyTable(results) {
   const recs = results.filter((x) => x.scenario === 'proxy');
   if (!recs.length) return '';
-  const out = [`### The sandbox's proxy: ${PROXY_MB} MB over loopback (medians of ${ROUNDS})\n`, '| path | ms | MB/s | daemon CPU ms | relay CPU ms |', '| --- | --- | --- | --- | --- |'];
+  const out = [`### The sandbox's proxy: ${PROXY_MB} MB over loopback (medians of ${ROUNDS})\n`, '| path | ms | MB/s | daemon CPU ms | relay CPU ms | client CPU ms | server CPU ms |', '| --- | --- | --- | --- | --- | --- | --- |'];
   const rows = {};
   for (const name of ['direct', 'connect']) {
     const ok = recs.filter((x) => x.path === name && !x.error);
     if (!ok.length) { out.push(`| ${name} | failed: ${short(recs.find((x) => x.path === name)?.error || 'not run')} | |`); continue; }
     rows[name] = median(ok.map((x) => x.ms));
-    out.push(`| ${name === 'direct' ? 'direct (unsandboxed instance)' : 'sandbox, network list: relay + proxy, CONNECT'} | ${fmt(rows[name])} | ${fmt(PROXY_MB / (rows[name] / 1000))} | ${fmt(median(ok.map((x) => x.daemonCpuMs)), 1)} | ${fmt(median(ok.map((x) => x.relayCpuMs)), 1)} |`);
+    out.push(`| ${name === 'direct' ? 'direct (unsandboxed instance)' : 'sandbox, network list: relay + proxy, CONNECT'} | ${fmt(rows[name])} | ${fmt(PROXY_MB / (rows[name] / 1000))} | ${fmt(median(ok.map((x) => x.daemonCpuMs)), 1)} | ${fmt(median(ok.map((x) => x.relayCpuMs)), 1)} | ${fmt(median(ok.map((x) => x.probeCpuMs)), 1)} | ${fmt(median(ok.map((x) => x.serverCpuMs)), 1)} |`);
   }
   if (rows.direct && rows.connect) out.push('', `Through the proxy the download takes ${fmt((rows.connect / rows.direct - 1) * 100, 1)} % longer than direct (target: within 10 %).\n`);
   return out.join('\n');
