@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -414,6 +415,14 @@ int gw_sandbox_relay(int argc, char **argv)
     int null = open("/dev/null", O_RDWR | O_CLOEXEC);
     dup2(null, 0);
     dup2(null, 1);
+    /* A pair takes up to 7 fds (a socket handed over, its lease, pipes);
+     * a socket that comes when none is left is lost with its connection.
+     * The server keeps the limit it was started with. */
+    struct rlimit nofile;
+    if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+        nofile.rlim_cur = nofile.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &nofile);
+    }
     static struct pollfd pf[2 + 2 * MAX_PAIRS];
     for (;;) {
         pf[0] = (struct pollfd){.fd = sfd, .events = POLLIN};
