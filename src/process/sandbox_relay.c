@@ -12,7 +12,8 @@
  *
  * A CONNECT the proxy allows comes back as its 200 with the connected
  * socket attached (SCM_RIGHTS): the relay then carries the client to that
- * socket itself, and the daemon is out of the data path. So that no byte
+ * socket itself (toward the client through a buffer, see fill), and the
+ * daemon is out of the data path. So that no byte
  * of the tunnel reaches the daemon, what the client sends after the
  * CONNECT's head is held until the answer. The socket lives in the host's
  * network namespace, where it could be disconnected and connected
@@ -140,7 +141,7 @@ static void accept_all(int lfd, const char *sock)
     }
 }
 
-/* Reads what the client sent into the buffer, and keeps for later what
+/* Scans the n bytes the client sent (in buf[0]) and keeps aside what
  * follows a CONNECT's head: len[0] is what may go to the proxy now. */
 static void sniff(struct pair *p, size_t n)
 {
