@@ -670,10 +670,20 @@ function cpuMs(pid) {
   try { return Number(fs.readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6; } catch { return NaN; }
 }
 
-// The relays running in sandboxes of this daemon (bwrap's own processes
-// carry the same words on their command lines).
-function relayPids() {
-  return fs.readdirSync('/proc').filter((x) => /^\d+$/.test(x)).filter((x) => {
+// The processes under `pid`.
+function descendants(pid) {
+  return fs.readdirSync(`/proc/${pid}/task`).flatMap((t) => {
+    let kids = [];
+    try { kids = fs.readFileSync(`/proc/${pid}/task/${t}/children`, 'utf8').split(' ').filter(Boolean); } catch { /* gone */ }
+    return kids.flatMap((k) => [k, ...descendants(k)]);
+  });
+}
+
+// The relays running in sandboxes of the daemon `pid` (bwrap's own
+// processes carry the same words on their command lines; other daemons on
+// the machine have relays of their own).
+function relayPids(pid) {
+  return descendants(pid).filter((x) => {
     try {
       const cmd = fs.readFileSync(`/proc/${x}/cmdline`, 'utf8').split('\0');
       return cmd[1] === 'sandbox-relay' && !/bwrap/.test(fs.readFileSync(`/proc/${x}/comm`, 'utf8'));
@@ -681,15 +691,10 @@ function relayPids() {
   });
 }
 
-// The probe instances of the daemon `pid`: [via the sandbox, direct].
+// The probe instances of the daemon `pid`: the one in a sandbox (its own
+// network namespace) and the one outside.
 function probePids(pid) {
-  const kids = (x) => fs.readdirSync(`/proc/${x}/task`).flatMap((t) => {
-    try { return fs.readFileSync(`/proc/${x}/task/${t}/children`, 'utf8').split(' ').filter(Boolean); } catch { return []; }
-  });
-  const all = [];
-  const walk = (x) => { for (const k of kids(x)) { all.push(k); walk(k); } };
-  walk(pid);
-  const probes = all.filter((x) => {
+  const probes = descendants(pid).filter((x) => {
     try { return fs.readFileSync(`/proc/${x}/comm`, 'utf8').trim() === 'sandbox_probe'; } catch { return false; }
   });
   const sandboxed = (x) => { try { return fs.readlinkSync(`/proc/${x}/ns/net`) !== fs.readlinkSync('/proc/self/ns/net'); } catch { return false; } };
@@ -736,7 +741,7 @@ servers:
       for (const name of r % 2 ? order.reverse() : order) {
         const rec = { scenario: 'proxy', round: r, path: name };
         results.push(rec);
-        const relays = relayPids();
+        const relays = relayPids(proc.pid);
         const probe = probePids(proc.pid)[name];
         const d0 = cpuMs(proc.pid), r0 = relays.map(cpuMs), p0 = cpuMs(probe), s0 = cpuMs(process.pid);
         const res = await http('POST', `http://127.0.0.1:${p}/v1/tools/${paths[name].tool}/call`, { dialog: 'bench', arguments: paths[name].args });
