@@ -338,3 +338,90 @@ test('the relay carries bytes both ways with its pipes and without them', { time
     }
   }
 });
+
+// The relay alone, in front of a stand-in for the daemon's proxy (Python,
+// which can pass descriptors): it takes a socket only as the 200 alone
+// answering a CONNECT it sent, and then carries the client to that socket,
+// the bytes the client sent after the head included, none of them to the
+// proxy. A socket with anything else ends the connection unused.
+const FAKE_PROXY = `
+import socket, sys
+path, mode, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
+srv = socket.socket(socket.AF_UNIX)
+srv.bind(path)
+srv.listen(8)
+print('ready', flush=True)
+while True:
+    c, _ = srv.accept()
+    head = b''
+    while b'\\r\\n\\r\\n' not in head:
+        d = c.recv(4096)
+        if not d:
+            break
+        head += d
+    if b'\\r\\n\\r\\n' not in head:
+        c.close()
+        continue
+    up = socket.create_connection(('127.0.0.1', port))
+    answer = b'HTTP/1.1 200 Connection Established\\r\\n\\r\\n' if mode == 'ok' else b'HTTP/1.1 200 OK\\r\\n\\r\\n'
+    socket.send_fds(c, [answer], [up.fileno()])
+    up.close()
+    print('extra %d' % len(head.split(b'\\r\\n\\r\\n', 1)[1]), flush=True)
+    print('lease %d' % len(c.recv(4096)), flush=True)
+    c.close()
+`;
+
+test('the relay takes a socket only as the 200 to its CONNECT, and carries the client to it', { skip: spawnSync('python3', ['-c', 'import socket; socket.send_fds']).status === 0 ? false : 'no python3 with socket.send_fds', timeout: 120000 }, async (t) => {
+  const dir = tmpdir();
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  let heard = Buffer.alloc(0);
+  const dest = net.createServer((s) => s.on('data', (b) => {
+    heard = Buffer.concat([heard, b]);
+    if (heard.toString().endsWith('ping')) s.end('pong');
+  }));
+  await new Promise((r) => dest.listen(0, '127.0.0.1', r));
+  t.after(() => dest.close());
+  const cases = [
+    { mode: 'ok', send: 'CONNECT a.test:443 HTTP/1.1\r\nHost: a.test:443\r\n\r\nping', want: 'HTTP/1.1 200 Connection Established\r\n\r\npong', heard: 'ping', extra: 0 },
+    // Not a CONNECT: what follows the head is the request's, sent on.
+    { mode: 'ok', send: 'GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\n\r\nping', want: '', heard: '', extra: 4 },
+    { mode: 'other', send: 'CONNECT a.test:443 HTTP/1.1\r\n\r\nping', want: '', heard: '', extra: 0 },
+  ];
+  for (const [i, c] of cases.entries()) {
+    heard = Buffer.alloc(0);
+    const sock = path.join(dir, `proxy${i}.sock`);
+    const fake = track(spawn('python3', ['-c', FAKE_PROXY, sock, c.mode, String(dest.address().port)], { stdio: ['ignore', 'pipe', 'inherit'] }));
+    let said = '';
+    fake.stdout.on('data', (b) => { said += b; });
+    const port = await new Promise((resolve) => {
+      const srv = net.createServer().listen(0, '127.0.0.1', () => { const { port: p } = srv.address(); srv.close(() => resolve(p)); });
+    });
+    try {
+      await waitFor(() => said.includes('ready'), 10000 * slow);
+      const relay = track(spawn(bin, ['sandbox-relay', String(port), sock, '--', '/bin/sleep', '60'], { stdio: ['ignore', 'ignore', 'inherit'] }));
+      try {
+        const s = await waitFor(() => new Promise((resolve) => {
+          const x = net.connect(port, '127.0.0.1', () => resolve(x)).on('error', () => resolve(null));
+        }), 10000 * slow);
+        let got = '';
+        await new Promise((resolve) => {
+          s.on('data', (b) => { got += b; });
+          s.on('close', resolve);
+          s.on('error', () => {});
+          s.write(c.send);
+        });
+        assert.equal(got, c.want, `case ${i}`);
+        assert.equal(heard.toString(), c.heard, `case ${i}: what the destination heard`);
+        // After a CONNECT's head nothing reached the proxy; the lease
+        // carried nothing.
+        await waitFor(() => /lease \d+/.test(said), 10000 * slow);
+        assert.match(said, new RegExp(`extra ${c.extra}\nlease 0\n`), `case ${i}`);
+      } finally {
+        relay.kill('SIGTERM');
+        await new Promise((r) => (relay.exitCode !== null || relay.signalCode !== null ? r() : relay.once('exit', r)));
+      }
+    } finally {
+      fake.kill('SIGTERM');
+    }
+  }
+});
