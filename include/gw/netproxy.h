@@ -15,9 +15,14 @@
  * inside and reaches the owner through on_decision, with the entry that
  * would allow it.
  *
- * Bytes then flow both ways with uv_read/uv_write, a side read only while
- * the other's write queue is under GW_NETPROXY_QUEUE_MAX, half-closes
- * passed on, an idle timeout, at most max_conns connections at once. */
+ * A CONNECT from the relay (the peer of the proxy's first connection) is
+ * then handed to it: the connected socket with the 200 (SCM_RIGHTS), the
+ * connection kept as a lease that shuts the socket down when it ends
+ * (docs/hardening.md "Handing a tunnel's socket to the relay"). Other
+ * bytes flow both ways with uv_read/uv_write, a side read only while the
+ * other's write queue is under GW_NETPROXY_QUEUE_MAX, half-closes passed
+ * on. An idle timeout (TCP_INFO's for a socket handed over), at most
+ * max_conns connections at once, leases included. */
 #ifndef GW_NETPROXY_H
 #define GW_NETPROXY_H
 

@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -27,7 +29,9 @@
  * one tunnel's queue holds (GW_NETPROXY_QUEUE_MAX) and one more. */
 #define POOL_MAX 5
 
-enum phase { HEAD, RESOLVING, CONNECTING, TUNNEL, REFUSING, CLOSING };
+/* HANDED: the connected socket is the relay's; the connection stays as
+ * its lease (handoff()). */
+enum phase { HEAD, RESOLVING, CONNECTING, TUNNEL, HANDED, REFUSING, CLOSING };
 
 struct conn {
     struct gw_netproxy *p;
@@ -41,6 +45,7 @@ struct conn {
     enum phase phase;
     int open; /* handles not yet closed */
     bool gai_pending, exact;
+    bool relay;              /* the peer is the sandbox's relay */
     bool reading[2], eof[2]; /* [0] down, [1] up */
     int shut_done;           /* half-closes passed on and completed */
     char head[GW_NETPROXY_HEAD_MAX];
@@ -57,6 +62,7 @@ struct gw_netproxy {
     size_t nallow;
     bool closing, listener_open;
     unsigned max_conns, nconns;
+    pid_t relay_pid; /* the peer of the first connection, 0 before */
     uint64_t idle_ms, head_ms;
     struct conn *conns;
     char *dir, *sock;
@@ -159,6 +165,10 @@ static void conn_close(struct conn *c)
 {
     if (c->phase == CLOSING)
         return;
+    /* The relay holds the socket too: shut down, it ends for both. */
+    uv_os_fd_t fd;
+    if (c->phase == HANDED && uv_fileno((uv_handle_t *)c->up, &fd) == 0)
+        shutdown(fd, SHUT_RDWR);
     c->phase = CLOSING;
     if (c->gai_pending)
         uv_cancel((uv_req_t *)&c->gai);
@@ -168,9 +178,29 @@ static void conn_close(struct conn *c)
         close_up(c);
 }
 
+/* How long a handed-over socket has carried no data either way, from
+ * the kernel's own record of it: the daemon no longer sees the bytes. */
+static uint64_t quiet_ms(struct conn *c)
+{
+    struct tcp_info ti;
+    socklen_t len = sizeof(ti);
+    uv_os_fd_t fd;
+    if (uv_fileno((uv_handle_t *)c->up, &fd) != 0 ||
+        getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0)
+        return UINT64_MAX;
+    return ti.tcpi_last_data_recv < ti.tcpi_last_data_sent ? ti.tcpi_last_data_recv
+                                                           : ti.tcpi_last_data_sent;
+}
+
 static void on_timeout(uv_timer_t *t)
 {
-    conn_close(t->data);
+    struct conn *c = t->data;
+    uint64_t quiet = c->phase == HANDED ? quiet_ms(c) : UINT64_MAX;
+    if (quiet < c->p->idle_ms) {
+        uv_timer_start(&c->timer, on_timeout, c->p->idle_ms - quiet, 0);
+        return;
+    }
+    conn_close(c);
 }
 
 static void arm(struct conn *c, uint64_t ms)
@@ -384,6 +414,48 @@ static void tunnel(struct conn *c)
     start_reading(c, 1);
 }
 
+/* A CONNECT from the relay, connected: the socket goes to the relay with
+ * the 200 (SCM_RIGHTS) and the daemon leaves the data path
+ * (docs/hardening.md weighs it). The connection stays as a lease, read
+ * only to see it end: it counts against max_conns until the relay closes
+ * it, and closing it (ended, idle by TCP_INFO, the proxy closed) shuts
+ * the socket down for the relay too. Any byte the relay sends on it ends
+ * it. false: nothing sent, tunnel as before. */
+static bool handoff(struct conn *c)
+{
+    static const char ok[] = "HTTP/1.1 200 Connection Established\r\n\r\n";
+    uv_os_fd_t down, up;
+    if (uv_fileno((uv_handle_t *)&c->down, &down) != 0 || uv_fileno((uv_handle_t *)c->up, &up) != 0)
+        return false;
+    union {
+        struct cmsghdr h;
+        char b[CMSG_SPACE(sizeof(int))];
+    } ctl;
+    memset(&ctl, 0, sizeof(ctl));
+    struct iovec iov = {(void *)ok, sizeof(ok) - 1};
+    struct msghdr m = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.b, .msg_controllen = sizeof(ctl.b)};
+    struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+    h->cmsg_level = SOL_SOCKET;
+    h->cmsg_type = SCM_RIGHTS;
+    h->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(h), &up, sizeof(int));
+    ssize_t n;
+    do
+        n = sendmsg(down, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+    while (n < 0 && errno == EINTR);
+    if (n < 0)
+        return false;
+    if ((size_t)n != iov.iov_len) {
+        conn_close(c);
+        return true;
+    }
+    c->phase = HANDED;
+    arm(c, c->p->idle_ms);
+    uv_read_start((uv_stream_t *)&c->down, on_alloc, on_read);
+    return true;
+}
+
 /* ---- the head, the checks, connecting ---- */
 
 static void try_connect(struct conn *c);
@@ -400,6 +472,10 @@ static void on_connected(uv_connect_t *req, int status)
         return;
     }
     decide(c, true, NULL);
+    /* Bytes after the head would have to go first: only the relay, which
+     * holds them until the answer, is handed the socket. */
+    if (c->req.connect && c->relay && c->head_len == c->req.head_len && handoff(c))
+        return;
     tunnel(c);
 }
 
@@ -537,6 +613,12 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
         tunnel_read(c, from, n, buf);
         return;
     }
+    if (c->phase == HANDED) {
+        pool_give(c->p, buf->base);
+        if (n != 0)
+            conn_close(c);
+        return;
+    }
     if (c->phase != HEAD) {
         if (buf->base && (buf->base < c->head || buf->base >= c->head + sizeof(c->head)))
             free(buf->base);
@@ -581,6 +663,17 @@ static void on_connection(uv_stream_t *server, int status)
     if (p->nconns > p->max_conns) {
         conn_close(c);
         return;
+    }
+    /* The relay makes the first connection, before the server exists
+     * (gw_sandbox_relay): its process alone is ever handed a socket. */
+    struct ucred cr;
+    socklen_t crl = sizeof(cr);
+    uv_os_fd_t fd;
+    if (uv_fileno((uv_handle_t *)&c->down, &fd) == 0 &&
+        getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crl) == 0 && cr.pid > 0) {
+        if (!p->relay_pid)
+            p->relay_pid = cr.pid;
+        c->relay = cr.pid == p->relay_pid;
     }
     arm(c, p->head_ms);
     uv_read_start((uv_stream_t *)&c->down, on_alloc, on_read);

@@ -8,7 +8,19 @@
  * cost little beside the server (docs/hardening.md has the figures). The
  * bytes go socket → pipe → socket with splice(2), never through the relay's
  * memory; a pair that cannot have its pipes (fd limit) copies through a
- * buffer instead. */
+ * buffer instead.
+ *
+ * A CONNECT the proxy allows comes back as its 200 with the connected
+ * socket attached (SCM_RIGHTS): the relay then carries the client to that
+ * socket itself (toward the client through a buffer, see fill), and the
+ * daemon is out of the data path. So that no byte
+ * of the tunnel reaches the daemon, what the client sends after the
+ * CONNECT's head is held until the answer. The socket lives in the host's
+ * network namespace, where it could be disconnected and connected
+ * anywhere: only this process ever holds it. The relay is not dumpable
+ * (the server, its child, can neither trace it nor take its fds), and it
+ * makes the proxy's first connection before the server exists, which is
+ * how the daemon knows it (docs/hardening.md). */
 #include "gw/sandbox.h"
 
 #include <errno.h>
@@ -20,25 +32,43 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "gw/netproxy.h"
+
 #define MAX_PAIRS 256
 #define BUF_SIZE  (16u << 10)
 /* What one direction holds at most: in the pipe, or in the buffer. */
 #define PIPE_SIZE (256u << 10)
+/* The buffer from a socket handed over to the client (see fill). */
+#define COPY_SIZE (1u << 20)
 
-/* One connection: [0] the client inside, [1] the proxy; pipe[i] (or buf[i])
- * holds the len[i] bytes read from fd[i] and not yet written to fd[1 - i]. */
+static const char established[] = "HTTP/1.1 200 Connection Established\r\n\r\n";
+
+/* What the client has sent so far: SNIFF, the start of a request, not yet
+ * known to be a CONNECT; HEAD, a CONNECT's head, up to its blank line;
+ * HOLD, the head sent, the rest held until the proxy answers; PLAIN,
+ * anything else, carried as it comes. */
+enum head { SNIFF, HEAD, HOLD, PLAIN };
+
+/* One connection: [0] the client inside, [1] the proxy (or the socket it
+ * handed over, the proxy's connection then kept as `lease`); pipe[i] or
+ * buf[i] (inbuf[i]) holds the len[i] bytes read from fd[i] and not yet
+ * written to fd[1 - i]. */
 struct pair {
-    int fd[2];
+    int fd[2], lease;
     int pipe[2][2];
-    char *buf[2];
-    size_t len[2], off[2];
-    bool eof[2];
+    char *buf[2], *held;
+    size_t len[2], off[2], nheld, seen;
+    bool eof[2], inbuf[2], answered;
+    enum head head;
+    unsigned blank; /* bytes of "\r\n\r\n" matched */
 };
 
 static struct pair *pairs[MAX_PAIRS];
@@ -49,6 +79,9 @@ static void pair_free(size_t i)
     struct pair *p = pairs[i];
     close(p->fd[0]);
     close(p->fd[1]);
+    if (p->lease >= 0)
+        close(p->lease);
+    free(p->held);
     for (int k = 0; k < 2; k++)
         if (p->pipe[k][0] >= 0) {
             close(p->pipe[k][0]);
@@ -84,6 +117,7 @@ static void add_pair(int c, int up)
     }
     p->fd[0] = c;
     p->fd[1] = up;
+    p->lease = -1;
     for (int i = 0; i < 2; i++)
         if (pipe2(p->pipe[i], O_CLOEXEC | O_NONBLOCK) == 0)
             fcntl(p->pipe[i][0], F_SETPIPE_SZ, (int)PIPE_SIZE);
@@ -107,22 +141,130 @@ static void accept_all(int lfd, const char *sock)
     }
 }
 
+/* Scans the n bytes the client sent (in buf[0]) and keeps aside what
+ * follows a CONNECT's head: len[0] is what may go to the proxy now. */
+static void sniff(struct pair *p, size_t n)
+{
+    static const char method[] = "CONNECT ", blank[] = "\r\n\r\n";
+    const char *b = p->buf[0];
+    for (size_t k = 0; k < n && p->head != PLAIN; k++, p->seen++) {
+        if (p->head == SNIFF) {
+            if (b[k] != method[p->seen])
+                p->head = PLAIN;
+            else if (p->seen + 1 == sizeof(method) - 1)
+                p->head = HEAD;
+            continue;
+        }
+        p->blank = b[k] == blank[p->blank] ? p->blank + 1 : b[k] == '\r';
+        if (p->blank == 4) {
+            p->head = HOLD;
+            if (k + 1 < n) {
+                p->nheld = n - k - 1;
+                p->held = malloc(p->nheld);
+                if (!p->held) {
+                    p->nheld = 0;
+                    p->head = PLAIN;
+                    return;
+                }
+                memcpy(p->held, b + k + 1, p->nheld);
+            }
+            p->len[0] = k + 1;
+            return;
+        }
+        /* Longer than the proxy reads: it refuses it, carried as is. */
+        if (p->seen >= GW_NETPROXY_HEAD_MAX)
+            p->head = PLAIN;
+    }
+}
+
+/* The proxy's first answer, read with what it may carry: the socket of an
+ * allowed CONNECT, taken only with the 200 alone, and only as the answer
+ * to a CONNECT whose head this relay sent and whose rest it holds. false:
+ * something else came with descriptors; the pair ends. */
+static bool answer(struct pair *p, ssize_t n, struct msghdr *m)
+{
+    int got[4], ngot = 0;
+    for (struct cmsghdr *h = CMSG_FIRSTHDR(m); h; h = CMSG_NXTHDR(m, h))
+        if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS)
+            for (size_t k = 0; k < (h->cmsg_len - CMSG_LEN(0)) / sizeof(int) && ngot < 4; k++)
+                memcpy(&got[ngot++], CMSG_DATA(h) + k * sizeof(int), sizeof(int));
+    bool held = p->head == HOLD;
+    p->answered = true;
+    if (held)
+        p->head = PLAIN;
+    if (ngot == 0 && !(m->msg_flags & MSG_CTRUNC))
+        return true;
+    int type = 0;
+    socklen_t tl = sizeof(type);
+    bool ok = ngot == 1 && !(m->msg_flags & MSG_CTRUNC) && held && p->len[0] == 0 &&
+              n == (ssize_t)sizeof(established) - 1 &&
+              memcmp(p->buf[1], established, (size_t)n) == 0 &&
+              getsockopt(got[0], SOL_SOCKET, SO_TYPE, &type, &tl) == 0 && type == SOCK_STREAM;
+    if (!ok) {
+        for (int k = 0; k < ngot; k++)
+            close(got[k]);
+        return false;
+    }
+    p->lease = p->fd[1];
+    p->fd[1] = got[0];
+    return true;
+}
+
+/* From a socket handed over to the client, bytes are copied, read and
+ * sent with a large buffer (held only while it has bytes), not spliced:
+ * the client reads spliced pages, fragments of the server's segments, at
+ * twice the CPU, and a large buffer takes few calls (docs/performance.md). */
 static ssize_t fill(struct pair *p, int i)
 {
-    if (p->pipe[i][0] >= 0)
+    bool handed = i == 1 && p->lease >= 0;
+    bool copy = i == 0 ? p->head != PLAIN : !p->answered || handed;
+    if (p->pipe[i][0] >= 0 && !copy) {
+        p->inbuf[i] = false;
         return splice(p->fd[i], NULL, p->pipe[i][1], NULL, PIPE_SIZE,
                       SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-    if (!p->buf[i] && !(p->buf[i] = malloc(BUF_SIZE))) {
+    }
+    size_t cap = handed ? COPY_SIZE : BUF_SIZE;
+    free(p->buf[i]); /* empty: len[i] is 0 */
+    if (!(p->buf[i] = malloc(cap))) {
         errno = ENOMEM;
         return -1;
     }
     p->off[i] = 0;
-    return read(p->fd[i], p->buf[i], BUF_SIZE);
+    p->inbuf[i] = true;
+    if (i == 1 && !p->answered) {
+        union {
+            struct cmsghdr h;
+            char b[CMSG_SPACE(4 * sizeof(int))];
+        } ctl;
+        struct iovec iov = {p->buf[1], BUF_SIZE};
+        struct msghdr m = {.msg_iov = &iov,
+                           .msg_iovlen = 1,
+                           .msg_control = ctl.b,
+                           .msg_controllen = sizeof(ctl.b)};
+        ssize_t n = recvmsg(p->fd[1], &m, MSG_CMSG_CLOEXEC);
+        if (n > 0 && !answer(p, n, &m)) {
+            errno = EPROTO;
+            return -1;
+        }
+        if (n == 0) {
+            p->answered = true;
+            if (p->head == HOLD)
+                p->head = PLAIN;
+        }
+        return n;
+    }
+    ssize_t n = read(p->fd[i], p->buf[i], cap);
+    if (i == 0 && n > 0) {
+        p->len[0] = (size_t)n;
+        sniff(p, (size_t)n);
+        return (ssize_t)p->len[0];
+    }
+    return n;
 }
 
 static ssize_t drain(struct pair *p, int i)
 {
-    if (p->pipe[i][0] >= 0)
+    if (!p->inbuf[i])
         return splice(p->pipe[i][0], NULL, p->fd[1 - i], NULL, p->len[i],
                       SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
     return send(p->fd[1 - i], p->buf[i] + p->off[i], p->len[i], MSG_NOSIGNAL);
@@ -134,7 +276,8 @@ static bool pump(struct pair *p, const struct pollfd *pf)
 {
     for (int i = 0; i < 2; i++) {
         int o = 1 - i;
-        if (p->len[i] == 0 && !p->eof[i] && (pf[i].revents & (POLLIN | POLLHUP | POLLERR))) {
+        if (p->len[i] == 0 && !p->eof[i] && !(i == 0 && p->head == HOLD) &&
+            (pf[i].revents & (POLLIN | POLLHUP | POLLERR))) {
             ssize_t n = fill(p, i);
             if (n > 0) {
                 p->len[i] = (size_t)n;
@@ -160,7 +303,18 @@ static bool pump(struct pair *p, const struct pollfd *pf)
         if (p->len[i] == 0) {
             free(p->buf[i]);
             p->buf[i] = NULL;
+            p->inbuf[i] = false;
         }
+    }
+    /* Answered: what was held goes on, to the socket handed over or to
+     * the proxy (which refused, and closes). */
+    if (p->head == PLAIN && p->held && p->len[0] == 0) {
+        p->buf[0] = p->held;
+        p->off[0] = 0;
+        p->len[0] = p->nheld;
+        p->inbuf[0] = true;
+        p->held = NULL;
+        p->nheld = 0;
     }
     return !(p->eof[0] && p->eof[1] && p->len[0] == 0 && p->len[1] == 0);
 }
@@ -222,6 +376,18 @@ int gw_sandbox_relay(int argc, char **argv)
                 strerror(errno));
         return 1;
     }
+    /* Not dumpable: the server cannot trace the relay or take its fds
+     * (pidfd_getfd, /proc/PID/fd), the sockets handed over among them. */
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    /* The proxy's first connection, made before the server exists, tells
+     * the daemon which process is the relay. */
+    int hello = proxy_connect(sock);
+    if (hello < 0) {
+        fprintf(stderr, "mcpgw sandbox-relay: cannot reach the proxy at %s: %s\n", sock,
+                strerror(errno));
+        return 1;
+    }
+    close(hello);
     sigset_t set, old;
     sigemptyset(&set);
     sigaddset(&set, SIGCHLD);
@@ -250,6 +416,14 @@ int gw_sandbox_relay(int argc, char **argv)
     int null = open("/dev/null", O_RDWR | O_CLOEXEC);
     dup2(null, 0);
     dup2(null, 1);
+    /* A pair takes up to 7 fds (a socket handed over, its lease, pipes);
+     * a socket that comes when none is left is lost with its connection.
+     * The server keeps the limit it was started with. */
+    struct rlimit nofile;
+    if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+        nofile.rlim_cur = nofile.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &nofile);
+    }
     static struct pollfd pf[2 + 2 * MAX_PAIRS];
     for (;;) {
         pf[0] = (struct pollfd){.fd = sfd, .events = POLLIN};
@@ -258,7 +432,7 @@ int gw_sandbox_relay(int argc, char **argv)
             struct pair *p = pairs[i];
             for (int k = 0; k < 2; k++) {
                 short ev = 0;
-                if (p->len[k] == 0 && !p->eof[k])
+                if (p->len[k] == 0 && !p->eof[k] && (k == 1 || p->head != HOLD))
                     ev |= POLLIN;
                 if (p->len[1 - k] > 0)
                     ev |= POLLOUT;

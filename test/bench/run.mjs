@@ -670,15 +670,35 @@ function cpuMs(pid) {
   try { return Number(fs.readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6; } catch { return NaN; }
 }
 
-// The relays running in sandboxes of this daemon (bwrap's own processes
-// carry the same words on their command lines).
-function relayPids() {
-  return fs.readdirSync('/proc').filter((x) => /^\d+$/.test(x)).filter((x) => {
+// The processes under `pid`.
+function descendants(pid) {
+  return fs.readdirSync(`/proc/${pid}/task`).flatMap((t) => {
+    let kids = [];
+    try { kids = fs.readFileSync(`/proc/${pid}/task/${t}/children`, 'utf8').split(' ').filter(Boolean); } catch { /* gone */ }
+    return kids.flatMap((k) => [k, ...descendants(k)]);
+  });
+}
+
+// The relays running in sandboxes of the daemon `pid` (bwrap's own
+// processes carry the same words on their command lines; other daemons on
+// the machine have relays of their own).
+function relayPids(pid) {
+  return descendants(pid).filter((x) => {
     try {
       const cmd = fs.readFileSync(`/proc/${x}/cmdline`, 'utf8').split('\0');
       return cmd[1] === 'sandbox-relay' && !/bwrap/.test(fs.readFileSync(`/proc/${x}/comm`, 'utf8'));
     } catch { return false; }
   });
+}
+
+// The probe instances of the daemon `pid`: the one in a sandbox (its own
+// network namespace) and the one outside.
+function probePids(pid) {
+  const probes = descendants(pid).filter((x) => {
+    try { return fs.readFileSync(`/proc/${x}/comm`, 'utf8').trim() === 'sandbox_probe'; } catch { return false; }
+  });
+  const sandboxed = (x) => { try { return fs.readlinkSync(`/proc/${x}/ns/net`) !== fs.readlinkSync('/proc/self/ns/net'); } catch { return false; } };
+  return { connect: probes.find(sandboxed), direct: probes.find((x) => !sandboxed(x)) };
 }
 
 async function scenarioProxy(results) {
@@ -721,8 +741,9 @@ servers:
       for (const name of r % 2 ? order.reverse() : order) {
         const rec = { scenario: 'proxy', round: r, path: name };
         results.push(rec);
-        const relays = relayPids();
-        const d0 = cpuMs(proc.pid), r0 = relays.map(cpuMs);
+        const relays = relayPids(proc.pid);
+        const probe = probePids(proc.pid)[name];
+        const d0 = cpuMs(proc.pid), r0 = relays.map(cpuMs), p0 = cpuMs(probe), s0 = cpuMs(process.pid);
         const res = await http('POST', `http://127.0.0.1:${p}/v1/tools/${paths[name].tool}/call`, { dialog: 'bench', arguments: paths[name].args });
         const m = /(\d+) bytes in ([\d.]+) ms/.exec(res.text);
         if (!m || Number(m[1]) < PROXY_MB << 20) { rec.error = short(res.text); log(`  ${name}: ${rec.error}`); continue; }
@@ -730,6 +751,8 @@ servers:
         rec.mbps = PROXY_MB / (rec.ms / 1000);
         rec.daemonCpuMs = cpuMs(proc.pid) - d0;
         rec.relayCpuMs = relays.reduce((a, x, i) => a + cpuMs(x) - r0[i], 0);
+        rec.probeCpuMs = cpuMs(probe) - p0;
+        rec.serverCpuMs = cpuMs(process.pid) - s0;
         log(`round ${r + 1}/${ROUNDS} proxy ${name}: ${rec.ms.toFixed(0)} ms, ${rec.mbps.toFixed(0)} MB/s`);
       }
     }
@@ -742,13 +765,13 @@ servers:
 function proxyTable(results) {
   const recs = results.filter((x) => x.scenario === 'proxy');
   if (!recs.length) return '';
-  const out = [`### The sandbox's proxy: ${PROXY_MB} MB over loopback (medians of ${ROUNDS})\n`, '| path | ms | MB/s | daemon CPU ms | relay CPU ms |', '| --- | --- | --- | --- | --- |'];
+  const out = [`### The sandbox's proxy: ${PROXY_MB} MB over loopback (medians of ${ROUNDS})\n`, '| path | ms | MB/s | daemon CPU ms | relay CPU ms | client CPU ms | server CPU ms |', '| --- | --- | --- | --- | --- | --- | --- |'];
   const rows = {};
   for (const name of ['direct', 'connect']) {
     const ok = recs.filter((x) => x.path === name && !x.error);
     if (!ok.length) { out.push(`| ${name} | failed: ${short(recs.find((x) => x.path === name)?.error || 'not run')} | |`); continue; }
     rows[name] = median(ok.map((x) => x.ms));
-    out.push(`| ${name === 'direct' ? 'direct (unsandboxed instance)' : 'sandbox, network list: relay + proxy, CONNECT'} | ${fmt(rows[name])} | ${fmt(PROXY_MB / (rows[name] / 1000))} | ${fmt(median(ok.map((x) => x.daemonCpuMs)), 1)} | ${fmt(median(ok.map((x) => x.relayCpuMs)), 1)} |`);
+    out.push(`| ${name === 'direct' ? 'direct (unsandboxed instance)' : 'sandbox, network list: relay + proxy, CONNECT'} | ${fmt(rows[name])} | ${fmt(PROXY_MB / (rows[name] / 1000))} | ${fmt(median(ok.map((x) => x.daemonCpuMs)), 1)} | ${fmt(median(ok.map((x) => x.relayCpuMs)), 1)} | ${fmt(median(ok.map((x) => x.probeCpuMs)), 1)} | ${fmt(median(ok.map((x) => x.serverCpuMs)), 1)} |`);
   }
   if (rows.direct && rows.connect) out.push('', `Through the proxy the download takes ${fmt((rows.connect / rows.direct - 1) * 100, 1)} % longer than direct (target: within 10 %).\n`);
   return out.join('\n');

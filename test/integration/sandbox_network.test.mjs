@@ -49,7 +49,7 @@ const probe = async (d, dialog, args) => {
 const yaml = (list, gw) => `version: 1
 gateway:
   request_timeout: 120s
-servers:
+${gw ?? ''}servers:
   probe:
     command: ${PROBE}
     sandbox:
@@ -191,37 +191,105 @@ test('network: [list] reaches what the list names through the proxy, and nothing
   assert.equal((await d.get('/v1/servers')).json.servers.find((x) => x.id === 'other').instances[0]?.pid, otherPid);
 });
 
-test('a tunnel carries 256 MB to a client that stalls, the daemon holding only its bound', { skip, timeout: 180000 }, async (t) => {
-  const MB = 256;
+// An HTTP server that answers every request with `mb` MB.
+async function bigServer(mb) {
   const chunk = Buffer.alloc(1 << 20, 'x');
   const server = http.createServer((req, res) => {
-    res.writeHead(200, { 'content-length': MB << 20, connection: 'close' });
-    let left = MB;
+    res.writeHead(200, { 'content-length': mb << 20, connection: 'close' });
+    let left = mb;
     const more = () => { while (left > 0) { left--; if (!res.write(chunk)) return res.once('drain', more); } res.end(); };
     more();
   });
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  return server;
+}
+
+// The processes under `pid`, itself left out.
+function descendants(pid) {
+  const out = [];
+  for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+    let kids = '';
+    try { kids = fs.readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8'); } catch { continue; }
+    for (const k of kids.split(' ').filter(Boolean)) out.push(Number(k), ...descendants(k));
+  }
+  return out;
+}
+
+// The sandbox's relay of daemon `d` (bwrap's processes carry the same
+// words on their command lines).
+function relayOf(d) {
+  return descendants(d.pid).find((x) => {
+    try {
+      return fs.readFileSync(`/proc/${x}/cmdline`, 'utf8').split('\0')[1] === 'sandbox-relay' &&
+        !/bwrap/.test(fs.readFileSync(`/proc/${x}/comm`, 'utf8'));
+    } catch { return false; }
+  });
+}
+
+const hwm = (pid) => Number(/^VmHWM:\s+(\d+) kB/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))[1]);
+const rchar = (pid) => Number(/^rchar: (\d+)$/m.exec(fs.readFileSync(`/proc/${pid}/io`, 'utf8'))[1]);
+
+test('a tunnel carries 256 MB to a client that stalls, neither the daemon nor the relay growing', { skip, timeout: 180000 }, async (t) => {
+  const MB = 256;
+  const server = await bigServer(MB);
   t.after(() => new Promise((r) => { server.closeAllConnections(); server.close(r); }));
   const stateDir = fs.mkdtempSync('/tmp/mcpgw-state-');
   const dest = `127.0.0.1:${server.address().port}`;
   // ASan keeps freed memory aside (its quarantine), which would hide what
-  // the proxy holds: none kept here.
+  // the daemon and the relay hold: none kept here, in the sandbox too.
   const asan = `${process.env.ASAN_OPTIONS ?? 'detect_leaks=1'}:quarantine_size_mb=0`;
-  const d = await start(yaml([dest]), { env: { STATE_DIRECTORY: stateDir, ASAN_OPTIONS: asan }, waitReady: true });
+  const d = await start(yaml([dest], '  inherit_env: [PATH, ASAN_OPTIONS]\n'), { env: { STATE_DIRECTORY: stateDir, ASAN_OPTIONS: asan }, waitReady: true });
   t.after(() => d.stop());
   t.after(() => fs.rmSync(stateDir, { recursive: true, force: true }));
-  const hwm = () => Number(/^VmHWM:\s+(\d+) kB/m.exec(fs.readFileSync(`/proc/${d.pid}/status`, 'utf8'))[1]);
   await probe(d, 'a', { op: 'env', path: 'HOME' });
-  const before = hwm();
-  // The probe sends the GET and reads nothing for 3 s:
-  // the daemon stops reading the server instead of queueing what comes;
-  // then the response comes whole.
+  const relay = relayOf(d);
+  assert.ok(relay, 'the relay runs');
+  const before = hwm(d.pid), relayBefore = hwm(relay);
+  // The probe sends the GET and reads nothing for 3 s: the relay stops
+  // reading the server once its pipe is full (the socket's window closes)
+  // instead of holding what comes; then the response comes whole.
   const r = await probe(d, 'a', { op: 'download', data: `CONNECT ${dest} HTTP/1.1\r\n\r\n`, after: `GET /big HTTP/1.1\r\nHost: ${dest}\r\nConnection: close\r\n\r\n`, pause: 3000 });
   const m = /^ok: (\d+) bytes in/.exec(r);
   assert.ok(m, r);
   assert.ok(Number(m[1]) > MB << 20, r);
-  const grown = (hwm() - before) / 1024;
+  const grown = (hwm(d.pid) - before) / 1024, relayGrown = (hwm(relay) - relayBefore) / 1024;
   assert.ok(grown < 64, `the daemon's peak grew by ${grown.toFixed(0)} MB`);
+  assert.ok(relayGrown < 4, `the relay's peak grew by ${relayGrown.toFixed(1)} MB`);
+  assert.equal((await d.get('/healthz')).status, 200);
+});
+
+// The daemon checks a CONNECT, connects, and hands the socket to the
+// relay (docs/hardening.md): the tunnel's bytes never pass through the
+// daemon. Only the relay gets the socket: a server that talks to the
+// daemon's socket itself gets a tunnel through the daemon as before, and
+// cannot take the relay's descriptors.
+test('a CONNECT tunnel is handed to the relay: the daemon reads none of its 50 MB, and only the relay holds the socket', { skip, timeout: 180000 }, async (t) => {
+  const MB = 50;
+  const server = await bigServer(MB);
+  t.after(() => new Promise((r) => { server.closeAllConnections(); server.close(r); }));
+  const stateDir = fs.mkdtempSync('/tmp/mcpgw-state-');
+  const dest = `127.0.0.1:${server.address().port}`;
+  const d = await start(yaml([dest]), { env: { STATE_DIRECTORY: stateDir }, waitReady: true });
+  t.after(() => d.stop());
+  t.after(() => fs.rmSync(stateDir, { recursive: true, force: true }));
+  await probe(d, 'a', { op: 'env', path: 'HOME' });
+  const get = `GET /big HTTP/1.1\r\nHost: ${dest}\r\nConnection: close\r\n\r\n`;
+  const read0 = rchar(d.pid);
+  const r = await probe(d, 'a', { op: 'download', data: `CONNECT ${dest} HTTP/1.1\r\n\r\n`, after: get });
+  const read = (rchar(d.pid) - read0) / (1 << 20);
+  const m = /^ok: (\d+) bytes in/.exec(r);
+  assert.ok(m && Number(m[1]) > MB << 20, r);
+  assert.ok(read < 5, `the daemon read ${read.toFixed(1)} MB while ${MB} MB went through the tunnel`);
+
+  // Straight to the daemon's socket: no descriptor, the tunnel through the
+  // daemon (the daemon reads what it carries).
+  const direct0 = rchar(d.pid);
+  const small = `GET /small HTTP/1.1\r\nHost: ${dest}\r\nConnection: close\r\n\r\n`;
+  const dr = await probe(d, 'a', { op: 'direct', path: '/run/mcpgw/proxy/proxy.sock', data: `CONNECT ${dest} HTTP/1.1\r\n\r\n`, after: small });
+  assert.match(dr.slice(0, 200), /^ok: 0 descriptors, HTTP\/1\.1 200 Connection Established\r\n\r\nHTTP\/1\.1 200 OK/);
+  assert.ok(rchar(d.pid) - direct0 > 32 << 10, 'the direct tunnel goes through the daemon');
+  // The relay's descriptors (the sockets it is handed among them) stay its own.
+  assert.match(await probe(d, 'a', { op: 'steal' }), /^refused: EPERM/);
   assert.equal((await d.get('/healthz')).status, 200);
 });
 
@@ -267,6 +335,93 @@ test('the relay carries bytes both ways with its pipes and without them', { time
     } finally {
       relay.kill('SIGTERM');
       await new Promise((r) => (relay.exitCode !== null || relay.signalCode !== null ? r() : relay.once('exit', r)));
+    }
+  }
+});
+
+// The relay alone, in front of a stand-in for the daemon's proxy (Python,
+// which can pass descriptors): it takes a socket only as the 200 alone
+// answering a CONNECT it sent, and then carries the client to that socket,
+// the bytes the client sent after the head included, none of them to the
+// proxy. A socket with anything else ends the connection unused.
+const FAKE_PROXY = `
+import socket, sys
+path, mode, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
+srv = socket.socket(socket.AF_UNIX)
+srv.bind(path)
+srv.listen(8)
+print('ready', flush=True)
+while True:
+    c, _ = srv.accept()
+    head = b''
+    while b'\\r\\n\\r\\n' not in head:
+        d = c.recv(4096)
+        if not d:
+            break
+        head += d
+    if b'\\r\\n\\r\\n' not in head:
+        c.close()
+        continue
+    up = socket.create_connection(('127.0.0.1', port))
+    answer = b'HTTP/1.1 200 Connection Established\\r\\n\\r\\n' if mode == 'ok' else b'HTTP/1.1 200 OK\\r\\n\\r\\n'
+    socket.send_fds(c, [answer], [up.fileno()])
+    up.close()
+    print('extra %d' % len(head.split(b'\\r\\n\\r\\n', 1)[1]), flush=True)
+    print('lease %d' % len(c.recv(4096)), flush=True)
+    c.close()
+`;
+
+test('the relay takes a socket only as the 200 to its CONNECT, and carries the client to it', { skip: spawnSync('python3', ['-c', 'import socket; socket.send_fds']).status === 0 ? false : 'no python3 with socket.send_fds', timeout: 120000 }, async (t) => {
+  const dir = tmpdir();
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  let heard = Buffer.alloc(0);
+  const dest = net.createServer((s) => s.on('data', (b) => {
+    heard = Buffer.concat([heard, b]);
+    if (heard.toString().endsWith('ping')) s.end('pong');
+  }));
+  await new Promise((r) => dest.listen(0, '127.0.0.1', r));
+  t.after(() => dest.close());
+  const cases = [
+    { mode: 'ok', send: 'CONNECT a.test:443 HTTP/1.1\r\nHost: a.test:443\r\n\r\nping', want: 'HTTP/1.1 200 Connection Established\r\n\r\npong', heard: 'ping', extra: 0 },
+    // Not a CONNECT: what follows the head is the request's, sent on.
+    { mode: 'ok', send: 'GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\n\r\nping', want: '', heard: '', extra: 4 },
+    { mode: 'other', send: 'CONNECT a.test:443 HTTP/1.1\r\n\r\nping', want: '', heard: '', extra: 0 },
+  ];
+  for (const [i, c] of cases.entries()) {
+    heard = Buffer.alloc(0);
+    const sock = path.join(dir, `proxy${i}.sock`);
+    const fake = track(spawn('python3', ['-c', FAKE_PROXY, sock, c.mode, String(dest.address().port)], { stdio: ['ignore', 'pipe', 'inherit'] }));
+    let said = '';
+    fake.stdout.on('data', (b) => { said += b; });
+    const port = await new Promise((resolve) => {
+      const srv = net.createServer().listen(0, '127.0.0.1', () => { const { port: p } = srv.address(); srv.close(() => resolve(p)); });
+    });
+    try {
+      await waitFor(() => said.includes('ready'), 10000 * slow);
+      const relay = track(spawn(bin, ['sandbox-relay', String(port), sock, '--', '/bin/sleep', '60'], { stdio: ['ignore', 'ignore', 'inherit'] }));
+      try {
+        const s = await waitFor(() => new Promise((resolve) => {
+          const x = net.connect(port, '127.0.0.1', () => resolve(x)).on('error', () => resolve(null));
+        }), 10000 * slow);
+        let got = '';
+        await new Promise((resolve) => {
+          s.on('data', (b) => { got += b; });
+          s.on('close', resolve);
+          s.on('error', () => {});
+          s.write(c.send);
+        });
+        assert.equal(got, c.want, `case ${i}`);
+        assert.equal(heard.toString(), c.heard, `case ${i}: what the destination heard`);
+        // After a CONNECT's head nothing reached the proxy; the lease
+        // carried nothing.
+        await waitFor(() => /lease \d+/.test(said), 10000 * slow);
+        assert.match(said, new RegExp(`extra ${c.extra}\nlease 0\n`), `case ${i}`);
+      } finally {
+        relay.kill('SIGTERM');
+        await new Promise((r) => (relay.exitCode !== null || relay.signalCode !== null ? r() : relay.once('exit', r)));
+      }
+    } finally {
+      fake.kill('SIGTERM');
     }
   }
 });

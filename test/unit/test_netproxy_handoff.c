@@ -1,0 +1,233 @@
+/* The sandbox proxy on a real loop (gw/netproxy.h): an allowed CONNECT
+ * from the relay (the peer of the first connection, here this process) is
+ * answered with the connected socket itself; the connection stays as its
+ * lease, whose end shuts the socket down; a socket quiet for idle_ms is
+ * shut down, one that carries bytes is not, though the daemon sees none of
+ * them; another process gets no socket, only a tunnel through the proxy.
+ *
+ * The loop runs in the main thread; a second thread plays the relay and
+ * the destination with blocking sockets, and notes what it saw. */
+#include <arpa/inet.h>
+#include <check.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "gw/netproxy.h"
+
+#define IDLE_MS 1000
+
+struct run {
+    char sock[108];
+    int listener;
+    unsigned port;
+    uv_async_t done;
+    /* what the relay's thread saw */
+    int fds_first, fds_other;
+    bool answered_first, echoed, alive_while_busy, shut_when_idle, shut_with_lease, other_tunnel;
+    int allowed;
+};
+
+static int unix_connect(const char *path)
+{
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* A CONNECT to the test's listener; the answer's bytes into buf, a
+ * descriptor that came with them into *fd (-1 if none): how many came. */
+static int ask(struct run *r, int c, char *buf, size_t cap, int *fd)
+{
+    char req[96];
+    snprintf(req, sizeof(req), "CONNECT 127.0.0.1:%u HTTP/1.1\r\n\r\n", r->port);
+    *fd = -1;
+    if (send(c, req, strlen(req), MSG_NOSIGNAL) < 0)
+        return -1;
+    union {
+        struct cmsghdr h;
+        char b[CMSG_SPACE(4 * sizeof(int))];
+    } ctl;
+    struct iovec iov = {buf, cap - 1};
+    struct msghdr m = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.b, .msg_controllen = sizeof(ctl.b)};
+    ssize_t n = recvmsg(c, &m, MSG_CMSG_CLOEXEC);
+    buf[n > 0 ? n : 0] = '\0';
+    int nfd = 0;
+    for (struct cmsghdr *h = n > 0 ? CMSG_FIRSTHDR(&m) : NULL; h; h = CMSG_NXTHDR(&m, h))
+        if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS) {
+            nfd += (int)((h->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+            memcpy(fd, CMSG_DATA(h), sizeof(int));
+        }
+    return nfd;
+}
+
+/* Whether `fd` reads its end (0) within `ms`. */
+static bool ends_within(int fd, int ms)
+{
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    char b[16];
+    return poll(&p, 1, ms) == 1 && recv(fd, b, sizeof(b), MSG_DONTWAIT) <= 0;
+}
+
+/* One byte each way between the relay's socket and the destination's. */
+static bool exchange(int a, int b)
+{
+    char x = 'x', y;
+    return send(a, &x, 1, MSG_NOSIGNAL) == 1 && recv(b, &y, 1, 0) == 1 && y == 'x' &&
+           send(b, &x, 1, MSG_NOSIGNAL) == 1 && recv(a, &y, 1, 0) == 1 && y == 'x';
+}
+
+static void *relay(void *arg)
+{
+    struct run *r = arg;
+    char buf[256];
+    int hello = unix_connect(r->sock);
+    close(hello);
+
+    /* Handed over; the bytes go between the two sockets alone. */
+    int lease = unix_connect(r->sock), up;
+    r->fds_first = ask(r, lease, buf, sizeof(buf), &up);
+    r->answered_first = strcmp(buf, "HTTP/1.1 200 Connection Established\r\n\r\n") == 0;
+    int dest = accept(r->listener, NULL, NULL);
+    if (up >= 0 && dest >= 0) {
+        r->echoed = exchange(up, dest);
+        /* Busy for twice the idle time, never quiet for long: kept. */
+        bool alive = true;
+        for (int i = 0; i < 10 && alive; i++) {
+            usleep(IDLE_MS * 200);
+            alive = exchange(up, dest);
+        }
+        r->alive_while_busy = alive;
+        /* Quiet: shut down, both ends see it. */
+        r->shut_when_idle = ends_within(up, 10 * IDLE_MS) && ends_within(dest, 5000);
+    }
+    if (up >= 0)
+        close(up);
+    if (dest >= 0)
+        close(dest);
+    close(lease);
+
+    /* The lease closed: the socket is shut down for the relay too. */
+    lease = unix_connect(r->sock);
+    ask(r, lease, buf, sizeof(buf), &up);
+    dest = accept(r->listener, NULL, NULL);
+    close(lease);
+    r->shut_with_lease = up >= 0 && dest >= 0 && ends_within(up, 5000) && ends_within(dest, 5000);
+    if (up >= 0)
+        close(up);
+    if (dest >= 0)
+        close(dest);
+
+    /* Another process: no descriptor, a tunnel through the proxy. */
+    int pfd[2];
+    if (pipe(pfd) == 0) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            int c = unix_connect(r->sock), fd;
+            char b[256];
+            int n = ask(r, c, b, sizeof(b), &fd);
+            int d = accept(r->listener, NULL, NULL);
+            char res[2] = {(char)('0' + n), exchange(c, d) ? 'y' : 'n'};
+            (void)!write(pfd[1], res, 2);
+            _exit(0);
+        }
+        close(pfd[1]);
+        char res[2] = {0};
+        if (read(pfd[0], res, 2) == 2) {
+            r->fds_other = res[0] - '0';
+            r->other_tunnel = res[1] == 'y';
+        }
+        close(pfd[0]);
+        waitpid(pid, NULL, 0);
+    }
+    uv_async_send(&r->done);
+    return NULL;
+}
+
+static void on_decision(void *data, const char *entry, bool allowed, const char *why)
+{
+    struct run *r = data;
+    (void)entry;
+    (void)why;
+    r->allowed += allowed;
+}
+
+static void on_done(uv_async_t *a)
+{
+    uv_stop(a->loop);
+}
+
+START_TEST(test_handoff)
+{
+    struct run r = {0};
+    r.listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t al = sizeof(a);
+    ck_assert_int_eq(bind(r.listener, (struct sockaddr *)&a, sizeof(a)), 0);
+    ck_assert_int_eq(listen(r.listener, 8), 0);
+    getsockname(r.listener, (struct sockaddr *)&a, &al);
+    r.port = ntohs(a.sin_port);
+
+    char dir[] = "/tmp/netproxy-test-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char entry[32], *allow[1] = {entry}, why[256];
+    snprintf(entry, sizeof(entry), "127.0.0.1:%u", r.port);
+    struct gw_netproxy_options o = {.allow = allow, .nallow = 1, .idle_ms = IDLE_MS};
+    struct gw_netproxy_cbs cbs = {on_decision, &r};
+    struct gw_netproxy *p;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    ck_assert_int_eq(gw_netproxy_start(&loop, dir, &o, &cbs, &p, why, sizeof(why)), 0);
+    snprintf(r.sock, sizeof(r.sock), "%s/proxy.sock", gw_netproxy_dir(p));
+    uv_async_init(&loop, &r.done, on_done);
+    pthread_t t;
+    pthread_create(&t, NULL, relay, &r);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    pthread_join(t, NULL);
+    gw_netproxy_close(p);
+    uv_close((uv_handle_t *)&r.done, NULL);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    ck_assert_int_eq(uv_loop_close(&loop), 0);
+    close(r.listener);
+    rmdir(dir);
+
+    ck_assert_int_eq(r.fds_first, 1);
+    ck_assert(r.answered_first);
+    ck_assert(r.echoed);
+    ck_assert(r.alive_while_busy);
+    ck_assert(r.shut_when_idle);
+    ck_assert(r.shut_with_lease);
+    ck_assert_int_eq(r.fds_other, 0);
+    ck_assert(r.other_tunnel);
+    ck_assert_int_eq(r.allowed, 3);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("netproxy_handoff");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_handoff);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
