@@ -336,6 +336,7 @@ struct gw_config {
      * in a probe or two instead of a pass over every client. */
     uint32_t *client_by_name, *client_by_token;
     size_t client_slots;   /* a power of two, at least twice nclients */
+    bool client_limits;    /* some client has a rate or max_concurrent */
     struct gw_diag *diags; /* in file order */
     size_t ndiags;
 };

@@ -280,6 +280,7 @@ static void index_clients(struct gw_config *c)
         index_put(c->client_by_name, n - 1, c->clients[i].name_hash, i);
         if (c->clients[i].has_token)
             index_put(c->client_by_token, n - 1, digest_key(c->clients[i].token_sha256), i);
+        c->client_limits |= c->clients[i].rate_n > 0 || c->clients[i].max_concurrent > 0;
     }
 }
 

@@ -108,15 +108,16 @@ static bool decide(const struct gw_client_config *cl, const char *server, const 
 static bool decide_cached(const struct gw_client_config *cl, const char *server, const char *tool,
                           const char **rule)
 {
-    size_t ns = strlen(server), nt = strlen(tool), n = ns + 1 + nt;
+    size_t ns = 0, nt = 0, n;
     uint64_t h = 1469598103934665603ull;
     struct gw_client_verdict *v;
 
-    for (size_t i = 0; i < ns; i++)
-        h = (h ^ (unsigned char)server[i]) * 1099511628211ull;
+    for (; server[ns] != '\0'; ns++)
+        h = (h ^ (unsigned char)server[ns]) * 1099511628211ull;
     h *= 1099511628211ull; /* the NUL between the two */
-    for (size_t i = 0; i < nt; i++)
-        h = (h ^ (unsigned char)tool[i]) * 1099511628211ull;
+    for (; tool[nt] != '\0'; nt++)
+        h = (h ^ (unsigned char)tool[nt]) * 1099511628211ull;
+    n = ns + 1 + nt;
     if (cl->verdicts == NULL) /* the one mutable part of a snapshot (config.h) */
         ((struct gw_client_config *)cl)->verdicts =
             gw_xcalloc(GW_CLIENT_VERDICTS, sizeof *cl->verdicts);
@@ -380,10 +381,14 @@ static uint64_t wait_ms(const struct limit *e, const struct gw_client_config *cl
 
 int gw_policy_admit(struct gw_servers *s, const char *client, uint64_t now_ms, uint64_t *retry_ms)
 {
-    const struct gw_client_config *cl = gw_config_client(s->config, client);
-    struct limit *e = limit_of(s, cl, now_ms);
+    const struct gw_client_config *cl;
+    struct limit *e;
 
     *retry_ms = 0;
+    if (!s->config->client_limits) /* no lookup for a config without limits */
+        return 0;
+    cl = gw_config_client(s->config, client);
+    e = limit_of(s, cl, now_ms);
     if (e == NULL)
         return 0;
     refill(e, cl, now_ms);
