@@ -220,6 +220,22 @@ static void field(struct gw_jbuf *b, const char *key, const char *v, size_t n)
     gw_jbuf_lit(b, "\n");
 }
 
+static int write_all(int fd, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t r = write(fd, p, n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            errno = r == 0 ? EIO : errno;
+            return -1;
+        }
+        p += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
 /* An entry larger than a datagram may be (the socket's send buffer, about
  * 200 KB by default: EMSGSIZE, or ENOBUFS on some kernels) goes as
  * journald's native protocol takes it, and as sd_journal_sendv sends it:
@@ -241,25 +257,20 @@ static ssize_t send_memfd(struct gw_audit *a, const char *p, size_t n)
 
     if (fd < 0)
         return -1;
-    for (size_t off = 0; off < n; off += (size_t)r) {
-        r = write(fd, p + off, n - off);
-        if (r < 0 && errno != EINTR)
-            goto out;
-        r = r < 0 ? 0 : r;
+    /* a write that fails (ENOSPC, memory refused) sends no entry rather
+     * than part of one */
+    if (write_all(fd, p, n) == 0 &&
+        fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) == 0) {
+        memset(&ctl, 0, sizeof ctl);
+        cm = CMSG_FIRSTHDR(&mh);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(cm), &fd, sizeof fd);
+        do
+            r = sendmsg(a->fd, &mh, MSG_NOSIGNAL);
+        while (r < 0 && errno == EINTR);
     }
-    r = -1;
-    if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0)
-        goto out;
-    memset(&ctl, 0, sizeof ctl);
-    cm = CMSG_FIRSTHDR(&mh);
-    cm->cmsg_level = SOL_SOCKET;
-    cm->cmsg_type = SCM_RIGHTS;
-    cm->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(cm), &fd, sizeof fd);
-    do
-        r = sendmsg(a->fd, &mh, MSG_NOSIGNAL);
-    while (r < 0 && errno == EINTR);
-out:
     err = errno;
     close(fd);
     errno = err;
