@@ -22,6 +22,12 @@
 /* The most bytes waiting to be written: beyond, lines are dropped (and
  * counted), or with `required` the calls refused. */
 #define GW_AUDIT_QUEUE_MAX (8u << 20)
+/* The longest `arguments` of `arguments: full`, as JSON text: longer ones
+ * are written as `hash` writes them, without keys and with "cut": true. So
+ * a line is at most this and a few hundred bytes of other members (names
+ * of at most 64 bytes, a dialog of at most 194, a rule glob of the config),
+ * and well within GW_AUDIT_QUEUE_MAX. */
+#define GW_AUDIT_ARGS_FULL_MAX (1u << 20)
 
 struct gw_audit;
 
@@ -46,8 +52,10 @@ struct gw_audit_fields {
 /* Queues one line (JSON text without its newline). With `path: journal`
  * it is sent at once as one datagram of journald's native protocol
  * (MESSAGE= the line, SYSLOG_IDENTIFIER=mcpgw, PRIORITY=6 and `f` as
- * MCPGW_* fields) on a non-blocking socket: a datagram the journal does not
- * take (its socket full or absent) is a dropped line, as a failed write. */
+ * MCPGW_* fields) on a non-blocking socket, or when it is too large for a
+ * datagram, in a sealed memfd passed over that socket (as sd_journal_sendv
+ * does): an entry the journal does not take (its socket full or absent) is
+ * a dropped line, as a failed write. */
 void gw_audit_write(struct gw_audit *a, const char *line, size_t len,
                     const struct gw_audit_fields *f);
 /* Lines written and dropped since start, for /metrics. */

@@ -273,6 +273,18 @@ struct gw_gateway_config {
 #define GW_CLIENT_NAME_MAX 64
 #define GW_CLIENT_DEFAULT  "default"
 
+/* A decision of servers/policy.c remembered for one client of one
+ * snapshot: a reload makes a new snapshot, so a right taken away is gone
+ * at the next call; the key is the server id and the final name, in full. */
+#define GW_CLIENT_VERDICTS 64
+struct gw_client_verdict {
+    uint64_t hash; /* of key */
+    char *key;     /* "server\0tool"; NULL: a free slot */
+    size_t keylen;
+    const char *rule; /* a glob of the client's or a setting's name; NULL: none */
+    bool ok;
+};
+
 struct gw_client_config {
     char *name;         /* ^[a-zA-Z0-9_-]{1,64}$ */
     uint64_t name_hash; /* gw_hash_str(name): every call looks its client up by name */
@@ -290,6 +302,9 @@ struct gw_client_config {
     unsigned rate_n;         /* calls per rate_window_ms, a bucket refilled continuously; 0: none */
     uint64_t rate_window_ms; /* 1000 (`N/s`) or 60000 (`N/min`) */
     int max_concurrent;      /* its tool calls in flight at most; 0: no cap of its own */
+    /* GW_CLIENT_VERDICTS slots, made at its first decision; the config is
+     * read by the loop's thread only, so the one cache needs no lock */
+    struct gw_client_verdict *verdicts;
 };
 
 struct gw_diag {
@@ -316,7 +331,13 @@ struct gw_config {
     struct gw_client_config *clients;
     size_t nclients;
     unsigned char clients_sha256[32]; /* of the clients as loaded: the policy's version */
-    struct gw_diag *diags;            /* in file order */
+    /* Open-addressed indexes of `clients` (index + 1; 0: free), by name and
+     * by the first 8 bytes of the token's digest: a call finds its client
+     * in a probe or two instead of a pass over every client. */
+    uint32_t *client_by_name, *client_by_token;
+    size_t client_slots;   /* a power of two, at least twice nclients */
+    bool client_limits;    /* some client has a rate or max_concurrent */
+    struct gw_diag *diags; /* in file order */
     size_t ndiags;
 };
 
@@ -344,6 +365,10 @@ int gw_config_tool_policy(const struct gw_server_config *s, const char *tool,
 
 /* The client of that name, or NULL. */
 const struct gw_client_config *gw_config_client(const struct gw_config *c, const char *name);
+/* The clients whose token digest may be `digest` (same first 8 bytes), one
+ * per call with *at = 0 first; NULL after the last. */
+const struct gw_client_config *
+gw_config_client_by_digest(const struct gw_config *c, const unsigned char digest[32], size_t *at);
 
 /* "file:line:col: error: [server id] message" (as --check-config prints). */
 char *gw_diag_format(const struct gw_diag *d);

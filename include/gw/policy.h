@@ -17,7 +17,8 @@
 #include "gw/servers.h"
 
 /* The client whose token has this SHA-256, by its name (static: the
- * config's), or NULL. Every client's digest is compared in full, with no
+ * config's), or NULL. The config's index of digests gives the candidates
+ * (those whose first 8 bytes are the same), each compared in full with no
  * early exit, so the time does not tell how close a guess came. */
 const char *gw_policy_client_by_digest(const struct gw_config *c, const unsigned char digest[32]);
 
@@ -29,7 +30,9 @@ bool gw_policy_server(const struct gw_config *c, const char *client, const char 
  * `server`) always; else its server is the client's, a glob of `tools:`
  * (absent: all) matches the final name and none of `deny:` does. `rule`
  * (may be NULL) gets what decided: the glob, "servers", "tools" or NULL
- * when nothing restricts (static, the config's). */
+ * when nothing restricts (static, the config's). The verdict is kept in
+ * the client's slots of `c` (config.h), so the globs are tried once per
+ * name and snapshot. */
 bool gw_policy_tool(const struct gw_config *c, const char *client, const char *server,
                     const char *tool, const char **rule);
 

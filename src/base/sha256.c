@@ -151,23 +151,38 @@ void gw_sha256_update(struct gw_sha256 *c, const void *data, size_t n)
     }
 }
 
+/* Big-endian stores: one byte swap where the host is little-endian. */
+static void put_be32(unsigned char *p, uint32_t v)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    v = __builtin_bswap32(v);
+    memcpy(p, &v, sizeof v);
+#else
+    for (int i = 0; i < 4; i++)
+        p[i] = (unsigned char)(v >> (24 - 8 * i));
+#endif
+}
+
 void gw_sha256_final(struct gw_sha256 *c, unsigned char out[GW_SHA256_LEN])
 {
     uint64_t bits = c->nbytes * 8;
     unsigned char len[8];
 
-    for (int i = 0; i < 8; i++)
-        len[i] = (unsigned char)(bits >> (56 - 8 * i));
-    gw_sha256_update(c, "\x80", 1);
-    while (c->fill != 56)
-        gw_sha256_update(c, "", 1);
-    gw_sha256_update(c, len, sizeof(len));
-    for (int i = 0; i < 8; i++) {
-        out[4 * i] = (unsigned char)(c->h[i] >> 24);
-        out[4 * i + 1] = (unsigned char)(c->h[i] >> 16);
-        out[4 * i + 2] = (unsigned char)(c->h[i] >> 8);
-        out[4 * i + 3] = (unsigned char)c->h[i];
+    put_be32(len, (uint32_t)(bits >> 32));
+    put_be32(len + 4, (uint32_t)bits);
+    /* the padding written in place: every request's bearer token is
+     * hashed, and a byte-at-a-time update cost more than the rounds */
+    c->block[c->fill++] = 0x80;
+    if (c->fill > 56) {
+        memset(c->block + c->fill, 0, 64 - c->fill);
+        compress(c->h, c->block);
+        c->fill = 0;
     }
+    memset(c->block + c->fill, 0, 56 - c->fill);
+    memcpy(c->block + 56, len, sizeof(len));
+    compress(c->h, c->block);
+    for (int i = 0; i < 8; i++)
+        put_be32(out + 4 * i, c->h[i]);
 }
 
 void gw_hmac_sha256_init(struct gw_hmac_sha256 *c, const void *key, size_t keylen)

@@ -252,6 +252,38 @@ static void hash_policy(struct gw_config *c)
     gw_sha256_final(&h, c->clients_sha256);
 }
 
+static uint64_t digest_key(const unsigned char digest[GW_SHA256_LEN])
+{
+    uint64_t k;
+
+    memcpy(&k, digest, sizeof k);
+    return k;
+}
+
+static void index_put(uint32_t *slots, size_t mask, uint64_t h, size_t i)
+{
+    while (slots[h & mask] != 0)
+        h++;
+    slots[h & mask] = (uint32_t)i + 1;
+}
+
+static void index_clients(struct gw_config *c)
+{
+    size_t n = 16;
+
+    while (n < 2 * c->nclients)
+        n *= 2;
+    c->client_slots = n;
+    c->client_by_name = gw_xcalloc(n, sizeof *c->client_by_name);
+    c->client_by_token = gw_xcalloc(n, sizeof *c->client_by_token);
+    for (size_t i = 0; i < c->nclients; i++) {
+        index_put(c->client_by_name, n - 1, c->clients[i].name_hash, i);
+        if (c->clients[i].has_token)
+            index_put(c->client_by_token, n - 1, digest_key(c->clients[i].token_sha256), i);
+        c->client_limits |= c->clients[i].rate_n > 0 || c->clients[i].max_concurrent > 0;
+    }
+}
+
 void gw_cfg_finish_clients(struct gw_cfg_ld *ld, const struct gw_yaml_node *at)
 {
     struct gw_config *c = ld->c;
@@ -277,6 +309,7 @@ void gw_cfg_finish_clients(struct gw_cfg_ld *ld, const struct gw_yaml_node *at)
         }
     }
     hash_policy(c);
+    index_clients(c);
 }
 
 void gw_cfg_free_clients(struct gw_config *c)
@@ -287,17 +320,42 @@ void gw_cfg_free_clients(struct gw_config *c)
         gw_cfg_free_strv(cl->servers, cl->nservers);
         gw_cfg_free_strv(cl->tools, cl->ntools);
         gw_cfg_free_strv(cl->deny, cl->ndeny);
+        for (size_t j = 0; cl->verdicts != NULL && j < GW_CLIENT_VERDICTS; j++)
+            free(cl->verdicts[j].key);
+        free(cl->verdicts);
     }
     free(c->clients);
+    free(c->client_by_name);
+    free(c->client_by_token);
 }
 
 const struct gw_client_config *gw_config_client(const struct gw_config *c, const char *name)
 {
-    uint64_t h = name != NULL && c->nclients > 0 ? gw_hash_str(name) : 0;
+    size_t mask = c->client_slots - 1;
+    uint64_t h;
 
-    for (size_t i = 0; name != NULL && i < c->nclients; i++) {
-        if (c->clients[i].name_hash == h && strcmp(c->clients[i].name, name) == 0)
-            return &c->clients[i];
+    if (name == NULL || c->client_by_name == NULL)
+        return NULL;
+    for (h = gw_hash_str(name); c->client_by_name[h & mask] != 0; h++) {
+        const struct gw_client_config *cl = &c->clients[c->client_by_name[h & mask] - 1];
+        if (strcmp(cl->name, name) == 0)
+            return cl;
+    }
+    return NULL;
+}
+
+const struct gw_client_config *
+gw_config_client_by_digest(const struct gw_config *c, const unsigned char digest[32], size_t *at)
+{
+    size_t mask = c->client_slots - 1;
+    uint64_t k = digest_key(digest);
+
+    for (; c->client_by_token != NULL && c->client_by_token[(k + *at) & mask] != 0; (*at)++) {
+        const struct gw_client_config *cl = &c->clients[c->client_by_token[(k + *at) & mask] - 1];
+        if (digest_key(cl->token_sha256) == k) {
+            (*at)++;
+            return cl;
+        }
     }
     return NULL;
 }

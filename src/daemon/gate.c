@@ -194,7 +194,7 @@ static int check_auth(const struct gw_gate *g, struct gw_http_request *req)
         return 0;
     if (given != NULL && strncasecmp(given, "Bearer ", 7) == 0 &&
         (name = client_of(g->config, given + 7)) != NULL) {
-        snprintf(req->client, sizeof req->client, "%s", name);
+        gw_strlcpy(req->client, name, sizeof req->client);
         return 0;
     }
     gw_http_respond_error(req, 401, "unauthorized",

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -219,6 +220,63 @@ static void field(struct gw_jbuf *b, const char *key, const char *v, size_t n)
     gw_jbuf_lit(b, "\n");
 }
 
+static int write_all(int fd, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t r = write(fd, p, n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            errno = r == 0 ? EIO : errno;
+            return -1;
+        }
+        p += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+/* An entry larger than a datagram may be (the socket's send buffer, about
+ * 200 KB by default: EMSGSIZE, or ENOBUFS on some kernels) goes as
+ * journald's native protocol takes it, and as sd_journal_sendv sends it:
+ * written to a memfd, sealed so that it cannot change once journald reads
+ * it, and passed with SCM_RIGHTS in an empty datagram. */
+static ssize_t send_memfd(struct gw_audit *a, const char *p, size_t n)
+{
+    union {
+        struct cmsghdr h;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } ctl;
+    struct msghdr mh = {.msg_name = &a->jaddr,
+                        .msg_namelen = sizeof a->jaddr,
+                        .msg_control = ctl.buf,
+                        .msg_controllen = sizeof ctl.buf};
+    struct cmsghdr *cm;
+    int fd = memfd_create("mcpgw-audit", MFD_CLOEXEC | MFD_ALLOW_SEALING), err;
+    ssize_t r = -1;
+
+    if (fd < 0)
+        return -1;
+    /* a write that fails (ENOSPC, memory refused) sends no entry rather
+     * than part of one */
+    if (write_all(fd, p, n) == 0 &&
+        fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) == 0) {
+        memset(&ctl, 0, sizeof ctl);
+        cm = CMSG_FIRSTHDR(&mh);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(cm), &fd, sizeof fd);
+        do
+            r = sendmsg(a->fd, &mh, MSG_NOSIGNAL);
+        while (r < 0 && errno == EINTR);
+    }
+    err = errno;
+    close(fd);
+    errno = err;
+    return r;
+}
+
 static void send_journal(struct gw_audit *a, const char *line, size_t len,
                          const struct gw_audit_fields *f)
 {
@@ -245,6 +303,8 @@ static void send_journal(struct gw_audit *a, const char *line, size_t len,
     do
         r = sendto(a->fd, b.p, b.len, MSG_NOSIGNAL, (struct sockaddr *)&a->jaddr, sizeof a->jaddr);
     while (r < 0 && errno == EINTR);
+    if (r < 0 && (errno == EMSGSIZE || errno == ENOBUFS))
+        r = send_memfd(a, b.p, b.len);
     free(b.p);
     if (r < 0) {
         fail(a, "sent to", errno, 1);

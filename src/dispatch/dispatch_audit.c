@@ -99,7 +99,15 @@ static void put_arguments(struct gw_jbuf *b, const char *hex, json_t *keys, bool
         return;
     }
     if (full) {
+        size_t at = b->len;
         gw_jbuf_value(b, keys);
+        if (b->len - at <= GW_AUDIT_ARGS_FULL_MAX)
+            return;
+        /* too long to keep whole: what `hash` would write, marked */
+        b->len = at;
+        gw_jbuf_lit(b, "{\"sha256\":\"");
+        gw_jbuf_put(b, hex, 64);
+        gw_jbuf_lit(b, "\",\"cut\":true}");
         return;
     }
     gw_jbuf_lit(b, "{\"sha256\":\"");

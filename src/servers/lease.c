@@ -55,15 +55,27 @@ int gw_dialog_parse(const char *s, char *root, char *self, char *canon)
 
 void gw_dialog_scope(const char *client, const char *dialog, char *out)
 {
-    char tmp[GW_DIALOG_MAX + 1];
+    size_t nc, nd, n;
 
-    if (client == NULL || client[0] == '\0' || strcmp(client, "default") == 0) {
+    if (client == NULL || client[0] == '\0' ||
+        (client[0] == 'd' && strcmp(client, "default") == 0)) {
         if (out != dialog)
-            snprintf(out, GW_DIALOG_MAX + 1, "%s", dialog);
+            gw_strlcpy(out, dialog, GW_DIALOG_MAX + 1);
         return;
     }
-    snprintf(tmp, sizeof tmp, "%s@%s", client, dialog);
-    memcpy(out, tmp, sizeof tmp);
+    /* "client@dialog", cut at GW_DIALOG_MAX as snprintf would, without
+     * its format machinery (every call of a client is scoped): the dialog
+     * moved first, as `out` may be `dialog` */
+    nc = strlen(client);
+    nc = nc < GW_DIALOG_MAX ? nc : GW_DIALOG_MAX;
+    n = nc < GW_DIALOG_MAX ? nc + 1 : nc;
+    nd = strlen(dialog);
+    nd = nd < GW_DIALOG_MAX - n ? nd : GW_DIALOG_MAX - n;
+    memmove(out + n, dialog, nd);
+    out[n + nd] = '\0';
+    memcpy(out, client, nc);
+    if (n > nc)
+        out[nc] = '@';
 }
 
 const char *gw_dialog_unscope(const char *id, char *client)

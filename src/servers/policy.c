@@ -28,19 +28,23 @@ static const struct gw_client_config *client_of(const struct gw_config *c, const
 
 const char *gw_policy_client_by_digest(const struct gw_config *c, const unsigned char digest[32])
 {
+    const struct gw_client_config *cl;
     const char *found = NULL;
-
     uint64_t want[4], have[4];
+    size_t at = 0;
 
+    /* The index finds the clients whose digest starts as this one does
+     * (almost always one); the whole digest is then compared without a
+     * branch on a byte. What the probe's length can tell is whether some
+     * client's digest starts like the caller's own: bits of a SHA-256,
+     * which say nothing of a token. */
     memcpy(want, digest, sizeof want);
-    for (size_t i = 0; i < c->nclients; i++) {
+    while ((cl = gw_config_client_by_digest(c, digest, &at)) != NULL) {
         uint64_t diff = 0;
-        memcpy(have, c->clients[i].token_sha256, sizeof have);
+        memcpy(have, cl->token_sha256, sizeof have);
         for (size_t j = 0; j < 4; j++)
             diff |= have[j] ^ want[j];
-        /* no branch on a secret byte: the loop runs to the end whatever
-         * matched, and which client matched is the only thing kept */
-        found = diff == 0 && c->clients[i].has_token ? c->clients[i].name : found;
+        found = diff == 0 ? cl->name : found;
     }
     return found;
 }
@@ -74,12 +78,72 @@ static const char *matching(char *const *pats, size_t n, const char *name)
     return NULL;
 }
 
+static bool decide(const struct gw_client_config *cl, const char *server, const char *tool,
+                   const char **rule)
+{
+    const char *deny;
+
+    *rule = NULL;
+    if (!server_ok(cl, server)) {
+        *rule = "servers";
+        return false;
+    }
+    if ((deny = matching(cl->deny, cl->ndeny, tool)) != NULL) {
+        *rule = deny;
+        return false;
+    }
+    if (!cl->has_tools)
+        return true;
+    *rule = matching(cl->tools, cl->ntools, tool);
+    if (*rule != NULL)
+        return true;
+    *rule = "tools";
+    return false;
+}
+
+/* decide(), remembered in the client's slots of this snapshot: a call
+ * asks for its tool from several places, and 20 globs per client cost
+ * more than a hash and a compare. A slot taken by another name is
+ * overwritten. */
+static bool decide_cached(const struct gw_client_config *cl, const char *server, const char *tool,
+                          const char **rule)
+{
+    size_t ns = 0, nt = 0, n;
+    uint64_t h = 1469598103934665603ull;
+    struct gw_client_verdict *v;
+
+    for (; server[ns] != '\0'; ns++)
+        h = (h ^ (unsigned char)server[ns]) * 1099511628211ull;
+    h *= 1099511628211ull; /* the NUL between the two */
+    for (; tool[nt] != '\0'; nt++)
+        h = (h ^ (unsigned char)tool[nt]) * 1099511628211ull;
+    n = ns + 1 + nt;
+    if (cl->verdicts == NULL) /* the one mutable part of a snapshot (config.h) */
+        ((struct gw_client_config *)cl)->verdicts =
+            gw_xcalloc(GW_CLIENT_VERDICTS, sizeof *cl->verdicts);
+    v = &cl->verdicts[h % GW_CLIENT_VERDICTS];
+    if (v->key != NULL && v->hash == h && v->keylen == n && memcmp(v->key, server, ns + 1) == 0 &&
+        memcmp(v->key + ns + 1, tool, nt + 1) == 0) {
+        *rule = v->rule;
+        return v->ok;
+    }
+    free(v->key);
+    v->key = gw_xmalloc(n + 1);
+    memcpy(v->key, server, ns + 1);
+    memcpy(v->key + ns + 1, tool, nt + 1);
+    v->hash = h;
+    v->keylen = n;
+    v->ok = decide(cl, server, tool, &v->rule);
+    *rule = v->rule;
+    return v->ok;
+}
+
 bool gw_policy_tool(const struct gw_config *c, const char *client, const char *server,
                     const char *tool, const char **rule)
 {
     bool unknown;
     const struct gw_client_config *cl = client_of(c, client, &unknown);
-    const char *r = NULL, *deny;
+    const char *r = NULL;
     bool ok;
 
     if (unknown) {
@@ -87,18 +151,8 @@ bool gw_policy_tool(const struct gw_config *c, const char *client, const char *s
         ok = false;
     } else if (cl == NULL || server == NULL) {
         ok = true;
-    } else if (!server_ok(cl, server)) {
-        r = "servers";
-        ok = false;
-    } else if ((deny = matching(cl->deny, cl->ndeny, tool)) != NULL) {
-        r = deny;
-        ok = false;
-    } else if (cl->has_tools) {
-        r = matching(cl->tools, cl->ntools, tool);
-        ok = r != NULL;
-        r = ok ? r : "tools";
     } else {
-        ok = true;
+        ok = tool != NULL ? decide_cached(cl, server, tool, &r) : decide(cl, server, tool, &r);
     }
     if (rule != NULL)
         *rule = r;
@@ -327,10 +381,14 @@ static uint64_t wait_ms(const struct limit *e, const struct gw_client_config *cl
 
 int gw_policy_admit(struct gw_servers *s, const char *client, uint64_t now_ms, uint64_t *retry_ms)
 {
-    const struct gw_client_config *cl = gw_config_client(s->config, client);
-    struct limit *e = limit_of(s, cl, now_ms);
+    const struct gw_client_config *cl;
+    struct limit *e;
 
     *retry_ms = 0;
+    if (!s->config->client_limits) /* no lookup for a config without limits */
+        return 0;
+    cl = gw_config_client(s->config, client);
+    e = limit_of(s, cl, now_ms);
     if (e == NULL)
         return 0;
     refill(e, cl, now_ms);

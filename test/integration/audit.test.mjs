@@ -227,6 +227,51 @@ test('path: journal: each line a native-protocol datagram with indexed fields; a
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
+test('path: journal: an entry too large for a datagram arrives whole in a sealed memfd; arguments over 1 MiB are cut to their digest', async (t) => {
+  const dir = fs.mkdtempSync('/tmp/mcpgw-audit-');
+  const sock = path.join(dir, 'journal.sock');
+  const listener = spawn(path.join(fixtures, 'notify_listen'), [sock]);
+  t.after(() => listener.kill('SIGKILL'));
+  let got = '';
+  listener.stdout.on('data', (b) => { got += b; });
+  await waitFor(() => got.includes('listening'));
+  const d = await start(`version: 1
+gateway:
+  auth_token: ${ADMIN}
+  audit:
+    path: journal
+    arguments: full
+servers:
+  fx:
+    command: ${FIXTURE}
+    truely-stateless: true
+`, { env: { MCPGW_JOURNAL_SOCKET: sock } });
+  await waitFor(async () => (await d.get('/readyz', { headers: auth(ADMIN) })).status === 200, 30000);
+  t.after(() => stopClean(d));
+
+  // 400 KB: twice the default send buffer of a unix datagram socket
+  const big = { text: 'b'.repeat(400 * 1024) };
+  assert.equal((await d.post('/v1/tools/echo/call', { arguments: big }, { headers: auth(ADMIN) })).status, 200);
+  await waitFor(() => journalEntries(got).length === 1, 20000);
+  const [entry] = journalEntries(got);
+  const memfd = /memfd sealed=(\d) bytes=(\d+)/.exec(got);
+  assert.ok(memfd, 'passed as a file descriptor');
+  assert.equal(memfd[1], '1', 'sealed against shrink, grow, write and further seals');
+  assert.ok(Number(memfd[2]) > 400 * 1024);
+  assert.equal(entry.MCPGW_OUTCOME, 'ok');
+  assert.deepEqual(entry.MESSAGE.arguments, big, 'the whole line');
+
+  // beyond 1 MiB of arguments, the line keeps their digest only
+  const huge = { text: 'h'.repeat(1100 * 1024) };
+  assert.equal((await d.post('/v1/tools/echo/call', { arguments: huge }, { headers: auth(ADMIN) })).status, 200);
+  await waitFor(() => journalEntries(got).length === 2, 20000);
+  const cut = journalEntries(got)[1];
+  assert.deepEqual(cut.MESSAGE.arguments, { sha256: digest(huge), cut: true });
+  assert.equal(cut.MESSAGE.bytes_in, Buffer.byteLength(jcs(huge)));
+  assert.ok(!(await d.get('/v1/problems', { headers: auth(ADMIN) })).json.problems.some((p) => p.id === 'audit:write'));
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
 test('arguments: full: the arguments whole, the server\'s secrets masked in each string (an escaped one too)', async (t) => {
   const dir = fs.mkdtempSync('/tmp/mcpgw-audit-');
   const file = path.join(dir, 'audit.jsonl');

@@ -1,5 +1,6 @@
 /* The lease table against a fake slot source: no instance, no process. */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <uv.h>
@@ -143,6 +144,46 @@ START_TEST(dialog_ids)
                                 "mcp-clientapp-a", long_client};
     for (size_t i = 0; i < sizeof not_client / sizeof not_client[0]; i++)
         ck_assert_msg(!gw_dialog_is_client(not_client[i]), "%s", not_client[i]);
+}
+END_TEST
+
+/* client@dialog, in place or not, cut at GW_DIALOG_MAX as snprintf cut it;
+ * the default client and none leave the dialog as it is. */
+START_TEST(dialog_scoping)
+{
+    char out[GW_DIALOG_MAX + 1], in[GW_DIALOG_MAX + 1], want[400], longc[300];
+
+    gw_dialog_scope("c49", "d1", out);
+    ck_assert_str_eq(out, "c49@d1");
+    strcpy(in, "chat1");
+    gw_dialog_scope("alice", in, in);
+    ck_assert_str_eq(in, "alice@chat1");
+    gw_dialog_scope("default", "d1", out);
+    ck_assert_str_eq(out, "d1");
+    gw_dialog_scope(NULL, "d1", out);
+    ck_assert_str_eq(out, "d1");
+    gw_dialog_scope("", "d1", out);
+    ck_assert_str_eq(out, "d1");
+    gw_dialog_scope("defaults", "d1", out);
+    ck_assert_str_eq(out, "defaults@d1");
+    memset(in, 'x', GW_DIALOG_MAX);
+    in[GW_DIALOG_MAX] = '\0';
+    snprintf(want, sizeof want, "c1@%s", in);
+    want[GW_DIALOG_MAX] = '\0';
+    gw_dialog_scope("c1", in, in);
+    ck_assert_str_eq(in, want);
+    memset(longc, 'c', GW_DIALOG_MAX + 5);
+    longc[GW_DIALOG_MAX + 5] = '\0';
+    snprintf(want, sizeof want, "%s@d1", longc);
+    want[GW_DIALOG_MAX] = '\0';
+    gw_dialog_scope(longc, "d1", out);
+    ck_assert_str_eq(out, want);
+    memset(longc, 'c', GW_DIALOG_MAX - 1);
+    longc[GW_DIALOG_MAX - 1] = '\0';
+    snprintf(want, sizeof want, "%s@d1", longc);
+    want[GW_DIALOG_MAX] = '\0';
+    gw_dialog_scope(longc, "d1", out);
+    ck_assert_str_eq(out, want);
 }
 END_TEST
 
@@ -335,6 +376,7 @@ int main(void)
     int failed;
 
     tcase_add_test(tc, dialog_ids);
+    tcase_add_test(tc, dialog_scoping);
     tcase_add_test(tc, acquire_find_release);
     tcase_add_test(tc, many_dialogs_index);
     tcase_add_test(tc, lost_dialogs_restart);

@@ -5,6 +5,8 @@
 #include "gw/policy.h"
 
 #include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gw/sha256.h"
@@ -81,6 +83,63 @@ START_TEST(one_decision)
     ck_assert(gw_policy_server(c, "a", "fx"));
     ck_assert(!gw_policy_server(c, "a", "res"));
     ck_assert(gw_policy_server(c, "b", "res"));
+    gw_config_unref(c);
+}
+END_TEST
+
+static void hex_of(const char *token, int flip_last, char out[65])
+{
+    unsigned char d[GW_SHA256_LEN];
+    struct gw_sha256 h;
+
+    gw_sha256_init(&h);
+    gw_sha256_update(&h, token, strlen(token));
+    gw_sha256_final(&h, d);
+    d[GW_SHA256_LEN - 1] ^= (unsigned char)flip_last;
+    for (int i = 0; i < GW_SHA256_LEN; i++)
+        snprintf(out + 2 * i, 3, "%02x", d[i]);
+}
+
+/* The indexes by name and by digest: 50 clients each found by its own
+ * token and name, a digest that starts as one of them does (the same
+ * index slot) found by neither's token; the verdicts remembered per
+ * client stay right when 300 names share 64 slots. */
+START_TEST(many_clients)
+{
+    char *yaml = strdup("version: 1\nclients:\n"), hex[65], tok[64], name[64];
+    struct gw_config *c;
+    size_t n;
+
+    for (int i = 0; i <= 50; i++) {
+        snprintf(tok, sizeof tok, "token-%d-0123456789abcdef", i % 50);
+        hex_of(tok, i == 50 ? 1 : 0, hex);
+        n = strlen(yaml);
+        yaml = realloc(yaml, n + 200);
+        snprintf(yaml + n, 200, "  %s%d: {token_sha256: %s, tools: ['t%d_*'], deny: ['t%d_no']}\n",
+                 i == 50 ? "twin" : "c", i, hex, i % 50, i % 50);
+    }
+    c = load(yaml);
+    free(yaml);
+    ck_assert(c->ok);
+    ck_assert_uint_eq(c->nclients, 51);
+    for (int i = 0; i < 50; i++) {
+        snprintf(tok, sizeof tok, "token-%d-0123456789abcdef", i);
+        snprintf(name, sizeof name, "c%d", i);
+        ck_assert_str_eq(client_of(c, tok), name);
+        ck_assert_ptr_eq(gw_config_client(c, name), &c->clients[i]);
+    }
+    ck_assert_ptr_eq(gw_config_client(c, "twin50"), &c->clients[50]);
+    ck_assert_ptr_null(gw_config_client(c, "c50"));
+    ck_assert_ptr_null(client_of(c, "token-50-0123456789abcdef"));
+    for (int round = 0; round < 2; round++) {
+        for (int k = 0; k < 300; k++) {
+            const char *rule = NULL;
+            snprintf(name, sizeof name, k % 3 == 0 ? "t7_%d" : k % 3 == 1 ? "t8_%d" : "t7_no", k);
+            ck_assert(gw_policy_tool(c, "c7", "fx", name, &rule) == (k % 3 == 0));
+            ck_assert_str_eq(rule, k % 3 == 0 ? "t7_*" : k % 3 == 1 ? "tools" : "t7_no");
+            ck_assert(!gw_policy_tool(c, "c8", "fx", name, NULL) == (k % 3 != 1));
+        }
+    }
     gw_config_unref(c);
 }
 END_TEST
@@ -183,6 +242,7 @@ static Suite *suite(void)
     tcase_add_test(tc, one_decision);
     tcase_add_test(tc, no_clients_everything);
     tcase_add_test(tc, rates_read);
+    tcase_add_test(tc, many_clients);
     tcase_add_test(tc, policy_digest_follows_the_rules);
     tcase_add_test(tc, config_errors);
     suite_add_tcase(s, tc);
