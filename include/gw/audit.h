@@ -1,7 +1,8 @@
 /* The audit log (issue 35, gateway.audit): one JSON line per tool call and
  * per refused attempt, written by the loop without blocking it. Lines wait
  * in a bounded queue; one write per batch (uv_fs_write on the threadpool,
- * the file opened O_APPEND), the next batch when it is done. A write that
+ * the file opened O_APPEND), a batch being what GW_AUDIT_FLUSH_MS gathered,
+ * the next batch when it is done. A write that
  * fails (a full disk) raises the Problem `audit:write` and counts the
  * batch's lines as dropped; with gateway.audit.required the calls are
  * refused while that lasts (gw_audit_refusing) and resume after a reload or
@@ -22,6 +23,11 @@
 /* The most bytes waiting to be written: beyond, lines are dropped (and
  * counted), or with `required` the calls refused. */
 #define GW_AUDIT_QUEUE_MAX (8u << 20)
+/* How long a line waits for others to share its write, and the batch that
+ * is written at once without waiting. A crash loses at most this long's
+ * lines (SIGTERM and a reload lose none). */
+#define GW_AUDIT_FLUSH_MS 5
+#define GW_AUDIT_BATCH    (64u << 10)
 /* The longest `arguments` of `arguments: full`, as JSON text: longer ones
  * are written as `hash` writes them, without keys and with "cut": true. So
  * a line is at most this and a few hundred bytes of other members (names
@@ -62,6 +68,10 @@ void gw_audit_write(struct gw_audit *a, const char *line, size_t len,
 uint64_t gw_audit_dropped(const struct gw_audit *a);
 uint64_t gw_audit_written(const struct gw_audit *a);
 /* Writes what is queued (blocking: the loop is ending) and frees. */
+/* The daemon stops: what is queued starts now, and each later line at
+ * once (its timer is closed for the loop to end). */
+void gw_audit_stop(struct gw_audit *a);
+/* After the loop ended: what is left is written with plain writes. */
 void gw_audit_close(struct gw_audit *a);
 
 /* audit_jcs.c: `args` (an object, or NULL for none) as its RFC 8785

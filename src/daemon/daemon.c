@@ -346,6 +346,7 @@ static void stop(struct daemon *d)
                      on_servers_closed, d);
     gw_sdnotify_watchdog_close(NULL, NULL);
     gw_heap_close();
+    gw_audit_stop(d->audit);
     uv_close((uv_handle_t *)&d->sigterm, on_handle_closed);
     uv_close((uv_handle_t *)&d->sigint, on_handle_closed);
     uv_close((uv_handle_t *)&d->sighup, on_handle_closed);

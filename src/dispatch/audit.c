@@ -38,6 +38,7 @@ struct gw_audit {
     size_t w_len, w_off, w_lines;
     uv_fs_t req;
     bool busy;
+    uv_timer_t *flush; /* the next batch's start; NULL once the daemon stops */
     uint64_t written, dropped;
 };
 
@@ -99,6 +100,7 @@ static void open_path(struct gw_audit *a)
 }
 
 static void kick(struct gw_audit *a);
+static void schedule(struct gw_audit *a);
 static void drain_to_journal(struct gw_audit *a);
 
 static void on_written(uv_fs_t *req)
@@ -128,7 +130,7 @@ static void on_written(uv_fs_t *req)
         open_path(a);
     if (a->journal)
         drain_to_journal(a);
-    kick(a);
+    schedule(a);
 }
 
 /* Starts the next write: the rest of the batch, else every queued line. */
@@ -152,6 +154,23 @@ static void kick(struct gw_audit *a)
         a->busy = true;
 }
 
+static void on_flush(uv_timer_t *t)
+{
+    kick(t->data);
+}
+
+/* A write per line would cost each call a trip through the threadpool (a
+ * worker woken, the loop woken by its answer): more than the call itself.
+ * Lines gather for GW_AUDIT_FLUSH_MS, or until a batch is big enough to be
+ * worth a write of its own. */
+static void schedule(struct gw_audit *a)
+{
+    if (a->flush == NULL || a->q.len >= GW_AUDIT_BATCH)
+        kick(a);
+    else if (a->q.len > 0 && !uv_is_active((uv_handle_t *)a->flush))
+        uv_timer_start(a->flush, on_flush, GW_AUDIT_FLUSH_MS, 0);
+}
+
 struct gw_audit *gw_audit_new(uv_loop_t *loop, struct gw_problems *problems)
 {
     struct gw_audit *a = gw_xcalloc(1, sizeof *a);
@@ -159,7 +178,24 @@ struct gw_audit *gw_audit_new(uv_loop_t *loop, struct gw_problems *problems)
     a->loop = loop;
     a->problems = problems;
     a->fd = -1;
+    a->flush = gw_xmalloc(sizeof *a->flush);
+    uv_timer_init(loop, a->flush);
+    a->flush->data = a;
     return a;
+}
+
+static void on_flush_closed(uv_handle_t *h)
+{
+    free(h);
+}
+
+void gw_audit_stop(struct gw_audit *a)
+{
+    if (a == NULL || a->flush == NULL)
+        return;
+    uv_close((uv_handle_t *)a->flush, on_flush_closed);
+    a->flush = NULL;
+    kick(a);
 }
 
 void gw_audit_configure(struct gw_audit *a, const struct gw_gateway_config *g)
@@ -350,7 +386,8 @@ void gw_audit_write(struct gw_audit *a, const char *line, size_t len,
     gw_jbuf_put(&a->q, line, len);
     gw_jbuf_lit(&a->q, "\n");
     a->q_lines++;
-    kick(a);
+    if (!a->busy)
+        schedule(a);
 }
 
 uint64_t gw_audit_dropped(const struct gw_audit *a)
