@@ -36,6 +36,20 @@ test('sd_notify: READY after the first load, RELOADING/READY around a reload, ST
   assert.ok(!d.stderr.includes('NOTIFY_SOCKET='));
 });
 
+// libcurl (and libcrypto with it) is loaded at its first use: a daemon
+// with stdio servers only and no tracing never pays for it, its shutdown
+// included (the trace exporter's close once loaded it to free nothing).
+test('stdio servers only: libcurl is never loaded, from the start to the stop', async (t) => {
+  const d = await start(`version: 1\nservers:\n  s:\n    command: ${FIXTURE}\n`, { waitReady: true, args: ['--log-level', 'info'] });
+  t.after(() => d.stop());
+  const tool = (await d.get('/v1/tools')).json.tools.find((x) => x.toolset === 's');
+  assert.equal((await d.post(`/v1/tools/${tool.name}/call`, { dialog: 'a', arguments: {} })).status, 200);
+  const r = await d.stop('SIGTERM');
+  assert.equal(r.code, 0);
+  assert.match(d.stderr, /msg=stopped/);
+  assert.doesNotMatch(d.stderr, /libcurl loaded/);
+});
+
 test('/metrics is valid Prometheus text with the documented series', async (t) => {
   const d = await start(`version: 1\nservers:\n  s:\n    command: ${FIXTURE}\n`, { waitReady: true });
   t.after(() => d.stop());
