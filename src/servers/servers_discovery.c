@@ -63,6 +63,15 @@ bool gw_server_commit_listing(struct server *srv, json_t *listing)
         gw_server_first_attempt_done(srv, false);
         return false;
     }
+    if (srv->state == SRV_NEEDS_AUTH && srv->oauth != NULL &&
+        gw_oauth_step_up_pending(srv->oauth)) {
+        /* An instance that started on the token the server refused for a
+         * call (a step-up) lists its tools, but the calls stay refused
+         * until a person grants the scopes: the server keeps saying so,
+         * and keeps its link or its reason, instead of showing ready. */
+        gw_server_first_attempt_done(srv, true);
+        return true;
+    }
     gw_server_set_error(srv, NULL);
     /* Cleared here rather than when an instance initializes, so that a
      * server whose every attempt fails at tools/list keeps its Problem while
