@@ -379,9 +379,11 @@ static struct gw_mcp_session *session_new(struct gw_mcp_server *ms, const char *
     gw_strlcpy(s->dialog, dialog, sizeof s->dialog);
     gw_strlcpy(s->version, MCP_MODERN_VERSION, sizeof s->version);
     gw_strlcpy(s->log_level, level ? level : "", sizeof s->log_level);
-    s->client_caps = json_incref(caps);
     /* most clients declare none: three lookups of nothing spared */
-    s->caps = json_object_size(caps) != 0 ? gw_mcp_caps_of(caps) : 0;
+    if (json_object_size(caps) != 0) {
+        s->caps = gw_mcp_caps_of(caps);
+        gw_mcp__client_caps(caps, &s->url_elicitation);
+    }
     s->next = ms->modern;
     if (ms->modern != NULL)
         ms->modern->prev = s;
@@ -399,7 +401,6 @@ void gw_mcp__modern_free(struct gw_mcp_session *s)
         ms->modern = s->next;
     if (s->next != NULL)
         s->next->prev = s->prev;
-    json_decref(s->client_caps);
     free(s);
 }
 
