@@ -202,6 +202,7 @@ run: deps
 # no include or call upward between its folders (test/structure/modules.mjs).
 structure:
 	node test/structure/modules.mjs
+	node test/structure/hot_text.mjs
 
 unit: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; \
