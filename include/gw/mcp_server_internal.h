@@ -96,14 +96,13 @@ struct gw_mcp_session {
     struct gw_mcp_session *prev, *next; /* every session, oldest first */
     struct gw_mcp_server *ms;
     char id[MCP_SESSION_ID_LEN + 1];
-    char dialog[GW_DIALOG_MAX + 1]; /* canonical */
-    char client[65];                /* its client (gw/policy.h): only it uses the session */
-    bool named_dialog;              /* X-Mcpgw-Dialog or the URL's, else "mcp-session:<hex>" */
-    char version[MCP_VERSION_MAX];  /* negotiated protocol version */
-    char log_level[16];             /* logging/setLevel; "info" until set; 2026-07-28: the
-                                       request's logLevel, "" for none (no log messages) */
-    bool modern;                    /* a 2026-07-28 request's own session (mcp_modern.c) */
-    bool initialized;               /* notifications/initialized arrived */
+    char client[65];               /* its client (gw/policy.h): only it uses the session */
+    bool named_dialog;             /* X-Mcpgw-Dialog or the URL's, else "mcp-session:<hex>" */
+    char version[MCP_VERSION_MAX]; /* negotiated protocol version */
+    char log_level[16];            /* logging/setLevel; "info" until set; 2026-07-28: the
+                                      request's logLevel, "" for none (no log messages) */
+    bool modern;                   /* a 2026-07-28 request's own session (mcp_modern.c) */
+    bool initialized;              /* notifications/initialized arrived */
     uint64_t last_used_ms;
     struct gw_http_request *get; /* the open GET stream, or NULL */
     bool had_get;                /* events are kept only once a GET stream was opened */
@@ -120,6 +119,9 @@ struct gw_mcp_session {
     unsigned next_stream;       /* POST streams opened (SSE ids "<stream>.<seq>") */
     struct mcp_stream *streams; /* POST streams not yet delivered, newest first */
     struct gw_subscriber *sub;  /* resource subscriptions; made on first use */
+    /* canonical, at most GW_DIALOG_MAX: allocated with the session, as long
+     * as it is (a session lives an hour, idle or abandoned) */
+    char dialog[];
 };
 
 /* One POST: the answers to the requests in it are gathered here and sent

@@ -141,6 +141,7 @@ int gw_mcp__session_new(struct gw_mcp_server *ms, const char *dialog, struct gw_
 {
     struct gw_mcp_session *s;
     char id[MCP_SESSION_ID_LEN + 1], own[GW_DIALOG_SESSION_LEN + 1];
+    size_t dialog_len = dialog ? strnlen(dialog, GW_DIALOG_MAX) : 0;
     int rc;
 
     if (ms->nsessions >= ms->lim.max_sessions)
@@ -155,10 +156,12 @@ int gw_mcp__session_new(struct gw_mcp_server *ms, const char *dialog, struct gw_
     rc = dialog == NULL ? own_dialog(ms->loop, own) : 0;
     if (rc != 0)
         return rc;
-    s = gw_xcalloc(1, sizeof *s);
+    if (dialog == NULL)
+        dialog_len = strlen(own);
+    s = gw_xcalloc(1, sizeof *s + dialog_len + 1);
     s->ms = ms;
     memcpy(s->id, id, sizeof id);
-    snprintf(s->dialog, sizeof s->dialog, "%s", dialog ? dialog : own);
+    memcpy(s->dialog, dialog ? dialog : own, dialog_len);
     s->named_dialog = dialog != NULL;
     snprintf(s->log_level, sizeof s->log_level, "info");
     s->last_used_ms = gw_now_ms();

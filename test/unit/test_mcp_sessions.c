@@ -2,7 +2,8 @@
  * table doubles and halves under it, and its memory follows the sessions
  * there are, not the most there may be (a fixed table of 10,000 was 128 KiB,
  * kept resident by the pages random ids had touched: issue 34). What a
- * session keeps of its client's capabilities: the bits read, not the tree. */
+ * session keeps: its dialog as long as it is, and of its client's
+ * capabilities the bits read, not the tree. */
 #include <check.h>
 #include <jansson.h>
 #include <stdlib.h>
@@ -86,6 +87,40 @@ START_TEST(test_table_follows_sessions)
 }
 END_TEST
 
+/* A session's dialog is allocated with it, as long as it is: a named one
+ * whole up to GW_DIALOG_MAX (cut there, as before), its own one
+ * "mcp-session:" and 16 hex digits. */
+START_TEST(test_dialog_kept)
+{
+    uv_loop_t loop;
+    struct gw_mcp_server *ms;
+    struct gw_mcp_session *s[3];
+    char longest[GW_DIALOG_MAX + 2];
+
+    ck_assert_int_eq(uv_loop_init(&loop), 0);
+    ms = table_new(&loop);
+    memset(longest, 'd', sizeof longest - 1);
+    longest[sizeof longest - 1] = '\0';
+    ck_assert_int_eq(gw_mcp__session_new(ms, "d1", &s[0]), 0);
+    ck_assert_int_eq(gw_mcp__session_new(ms, longest, &s[1]), 0);
+    ck_assert_int_eq(gw_mcp__session_new(ms, NULL, &s[2]), 0);
+    ck_assert_str_eq(s[0]->dialog, "d1");
+    ck_assert(s[0]->named_dialog);
+    ck_assert_uint_eq(strlen(s[1]->dialog), GW_DIALOG_MAX);
+    ck_assert_int_eq(strncmp(s[1]->dialog, longest, GW_DIALOG_MAX), 0);
+    ck_assert_uint_eq(strlen(s[2]->dialog), GW_DIALOG_SESSION_LEN);
+    ck_assert_int_eq(
+        strncmp(s[2]->dialog, GW_DIALOG_SESSION_PREFIX, sizeof GW_DIALOG_SESSION_PREFIX - 1), 0);
+    ck_assert(!s[2]->named_dialog);
+    for (size_t i = 0; i < 3; i++)
+        gw_mcp__session_end(s[i], false, "test");
+    free(ms->buckets);
+    free(ms);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    ck_assert_int_eq(uv_loop_close(&loop), 0);
+}
+END_TEST
+
 START_TEST(test_caps_read)
 {
     static const struct {
@@ -127,6 +162,7 @@ static Suite *suite(void)
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_server_holds_no_fixed_table);
     tcase_add_test(tc, test_table_follows_sessions);
+    tcase_add_test(tc, test_dialog_kept);
     tcase_add_test(tc, test_caps_read);
     suite_add_tcase(s, tc);
     return s;
