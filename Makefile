@@ -82,15 +82,45 @@ NODE_STAMP := test/node_modules/.mcpgw-installed
 TEST_NODE_OPTIONS := NODE_OPTIONS="--require=$(CURDIR)/test/webcrypto.cjs $$NODE_OPTIONS"
 
 .PHONY: all deps run test structure unit integration valgrind soak cgroup2-test format install uninstall \
-	clean fixtures asan deb systemd-test
+	clean fixtures asan deb systemd-test FORCE
 
 all: $(BUILD)/mcpgw
 
-$(BUILD)/mcpgw: $(OBJ) $(BUILD)/libllhttp.a
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(OBJ) $(BUILD)/libllhttp.a $(LDLIBS)
+# The functions that run at the start and on every call sit together at the
+# start of the daemon's text (src/hot_functions.txt, one name a line, made by
+# test/bench/hot_functions.sh): the kernel maps a file's pages 64 KiB at a
+# time around each fault, so the text resident in an idle daemon is every
+# 64 KiB window its run has touched; with the hot functions spread among the
+# others, that was all of it (docs/performance.md, issue 34 item 14). Each
+# function gets its own section to be placed by name; a name no longer in
+# the code places nothing, and one missing only leaves its function among
+# the others. Likewise the status page's files (75 KiB, read when the page
+# is asked for) are linked last, after llhttp's tables, next to .eh_frame
+# (read by nothing that runs): the cold end of the read-only data.
+HOT_LIST := src/hot_functions.txt
+HOT_LD   := $(BUILD)/gen/hot.ld
+OPT_SECTIONS := -ffunction-sections
+UI_OBJ   := $(BUILD)/obj/ui_files.o
 
-$(BUILD)/obj/%.o: src/%.c $(HDRS) | $(OBJ_DIRS)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+$(BUILD)/mcpgw: $(OBJ) $(BUILD)/libllhttp.a $(HOT_LD)
+	$(CC) $(CFLAGS) $(LDFLAGS) -Wl,-T,$(HOT_LD) -o $@ $(filter-out $(UI_OBJ),$(OBJ)) \
+		$(BUILD)/libllhttp.a $(UI_OBJ) $(LDLIBS)
+
+$(HOT_LD): $(HOT_LIST) src/hot_ld.sh Makefile | $(BUILD)/gen
+	sh src/hot_ld.sh $@ $(HOT_LIST) $(CC) $(CFLAGS) $(LDFLAGS)
+
+# The objects are rebuilt when the command that compiles them changes (as
+# when -ffunction-sections came): the stamp is rewritten only then.
+OBJ_CMD := $(CC) $(CPPFLAGS) $(CFLAGS) $(OPT_SECTIONS)
+OBJ_CMD_STAMP := $(BUILD)/gen/obj_cmd
+
+$(OBJ_CMD_STAMP): FORCE | $(BUILD)/gen
+	@echo '$(OBJ_CMD)' | cmp -s - $@ || echo '$(OBJ_CMD)' > $@
+
+FORCE:
+
+$(BUILD)/obj/%.o: src/%.c $(HDRS) $(OBJ_CMD_STAMP) | $(OBJ_DIRS)
+	$(OBJ_CMD) -c -o $@ $<
 
 $(UI_GEN): $(UI_SRC) src/ui/embed.sh | $(BUILD)/gen
 	sh src/ui/embed.sh $@ $(UI_SRC)
@@ -102,7 +132,7 @@ $(BUILD)/obj/ui_files.o: $(UI_GEN) include/gw/ui.h | $(BUILD)/obj
 # without our -Werror. The objects depend on the Makefile so that a change
 # of LLHTTP_DEFS rebuilds them.
 $(BUILD)/llhttp/%.o: $(LLHTTP_SRC)/%.c Makefile | $(BUILD)/llhttp
-	$(CC) -O2 -g -fPIC -I$(LLHTTP_INC) $(LLHTTP_DEFS) -c -o $@ $<
+	$(CC) -O2 -g -fPIC $(OPT_SECTIONS) -I$(LLHTTP_INC) $(LLHTTP_DEFS) -c -o $@ $<
 
 $(BUILD)/libllhttp.a: $(LLHTTP_OBJ)
 	ar rcs $@ $^
@@ -172,6 +202,7 @@ run: deps
 # no include or call upward between its folders (test/structure/modules.mjs).
 structure:
 	node test/structure/modules.mjs
+	node test/structure/hot_text.mjs
 
 unit: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; \

@@ -27,7 +27,7 @@
 #include "gw/subscriptions.h"
 
 #define MCP_SESSION_ID_LEN  32         /* hex characters: 128 bits (security.md C6) */
-#define MCP_SESSION_BUCKETS 16384      /* hash table of sessions; ids are random */
+#define MCP_BUCKETS_MIN     16         /* the session table's least size; it doubles and halves */
 #define MCP_KEEP_EVENTS     32         /* GET-stream events kept per session */
 #define MCP_MAX_QUEUED      (1u << 20) /* bytes waiting on a stream; beyond, its connection ends */
 #define MCP_MAX_CALLS       256        /* tools/call and routed requests in flight per session */
@@ -96,15 +96,13 @@ struct gw_mcp_session {
     struct gw_mcp_session *prev, *next; /* every session, oldest first */
     struct gw_mcp_server *ms;
     char id[MCP_SESSION_ID_LEN + 1];
-    char dialog[GW_DIALOG_MAX + 1]; /* canonical */
-    char client[65];                /* its client (gw/policy.h): only it uses the session */
-    bool named_dialog;              /* X-Mcpgw-Dialog or the URL's, else "mcp-session:<hex>" */
-    char version[MCP_VERSION_MAX];  /* negotiated protocol version */
-    json_t *client_caps;            /* owned; the client's capabilities */
-    char log_level[16];             /* logging/setLevel; "info" until set; 2026-07-28: the
-                                       request's logLevel, "" for none (no log messages) */
-    bool modern;                    /* a 2026-07-28 request's own session (mcp_modern.c) */
-    bool initialized;               /* notifications/initialized arrived */
+    char client[65];               /* its client (gw/policy.h): only it uses the session */
+    bool named_dialog;             /* X-Mcpgw-Dialog or the URL's, else "mcp-session:<hex>" */
+    char version[MCP_VERSION_MAX]; /* negotiated protocol version */
+    char log_level[16];            /* logging/setLevel; "info" until set; 2026-07-28: the
+                                      request's logLevel, "" for none (no log messages) */
+    bool modern;                   /* a 2026-07-28 request's own session (mcp_modern.c) */
+    bool initialized;              /* notifications/initialized arrived */
     uint64_t last_used_ms;
     struct gw_http_request *get; /* the open GET stream, or NULL */
     bool had_get;                /* events are kept only once a GET stream was opened */
@@ -112,11 +110,18 @@ struct gw_mcp_session {
     uint64_t next_seq;           /* the next SSE event id of this session */
     struct gw_mcp_call *calls;   /* tools/call and routed requests in flight */
     unsigned ncalls;
-    unsigned caps;              /* GW_CLIENT_CAP_* from client_caps */
+    /* What is read of the client's capabilities, not their tree (a session
+     * lives an hour, idle or abandoned): GW_CLIENT_CAP_* and URL-mode
+     * elicitation (capabilities.elicitation.url). */
+    unsigned caps;
+    bool url_elicitation;
     uint64_t next_request_id;   /* ids of the requests relayed to the client */
     unsigned next_stream;       /* POST streams opened (SSE ids "<stream>.<seq>") */
     struct mcp_stream *streams; /* POST streams not yet delivered, newest first */
     struct gw_subscriber *sub;  /* resource subscriptions; made on first use */
+    /* canonical, at most GW_DIALOG_MAX: allocated with the session, as long
+     * as it is (a session lives an hour, idle or abandoned) */
+    char dialog[];
 };
 
 /* One POST: the answers to the requests in it are gathered here and sent
@@ -186,7 +191,8 @@ struct gw_mcp_server {
     struct gw_metrics *metrics; /* borrowed, may be NULL */
     struct gw_rounds *rounds;   /* borrowed, may be NULL: 2026-07-28 calls cannot ask input */
     struct gw_mcp_server_limits lim;
-    struct gw_mcp_session *buckets[MCP_SESSION_BUCKETS];
+    struct gw_mcp_session **buckets; /* nbuckets (a power of two, or 0): sessions by id */
+    size_t nbuckets;
     struct gw_mcp_session *head, *tail;
     size_t nsessions;
     uv_timer_t sweep;  /* idle sessions */
@@ -273,7 +279,7 @@ json_t *gw_mcp__initialize_check(json_t *id, json_t *params, const char **versio
  * are declared when some server offers them now. New reference. */
 json_t *gw_mcp__initialize_result(struct gw_mcp_server *ms, const char *version);
 /* GW_CLIENT_CAP_* of a client's initialize capabilities. */
-unsigned gw_mcp__client_caps(json_t *caps);
+unsigned gw_mcp__client_caps(json_t *caps, bool *url_elicitation);
 
 /* ---- mcp_stream.c ---- */
 

@@ -14,9 +14,7 @@
  * in its initialize or, 2026-07-28, in the request's _meta)? */
 static bool takes_url_elicitation(const struct gw_mcp_session *s)
 {
-    json_t *elicitation = s ? json_object_get(s->client_caps, "elicitation") : NULL;
-
-    return json_is_object(json_object_get(elicitation, "url"));
+    return s != NULL && s->url_elicitation;
 }
 
 json_t *gw_mcp__authorization_reply(struct gw_mcp_server *ms, const struct gw_mcp_session *s,

@@ -370,18 +370,21 @@ static int check_param_headers(struct gw_mcp_server *ms, struct gw_http_request 
 static struct gw_mcp_session *session_new(struct gw_mcp_server *ms, const char *dialog,
                                           const struct envelope *e)
 {
-    struct gw_mcp_session *s = gw_xcalloc(1, sizeof *s);
+    size_t dialog_len = strnlen(dialog, GW_DIALOG_MAX);
+    struct gw_mcp_session *s = gw_xcalloc(1, sizeof *s + dialog_len + 1);
     json_t *caps = e->caps;
     const char *level = e->level;
 
     s->ms = ms;
     s->modern = true;
-    gw_strlcpy(s->dialog, dialog, sizeof s->dialog);
+    memcpy(s->dialog, dialog, dialog_len);
     gw_strlcpy(s->version, MCP_MODERN_VERSION, sizeof s->version);
     gw_strlcpy(s->log_level, level ? level : "", sizeof s->log_level);
-    s->client_caps = json_incref(caps);
     /* most clients declare none: three lookups of nothing spared */
-    s->caps = json_object_size(caps) != 0 ? gw_mcp_caps_of(caps) : 0;
+    if (json_object_size(caps) != 0) {
+        s->caps = gw_mcp_caps_of(caps);
+        gw_mcp__client_caps(caps, &s->url_elicitation);
+    }
     s->next = ms->modern;
     if (ms->modern != NULL)
         ms->modern->prev = s;
@@ -399,7 +402,6 @@ void gw_mcp__modern_free(struct gw_mcp_session *s)
         ms->modern = s->next;
     if (s->next != NULL)
         s->next->prev = s->prev;
-    json_decref(s->client_caps);
     free(s);
 }
 

@@ -473,10 +473,8 @@ static void post_initialize(struct gw_mcp_server *ms, struct gw_http_request *re
     if (gw_mcp__named_dialog(req, dialog) != 0 || create_session(ms, req, dialog, &s) != 0)
         return;
     snprintf(s->version, sizeof s->version, "%s", version);
-    json_decref(s->client_caps);
-    s->client_caps = json_object_get(json_object_get(msg, "params"), "capabilities");
-    s->client_caps = s->client_caps ? json_incref(s->client_caps) : json_object();
-    s->caps = gw_mcp__client_caps(s->client_caps);
+    s->caps = gw_mcp__client_caps(json_object_get(json_object_get(msg, "params"), "capabilities"),
+                                  &s->url_elicitation);
     gw_log(GW_LOG_INFO, "mcp session started", "dialog", s->dialog, "version", s->version, "peer",
            req->peer, NULL);
     x = gw_mcp__exchange_new(req, false);
@@ -745,6 +743,7 @@ static void on_closed(uv_handle_t *h)
     if (ms->close_cb != NULL)
         ms->close_cb(ms->close_data);
     gw_mcp__views_free(ms);
+    free(ms->buckets);
     free(ms);
 }
 

@@ -19,13 +19,34 @@
 #include "gw/util.h"
 #include "gw/version.h"
 
-static size_t bucket_of(const char *id)
+static size_t hash_of(const char *id)
 {
     size_t h = 5381;
 
     for (const char *p = id; *p != '\0'; p++)
         h = h * 33 + (unsigned char)*p;
-    return h % MCP_SESSION_BUCKETS;
+    return h;
+}
+
+static struct gw_mcp_session **bucket_of(struct gw_mcp_server *ms, const char *id)
+{
+    return &ms->buckets[hash_of(id) & (ms->nbuckets - 1)];
+}
+
+/* The table follows the sessions, both ways: a fixed table for the most
+ * there may be (10,000) is 128 KiB, whose pages stay resident once random
+ * ids have touched them, however few sessions are left. */
+static void resize_table(struct gw_mcp_server *ms, size_t n)
+{
+    free(ms->buckets);
+    ms->buckets = gw_xcalloc(n, sizeof *ms->buckets);
+    ms->nbuckets = n;
+    for (struct gw_mcp_session *s = ms->head; s != NULL; s = s->next) {
+        struct gw_mcp_session **b = bucket_of(ms, s->id);
+
+        s->hnext = *b;
+        *b = s;
+    }
 }
 
 const char *const gw_mcp__versions[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05",
@@ -67,9 +88,9 @@ static int own_dialog(uv_loop_t *loop, char *out)
 
 struct gw_mcp_session *gw_mcp__session_find(struct gw_mcp_server *ms, const char *id)
 {
-    if (id == NULL || strlen(id) != MCP_SESSION_ID_LEN)
+    if (id == NULL || strlen(id) != MCP_SESSION_ID_LEN || ms->nsessions == 0)
         return NULL;
-    for (struct gw_mcp_session *s = ms->buckets[bucket_of(id)]; s != NULL; s = s->hnext) {
+    for (struct gw_mcp_session *s = *bucket_of(ms, id); s != NULL; s = s->hnext) {
         if (strcmp(s->id, id) == 0)
             return s;
     }
@@ -78,10 +99,8 @@ struct gw_mcp_session *gw_mcp__session_find(struct gw_mcp_server *ms, const char
 
 static void link_session(struct gw_mcp_server *ms, struct gw_mcp_session *s)
 {
-    size_t b = bucket_of(s->id);
+    struct gw_mcp_session **b;
 
-    s->hnext = ms->buckets[b];
-    ms->buckets[b] = s;
     s->prev = ms->tail;
     if (ms->tail != NULL)
         ms->tail->next = s;
@@ -89,11 +108,18 @@ static void link_session(struct gw_mcp_server *ms, struct gw_mcp_session *s)
         ms->head = s;
     ms->tail = s;
     ms->nsessions++;
+    if (ms->nsessions > ms->nbuckets) {
+        resize_table(ms, ms->nbuckets ? 2 * ms->nbuckets : MCP_BUCKETS_MIN);
+        return;
+    }
+    b = bucket_of(ms, s->id);
+    s->hnext = *b;
+    *b = s;
 }
 
 static void unlink_session(struct gw_mcp_server *ms, struct gw_mcp_session *s)
 {
-    struct gw_mcp_session **link = &ms->buckets[bucket_of(s->id)];
+    struct gw_mcp_session **link = bucket_of(ms, s->id);
 
     while (*link != s)
         link = &(*link)->hnext;
@@ -107,12 +133,15 @@ static void unlink_session(struct gw_mcp_server *ms, struct gw_mcp_session *s)
     else
         ms->tail = s->prev;
     ms->nsessions--;
+    if (ms->nbuckets > MCP_BUCKETS_MIN && ms->nsessions < ms->nbuckets / 8)
+        resize_table(ms, ms->nbuckets / 2);
 }
 
 int gw_mcp__session_new(struct gw_mcp_server *ms, const char *dialog, struct gw_mcp_session **out)
 {
     struct gw_mcp_session *s;
     char id[MCP_SESSION_ID_LEN + 1], own[GW_DIALOG_SESSION_LEN + 1];
+    size_t dialog_len = dialog ? strnlen(dialog, GW_DIALOG_MAX) : 0;
     int rc;
 
     if (ms->nsessions >= ms->lim.max_sessions)
@@ -127,13 +156,14 @@ int gw_mcp__session_new(struct gw_mcp_server *ms, const char *dialog, struct gw_
     rc = dialog == NULL ? own_dialog(ms->loop, own) : 0;
     if (rc != 0)
         return rc;
-    s = gw_xcalloc(1, sizeof *s);
+    if (dialog == NULL)
+        dialog_len = strlen(own);
+    s = gw_xcalloc(1, sizeof *s + dialog_len + 1);
     s->ms = ms;
     memcpy(s->id, id, sizeof id);
-    snprintf(s->dialog, sizeof s->dialog, "%s", dialog ? dialog : own);
+    memcpy(s->dialog, dialog ? dialog : own, dialog_len);
     s->named_dialog = dialog != NULL;
     snprintf(s->log_level, sizeof s->log_level, "info");
-    s->client_caps = json_object();
     s->last_used_ms = gw_now_ms();
     s->next_seq = 1;
     link_session(ms, s);
@@ -264,7 +294,6 @@ void gw_mcp__session_end(struct gw_mcp_session *s, bool release, const char *why
     for (size_t i = 0; s->kept != NULL && i < MCP_KEEP_EVENTS; i++)
         free(s->kept[i].text);
     free(s->kept);
-    json_decref(s->client_caps);
     free(s);
 }
 
@@ -300,8 +329,9 @@ json_t *gw_mcp__initialize_check(json_t *id, json_t *params, const char **versio
     return NULL;
 }
 
-unsigned gw_mcp__client_caps(json_t *caps)
+unsigned gw_mcp__client_caps(json_t *caps, bool *url_elicitation)
 {
+    *url_elicitation = json_is_object(json_object_get(json_object_get(caps, "elicitation"), "url"));
     return (json_is_object(json_object_get(caps, "sampling")) ? GW_CLIENT_CAP_SAMPLING : 0) |
            (json_is_object(json_object_get(caps, "elicitation")) ? GW_CLIENT_CAP_ELICITATION : 0);
 }

@@ -466,6 +466,14 @@ void gw_sandbox_homes_sweep_start(uv_loop_t *loop, const char *state_dir)
 {
     if (!state_dir || state_dir[0] != '/')
         return;
+    /* No homes, nothing to sweep: the walk goes to libuv's threads (a
+     * file system may be slow), whose pool, started for nothing, would
+     * keep four threads and their stacks for the daemon's life. */
+    char *homes = gw_xasprintf("%s/homes", state_dir);
+    bool none = access(homes, F_OK) != 0 && errno == ENOENT;
+    free(homes);
+    if (none)
+        return;
     struct sweep *sw = gw_xcalloc(1, sizeof(*sw));
     sw->state_dir = gw_xstrdup(state_dir);
     sw->w.data = sw;

@@ -173,6 +173,23 @@ servers:
   assert.equal(await probe(d, 'a', { op: 'env', path: 'HOME' }), 'ok: /home/sandbox');
 });
 
+// The sweep walks the homes on libuv's threads; with no homes there is
+// nothing to walk, and a pool started for nothing would keep four threads
+// (their stacks, a malloc arena) for the daemon's life (issue 34).
+test('no homes directory: no sweep, no thread', async (t) => {
+  const stateDir = fs.mkdtempSync('/tmp/mcpgw-state-');
+  let d;
+  t.after(async () => { await d?.stop(); fs.rmSync(stateDir, { recursive: true, force: true }); });
+  d = await start(`version: 1
+servers:
+  probe:
+    command: ${PROBE}
+`, { env: { STATE_DIRECTORY: stateDir }, waitReady: true });
+  assert.match(await probe(d, 'a', { op: 'env', path: 'HOME' }), /^ok: /);
+  assert.equal(fs.readdirSync(`/proc/${d.pid}/task`).length, 1, 'the daemon runs on its one thread');
+  assert.equal(fs.existsSync(path.join(stateDir, 'homes')), false);
+});
+
 test('the default state directory is made with its parents for the first home', { skip: noSandbox }, async (t) => {
   const home = fs.mkdtempSync('/tmp/mcpgw-home-');
   let d;
