@@ -51,6 +51,7 @@
 #define GW_TOOLSEARCH_TEXT_MAX      8192
 #define GW_TOOLSEARCH_PARAM_MAX     1024
 #define GW_TOOLSEARCH_PARAMS_MAX    64
+#define GW_TOOLSEARCH_ENUM_MAX      32 /* enum values per parameter */
 #define GW_TOOLSEARCH_DOC_TERMS_MAX 512
 #define GW_TOOLSEARCH_SLICE_US      10000 /* a step's budget on the loop */
 

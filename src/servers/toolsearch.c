@@ -199,7 +199,28 @@ static void collect_text(struct collect *c, enum gw_ts_field f, const char *text
         gw_toolsearch_tokens(text, strnlen(text, max), collect_word, c);
 }
 
-/* Parameter names and descriptions: the top level of the input schema. */
+/* A parameter's string enum values, the first GW_TOOLSEARCH_ENUM_MAX and
+ * GW_TOOLSEARCH_PARAM_MAX bytes of them together: what a tool can be
+ * asked to do is often there ("closed" for a state, a travel mode, a
+ * merge method). Returns how many, with each one's length to index. */
+static size_t enum_values(const json_t *param, const char **v, size_t *len)
+{
+    const json_t *e = json_object_get(param, "enum");
+    size_t n = 0, left = GW_TOOLSEARCH_PARAM_MAX;
+
+    for (size_t i = 0; i < json_array_size(e) && n < GW_TOOLSEARCH_ENUM_MAX && left > 0; i++) {
+        const char *s = json_string_value(json_array_get(e, i));
+        if (s == NULL)
+            continue;
+        v[n] = s;
+        len[n] = strnlen(s, left);
+        left -= len[n++];
+    }
+    return n;
+}
+
+/* Parameter names, descriptions and enum values: the top level of the
+ * input schema. */
 static void collect_params(struct collect *c, const json_t *schema)
 {
     const json_t *props = json_object_get(schema, "properties"), *v;
@@ -213,6 +234,11 @@ static void collect_params(struct collect *c, const json_t *schema)
         collect_text(c, F_PARAM, key, GW_TOOLSEARCH_PARAM_MAX);
         collect_text(c, F_PARAM, json_string_value(json_object_get(v, "description")),
                      GW_TOOLSEARCH_PARAM_MAX);
+        const char *ev[GW_TOOLSEARCH_ENUM_MAX];
+        size_t elen[GW_TOOLSEARCH_ENUM_MAX];
+        c->f = F_PARAM;
+        for (size_t i = 0, m = enum_values(v, ev, elen); i < m; i++)
+            gw_toolsearch_tokens(ev[i], elen[i], collect_word, c);
     }
 }
 
@@ -246,6 +272,10 @@ static uint64_t tool_hash(const struct gw_cat_tool *t)
             break;
         h = fnv(h, key, GW_TOOLSEARCH_PARAM_MAX);
         h = fnv(h, json_string_value(json_object_get(v, "description")), GW_TOOLSEARCH_PARAM_MAX);
+        const char *ev[GW_TOOLSEARCH_ENUM_MAX];
+        size_t elen[GW_TOOLSEARCH_ENUM_MAX];
+        for (size_t i = 0, m = enum_values(v, ev, elen); i < m; i++)
+            h = fnv(h, ev[i], elen[i]);
     }
     return h;
 }
