@@ -37,6 +37,7 @@ struct gw_ts_doc {
     struct gw_ts_seg *seg;
     uint32_t pos; /* place in the toolset's listing */
     uint16_t len[NF];
+    uint16_t ncover; /* the name's words but its toolset's (name coverage) */
     uint16_t nterms;
     bool live;   /* served: its toolset's build is complete */
     bool reused; /* a build under way took it over unchanged, to place at npos */

@@ -318,6 +318,7 @@ static void doc_add(struct gw_toolsearch *ix, struct gw_ts_seg *s, const struct 
     doc->hash = hash;
     doc->pos = (uint32_t)s->nb;
     memcpy(doc->len, c.len, sizeof doc->len);
+    doc->ncover = c.len[F_NAME];
     doc->terms = gw_xcalloc(c.n ? c.n : 1, sizeof *doc->terms);
     doc->nterms = (uint16_t)c.n;
     for (size_t i = 0; i < c.n; i++) {
@@ -328,6 +329,8 @@ static void doc_add(struct gw_toolsearch *ix, struct gw_ts_seg *s, const struct 
             t2->p = gw_xrealloc(t2->p, t2->cap * sizeof *t2->p);
         }
         doc->terms[i] = (struct gw_ts_dterm){c.list[i].doc, t2->n};
+        if (c.list[i].tf[F_SET] > 0) /* a prefix: says whose tool, not what it does */
+            doc->ncover -= c.list[i].tf[F_NAME];
         t2->p[t2->n] = c.list[i];
         t2->p[t2->n].doc = d;
         t2->p[t2->n++].slot = (uint16_t)i;

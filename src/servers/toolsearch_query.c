@@ -214,7 +214,7 @@ static size_t score_term(struct gw_toolsearch *ix, const struct gw_ts_term *t, d
                 wtf += W.w[f] * p->tf[f] / (1.0 - W.b[f] + W.b[f] * d->len[f] / avg[f]);
         }
         s = w * idf * wtf / (W.k1 + wtf);
-        if (p->tf[F_NAME] > 0 && cw > 0) {
+        if (p->tf[F_NAME] > 0 && p->tf[F_SET] == 0 && cw > 0) {
             if (ix->nstamp[p->doc] != gs) {
                 ix->nstamp[p->doc] = gs;
                 ix->gname[p->doc] = cw;
@@ -427,8 +427,8 @@ size_t gw_toolsearch_query(struct gw_toolsearch *ix, const struct gw_catalog *ca
             uint32_t d = s->docs[j];
             int m = name_match(ix->docs[d].key, qname, qlen);
             double score = ix->astamp[d] == as ? ix->acc[d] : 0;
-            if (ix->astamp[d] == as && ix->docs[d].len[F_NAME] > 0)
-                score += W.cover * ix->nhits[d] / ix->docs[d].len[F_NAME];
+            if (ix->astamp[d] == as && ix->docs[d].ncover > 0)
+                score += W.cover * ix->nhits[d] / ix->docs[d].ncover;
             if (m != 0)
                 score += m == 2 ? EXACT_BONUS : PREFIX_BONUS;
             if (score > 0)

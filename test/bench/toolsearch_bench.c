@@ -265,6 +265,8 @@ static void quality(struct gw_catalog *cat, json_t *tasks, const char *title, bo
             r1[r] += rank == 1;
             r5[r] += rank >= 1 && rank <= 5;
             mrr[r] += rank ? 1.0 / (double)rank : 0;
+            if (getenv("TS_RANKS") != NULL && r == R_FULL)
+                printf("rank %zu \"%s\" got %s\n", rank, q, ngot ? got[0] : "");
             if (verbose && r == R_FULL && (rank == 0 || rank > 5)) {
                 printf("miss (rank %zu) \"%s\" wants %s; got", rank, q,
                        nwant ? want[0] : "(refused)");

@@ -483,6 +483,23 @@ START_TEST(test_enum_values)
 }
 END_TEST
 
+/* Issue 34: a tool's name coverage leaves out its toolset's name, which
+ * prefixes say twice (a server's own prefix under the operator's): the
+ * query's word is the whole of what discord_discord_send does. */
+START_TEST(test_cover_prefix)
+{
+    struct gw_catalog *cat = gw_catalog_new();
+    struct gw_toolsearch *ix = gw_toolsearch_new();
+
+    whole(ix);
+    put(cat, "discord", "discord_discord_send", "Posts text.", NULL);
+    put(cat, "queue", "send_later", "Posts text later.", NULL);
+    ck_assert_str_eq(first(ix, cat, "send it", 0), "discord_discord_send");
+    gw_toolsearch_free(ix);
+    gw_catalog_free(cat);
+}
+END_TEST
+
 START_TEST(test_query_problems)
 {
     char big[GW_TOOLSEARCH_QUERY_MAX + 2];
@@ -571,6 +588,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_incremental);
     tcase_add_test(tc, test_forgets);
     tcase_add_test(tc, test_enum_values);
+    tcase_add_test(tc, test_cover_prefix);
     tcase_add_test(tc, test_steps);
     tcase_add_test(tc, test_reindex_changed);
     tcase_add_test(tc, test_bounds);
