@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "gw/util.h"
 
@@ -28,6 +29,7 @@ static struct gw_ts_weights W = {
     .assoc = 0.6,
     .syncover = 1.0,
     .path = 0.5,
+    .ask = 0.3,
 };
 /* Scores a name match adds: an exact match ranks before a prefix match,
  * which ranks before any word match (BM25F scores stay far below). */
@@ -145,6 +147,41 @@ static void path_words(const char *query, struct qwords *q)
                 q->v[before].wt = W.path;
         }
         p += n;
+    }
+}
+
+/* A question ("what are…", "which…", "is my build green?") asks to read,
+ * not to change: it also asks, weakly, for the verbs of reading that tool
+ * names start with. */
+static bool question(const char *query)
+{
+    static const char *const asks[] = {"what",  "what's", "whats", "which", "who",  "whose",
+                                       "where", "when",   "why",   "how",   "is",   "are",
+                                       "was",   "were",   "does",  "do",    "did",  "has",
+                                       "have",  "can",    "could", "any",   "show", "tell"};
+    size_t n;
+
+    query += strspn(query, " \t\r\n\"'");
+    n = strcspn(query, " \t\r\n,?");
+    if (strchr(query, '?') != NULL)
+        return true;
+    for (size_t i = 0; i < sizeof asks / sizeof *asks; i++)
+        if (strlen(asks[i]) == n && strncasecmp(query, asks[i], n) == 0)
+            return true;
+    return false;
+}
+
+static void question_words(const char *query, struct qwords *q)
+{
+    static const char *const word[] = {"get", "list"};
+
+    if (!question(query))
+        return;
+    for (size_t i = 0; i < sizeof word / sizeof *word && q->n < GW_TOOLSEARCH_TERMS_MAX; i++) {
+        size_t before = q->n;
+        query_word(word[i], q);
+        if (q->n > before)
+            q->v[before].wt = W.ask;
     }
 }
 
@@ -385,6 +422,8 @@ size_t gw_toolsearch_query(struct gw_toolsearch *ix, const struct gw_catalog *ca
     gw_toolsearch_tokens(query, strlen(query), query_word, &q);
     if (!(flags & GW_TOOLSEARCH_NO_SYNONYMS))
         path_words(query, &q);
+    if (!(flags & GW_TOOLSEARCH_NO_SYNONYMS))
+        question_words(query, &q);
     as = next_stamp(ix);
     for (size_t i = 0; i < q.n; i++) {
         const char *alt[24];

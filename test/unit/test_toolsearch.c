@@ -500,6 +500,24 @@ START_TEST(test_cover_prefix)
 }
 END_TEST
 
+/* Issue 34: a question asks to read: of two tools equally worded, the
+ * one whose name reads ranks first; an order does not ask it. */
+START_TEST(test_question)
+{
+    struct gw_catalog *cat = gw_catalog_new();
+    struct gw_toolsearch *ix = gw_toolsearch_new();
+
+    whole(ix);
+    put(cat, "weather", "create_forecast", "Forecast.", "get_forecast",
+        "The forecast of a city for the coming days.", NULL);
+    ck_assert_str_eq(first(ix, cat, "what is the forecast for Paris?", 0), "get_forecast");
+    ck_assert_str_eq(first(ix, cat, "which forecast holds for Paris", 0), "get_forecast");
+    ck_assert_str_eq(first(ix, cat, "forecast for Paris", 0), "create_forecast");
+    gw_toolsearch_free(ix);
+    gw_catalog_free(cat);
+}
+END_TEST
+
 START_TEST(test_query_problems)
 {
     char big[GW_TOOLSEARCH_QUERY_MAX + 2];
@@ -589,6 +607,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_forgets);
     tcase_add_test(tc, test_enum_values);
     tcase_add_test(tc, test_cover_prefix);
+    tcase_add_test(tc, test_question);
     tcase_add_test(tc, test_steps);
     tcase_add_test(tc, test_reindex_changed);
     tcase_add_test(tc, test_bounds);
