@@ -518,6 +518,23 @@ START_TEST(test_question)
 }
 END_TEST
 
+/* Issue 34: a tool without a title is summed up by its description's
+ * first sentence, which counts as a title: what a tool does outweighs
+ * what its notes mention. */
+START_TEST(test_summary)
+{
+    struct gw_catalog *cat = gw_catalog_new();
+    struct gw_toolsearch *ix = gw_toolsearch_new();
+
+    whole(ix);
+    put(cat, "photos", "photo_a", "Rotate a photo. Keeps the colours, the size and the metadata.",
+        "photo_b", "Crop a photo. Rotate it if asked.", NULL);
+    ck_assert_str_eq(first(ix, cat, "rotate", 0), "photo_a");
+    gw_toolsearch_free(ix);
+    gw_catalog_free(cat);
+}
+END_TEST
+
 START_TEST(test_query_problems)
 {
     char big[GW_TOOLSEARCH_QUERY_MAX + 2];
@@ -608,6 +625,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_enum_values);
     tcase_add_test(tc, test_cover_prefix);
     tcase_add_test(tc, test_question);
+    tcase_add_test(tc, test_summary);
     tcase_add_test(tc, test_steps);
     tcase_add_test(tc, test_reindex_changed);
     tcase_add_test(tc, test_bounds);
