@@ -12,7 +12,8 @@
 /* BM25F: a word in the name counts three times one in the description;
  * short fields (names) are barely length-normalised, prose is. Name
  * coverage: a tool gets up to `cover` more for the share of its final
- * name's words the query uses, a word reached through a synonym or an
+ * name's words (its toolset's name aside: a prefix says whose tool, not
+ * what it does) the query uses, a word reached through a synonym or an
  * association counting its weight times `syncover`, so that "take a
  * screenshot" prefers browser_take_screenshot to a tool that only
  * mentions screenshots, and "give me the ticket" get_issue. Field weights

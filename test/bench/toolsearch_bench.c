@@ -579,7 +579,7 @@ int main(int argc, char **argv)
                 argv[0]);
         return 2;
     }
-    if (getenv("TS_TUNE") != NULL) { /* cross-validation: 18 numbers, as struct gw_ts_weights */
+    if (getenv("TS_TUNE") != NULL) { /* cross-validation: 19 numbers, as struct gw_ts_weights */
         struct gw_ts_weights w;
         double *v = (double *)&w;
         const char *p = getenv("TS_TUNE");
