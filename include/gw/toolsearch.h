@@ -18,22 +18,25 @@
  * leaves the dictionary: memory follows the current catalog. The daemon
  * steps on its loop (servers_toolsearch.c) once a search was made.
  *
- * Ranking: BM25F over six fields (final name, original name, title,
- * description, parameter names and descriptions, toolset), with per-field
- * weights and length normalisation; query words also match, at a
- * discount, through a small table of general English synonyms
- * (toolsearch_text.c) and through the words the catalog itself relates to
- * them (the name words most tools using the word share), and a path or
- * file name in the query asks for a file or directory. A tool gets a bonus
- * for the share of its name's words the query reaches. A tool whose final
- * name is the query, or starts with it, ranks before the others.
+ * Ranking: BM25F over six fields (final name, original name, title or
+ * else the description's first sentence, description, parameter names,
+ * descriptions and enum values, toolset), with per-field weights and
+ * length normalisation; query words also match, at a discount, through a
+ * small table of general English synonyms (toolsearch_text.c) and through
+ * the words the catalog itself relates to them (the name words most tools
+ * using the word share); a path or file name in the query asks for a file
+ * or directory, and a question for the verbs of reading. A tool gets a
+ * bonus for the share of its name's words (its toolset's name aside) the
+ * query reaches. A tool whose final name is the query, or starts with it,
+ * ranks before the others.
  *
  * Bounds: a query is at most GW_TOOLSEARCH_QUERY_MAX bytes and at most
  * GW_TOOLSEARCH_TERMS_MAX words are used. Of a tool, the first
  * GW_TOOLSEARCH_TEXT_MAX bytes of its description and title, the first
  * GW_TOOLSEARCH_PARAMS_MAX parameters (GW_TOOLSEARCH_PARAM_MAX bytes of
- * each one's name and description) and at most GW_TOOLSEARCH_DOC_TERMS_MAX
- * distinct words are indexed. */
+ * each one's name, of its description, and of its first
+ * GW_TOOLSEARCH_ENUM_MAX enum values together) and at most
+ * GW_TOOLSEARCH_DOC_TERMS_MAX distinct words are indexed. */
 #ifndef GW_TOOLSEARCH_H
 #define GW_TOOLSEARCH_H
 
@@ -51,6 +54,7 @@
 #define GW_TOOLSEARCH_TEXT_MAX      8192
 #define GW_TOOLSEARCH_PARAM_MAX     1024
 #define GW_TOOLSEARCH_PARAMS_MAX    64
+#define GW_TOOLSEARCH_ENUM_MAX      32 /* enum values per parameter */
 #define GW_TOOLSEARCH_DOC_TERMS_MAX 512
 #define GW_TOOLSEARCH_SLICE_US      10000 /* a step's budget on the loop */
 

@@ -37,6 +37,7 @@ struct gw_ts_doc {
     struct gw_ts_seg *seg;
     uint32_t pos; /* place in the toolset's listing */
     uint16_t len[NF];
+    uint16_t ncover; /* the name's words but its toolset's (name coverage) */
     uint16_t nterms;
     bool live;   /* served: its toolset's build is complete */
     bool reused; /* a build under way took it over unchanged, to place at npos */
@@ -102,6 +103,7 @@ struct gw_ts_weights {
     double assoc;    /* the weight of a word the catalog relates to a query word */
     double syncover; /* name coverage through a related word: this times its weight */
     double path;     /* the weight of "file" or "directory" for a path in the query */
+    double ask;      /* the weight of "get" and "list" for a question */
 };
 /* Sets `w` (unless NULL) after copying the current ones to `old` (unless NULL). */
 void gw_ts_tune(const struct gw_ts_weights *w, struct gw_ts_weights *old);

@@ -199,7 +199,28 @@ static void collect_text(struct collect *c, enum gw_ts_field f, const char *text
         gw_toolsearch_tokens(text, strnlen(text, max), collect_word, c);
 }
 
-/* Parameter names and descriptions: the top level of the input schema. */
+/* A parameter's string enum values, the first GW_TOOLSEARCH_ENUM_MAX and
+ * GW_TOOLSEARCH_PARAM_MAX bytes of them together: what a tool can be
+ * asked to do is often there ("closed" for a state, a travel mode, a
+ * merge method). Returns how many, with each one's length to index. */
+static size_t enum_values(const json_t *param, const char **v, size_t *len)
+{
+    const json_t *e = json_object_get(param, "enum");
+    size_t n = 0, left = GW_TOOLSEARCH_PARAM_MAX;
+
+    for (size_t i = 0; i < json_array_size(e) && n < GW_TOOLSEARCH_ENUM_MAX && left > 0; i++) {
+        const char *s = json_string_value(json_array_get(e, i));
+        if (s == NULL)
+            continue;
+        v[n] = s;
+        len[n] = strnlen(s, left);
+        left -= len[n++];
+    }
+    return n;
+}
+
+/* Parameter names, descriptions and enum values: the top level of the
+ * input schema. */
 static void collect_params(struct collect *c, const json_t *schema)
 {
     const json_t *props = json_object_get(schema, "properties"), *v;
@@ -213,6 +234,11 @@ static void collect_params(struct collect *c, const json_t *schema)
         collect_text(c, F_PARAM, key, GW_TOOLSEARCH_PARAM_MAX);
         collect_text(c, F_PARAM, json_string_value(json_object_get(v, "description")),
                      GW_TOOLSEARCH_PARAM_MAX);
+        const char *ev[GW_TOOLSEARCH_ENUM_MAX];
+        size_t elen[GW_TOOLSEARCH_ENUM_MAX];
+        c->f = F_PARAM;
+        for (size_t i = 0, m = enum_values(v, ev, elen); i < m; i++)
+            gw_toolsearch_tokens(ev[i], elen[i], collect_word, c);
     }
 }
 
@@ -246,6 +272,10 @@ static uint64_t tool_hash(const struct gw_cat_tool *t)
             break;
         h = fnv(h, key, GW_TOOLSEARCH_PARAM_MAX);
         h = fnv(h, json_string_value(json_object_get(v, "description")), GW_TOOLSEARCH_PARAM_MAX);
+        const char *ev[GW_TOOLSEARCH_ENUM_MAX];
+        size_t elen[GW_TOOLSEARCH_ENUM_MAX];
+        for (size_t i = 0, m = enum_values(v, ev, elen); i < m; i++)
+            h = fnv(h, ev[i], elen[i]);
     }
     return h;
 }
@@ -262,6 +292,21 @@ static uint32_t doc_alloc(struct gw_toolsearch *ix)
     return (uint32_t)ix->ndocs++;
 }
 
+/* The length of a description's first sentence (to a full stop followed
+ * by a blank, or a line's end), at most SUMMARY_MAX bytes: a tool without
+ * a title is summed up there, before the notes on how to use it. */
+#define SUMMARY_MAX 200
+
+static size_t summary_len(const char *d)
+{
+    size_t n = 0;
+
+    while (n < SUMMARY_MAX && d[n] != '\0' && d[n] != '\n' &&
+           !(d[n] == '.' && (d[n + 1] == ' ' || d[n + 1] == '\0')))
+        n++;
+    return n;
+}
+
 /* Indexes one tool into `s`'s build; not served until the build is
  * published. */
 static void doc_add(struct gw_toolsearch *ix, struct gw_ts_seg *s, const struct gw_cat_tool *t,
@@ -274,7 +319,10 @@ static void doc_add(struct gw_toolsearch *ix, struct gw_ts_seg *s, const struct 
     collect_text(&c, F_NAME, t->name, GW_TOOLSEARCH_TEXT_MAX);
     if (strcmp(t->original_name, t->name) != 0)
         collect_text(&c, F_ORIG, t->original_name, GW_TOOLSEARCH_TEXT_MAX);
-    collect_text(&c, F_TITLE, t->title, GW_TOOLSEARCH_TEXT_MAX);
+    if (t->title != NULL && t->title[0] != '\0')
+        collect_text(&c, F_TITLE, t->title, GW_TOOLSEARCH_TEXT_MAX);
+    else if (t->description != NULL)
+        collect_text(&c, F_TITLE, t->description, summary_len(t->description));
     collect_text(&c, F_DESC, t->description, GW_TOOLSEARCH_TEXT_MAX);
     collect_params(&c, t->input_schema);
     collect_text(&c, F_SET, t->toolset, GW_TOOLSEARCH_TEXT_MAX);
@@ -288,6 +336,7 @@ static void doc_add(struct gw_toolsearch *ix, struct gw_ts_seg *s, const struct 
     doc->hash = hash;
     doc->pos = (uint32_t)s->nb;
     memcpy(doc->len, c.len, sizeof doc->len);
+    doc->ncover = c.len[F_NAME];
     doc->terms = gw_xcalloc(c.n ? c.n : 1, sizeof *doc->terms);
     doc->nterms = (uint16_t)c.n;
     for (size_t i = 0; i < c.n; i++) {
@@ -298,6 +347,8 @@ static void doc_add(struct gw_toolsearch *ix, struct gw_ts_seg *s, const struct 
             t2->p = gw_xrealloc(t2->p, t2->cap * sizeof *t2->p);
         }
         doc->terms[i] = (struct gw_ts_dterm){c.list[i].doc, t2->n};
+        if (c.list[i].tf[F_SET] > 0) /* a prefix: says whose tool, not what it does */
+            doc->ncover -= c.list[i].tf[F_NAME];
         t2->p[t2->n] = c.list[i];
         t2->p[t2->n].doc = d;
         t2->p[t2->n++].slot = (uint16_t)i;

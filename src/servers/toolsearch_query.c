@@ -5,13 +5,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "gw/util.h"
 
 /* BM25F: a word in the name counts three times one in the description;
  * short fields (names) are barely length-normalised, prose is. Name
  * coverage: a tool gets up to `cover` more for the share of its final
- * name's words the query uses, a word reached through a synonym or an
+ * name's words (its toolset's name aside: a prefix says whose tool, not
+ * what it does) the query uses, a word reached through a synonym or an
  * association counting its weight times `syncover`, so that "take a
  * screenshot" prefers browser_take_screenshot to a tool that only
  * mentions screenshots, and "give me the ticket" get_issue. Field weights
@@ -28,6 +30,7 @@ static struct gw_ts_weights W = {
     .assoc = 0.6,
     .syncover = 1.0,
     .path = 0.5,
+    .ask = 0.3,
 };
 /* Scores a name match adds: an exact match ranks before a prefix match,
  * which ranks before any word match (BM25F scores stay far below). */
@@ -148,6 +151,41 @@ static void path_words(const char *query, struct qwords *q)
     }
 }
 
+/* A question ("what are…", "which…", "is my build green?") asks to read,
+ * not to change: it also asks, weakly, for the verbs of reading that tool
+ * names start with. */
+static bool question(const char *query)
+{
+    static const char *const asks[] = {"what",  "what's", "whats", "which", "who",  "whose",
+                                       "where", "when",   "why",   "how",   "is",   "are",
+                                       "was",   "were",   "does",  "do",    "did",  "has",
+                                       "have",  "can",    "could", "any",   "show", "tell"};
+    size_t n;
+
+    query += strspn(query, " \t\r\n\"'");
+    n = strcspn(query, " \t\r\n,?");
+    if (strchr(query, '?') != NULL)
+        return true;
+    for (size_t i = 0; i < sizeof asks / sizeof *asks; i++)
+        if (strlen(asks[i]) == n && strncasecmp(query, asks[i], n) == 0)
+            return true;
+    return false;
+}
+
+static void question_words(const char *query, struct qwords *q)
+{
+    static const char *const word[] = {"get", "list"};
+
+    if (!question(query))
+        return;
+    for (size_t i = 0; i < sizeof word / sizeof *word && q->n < GW_TOOLSEARCH_TERMS_MAX; i++) {
+        size_t before = q->n;
+        query_word(word[i], q);
+        if (q->n > before)
+            q->v[before].wt = W.ask;
+    }
+}
+
 static void scratch_fit(struct gw_toolsearch *ix)
 {
     if (ix->scratch_cap >= ix->ndocs)
@@ -214,7 +252,7 @@ static size_t score_term(struct gw_toolsearch *ix, const struct gw_ts_term *t, d
                 wtf += W.w[f] * p->tf[f] / (1.0 - W.b[f] + W.b[f] * d->len[f] / avg[f]);
         }
         s = w * idf * wtf / (W.k1 + wtf);
-        if (p->tf[F_NAME] > 0 && cw > 0) {
+        if (p->tf[F_NAME] > 0 && p->tf[F_SET] == 0 && cw > 0) {
             if (ix->nstamp[p->doc] != gs) {
                 ix->nstamp[p->doc] = gs;
                 ix->gname[p->doc] = cw;
@@ -385,6 +423,8 @@ size_t gw_toolsearch_query(struct gw_toolsearch *ix, const struct gw_catalog *ca
     gw_toolsearch_tokens(query, strlen(query), query_word, &q);
     if (!(flags & GW_TOOLSEARCH_NO_SYNONYMS))
         path_words(query, &q);
+    if (!(flags & GW_TOOLSEARCH_NO_SYNONYMS))
+        question_words(query, &q);
     as = next_stamp(ix);
     for (size_t i = 0; i < q.n; i++) {
         const char *alt[24];
@@ -427,8 +467,8 @@ size_t gw_toolsearch_query(struct gw_toolsearch *ix, const struct gw_catalog *ca
             uint32_t d = s->docs[j];
             int m = name_match(ix->docs[d].key, qname, qlen);
             double score = ix->astamp[d] == as ? ix->acc[d] : 0;
-            if (ix->astamp[d] == as && ix->docs[d].len[F_NAME] > 0)
-                score += W.cover * ix->nhits[d] / ix->docs[d].len[F_NAME];
+            if (ix->astamp[d] == as && ix->docs[d].ncover > 0)
+                score += W.cover * ix->nhits[d] / ix->docs[d].ncover;
             if (m != 0)
                 score += m == 2 ? EXACT_BONUS : PREFIX_BONUS;
             if (score > 0)

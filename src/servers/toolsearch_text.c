@@ -67,7 +67,7 @@ void gw_toolsearch_stem(char *w)
         strcpy(w + n - 3, "y");
         n -= 2;
     } else if (n > 4 && (ends(w, n, "sses") || ends(w, n, "xes") || ends(w, n, "ches") ||
-                         ends(w, n, "shes") || ends(w, n, "zes"))) {
+                         ends(w, n, "shes") || ends(w, n, "zzes"))) {
         n -= 2;
     } else if (n > 3 && w[n - 1] == 's' && !ends(w, n, "ss") && !ends(w, n, "us") &&
                !ends(w, n, "is")) {
@@ -88,8 +88,14 @@ void gw_toolsearch_stem(char *w)
     }
     /* running → run, stopped → stop; but not pass/fill/add */
     if (cut && n > 2 && w[n - 1] == w[n - 2] && !vowel(w[n - 1]) && w[n - 1] != 's' &&
-        w[n - 1] != 'l' && w[n - 1] != 'd')
+        w[n - 1] != 'l' && w[n - 1] != 'd') {
         n--;
+    } else if (cut && n == 3 && !vowel(w[0]) && (vowel(w[1]) || w[1] == 'y') && !vowel(w[2]) &&
+               w[2] != 'w' && w[2] != 'x' && w[2] != 'y') {
+        /* making → make, named → name, typing → type: the e the suffix
+         * took, as the word without a suffix keeps it (4 letters) */
+        w[n++] = 'e';
+    }
     if (n > 4 && w[n - 1] == 'e')
         n--;
     w[n] = '\0';

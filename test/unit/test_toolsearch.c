@@ -87,13 +87,16 @@ START_TEST(test_tokens_split_identifiers)
 }
 END_TEST
 
+/* Two buffers in turn, so that stem(x) and stem(y) can be compared. */
 static const char *stem(const char *w)
 {
-    static char b[GW_TOOLSEARCH_TOKEN_MAX];
+    static char b[2][GW_TOOLSEARCH_TOKEN_MAX];
+    static int i;
 
-    snprintf(b, sizeof b, "%s", w);
-    gw_toolsearch_stem(b);
-    return b;
+    i = !i;
+    snprintf(b[i], sizeof b[i], "%s", w);
+    gw_toolsearch_stem(b[i]);
+    return b[i];
 }
 
 START_TEST(test_stemmer)
@@ -114,6 +117,14 @@ START_TEST(test_stemmer)
     ck_assert_str_eq(stem("added"), "add");
     ck_assert_str_eq(stem("filled"), "fill");
     ck_assert_str_eq(stem("go"), "go");
+    /* issue 34: a suffix that took an e gives it back, so the forms meet */
+    ck_assert_str_eq(stem("making"), stem("make"));
+    ck_assert_str_eq(stem("named"), stem("name"));
+    ck_assert_str_eq(stem("typing"), stem("type"));
+    ck_assert_str_eq(stem("sizes"), stem("size"));
+    ck_assert_str_eq(stem("sized"), stem("size"));
+    ck_assert_str_eq(stem("fixed"), "fix");
+    ck_assert_str_eq(stem("getting"), "get");
 }
 END_TEST
 
@@ -437,6 +448,93 @@ START_TEST(test_reindex_changed)
 }
 END_TEST
 
+/* Issue 34: a parameter's enum values are the tool's words too ("closed"
+ * for a state), and a change of them re-indexes the tool. */
+START_TEST(test_enum_values)
+{
+    struct gw_catalog *cat = gw_catalog_new();
+    struct gw_toolsearch *ix = gw_toolsearch_new();
+    struct gw_server_config s = server("tracker");
+    json_t *list =
+        json_pack("[{s:s, s:s, s:{s:s, s:{s:{s:s, s:[s, s]}}}}, {s:s, s:s, s:{s:s}}]", "name",
+                  "update_item", "description", "Change an item", "inputSchema", "type", "object",
+                  "properties", "state", "type", "string", "enum", "open", "closed", "name",
+                  "get_item", "description", "Read an item", "inputSchema", "type", "object");
+
+    ck_assert_int_ge(
+        gw_catalog_commit(cat, gw_catalog_derive(&s, list), GW_TOOL_CHANGES_WARN, NULL), 0);
+    gw_toolsearch_sync(ix, cat);
+    ck_assert_str_eq(first(ix, cat, "close it", GW_TOOLSEARCH_NO_SYNONYMS), "update_item");
+    json_array_set_new(
+        json_object_get(
+            json_object_get(json_object_get(json_object_get(json_array_get(list, 0), "inputSchema"),
+                                            "properties"),
+                            "state"),
+            "enum"),
+        1, json_string("archived"));
+    ck_assert_int_ge(
+        gw_catalog_commit(cat, gw_catalog_derive(&s, list), GW_TOOL_CHANGES_WARN, NULL), 0);
+    gw_toolsearch_sync(ix, cat);
+    ck_assert_str_eq(first(ix, cat, "close it", GW_TOOLSEARCH_NO_SYNONYMS), "");
+    ck_assert_str_eq(first(ix, cat, "archived", GW_TOOLSEARCH_NO_SYNONYMS), "update_item");
+    json_decref(list);
+    gw_toolsearch_free(ix);
+    gw_catalog_free(cat);
+}
+END_TEST
+
+/* Issue 34: a tool's name coverage leaves out its toolset's name, which
+ * prefixes say twice (a server's own prefix under the operator's): the
+ * query's word is the whole of what discord_discord_send does. */
+START_TEST(test_cover_prefix)
+{
+    struct gw_catalog *cat = gw_catalog_new();
+    struct gw_toolsearch *ix = gw_toolsearch_new();
+
+    whole(ix);
+    put(cat, "discord", "discord_discord_send", "Posts text.", NULL);
+    put(cat, "queue", "send_later", "Posts text later.", NULL);
+    ck_assert_str_eq(first(ix, cat, "send it", 0), "discord_discord_send");
+    gw_toolsearch_free(ix);
+    gw_catalog_free(cat);
+}
+END_TEST
+
+/* Issue 34: a question asks to read: of two tools equally worded, the
+ * one whose name reads ranks first; an order does not ask it. */
+START_TEST(test_question)
+{
+    struct gw_catalog *cat = gw_catalog_new();
+    struct gw_toolsearch *ix = gw_toolsearch_new();
+
+    whole(ix);
+    put(cat, "weather", "create_forecast", "Forecast.", "get_forecast",
+        "The forecast of a city for the coming days.", NULL);
+    ck_assert_str_eq(first(ix, cat, "what is the forecast for Paris?", 0), "get_forecast");
+    ck_assert_str_eq(first(ix, cat, "which forecast holds for Paris", 0), "get_forecast");
+    ck_assert_str_eq(first(ix, cat, "forecast for Paris", 0), "create_forecast");
+    gw_toolsearch_free(ix);
+    gw_catalog_free(cat);
+}
+END_TEST
+
+/* Issue 34: a tool without a title is summed up by its description's
+ * first sentence, which counts as a title: what a tool does outweighs
+ * what its notes mention. */
+START_TEST(test_summary)
+{
+    struct gw_catalog *cat = gw_catalog_new();
+    struct gw_toolsearch *ix = gw_toolsearch_new();
+
+    whole(ix);
+    put(cat, "photos", "photo_a", "Rotate a photo. Keeps the colours, the size and the metadata.",
+        "photo_b", "Crop a photo. Rotate it if asked.", NULL);
+    ck_assert_str_eq(first(ix, cat, "rotate", 0), "photo_a");
+    gw_toolsearch_free(ix);
+    gw_catalog_free(cat);
+}
+END_TEST
+
 START_TEST(test_query_problems)
 {
     char big[GW_TOOLSEARCH_QUERY_MAX + 2];
@@ -524,6 +622,10 @@ static Suite *suite(void)
     tcase_add_test(tc, test_ranking);
     tcase_add_test(tc, test_incremental);
     tcase_add_test(tc, test_forgets);
+    tcase_add_test(tc, test_enum_values);
+    tcase_add_test(tc, test_cover_prefix);
+    tcase_add_test(tc, test_question);
+    tcase_add_test(tc, test_summary);
     tcase_add_test(tc, test_steps);
     tcase_add_test(tc, test_reindex_changed);
     tcase_add_test(tc, test_bounds);
