@@ -59,11 +59,21 @@ struct gw_sandbox_spec {
 /* The home's path inside the sandbox (also HOME). */
 #define GW_SANDBOX_HOME "/home/sandbox"
 
+/* The files bwrap copies into the sandbox's root (--file FD) instead of
+ * binding them: the spawn passes fd[i] as the child's descriptor 3 + i and
+ * closes them once it has forked (gw_sandbox_fds_close). */
+#define GW_SANDBOX_MAX_FDS 32
+struct gw_sandbox_fds {
+    int fd[GW_SANDBOX_MAX_FDS];
+    size_t n;
+};
+
 /* bwrap's argv (argv[0] is bwrap's path) for `sp`, NULL-terminated, with
- * the server's command and arguments after "--". Free with
- * gw_sandbox_argv_free. */
-char **gw_sandbox_argv(const struct gw_sandbox_spec *sp);
+ * the server's command and arguments after "--"; the descriptors it names
+ * are opened into *fds (n = 0 first). Free with gw_sandbox_argv_free. */
+char **gw_sandbox_argv(const struct gw_sandbox_spec *sp, struct gw_sandbox_fds *fds);
 void gw_sandbox_argv_free(char **argv);
+void gw_sandbox_fds_close(struct gw_sandbox_fds *fds);
 
 /* `mcpgw sandbox-relay PORT SOCKET -- COMMAND ARGS…` (main.c hands its
  * arguments from "sandbox-relay" on): the relay inside a sandbox with an
