@@ -91,6 +91,14 @@ static void read_file(struct list *l, const char *path, const char *const *keys)
         fclose(f);
 }
 
+/* The directory the launcher runs in, as the sandbox shows it: the
+ * server's cwd when it sets one; else its home (added as the user's
+ * config below), never the config's directory, which is hidden inside. */
+static const char *project_dir(const struct gw_server_config *cfg)
+{
+    return cfg->cwd_set ? cfg->cwd : NULL;
+}
+
 static void npm_registries(struct list *l, const struct gw_server_config *cfg, const char *home)
 {
     static const char *const keys[] = {"registry", NULL};
@@ -99,7 +107,8 @@ static void npm_registries(struct list *l, const struct gw_server_config *cfg, c
     if ((v = env_of(cfg, "npm_config_registry")) || (v = env_of(cfg, "NPM_CONFIG_REGISTRY")))
         add_url(l, v, strlen(v));
     /* npm's order: the project's, the user's, the global npmrc. */
-    char *project = cfg->cwd ? gw_xasprintf("%s/.npmrc", cfg->cwd) : NULL;
+    const char *dir = project_dir(cfg);
+    char *project = dir ? gw_xasprintf("%s/.npmrc", dir) : NULL;
     char *user = home ? gw_xasprintf("%s/.npmrc", home) : NULL;
     read_file(l, project, keys);
     read_file(l, env_of(cfg, "npm_config_userconfig"), keys);
@@ -135,7 +144,7 @@ static void uv_indexes(struct list *l, const struct gw_server_config *cfg, const
         }
     }
     char *paths[3] = {
-        cfg->cwd ? gw_xasprintf("%s/uv.toml", cfg->cwd) : NULL,
+        project_dir(cfg) ? gw_xasprintf("%s/uv.toml", project_dir(cfg)) : NULL,
         home ? gw_xasprintf("%s/.config/uv/uv.toml", home) : NULL,
         gw_xstrdup("/etc/uv/uv.toml"),
     };

@@ -161,7 +161,7 @@ START_TEST(test_registry)
     fclose(f);
     struct gw_kv env[] = {{"npm_config_registry", "https://mirror.example:8443/npm/"}};
     char *allow[] = {"api.github.com", "registry"};
-    struct gw_server_config cfg = {.command_path = "/usr/bin/npx", .cwd = dir};
+    struct gw_server_config cfg = {.command_path = "/usr/bin/npx", .cwd = dir, .cwd_set = true};
     cfg.sandbox.allow = allow;
     cfg.sandbox.nallow = 2;
     char **out;
@@ -171,6 +171,21 @@ START_TEST(test_registry)
     ck_assert_str_eq(out[0], "api.github.com");
     ck_assert_str_eq(out[1], "npm.internal:4873");
     ck_assert_str_eq(out[2], "npm.corp");
+    for (size_t i = 0; i < nout; i++)
+        free(out[i]);
+    free(out);
+    /* Without a cwd the server runs in its home: the .npmrc of the
+     * config's directory (cwd's default) is not what npm inside reads,
+     * the home's is. */
+    cfg.cwd_set = false;
+    gw_sandbox_allow_list(&cfg, NULL, &out, &nout);
+    ck_assert_uint_eq(nout, 2);
+    ck_assert_str_eq(out[1], "registry.npmjs.org");
+    for (size_t i = 0; i < nout; i++)
+        free(out[i]);
+    free(out);
+    gw_sandbox_allow_list(&cfg, dir, &out, &nout);
+    ck_assert_str_eq(out[1], "npm.internal:4873");
     for (size_t i = 0; i < nout; i++)
         free(out[i]);
     free(out);
