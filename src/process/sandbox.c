@@ -36,7 +36,7 @@ static const char *const etc_files[] = {
  * directory, is bound. Each bind is a mount, a read-only remount and a
  * parse of the namespace's whole mountinfo by bwrap: the copies take
  * 13 % of bwrap's CPU time and 29 of its 72 mounts off each start
- * (docs/performance.md), for ~30 KiB of the instance's memory;
+ * (docs/performance.md), for ~70 KiB of the instance's memory;
  * ld.so.cache and mime.types stay bound. */
 #define ETC_COPY_MAX (16 * 1024)
 
