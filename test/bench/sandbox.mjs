@@ -221,9 +221,9 @@ function bwrapAlone(leader, n) {
     }
   }
   let mounts = NaN, syscalls = NaN;
-  if (hasStrace) {
-    const trace = path.join(TMP, 'bwrap.strace');
-    run('strace', ['-f', '-c', '-o', trace, '--', box[0], ...box.slice(1)]);
+  const trace = path.join(TMP, 'bwrap.strace');
+  // strace may be refused (ptrace_scope, a container): then no figure.
+  if (hasStrace && run('strace', ['-f', '-c', '-o', trace, '--', box[0], ...box.slice(1)], 'pipe') && fs.existsSync(trace)) {
     const t = fs.readFileSync(trace, 'utf8');
     mounts = Number((/^\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?mount$/m.exec(t) || [])[1]);
     syscalls = Number((/^\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?total$/m.exec(t) || [])[1]);
@@ -298,7 +298,7 @@ async function main() {
     rows.push(`| start → ready, server-memory (median of ${COLD_NODE}) | ${fmt(m(coldM.m_plain))} ms | ${fmt(m(coldM.m_boxed))} ms | ${added(coldM.m_plain, coldM.m_boxed)} | |`);
     rows.push(`| bwrap alone: the daemon's command line (${alone.argc} args, ${alone.nfiles} files copied in) running /bin/true, wall | ${fmt(m(alone.plain), 2)} ms | ${fmt(m(alone.bwrap), 2)} ms | ${added(alone.plain, alone.bwrap)} | |`);
     if (hasPerf) rows.push(`| the same, CPU time of all its processes (perf stat task-clock), median; context switches | ${fmt(m(alone.cpuPlain), 2)} ms | ${fmt(m(alone.cpu), 2)} ms; ${fmt(m(alone.cs), 0)} | ${fmt(m(alone.cpu) - m(alone.cpuPlain), 2)} ms | |`);
-    if (hasStrace) rows.push(`| the same, system calls / mounts (strace -f -c, one run) | | ${alone.syscalls} / ${alone.mounts} | | |`);
+    if (hasStrace) rows.push(`| the same, system calls / mounts (strace -f -c, one run) | | ${fmt(alone.syscalls, 0)} / ${fmt(alone.mounts, 0)} | | |`);
     rows.push(`| the same with --as-pid-1 (no init process), wall | | ${fmt(m(alone.asPid1), 2)} ms | ${added(alone.plain, alone.asPid1)} | |`);
     const kb = (xs) => m(xs) / 1024;
     const bwRss = bw.map((ps) => ps.reduce((n, p) => n + p.rss, 0)), bwPss = bw.map((ps) => ps.reduce((n, p) => n + p.pss, 0));
