@@ -88,11 +88,13 @@ const char *gw_sandbox_self(void);
 
 /* The allow-list of `sb` with `registry` replaced by the hosts the
  * server's launcher installs from (npx/npm: the registries of npm's
- * configuration, read from the server's env, the daemon's, the npmrc files
- * of its cwd, `home` and the system; uvx/uv: uv's index, from the same env
- * and uv.toml), each as "host[:port]". New strings in *out. */
-void gw_sandbox_allow_list(const struct gw_server_config *cfg, const char *home, char ***out,
-                           size_t *nout);
+ * configuration, read from `env`, the npmrc files of its cwd, `home` and
+ * the system; uvx/uv: uv's index, from `env` and uv.toml), each as
+ * "host[:port]". `env` is the environment the instance gets
+ * (gw_child_env_build: what inherit_env passes on and the server's env),
+ * NULL-terminated. New strings in *out. */
+void gw_sandbox_allow_list(const struct gw_server_config *cfg, const char *home, char *const *env,
+                           char ***out, size_t *nout);
 
 /* The home of an instance of `server`, made 0700 under `state_dir`:
  * `<state_dir>/homes/<server>` (home: server, kept) or a fresh

@@ -14,7 +14,7 @@ import http from 'node:http';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { spawnSync } from 'node:child_process';
-import { start, waitFor, root, slow } from './lib/harness.mjs';
+import { start, waitFor, root, slow, fixtures } from './lib/harness.mjs';
 
 const PKG_DIR = path.join(root, 'test/fixtures/npx_pkg');
 const PKG = JSON.parse(fs.readFileSync(path.join(PKG_DIR, 'package.json'), 'utf8'));
@@ -199,4 +199,40 @@ servers:
   assert.ok(!fs.existsSync(path.join(stateDir, 'homes', 'offline', '.npm/_npx')) ||
     fs.readdirSync(path.join(stateDir, 'homes', 'offline', '.npm/_npx')).every((h) =>
       !fs.existsSync(path.join(stateDir, 'homes', 'offline', '.npm/_npx', h, 'node_modules', PKG.name))));
+});
+
+// `registry` must be the registry npm inside uses: read from the
+// environment the server gets, not from the daemon's. The probe fixture,
+// run as "npx", asks the proxy for the registry's address itself.
+test('registry is read from the server\'s environment: a daemon variable inherit_env keeps out widens nothing', { skip, timeout: 120000 }, async (t) => {
+  const reg = await registry(tarball());
+  t.after(() => reg.close());
+  const dir = fs.mkdtempSync('/tmp/mcpgw-npx-');
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  fs.mkdirSync(path.join(dir, 'bin'));
+  fs.mkdirSync(path.join(dir, 'home'));
+  fs.symlinkSync(path.join(fixtures, 'sandbox_probe'), path.join(dir, 'bin/npx'));
+  const d = await start(`version: 1
+gateway:
+  inherit_env: [PATH]
+servers:
+  kept-out:
+    command: ${dir}/bin/npx
+    sandbox: {network: [registry]}
+  given:
+    command: ${dir}/bin/npx
+    env: {npm_config_registry: "${reg.url}"}
+    transform: [{prefix: given_}]
+    sandbox: {network: [registry]}
+`, { env: { ...daemonEnv(path.join(dir, 'home'), path.join(dir, 'state')), npm_config_registry: reg.url }, waitReady: true });
+  t.after(() => d.stop());
+  const connect = async (tool) => {
+    const dest = reg.url.slice('http://'.length, -1);
+    const r = await d.post(`/v1/tools/${tool}/call`, { dialog: 'a', arguments: { op: 'proxy', data: `CONNECT ${dest} HTTP/1.1\r\n\r\n`, after: `GET /-/ping?${tool} HTTP/1.1\r\nHost: ${dest}\r\nConnection: close\r\n\r\n` } }, { timeoutMs: 60000 * slow });
+    assert.equal(r.status, 200, r.body);
+    return r.json.contentItems[0].text;
+  };
+  assert.match(await connect('probe'), /^ok: HTTP\/1\.1 403/);
+  assert.match(await connect('given_probe'), /^ok: HTTP\/1\.1 200 Connection Established\r\n\r\nHTTP\/1\.1 404/);
+  assert.deepEqual(reg.seen, ['/-/ping?given_probe']);
 });
