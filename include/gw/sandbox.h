@@ -59,11 +59,21 @@ struct gw_sandbox_spec {
 /* The home's path inside the sandbox (also HOME). */
 #define GW_SANDBOX_HOME "/home/sandbox"
 
+/* The files bwrap copies into the sandbox's root (--file FD) instead of
+ * binding them: the spawn passes fd[i] as the child's descriptor 3 + i and
+ * closes them once it has forked (gw_sandbox_fds_close). */
+#define GW_SANDBOX_MAX_FDS 32
+struct gw_sandbox_fds {
+    int fd[GW_SANDBOX_MAX_FDS];
+    size_t n;
+};
+
 /* bwrap's argv (argv[0] is bwrap's path) for `sp`, NULL-terminated, with
- * the server's command and arguments after "--". Free with
- * gw_sandbox_argv_free. */
-char **gw_sandbox_argv(const struct gw_sandbox_spec *sp);
+ * the server's command and arguments after "--"; the descriptors it names
+ * are opened into *fds (n = 0 first). Free with gw_sandbox_argv_free. */
+char **gw_sandbox_argv(const struct gw_sandbox_spec *sp, struct gw_sandbox_fds *fds);
 void gw_sandbox_argv_free(char **argv);
+void gw_sandbox_fds_close(struct gw_sandbox_fds *fds);
 
 /* `mcpgw sandbox-relay PORT SOCKET -- COMMAND ARGS…` (main.c hands its
  * arguments from "sandbox-relay" on): the relay inside a sandbox with an
@@ -78,11 +88,13 @@ const char *gw_sandbox_self(void);
 
 /* The allow-list of `sb` with `registry` replaced by the hosts the
  * server's launcher installs from (npx/npm: the registries of npm's
- * configuration, read from the server's env, the daemon's, the npmrc files
- * of its cwd, `home` and the system; uvx/uv: uv's index, from the same env
- * and uv.toml), each as "host[:port]". New strings in *out. */
-void gw_sandbox_allow_list(const struct gw_server_config *cfg, const char *home, char ***out,
-                           size_t *nout);
+ * configuration, read from `env`, the npmrc files of its cwd, `home` and
+ * the system; uvx/uv: uv's index, from `env` and uv.toml), each as
+ * "host[:port]". `env` is the environment the instance gets
+ * (gw_child_env_build: what inherit_env passes on and the server's env),
+ * NULL-terminated. New strings in *out. */
+void gw_sandbox_allow_list(const struct gw_server_config *cfg, const char *home, char *const *env,
+                           char ***out, size_t *nout);
 
 /* The home of an instance of `server`, made 0700 under `state_dir`:
  * `<state_dir>/homes/<server>` (home: server, kept) or a fresh

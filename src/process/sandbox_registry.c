@@ -50,12 +50,15 @@ static void add_url(struct list *l, const char *url, size_t n)
     add(l, entry);
 }
 
-static const char *env_of(const struct gw_server_config *cfg, const char *name)
+/* `name` in the instance's environment: the daemon's own variables only
+ * when inherit_env passes them on, as npm and uv inside see them. */
+static const char *env_of(char *const *env, const char *name)
 {
-    for (size_t i = cfg->nenv; i-- > 0;)
-        if (strcmp(cfg->env[i].name, name) == 0)
-            return cfg->env[i].value;
-    return getenv(name);
+    size_t n = strlen(name);
+    for (char *const *e = env; e && *e; e++)
+        if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
+            return *e + n + 1;
+    return NULL;
 }
 
 /* Each `KEY = VALUE` line of `path` whose key ends with `suffix` (npmrc:
@@ -91,20 +94,30 @@ static void read_file(struct list *l, const char *path, const char *const *keys)
         fclose(f);
 }
 
-static void npm_registries(struct list *l, const struct gw_server_config *cfg, const char *home)
+/* The directory the launcher runs in, as the sandbox shows it: the
+ * server's cwd when it sets one; else its home (added as the user's
+ * config below), never the config's directory, which is hidden inside. */
+static const char *project_dir(const struct gw_server_config *cfg)
+{
+    return cfg->cwd_set ? cfg->cwd : NULL;
+}
+
+static void npm_registries(struct list *l, const struct gw_server_config *cfg, const char *home,
+                           char *const *env)
 {
     static const char *const keys[] = {"registry", NULL};
     const char *v;
     size_t before = l->n;
-    if ((v = env_of(cfg, "npm_config_registry")) || (v = env_of(cfg, "NPM_CONFIG_REGISTRY")))
+    if ((v = env_of(env, "npm_config_registry")) || (v = env_of(env, "NPM_CONFIG_REGISTRY")))
         add_url(l, v, strlen(v));
     /* npm's order: the project's, the user's, the global npmrc. */
-    char *project = cfg->cwd ? gw_xasprintf("%s/.npmrc", cfg->cwd) : NULL;
+    const char *dir = project_dir(cfg);
+    char *project = dir ? gw_xasprintf("%s/.npmrc", dir) : NULL;
     char *user = home ? gw_xasprintf("%s/.npmrc", home) : NULL;
     read_file(l, project, keys);
-    read_file(l, env_of(cfg, "npm_config_userconfig"), keys);
+    read_file(l, env_of(env, "npm_config_userconfig"), keys);
     read_file(l, user, keys);
-    read_file(l, env_of(cfg, "npm_config_globalconfig"), keys);
+    read_file(l, env_of(env, "npm_config_globalconfig"), keys);
     read_file(l, "/etc/npmrc", keys);
     read_file(l, "/usr/etc/npmrc", keys);
     free(project);
@@ -114,14 +127,15 @@ static void npm_registries(struct list *l, const struct gw_server_config *cfg, c
         add(l, "registry.npmjs.org");
 }
 
-static void uv_indexes(struct list *l, const struct gw_server_config *cfg, const char *home)
+static void uv_indexes(struct list *l, const struct gw_server_config *cfg, const char *home,
+                       char *const *env)
 {
     static const char *const keys[] = {"index-url", "url", NULL};
     static const char *const vars[] = {"UV_DEFAULT_INDEX", "UV_INDEX_URL", "UV_INDEX",
                                        "UV_EXTRA_INDEX_URL", "PIP_INDEX_URL"};
     size_t before = l->n;
     for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
-        const char *v = env_of(cfg, vars[i]);
+        const char *v = env_of(env, vars[i]);
         for (; v && *v; v += strcspn(v, " ")) {
             v += strspn(v, " ");
             const char *u = strstr(v, "://");
@@ -135,7 +149,7 @@ static void uv_indexes(struct list *l, const struct gw_server_config *cfg, const
         }
     }
     char *paths[3] = {
-        cfg->cwd ? gw_xasprintf("%s/uv.toml", cfg->cwd) : NULL,
+        project_dir(cfg) ? gw_xasprintf("%s/uv.toml", project_dir(cfg)) : NULL,
         home ? gw_xasprintf("%s/.config/uv/uv.toml", home) : NULL,
         gw_xstrdup("/etc/uv/uv.toml"),
     };
@@ -150,8 +164,8 @@ static void uv_indexes(struct list *l, const struct gw_server_config *cfg, const
     }
 }
 
-void gw_sandbox_allow_list(const struct gw_server_config *cfg, const char *home, char ***out,
-                           size_t *nout)
+void gw_sandbox_allow_list(const struct gw_server_config *cfg, const char *home, char *const *env,
+                           char ***out, size_t *nout)
 {
     const struct gw_sandbox_config *sb = &cfg->sandbox;
     struct list l = {0};
@@ -162,9 +176,9 @@ void gw_sandbox_allow_list(const struct gw_server_config *cfg, const char *home,
             add(&l, sb->allow[i]);
         } else if (strcmp(cmd, "npx") == 0 || strcmp(cmd, "npm") == 0 || strcmp(cmd, "pnpm") == 0 ||
                    strcmp(cmd, "yarn") == 0) {
-            npm_registries(&l, cfg, home);
+            npm_registries(&l, cfg, home, env);
         } else if (strcmp(cmd, "uvx") == 0 || strcmp(cmd, "uv") == 0) {
-            uv_indexes(&l, cfg, home);
+            uv_indexes(&l, cfg, home, env);
         }
     }
     *out = l.v;

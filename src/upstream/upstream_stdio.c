@@ -635,7 +635,7 @@ static struct gw_upstream_stdio *instance_new(uv_loop_t *loop, const struct gw_s
 
 /* bwrap's command line in place of the server's. */
 static char **sandbox_args(struct gw_upstream_stdio *s, const struct gw_server_config *cfg,
-                           const struct gw_upstream_stdio_options *o)
+                           const struct gw_upstream_stdio_options *o, struct gw_sandbox_fds *fds)
 {
     struct gw_sandbox_spec sp = {
         .cfg = &cfg->sandbox,
@@ -651,15 +651,16 @@ static char **sandbox_args(struct gw_upstream_stdio *s, const struct gw_server_c
         .relay_exe = o->relay_exe,
         .proxy_dir = s->proxy ? gw_netproxy_dir(s->proxy) : NULL,
     };
-    return gw_sandbox_argv(&sp);
+    return gw_sandbox_argv(&sp, fds);
 }
 
 static int spawn(struct gw_upstream_stdio *s, const struct gw_server_config *cfg,
                  const struct gw_upstream_stdio_options *o, char *why, size_t whylen)
 {
     char **args;
+    struct gw_sandbox_fds fds = {.n = 0};
     if (o->bwrap) {
-        args = sandbox_args(s, cfg, o);
+        args = sandbox_args(s, cfg, o, &fds);
     } else {
         args = gw_xmalloc((cfg->nargs + 2) * sizeof(*args));
         args[0] = cfg->command ? cfg->command : cfg->command_path;
@@ -668,11 +669,15 @@ static int spawn(struct gw_upstream_stdio *s, const struct gw_server_config *cfg
         args[cfg->nargs + 1] = NULL;
     }
     char **env = gw_child_env_build(cfg, o->inherit_env, o->ninherit_env);
-    uv_stdio_container_t io[3] = {
+    uv_stdio_container_t io[3 + GW_SANDBOX_MAX_FDS] = {
         {.flags = UV_CREATE_PIPE | UV_READABLE_PIPE, .data.stream = (uv_stream_t *)&s->in},
         {.flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE, .data.stream = (uv_stream_t *)&s->out},
         {.flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE, .data.stream = (uv_stream_t *)&s->err},
     };
+    /* The files bwrap copies in, as its descriptors 3…; it closes each
+     * once read, so the server never holds them. */
+    for (size_t i = 0; i < fds.n; i++)
+        io[3 + i] = (uv_stdio_container_t){.flags = UV_INHERIT_FD, .data.fd = fds.fd[i]};
     uv_process_options_t po = {
         .exit_cb = on_exit_cb,
         .file = o->bwrap ? o->bwrap : cfg->command_path,
@@ -681,7 +686,7 @@ static int spawn(struct gw_upstream_stdio *s, const struct gw_server_config *cfg
         /* bwrap enters the instance's directory itself (--chdir). */
         .cwd = o->bwrap ? "/" : cfg->cwd,
         .flags = UV_PROCESS_DETACHED,
-        .stdio_count = 3,
+        .stdio_count = 3 + (int)fds.n,
         .stdio = io,
     };
     gw_child_cloexec_sweep();
@@ -693,6 +698,7 @@ static int spawn(struct gw_upstream_stdio *s, const struct gw_server_config *cfg
     int err = uv_spawn(s->loop, &s->proc, &po);
     gw_proctree_spawn_end(s->tree, err < 0 ? 0 : s->proc.pid);
     gw_child_env_free(env);
+    gw_sandbox_fds_close(&fds);
     if (o->bwrap)
         gw_sandbox_argv_free(args);
     else

@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 
+#include "gw/child_env.h"
 #include "gw/log.h"
 #include "gw/netproxy.h"
 #include "gw/sandbox.h"
@@ -37,7 +38,9 @@ int gw_stdio_start_proxy(struct gw_upstream_stdio *s, const struct gw_server_con
     struct gw_netproxy_options po = {0};
     char **allow;
     size_t nallow;
-    gw_sandbox_allow_list(cfg, s->home, &allow, &nallow);
+    char **env = gw_child_env_build(cfg, o->inherit_env, o->ninherit_env);
+    gw_sandbox_allow_list(cfg, s->home, env, &allow, &nallow);
+    gw_child_env_free(env);
     po.allow = allow;
     po.nallow = nallow;
     struct gw_netproxy_cbs cbs = {on_netcheck, s};

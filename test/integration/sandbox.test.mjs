@@ -88,6 +88,41 @@ servers:
   assert.ok((await d.get('/healthz')).status === 200);
 });
 
+// What bwrap makes of /etc: small files copied into the sandbox's root
+// (no mount each), large ones and directories bound, links into /usr kept
+// as links; the root read-only like the binds; and none of the
+// descriptors the copies came through left to the server.
+const ETC = ['alternatives', 'ca-certificates', 'ca-certificates.conf', 'gai.conf', 'group', 'host.conf', 'hosts',
+  'ld.so.cache', 'ld.so.conf', 'ld.so.conf.d', 'localtime', 'mime.types', 'nsswitch.conf', 'npmrc', 'os-release',
+  'passwd', 'protocols', 'resolv.conf', 'services', 'ssl', 'timezone'];
+test('the sandbox\'s /etc is the host\'s few files, its root read-only, no descriptor left open', { skip }, async (t) => {
+  const stateDir = fs.mkdtempSync('/tmp/mcpgw-state-');
+  t.after(() => fs.rmSync(stateDir, { recursive: true, force: true }));
+  const d = await start(`version: 1\nservers:\n  probe:\n    command: ${PROBE}\n    sandbox: true\n`, { env: { STATE_DIRECTORY: stateDir }, waitReady: true });
+  t.after(() => d.stop());
+  const present = ETC.filter((n) => fs.existsSync(`/etc/${n}`));
+  const listed = (await probe(d, 'a', { op: 'list', path: '/etc' })).replace(/^ok: /, '').split(' ');
+  assert.deepEqual(listed.sort(), present.sort());
+  for (const n of ['passwd', 'group', 'hosts', 'nsswitch.conf', 'resolv.conf', 'services', 'os-release', 'ld.so.conf']) {
+    if (!present.includes(n)) continue;
+    // What the probe reads: one read of up to 4095 bytes, up to a NUL.
+    const host = fs.readFileSync(`/etc/${n}`).subarray(0, 4095).toString('utf8').split('\0')[0];
+    assert.equal(await probe(d, 'a', { op: 'read', path: `/etc/${n}` }), `ok: ${host}`, n);
+  }
+  assert.match(await probe(d, 'a', { op: 'read', path: '/etc/ld.so.cache' }), /^ok: /);
+  if (present.includes('localtime')) assert.match(await probe(d, 'a', { op: 'read', path: '/etc/localtime' }), /^ok: TZif/);
+  if (present.includes('ssl')) assert.match(await probe(d, 'a', { op: 'list', path: '/etc/ssl' }), /\bcerts\b/);
+  // Nothing new at the root, nothing changed in /etc; /tmp and the home
+  // stay writable.
+  for (const p of ['/newfile', '/etc/hosts', '/etc/passwd', '/etc/ld.so.cache']) {
+    assert.match(await probe(d, 'a', { op: 'write', path: p, data: 'x' }), /^refused: (EROFS|EACCES|EPERM)/, p);
+  }
+  assert.equal(await probe(d, 'a', { op: 'write', path: '/tmp/x', data: 'x' }), 'ok: written');
+  assert.equal(await probe(d, 'a', { op: 'write', path: '/home/sandbox/x', data: 'x' }), 'ok: written');
+  // 0-2 and the directory being listed.
+  assert.equal(await probe(d, 'a', { op: 'list', path: '/proc/self/fd' }), 'ok: 0 1 2 3');
+});
+
 test('the same server unsandboxed sees what the sandbox hides (the probe can tell)', { skip }, async (t) => {
   const d = await start(`version: 1\nservers:\n  probe:\n    command: ${PROBE}\n    sandbox: false\n`, { waitReady: true });
   t.after(() => d.stop());

@@ -147,6 +147,14 @@ START_TEST(test_entry)
 }
 END_TEST
 
+static bool listed(char **v, size_t n, const char *s)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(v[i], s) == 0)
+            return true;
+    return false;
+}
+
 /* `registry` is the registry npm is configured with for npx: the server's
  * env first, then the npmrc files; npm's default only when none says. */
 START_TEST(test_registry)
@@ -159,14 +167,15 @@ START_TEST(test_registry)
     fputs("; a comment\nregistry = http://npm.internal:4873/\n@corp:registry=https://npm.corp/x/\n",
           f);
     fclose(f);
-    struct gw_kv env[] = {{"npm_config_registry", "https://mirror.example:8443/npm/"}};
+    char *none[] = {NULL};
+    char *env[] = {"PATH=/usr/bin", "npm_config_registry=https://mirror.example:8443/npm/", NULL};
     char *allow[] = {"api.github.com", "registry"};
-    struct gw_server_config cfg = {.command_path = "/usr/bin/npx", .cwd = dir};
+    struct gw_server_config cfg = {.command_path = "/usr/bin/npx", .cwd = dir, .cwd_set = true};
     cfg.sandbox.allow = allow;
     cfg.sandbox.nallow = 2;
     char **out;
     size_t nout;
-    gw_sandbox_allow_list(&cfg, NULL, &out, &nout);
+    gw_sandbox_allow_list(&cfg, NULL, none, &out, &nout);
     ck_assert_uint_ge(nout, 3);
     ck_assert_str_eq(out[0], "api.github.com");
     ck_assert_str_eq(out[1], "npm.internal:4873");
@@ -174,16 +183,37 @@ START_TEST(test_registry)
     for (size_t i = 0; i < nout; i++)
         free(out[i]);
     free(out);
-    cfg.env = env;
-    cfg.nenv = 1;
-    gw_sandbox_allow_list(&cfg, NULL, &out, &nout);
+    /* Without a cwd the server runs in its home: the .npmrc of the
+     * config's directory (cwd's default) is not what npm inside reads,
+     * the home's is. */
+    cfg.cwd_set = false;
+    gw_sandbox_allow_list(&cfg, NULL, none, &out, &nout);
+    ck_assert(!listed(out, nout, "npm.internal:4873"));
+    for (size_t i = 0; i < nout; i++)
+        free(out[i]);
+    free(out);
+    gw_sandbox_allow_list(&cfg, dir, none, &out, &nout);
+    ck_assert_str_eq(out[1], "npm.internal:4873");
+    for (size_t i = 0; i < nout; i++)
+        free(out[i]);
+    free(out);
+    /* The instance's environment, not the daemon's: a variable the
+     * daemon has but inherit_env does not pass on is not npm's inside. */
+    setenv("npm_config_registry", "http://daemon-only.example/", 1);
+    gw_sandbox_allow_list(&cfg, NULL, none, &out, &nout);
+    ck_assert(!listed(out, nout, "daemon-only.example:80"));
+    for (size_t i = 0; i < nout; i++)
+        free(out[i]);
+    free(out);
+    unsetenv("npm_config_registry");
+    gw_sandbox_allow_list(&cfg, NULL, env, &out, &nout);
     ck_assert_str_eq(out[1], "mirror.example:8443");
     for (size_t i = 0; i < nout; i++)
         free(out[i]);
     free(out);
     /* Not a launcher that installs: `registry` adds nothing. */
     cfg.command_path = "/usr/bin/node";
-    gw_sandbox_allow_list(&cfg, NULL, &out, &nout);
+    gw_sandbox_allow_list(&cfg, NULL, none, &out, &nout);
     ck_assert_uint_eq(nout, 1);
     free(out[0]);
     free(out);
