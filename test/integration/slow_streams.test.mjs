@@ -12,7 +12,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { start, waitFor, fixtures, track } from './lib/harness.mjs';
+import { start, waitFor, fixtures, track, slow } from './lib/harness.mjs';
 
 const FIXTURE = path.join(fixtures, 'mcp_fixture');
 const MODERN = '2026-07-28';
@@ -92,10 +92,12 @@ async function session(d, uri) {
 }
 
 test('listen and GET streams that stop reading under 100,000 resources/updated are ended; the other holders still hear', async (t) => {
+  // The call answers after the whole flood, which takes minutes under valgrind.
   const d = await start(`version: 1
 servers:
   fx:
     truely-stateless: true
+    request_timeout: ${120 * slow}s
     command: ${FIXTURE}
     args: ['--resources', 'fx', '--subscribe']
 `, { waitReady: true });
@@ -118,7 +120,7 @@ servers:
   // The fixture writes every update before its answer: once the call is
   // answered, the gateway has delivered (or dropped) all of them.
   const touch = async (uri, times) => {
-    const r = await d.post('/v1/tools/touch/call', { arguments: { uri, times } }, { timeoutMs: 120000 });
+    const r = await d.post('/v1/tools/touch/call', { arguments: { uri, times } }, { timeoutMs: 120000 * slow });
     assert.equal(r.status, 200, r.body);
     assert.equal(r.json.contentItems[0].text, `touched ${uri}: notified`);
   };
@@ -176,7 +178,7 @@ servers:
   reader.stdout.on('data', (b) => { out += b; });
   const marked = await waitFor(() => /marked \d+ rcvbuf (\d+)/.exec(out));
 
-  const r = await d.post('/v1/tools/touch/call', { arguments: { uri: URI, times: FLOOD } }, { timeoutMs: 120000 });
+  const r = await d.post('/v1/tools/touch/call', { arguments: { uri: URI, times: FLOOD } }, { timeoutMs: 120000 * slow });
   assert.equal(r.status, 200, r.body);
   await d.waitLog(/msg="mcp listen stream too slow; ended"/);
   reader.stdin.write('go\n');
