@@ -101,6 +101,11 @@ bool gw_trace_parse(const char *traceparent, size_t len, const char *tracestate,
 /* The traceparent of `ctx`, NUL-terminated. */
 void gw_trace_format(const struct gw_trace_ctx *ctx, char out[GW_TRACEPARENT_LEN + 1]);
 
+/* Sets `ctx` in a request's params._meta object: its traceparent, and its
+ * tracestate or none (the MCP convention's propagation). */
+struct json_t;
+void gw_trace_meta(struct json_t *meta, const struct gw_trace_ctx *ctx);
+
 /* A SERVER span that may start a trace: parented on `remote` when it is
  * valid (and recorded only when that is sampled), else a new trace kept at
  * the configured ratio. NULL when off or not sampled. */

@@ -1,5 +1,6 @@
 /* Spans, the W3C trace context and the sampler (gw/trace.h). */
 #include <errno.h>
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -137,6 +138,18 @@ void gw_trace_format(const struct gw_trace_ctx *ctx, char out[GW_TRACEPARENT_LEN
     out[52] = '-';
     tohex(&ctx->flags, 1, out + 53);
     out[55] = '\0';
+}
+
+void gw_trace_meta(json_t *meta, const struct gw_trace_ctx *ctx)
+{
+    char tp[GW_TRACEPARENT_LEN + 1];
+
+    gw_trace_format(ctx, tp);
+    json_object_set_new(meta, "traceparent", json_stringn(tp, GW_TRACEPARENT_LEN));
+    if (ctx->tracestate != NULL)
+        json_object_set_new(meta, "tracestate", json_string(ctx->tracestate));
+    else
+        json_object_del(meta, "tracestate");
 }
 
 static uint64_t now_ns(void)

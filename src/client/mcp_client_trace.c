@@ -90,16 +90,8 @@ static const char *target_of(const char *method, json_t *params)
 
 static void ctx_meta(json_t *meta, const struct gw_trace_ctx *ctx)
 {
-    char tp[GW_TRACEPARENT_LEN + 1];
-
-    if (ctx == NULL || !json_is_object(meta))
-        return;
-    gw_trace_format(ctx, tp);
-    json_object_set_new(meta, "traceparent", json_string(tp));
-    if (ctx->tracestate != NULL)
-        json_object_set_new(meta, "tracestate", json_string(ctx->tracestate));
-    else
-        json_object_del(meta, "tracestate");
+    if (ctx != NULL && json_is_object(meta))
+        gw_trace_meta(meta, ctx);
 }
 
 void gw_mcp__span_meta(json_t *meta, const struct gw_span *s)
