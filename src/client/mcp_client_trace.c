@@ -64,7 +64,7 @@ static struct gw_span *span_start(struct gw_mcp_client *c, const char *method, c
     }
     gw_span_str(s, "mcp.protocol.version",
                 c->era == GW_MCP_ERA_MODERN ? GW_MCP_MODERN_VERSION : c->version);
-    gw_span_lit(s, "network.transport", c->peer_transport);
+    gw_span_str(s, "network.transport", c->peer_transport);
     gw_span_str(s, "server.address", c->peer_address);
     if (c->peer_port > 0)
         gw_span_int(s, "server.port", c->peer_port);
