@@ -42,6 +42,9 @@ struct gw_trace_ctx {
     uint8_t flags;
     bool valid;
     const char *tracestate; /* NULL: none */
+    /* its traceparent, written once: ids in hex are what propagation and
+     * the export both write */
+    char tp[GW_TRACEPARENT_LEN + 1];
 };
 
 /* An attribute set: its key, and where its OTLP JSON encoding sits in
@@ -61,6 +64,7 @@ struct gw_span {
     struct span_slab *slab; /* the block it was allocated in (trace.c) */
     struct gw_trace_ctx ctx;
     uint8_t parent_id[8];
+    char parent_hex[16];
     bool has_parent;
     enum gw_span_kind kind;
     enum gw_span_status status;
@@ -71,7 +75,7 @@ struct gw_span {
     char *status_message;
     struct gw_span_attr attrs[GW_SPAN_ATTRS_MAX]; /* in the order of their encodings */
     unsigned nattrs;
-    uint64_t klens; /* bit (length % 64) of each key's length */
+    uint64_t klens; /* a bit of each key set (span_json.c: its length and a byte) */
     char *aj;       /* the attributes' encoding: `room`, or on the heap when larger */
     size_t aj_len, aj_cap;
     size_t arena_used;
@@ -163,6 +167,13 @@ void gw_span__str(struct gw_span *s, const char *key, size_t klen, const char *h
 void gw_span__int(struct gw_span *s, const char *key, size_t klen, const char *head, size_t hlen,
                   int64_t value);
 void gw_span__raw(struct gw_span *s, const char *key, size_t klen, const char *enc, size_t n);
+/* A span never ended nor exported, whose attributes are set once and
+ * copied into many spans: what every request of one MCP client has in
+ * common. NULL when tracing is off; freed with gw_span_free. */
+struct gw_span *gw_span_template(void);
+/* Sets `from`'s attributes on `s`, as if each were set again. */
+void gw_span_attrs_from(struct gw_span *s, const struct gw_span *from);
+
 /* Status error with a description (may be NULL). */
 void gw_span_error(struct gw_span *s, const char *message);
 /* Ends the span and hands it to the sink. */

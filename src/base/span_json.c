@@ -139,13 +139,20 @@ static void attr_unset(struct gw_span *s, const char *key, size_t klen)
     }
 }
 
+static inline uint64_t key_bit(const char *key, size_t klen)
+{
+    /* keys of one length are common (mcpgw.server, mcpgw.dialog): a byte
+     * from the middle tells most of them apart */
+    return UINT64_C(1) << ((klen + 7u * (unsigned char)key[klen / 2]) & 63);
+}
+
 /* Where the key's encoding goes (at most n bytes); NULL when the span
  * holds as many attributes as it may. */
 static inline char *attr_begin(struct gw_span *s, const char *key, size_t klen, size_t n)
 {
-    uint64_t bit = UINT64_C(1) << (klen & 63);
+    uint64_t bit = key_bit(key, klen);
 
-    if (s->klens & bit) /* a key of a length not seen yet is new: most are */
+    if (s->klens & bit) /* a key no bit of which is set yet is new: most are */
         attr_unset(s, key, klen);
     if (s->nattrs >= GW_SPAN_ATTRS_MAX)
         return NULL;
@@ -185,6 +192,30 @@ void gw_span__str(struct gw_span *s, const char *key, size_t klen, const char *h
     attr_end(s, w);
 }
 
+void gw_span_attrs_from(struct gw_span *s, const struct gw_span *from)
+{
+    size_t base;
+
+    if (s == NULL || from == NULL)
+        return;
+    for (unsigned i = 0; i < from->nattrs; i++) {
+        if (s->klens & key_bit(from->attrs[i].key, from->attrs[i].klen))
+            attr_unset(s, from->attrs[i].key, from->attrs[i].klen);
+    }
+    if (s->nattrs + from->nattrs > GW_SPAN_ATTRS_MAX)
+        return;
+    if (s->aj_len + from->aj_len > s->aj_cap)
+        attr_grow(s, from->aj_len);
+    base = s->aj_len;
+    memcpy(s->aj + base, from->aj, from->aj_len);
+    s->aj_len += from->aj_len;
+    for (unsigned i = 0; i < from->nattrs; i++) {
+        s->attrs[s->nattrs] = from->attrs[i];
+        s->attrs[s->nattrs++].off += (uint32_t)base;
+    }
+    s->klens |= from->klens;
+}
+
 /* int64 is a string in proto3 JSON. */
 void gw_span__int(struct gw_span *s, const char *key, size_t klen, const char *head, size_t hlen,
                   int64_t value)
@@ -204,11 +235,11 @@ void gw_span__int(struct gw_span *s, const char *key, size_t klen, const char *h
 
 /* ---- the span ---- */
 
-static char *put_hex(char *w, const uint8_t *id, size_t n)
+/* An id's hex, quoted: written when its span started. */
+static char *put_id(char *w, const char *hex, size_t n)
 {
     *w++ = '"';
-    for (size_t i = 0; i < n; i++, w += 2)
-        memcpy(w, gw_hex_pairs + 2 * id[i], 2);
+    w = put_bytes(w, hex, n);
     *w++ = '"';
     return w;
 }
@@ -249,12 +280,12 @@ size_t gw_span_json_max(const struct gw_span *s)
 char *gw_span_json(const struct gw_span *s, char *w)
 {
     PUT_LIT(w, "{\"traceId\":");
-    w = put_hex(w, s->ctx.trace_id, 16);
+    w = put_id(w, s->ctx.tp + 3, 32);
     PUT_LIT(w, ",\"spanId\":");
-    w = put_hex(w, s->ctx.span_id, 8);
+    w = put_id(w, s->ctx.tp + 36, 16);
     if (s->has_parent) {
         PUT_LIT(w, ",\"parentSpanId\":");
-        w = put_hex(w, s->parent_id, 8);
+        w = put_id(w, s->parent_hex, 16);
     }
     if (s->tracestate != NULL) {
         PUT_LIT(w, ",\"traceState\":");

@@ -150,19 +150,16 @@ bool gw_trace_parse(const char *tp, size_t len, const char *tracestate, struct g
         return false;
     }
     out->valid = true;
+    memcpy(out->tp, "00", 2); /* a later version's fields beyond these are not passed on */
+    memcpy(out->tp + 2, tp + 2, GW_TRACEPARENT_LEN - 2);
+    out->tp[GW_TRACEPARENT_LEN] = '\0';
     out->tracestate = tracestate != NULL && state_ok(tracestate) ? tracestate : NULL;
     return true;
 }
 
 void gw_trace_format(const struct gw_trace_ctx *ctx, char out[GW_TRACEPARENT_LEN + 1])
 {
-    memcpy(out, "00-", 3);
-    tohex(ctx->trace_id, 16, out + 3);
-    out[35] = '-';
-    tohex(ctx->span_id, 8, out + 36);
-    out[52] = '-';
-    tohex(&ctx->flags, 1, out + 53);
-    out[55] = '\0';
+    memcpy(out, ctx->tp, GW_TRACEPARENT_LEN + 1);
 }
 
 void gw_trace_meta(json_t *meta, const struct gw_trace_ctx *ctx)
@@ -275,6 +272,10 @@ static void span_put(struct gw_span *s)
 {
     struct span_slab *b = s->slab;
 
+    if (b == NULL) { /* a template */
+        free(s);
+        return;
+    }
     b->live--;
     if (gw_trace__sink != NULL) {
         s->next = spare;
@@ -285,39 +286,64 @@ static void span_put(struct gw_span *s)
         slab_free(b);
 }
 
-/* A span of `trace_id` (NULL: the parent's). Only what is read later is
- * set: a span is not zeroed. */
-static struct gw_span *span_new(const char *method, const char *target, enum gw_span_kind kind,
-                                const struct gw_trace_ctx *parent, const uint8_t *trace_id)
+/* A span of no attributes; what else is read later the caller sets: a
+ * span is not zeroed. */
+static struct gw_span *span_fresh(struct gw_span *s)
 {
-    struct gw_span *s = span_get();
-
     s->next = NULL;
-    s->kind = kind;
     s->status = GW_SPAN_UNSET;
-    s->tracestate = s->status_message = NULL;
+    s->name = s->tracestate = s->status_message = NULL;
     s->nattrs = 0;
     s->klens = 0;
     s->aj = s->room;
     s->aj_len = 0;
     s->aj_cap = sizeof s->room;
     s->arena_used = 0;
+    return s;
+}
+
+struct gw_span *gw_span_template(void)
+{
+    struct gw_span *s;
+
+    if (gw_trace__sink == NULL)
+        return NULL;
+    s = span_fresh(gw_xmalloc(sizeof *s)); /* held long: not from a slab */
+    s->slab = NULL;
+    return s;
+}
+
+/* A span of `trace_id` (NULL: the parent's). Only what is read later is
+ * set: a span is not zeroed. */
+static struct gw_span *span_new(const char *method, const char *target, enum gw_span_kind kind,
+                                const struct gw_trace_ctx *parent, const uint8_t *trace_id)
+{
+    struct gw_span *s = span_fresh(span_get());
+
+    s->kind = kind;
     span_name(s, method, target);
     s->start_ns = now_ns();
     s->ctx.valid = true;
     s->ctx.flags = 1;
     s->ctx.tracestate = NULL;
+    memcpy(s->ctx.tp, "00-", 3);
     if (parent != NULL) {
         memcpy(s->ctx.trace_id, parent->trace_id, 16);
+        memcpy(s->ctx.tp + 3, parent->tp + 3, 32);
         memcpy(s->parent_id, parent->span_id, 8);
+        memcpy(s->parent_hex, parent->tp + 36, 16);
         s->has_parent = true;
         if (parent->tracestate != NULL)
             s->ctx.tracestate = s->tracestate = span_dup(s, parent->tracestate);
     } else {
         memcpy(s->ctx.trace_id, trace_id, 16);
+        tohex(trace_id, 16, s->ctx.tp + 3);
         s->has_parent = false;
     }
     new_id(s->ctx.span_id, 8);
+    s->ctx.tp[35] = '-';
+    tohex(s->ctx.span_id, 8, s->ctx.tp + 36);
+    memcpy(s->ctx.tp + 52, "-01", 4);
     return s;
 }
 

@@ -14,6 +14,15 @@
 #define TICK_MS        1000
 #define BACKOFF_MAX_MS 32000
 
+/* Where the batch's JSON is up to. */
+enum { PART_HEAD, PART_SPANS, PART_TAIL, PART_DONE };
+struct writer {
+    const struct gw_span *next;
+    unsigned left, written;
+    int part;
+    const char *service;
+};
+
 struct gw_otlp {
     struct gw_http_xfer x; /* first: the transfer's callbacks get it */
     uv_loop_t *loop;
@@ -33,9 +42,10 @@ struct gw_otlp {
     unsigned queued;
     struct gw_span *batch;
     unsigned nbatch;
-    /* the batch's JSON: kept for the next batch while spans keep coming,
-     * freed when the queue is empty */
-    struct gw_jbuf body;
+    /* the batch's JSON as it is being sent */
+    struct writer wr;
+    struct gw_jbuf spill; /* a piece larger than libcurl's buffer, copied from */
+    size_t spill_off;
     bool sending;
     uint64_t backoff_ms;
     /* closing */
@@ -61,46 +71,108 @@ static char *put_attr_str(char *w, const char *key, const char *value)
     return w;
 }
 
-/* The batch into `b` (emptied first), in room reserved once for all of
- * it: the spans' parts were encoded when they were set (gw/trace.h). */
-static void encode(struct gw_jbuf *b, const struct gw_span *spans, unsigned max,
-                   const char *service_name)
-{
-    static const char scope[] =
-        "]},\"scopeSpans\":[{\"scope\":{\"name\":\"mcpgw\",\"version\":\"" GW_VERSION
-        "\"},\"spans\":[";
-    size_t room = 256 + sizeof scope + 6 * (strlen(service_name) + strlen(GW_VERSION));
-    const struct gw_span *s = spans;
-    char *w;
+static const char scope[] = "]},\"scopeSpans\":[{\"scope\":{\"name\":\"mcpgw\",\"version\":"
+                            "\"" GW_VERSION "\"},\"spans\":[";
 
-    for (unsigned i = 0; s != NULL && i < max; s = s->next, i++)
-        room += gw_span_json_max(s) + 1;
-    b->len = 0;
-    gw_jbuf_reserve(b, room);
-    w = b->p;
-    PUT_LIT(w, "{\"resourceSpans\":[{\"resource\":{\"attributes\":[");
-    w = put_attr_str(w, "service.name", service_name);
-    *w++ = ',';
-    w = put_attr_str(w, "service.version", GW_VERSION);
-    w = (char *)memcpy(w, scope, sizeof scope - 1) + sizeof scope - 1;
-    s = spans;
-    for (unsigned i = 0; s != NULL && i < max; s = s->next, i++) {
-        if (i > 0)
-            *w++ = ',';
-        w = gw_span_json(s, w);
+/* The longest the piece it is at may be: the envelope's head, a span
+ * (and its ','), the tail. */
+static size_t piece_max(const struct writer *r)
+{
+    switch (r->part) {
+    case PART_HEAD:
+        return 128 + sizeof scope + 6 * (strlen(r->service) + strlen(GW_VERSION));
+    case PART_SPANS:
+        return gw_span_json_max(r->next) + 1;
+    default:
+        return 8;
     }
-    PUT_LIT(w, "]}]}]}");
-    *w = '\0';
-    b->len = (size_t)(w - b->p);
+}
+
+/* Writes the pieces that fit whole in [w, end): none when the next one
+ * does not. The spans' parts were encoded when they were set (gw/trace.h):
+ * a piece is laid end to end with no bound check. */
+static char *write_some(struct writer *r, char *w, const char *end)
+{
+    while (r->part != PART_DONE && (size_t)(end - w) >= piece_max(r)) {
+        switch (r->part) {
+        case PART_HEAD:
+            PUT_LIT(w, "{\"resourceSpans\":[{\"resource\":{\"attributes\":[");
+            w = put_attr_str(w, "service.name", r->service);
+            *w++ = ',';
+            w = put_attr_str(w, "service.version", GW_VERSION);
+            w = (char *)memcpy(w, scope, sizeof scope - 1) + sizeof scope - 1;
+            r->part = r->next != NULL && r->left > 0 ? PART_SPANS : PART_TAIL;
+            break;
+        case PART_SPANS:
+            if (r->written++ > 0)
+                *w++ = ',';
+            w = gw_span_json(r->next, w);
+            r->next = r->next->next;
+            if (--r->left == 0 || r->next == NULL)
+                r->part = PART_TAIL;
+            break;
+        default:
+            PUT_LIT(w, "]}]}]}");
+            r->part = PART_DONE;
+            break;
+        }
+    }
+    return w;
+}
+
+static struct writer writer_of(const struct gw_span *spans, unsigned max, const char *service)
+{
+    return (struct writer){.next = spans, .left = max, .service = service};
 }
 
 char *gw_otlp_encode(const struct gw_span *spans, unsigned max, const char *service_name,
                      size_t *len)
 {
+    struct writer r = writer_of(spans, max, service_name);
     struct gw_jbuf b = {0};
+    size_t room = piece_max(&r) + 8; /* the head and the tail */
+    unsigned i = 0;
 
-    encode(&b, spans, max, service_name);
+    for (const struct gw_span *s = spans; s != NULL && i < max; s = s->next, i++)
+        room += gw_span_json_max(s) + 1;
+    gw_jbuf_reserve(&b, room);
+    b.len = (size_t)(write_some(&r, b.p, b.p + room) - b.p);
+    b.p[b.len] = '\0';
     return gw_jbuf_take(&b, len);
+}
+
+/* libcurl's read callback: the next pieces into its buffer; one larger
+ * than the buffer (a span with a very long attribute) goes through
+ * `spill`. */
+static size_t body_read(void *data, char *buf, size_t room)
+{
+    struct gw_otlp *o = data;
+    size_t n;
+    char *w;
+
+    if (o->spill_off == o->spill.len && o->wr.part != PART_DONE) {
+        w = write_some(&o->wr, buf, buf + room);
+        if (w > buf)
+            return (size_t)(w - buf);
+        n = piece_max(&o->wr);
+        o->spill.len = o->spill_off = 0;
+        gw_jbuf_reserve(&o->spill, n);
+        o->spill.len = (size_t)(write_some(&o->wr, o->spill.p, o->spill.p + n) - o->spill.p);
+    }
+    n = o->spill.len - o->spill_off < room ? o->spill.len - o->spill_off : room;
+    if (n == 0)
+        return 0; /* the end */
+    memcpy(buf, o->spill.p + o->spill_off, n);
+    o->spill_off += n;
+    return n;
+}
+
+static void body_rewind(void *data)
+{
+    struct gw_otlp *o = data;
+
+    o->wr = writer_of(o->batch, o->nbatch, o->service);
+    o->spill.len = o->spill_off = 0;
 }
 
 /* ---- the queue ---- */
@@ -125,8 +197,9 @@ static void drop_batch(struct gw_otlp *o, bool count)
 
 static void free_body(struct gw_otlp *o)
 {
-    free(o->body.p);
-    o->body = (struct gw_jbuf){0};
+    free(o->spill.p);
+    o->spill = (struct gw_jbuf){0};
+    o->spill_off = 0;
 }
 
 static void export_next(struct gw_otlp *o);
@@ -208,7 +281,6 @@ static void take_batch(struct gw_otlp *o)
     if (o->head == NULL)
         o->tail = NULL;
     o->queued -= n;
-    encode(&o->body, o->batch, n, o->service);
 }
 
 static void send_failed(struct gw_otlp *o, const char *why)
@@ -264,8 +336,9 @@ static void export_next(struct gw_otlp *o)
         .method = GW_HTTP_XFER_POST,
         .url = o->url,
         .hdrs = request_headers(o),
-        .body = o->body.p,
-        .body_len = o->body.len,
+        .read = body_read,
+        .rewind = body_rewind,
+        .read_data = o,
         .connect_ms = timeout,
         .timeout_ms = timeout,
         .body_max = 0,
@@ -273,6 +346,7 @@ static void export_next(struct gw_otlp *o)
         .loopback_only = o->loopback_only,
         .user_agent = "mcpgw/" GW_VERSION,
     };
+    body_rewind(o);
     o->x.ops = &xfer_ops;
     rc = gw_http_xfer_begin(&o->x, o->multi, &req);
     if (rc != 0) {
