@@ -463,8 +463,10 @@ void gw_trace_save(struct gw_trace_saved *to, const struct gw_trace_ctx *from)
 
 void gw_trace_saved_free(struct gw_trace_saved *s)
 {
-    free(s->tracestate);
-    memset(s, 0, sizeof *s);
+    free(s->tracestate); /* the rest is read only while valid: every call passes here */
+    s->tracestate = NULL;
+    s->ctx.tracestate = NULL;
+    s->ctx.valid = false;
 }
 
 const struct gw_trace_ctx *gw_trace_saved_ctx(const struct gw_trace_saved *s)
