@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CreateMessageRequestSchema, EmptyResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { start, waitFor, fixtures, sleep, slow, tmpdir, sdk2 } from './lib/harness.mjs';
 import { oidcServer, browse } from './lib/oidc.mjs';
 import { fixtureServer } from './lib/fixture_server.mjs';
@@ -226,6 +226,25 @@ test('/mcp 2025-11-25 (the official SDK client, _meta wins over the header) and 
   assert.equal(mserver.attrs['mcp.protocol.version'], MODERN);
   assert.equal(mserver.attrs['mcp.session.id'], undefined, 'no session in 2026-07-28');
   assert.equal(named(mspans, 'tools/call meta', 3).parentSpanId, mserver.spanId);
+  assert.deepEqual(rcv.errors, []);
+});
+
+test('a span larger than libcurl\'s upload buffer (a 100 KB method name) is exported whole, beside small ones', async (t) => {
+  const rcv = await receiver(t);
+  const d = await start(config(rcv), { waitReady: true });
+  t.after(() => d.stop());
+  const client = new Client({ name: 'trace-big', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${d.port}/mcp`)));
+  t.after(() => client.close());
+  const trace = 'faf7651916cd43dd8448eb211c80319c';
+  const method = `x/${'é'.repeat(20000)}${'"'.repeat(20000)}${'y'.repeat(40000)}`;
+  await assert.rejects(client.request({ method, params: { _meta: { traceparent: `00-${trace}-${PARENT}-01` } } }, EmptyResultSchema));
+  await client.listTools({ _meta: { traceparent: `00-${trace}-${PARENT}-01` } });
+  const spans = await spansOf(rcv, trace, 2);
+  const big = named(spans, method, 2);
+  assert.equal(big.attrs['mcp.method.name'], method);
+  assert.equal(big.status.code, 2);
+  named(spans, 'tools/list', 2);
   assert.deepEqual(rcv.errors, []);
 });
 
