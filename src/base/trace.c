@@ -1,6 +1,7 @@
 /* Spans, the W3C trace context and the sampler (gw/trace.h). */
 #include <errno.h>
 #include <jansson.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -226,6 +227,26 @@ static void span_name(struct gw_span *s, const char *method, const char *target)
     s->name_len = (size_t)(end - s->name);
 }
 
+/* A span back in its block is poisoned under AddressSanitizer, but for
+ * its links (next, slab): a use after gw_span_free is still caught. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SPAN_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SPAN_ASAN 1
+#endif
+#endif
+#ifdef SPAN_ASAN
+#include <sanitizer/asan_interface.h>
+#define SPAN_POISON(s)                                                                             \
+    ASAN_POISON_MEMORY_REGION(&(s)->ctx, sizeof *(s)-offsetof(struct gw_span, ctx))
+#define SPAN_UNPOISON(s)                                                                           \
+    ASAN_UNPOISON_MEMORY_REGION(&(s)->ctx, sizeof *(s)-offsetof(struct gw_span, ctx))
+#else
+#define SPAN_POISON(s)   ((void)(s))
+#define SPAN_UNPOISON(s) ((void)(s))
+#endif
+
 static struct gw_span *span_get(void)
 {
     struct gw_span *s;
@@ -239,6 +260,7 @@ static struct gw_span *span_get(void)
             b->spans[i].slab = b;
             b->spans[i].next = spare;
             spare = &b->spans[i];
+            SPAN_POISON(spare);
         }
         nspare += SLAB_SPANS;
     }
@@ -246,6 +268,7 @@ static struct gw_span *span_get(void)
     spare = s->next;
     nspare--;
     s->slab->live++;
+    SPAN_UNPOISON(s);
     return s;
 }
 
@@ -277,6 +300,7 @@ static void span_put(struct gw_span *s)
         return;
     }
     b->live--;
+    SPAN_POISON(s);
     if (gw_trace__sink != NULL) {
         s->next = spare;
         spare = s;
