@@ -45,6 +45,7 @@ struct gw_otlp {
     /* the batch's JSON as it is being sent */
     struct writer wr;
     struct gw_jbuf spill; /* a piece larger than libcurl's buffer, copied from */
+    char *batch_service;  /* service.name as the send began: a reload may free o->service */
     size_t spill_off;
     bool sending;
     uint64_t backoff_ms;
@@ -171,7 +172,7 @@ static void body_rewind(void *data)
 {
     struct gw_otlp *o = data;
 
-    o->wr = writer_of(o->batch, o->nbatch, o->service);
+    o->wr = writer_of(o->batch, o->nbatch, o->batch_service);
     o->spill.len = o->spill_off = 0;
 }
 
@@ -197,6 +198,8 @@ static void drop_batch(struct gw_otlp *o, bool count)
 
 static void free_body(struct gw_otlp *o)
 {
+    free(o->batch_service);
+    o->batch_service = NULL;
     free(o->spill.p);
     o->spill = (struct gw_jbuf){0};
     o->spill_off = 0;
@@ -346,6 +349,8 @@ static void export_next(struct gw_otlp *o)
         .loopback_only = o->loopback_only,
         .user_agent = "mcpgw/" GW_VERSION,
     };
+    free(o->batch_service);
+    o->batch_service = gw_xstrdup(o->service);
     body_rewind(o);
     o->x.ops = &xfer_ops;
     rc = gw_http_xfer_begin(&o->x, o->multi, &req);
