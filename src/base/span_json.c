@@ -244,8 +244,21 @@ static char *put_id(char *w, const char *hex, size_t n)
     return w;
 }
 
+/* Three decimal digits of each number below 1,000. */
+static char triples[3000];
+
+static void triples_init(void)
+{
+    for (unsigned i = 0; i < 1000; i++) {
+        triples[3 * i] = (char)('0' + i / 100);
+        triples[3 * i + 1] = (char)('0' + i / 10 % 10);
+        triples[3 * i + 2] = (char)('0' + i % 10);
+    }
+}
+
 /* A time in nanoseconds, a fixed64 (a string). The spans of a batch were
- * mostly ended within the same second: its ten digits are kept. */
+ * mostly ended within the same second: its ten digits are kept; the nine
+ * of the nanoseconds are three steps of three. */
 static char *put_ns(char *w, uint64_t ns)
 {
     static uint64_t last_sec;
@@ -258,14 +271,15 @@ static char *put_ns(char *w, uint64_t ns)
         w = put_dec(w, ns);
     } else {
         if (sec != last_sec) {
+            if (triples[2] == '\0')
+                triples_init();
             put_dec(sec_digits, sec);
             last_sec = sec;
         }
         memcpy(w, sec_digits, 10);
-        w[18] = (char)('0' + sub % 10);
-        sub /= 10;
-        for (int i = 16; i >= 10; i -= 2, sub /= 100)
-            memcpy(w + i, pairs + 2 * (sub % 100), 2);
+        memcpy(w + 10, triples + 3 * (sub / 1000000), 3);
+        memcpy(w + 13, triples + 3 * (sub / 1000 % 1000), 3);
+        memcpy(w + 16, triples + 3 * (sub % 1000), 3);
         w += 19;
     }
     *w++ = '"';
