@@ -52,6 +52,13 @@ struct gw_http_xfer_request {
     struct curl_slist *hdrs; /* taken: freed with the transfer */
     const char *body;        /* POST: borrowed until on_done */
     size_t body_len;
+    /* POST instead of `body`: the body written by read() straight into
+     * libcurl's upload buffer as it sends (chunked), so that it is never
+     * copied; read returns the bytes written, 0 at its end, and rewind
+     * starts it again (libcurl resends on a fresh connection). */
+    size_t (*read)(void *data, char *buf, size_t room);
+    void (*rewind)(void *data);
+    void *read_data;
     uint64_t connect_ms; /* 0: libcurl's default */
     uint64_t timeout_ms; /* the whole exchange; 0: none */
     size_t body_max;     /* a 2xx non-SSE body kept up to this; 0: discarded */
@@ -68,6 +75,9 @@ struct gw_http_xfer {
     uint64_t *bytes_in; /* when set, counts every body byte received */
     /* ---- set by this module ---- */
     struct curl_slist *hdrs;
+    size_t (*read)(void *data, char *buf, size_t room);
+    void (*rewind)(void *data);
+    void *read_data;
     size_t body_max, event_max;
     long status;
     int started; /* on_start ran */

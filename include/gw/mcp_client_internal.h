@@ -96,6 +96,8 @@ struct gw_mcp_client {
     uint64_t peer_instance;
     const char *(*peer_session)(void *data);
     struct gw_span *next_span;
+    struct gw_span *peer_attrs; /* a template: the attributes above, for this version */
+    char *peer_attrs_version;
 };
 
 /* mcp_client_trace.c */

@@ -25,7 +25,8 @@
 #define GW_TRACEPARENT_LEN  55  /* "00-" 32 hex "-" 16 hex "-" 2 hex */
 #define GW_TRACESTATE_MAX   512 /* W3C: 32 members of at most 256 bytes, cut at 512 */
 #define GW_SPAN_ATTRS_MAX   16
-#define GW_SPAN_ARENA       320 /* bytes of a span's own strings kept inside it */
+#define GW_SPAN_ARENA       160 /* bytes of the name's encoding and the tracestate inside a span */
+#define GW_SPAN_ATTRS_ROOM  640 /* bytes of the attributes' encoding inside a span */
 #define GW_TRACE_DIGEST_LEN 32  /* hex characters of gw_trace_digest */
 
 /* OTLP's SpanKind and Status.code values (the JSON encoding writes them
@@ -41,39 +42,45 @@ struct gw_trace_ctx {
     uint8_t flags;
     bool valid;
     const char *tracestate; /* NULL: none */
+    /* its traceparent, written once: ids in hex are what propagation and
+     * the export both write */
+    char tp[GW_TRACEPARENT_LEN + 1];
 };
 
-enum gw_attr_type { GW_ATTR_STR, GW_ATTR_INT };
-
+/* An attribute set: its key, and where its OTLP JSON encoding sits in
+ * the span's attributes (a ',' first). */
 struct gw_span_attr {
     const char *key; /* static */
-    size_t klen;     /* strlen(key): told apart by it before any strcmp */
-    enum gw_attr_type type;
-    const char *s;
-    bool owned; /* s was copied */
-    int64_t i;
+    uint32_t klen;   /* told apart by it before any byte is compared */
+    uint32_t off, len;
 };
 
 /* One span, owned by whoever started it until gw_span_end, then by the
- * sink. */
+ * sink. Its name and attributes are written as OTLP JSON when they are
+ * set, escaped once: the exporter copies them as they are. Spans are
+ * recycled (a free list), so nothing here is zeroed on start. */
 struct gw_span {
-    struct gw_span *next; /* the sink's queue */
+    struct gw_span *next;   /* the sink's queue */
+    struct span_slab *slab; /* the block it was allocated in (trace.c) */
     struct gw_trace_ctx ctx;
     uint8_t parent_id[8];
+    char parent_hex[16];
     bool has_parent;
     enum gw_span_kind kind;
     enum gw_span_status status;
     uint64_t start_ns, end_ns; /* Unix epoch */
-    char *name;
+    char *name;                /* a JSON string, quotes included */
+    size_t name_len;
     char *tracestate;
     char *status_message;
-    struct gw_span_attr attrs[GW_SPAN_ATTRS_MAX];
+    struct gw_span_attr attrs[GW_SPAN_ATTRS_MAX]; /* in the order of their encodings */
     unsigned nattrs;
-    uint64_t klens; /* bit (length % 64) of each key's length */
-    /* the name, tracestate and attribute strings while they fit: one
-     * allocation per span */
+    uint64_t klens; /* a bit of each key set (span_json.c: its length and a byte) */
+    char *aj;       /* the attributes' encoding: `room`, or on the heap when larger */
+    size_t aj_len, aj_cap;
     size_t arena_used;
     char arena[GW_SPAN_ARENA];
+    char room[GW_SPAN_ATTRS_ROOM];
 };
 
 /* Takes an ended span (to queue, export and free with gw_span_free). */
@@ -100,6 +107,11 @@ bool gw_trace_parse(const char *traceparent, size_t len, const char *tracestate,
 
 /* The traceparent of `ctx`, NUL-terminated. */
 void gw_trace_format(const struct gw_trace_ctx *ctx, char out[GW_TRACEPARENT_LEN + 1]);
+
+/* Sets `ctx` in a request's params._meta object: its traceparent, and its
+ * tracestate or none (the MCP convention's propagation). */
+struct json_t;
+void gw_trace_meta(struct json_t *meta, const struct gw_trace_ctx *ctx);
 
 /* A SERVER span that may start a trace: parented on `remote` when it is
  * valid (and recorded only when that is sampled), else a new trace kept at
@@ -134,12 +146,34 @@ static inline const struct gw_trace_ctx *gw_span_ctx(const struct gw_span *s)
     return s != NULL ? &s->ctx : NULL;
 }
 
-/* Attributes (at most GW_SPAN_ATTRS_MAX; later ones are dropped). `key`
- * must be static; string values are copied (NULL: no attribute). */
-void gw_span_str(struct gw_span *s, const char *key, const char *value);
-/* A string value that lives as long as the program (a literal): not copied. */
-void gw_span_lit(struct gw_span *s, const char *key, const char *value);
-void gw_span_int(struct gw_span *s, const char *key, int64_t value);
+/* Attributes (at most GW_SPAN_ATTRS_MAX; later ones are dropped). The
+ * key is a string literal: its encoding up to the value is put together by
+ * the compiler. A key set again replaces its value. String values are
+ * escaped into the span (NULL: no attribute). */
+#define GW__ATTR_HEAD(key, type) ",{\"key\":\"" key "\",\"value\":{\"" type "\":"
+#define gw_span_str(s, key, value)                                                                 \
+    gw_span__str((s), "" key, sizeof(key) - 1, GW__ATTR_HEAD(key, "stringValue"),                  \
+                 sizeof(GW__ATTR_HEAD(key, "stringValue")) - 1, (value))
+#define gw_span_int(s, key, value)                                                                 \
+    gw_span__int((s), "" key, sizeof(key) - 1, GW__ATTR_HEAD(key, "intValue"),                     \
+                 sizeof(GW__ATTR_HEAD(key, "intValue")) - 1, (value))
+/* Both key and value string literals: the whole encoding is the compiler's. */
+#define gw_span_lit(s, key, value)                                                                 \
+    gw_span__raw((s), "" key, sizeof(key) - 1,                                                     \
+                 GW__ATTR_HEAD(key, "stringValue") "\"" value "\"}}",                              \
+                 sizeof(GW__ATTR_HEAD(key, "stringValue") "\"" value "\"}}") - 1)
+void gw_span__str(struct gw_span *s, const char *key, size_t klen, const char *head, size_t hlen,
+                  const char *value);
+void gw_span__int(struct gw_span *s, const char *key, size_t klen, const char *head, size_t hlen,
+                  int64_t value);
+void gw_span__raw(struct gw_span *s, const char *key, size_t klen, const char *enc, size_t n);
+/* A span never ended nor exported, whose attributes are set once and
+ * copied into many spans: what every request of one MCP client has in
+ * common. NULL when tracing is off; freed with gw_span_free. */
+struct gw_span *gw_span_template(void);
+/* Sets `from`'s attributes on `s`, as if each were set again. */
+void gw_span_attrs_from(struct gw_span *s, const struct gw_span *from);
+
 /* Status error with a description (may be NULL). */
 void gw_span_error(struct gw_span *s, const char *message);
 /* Ends the span and hands it to the sink. */
@@ -163,6 +197,18 @@ void gw_trace_save(struct gw_trace_saved *to, const struct gw_trace_ctx *from);
 void gw_trace_saved_free(struct gw_trace_saved *s);
 /* The saved context, or NULL when none was saved. */
 const struct gw_trace_ctx *gw_trace_saved_ctx(const struct gw_trace_saved *s);
+
+/* The OTLP JSON of an ended span (an element of scopeSpans.spans), written
+ * at `w` with no bound check: gw_span_json_max bytes must be free there.
+ * Returns the end. */
+size_t gw_span_json_max(const struct gw_span *s);
+char *gw_span_json(const struct gw_span *s, char *w);
+/* The two lowercase hex digits of each byte value, byte v at 2 * v. */
+extern const char gw_hex_pairs[513];
+
+/* `s` as a JSON string at `w` (at most 6 bytes a byte and the quotes),
+ * any byte that is not valid UTF-8 written as '?'. Returns the end. */
+char *gw_trace_json_str(char *w, const char *s);
 
 /* An opaque digest of a secret identifier (a session id): hex, for
  * mcp.session.id, so that the id itself never leaves the process. */

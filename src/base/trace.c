@@ -1,5 +1,7 @@
 /* Spans, the W3C trace context and the sampler (gw/trace.h). */
 #include <errno.h>
+#include <jansson.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -15,6 +17,22 @@ static uint64_t ratio_bound; /* a new trace is kept when its id's last 8 bytes a
 static bool ratio_all;
 static const struct gw_trace_ctx *current;
 static struct gw_trace_stats stats;
+
+/* Spans are allocated SLAB_SPANS at a time and come back to a free list
+ * once exported, so that a traced call allocates nothing: a span's
+ * malloc and free were a fifth of what tracing cost a call. Up to
+ * SPANS_KEPT wait there; beyond, a block whose spans are all back is
+ * freed, and all of them are when tracing is turned off. */
+#define SLAB_SPANS 32
+#define SPANS_KEPT 512
+struct span_slab {
+    struct span_slab *next;
+    unsigned live; /* spans out of the free list */
+    struct gw_span spans[SLAB_SPANS];
+};
+static struct span_slab *slabs;
+static struct gw_span *spare;
+static unsigned nspare;
 
 /* Ids come from the kernel's CSPRNG, a few hundred bytes at a time. */
 static uint8_t pool[512];
@@ -58,6 +76,19 @@ static void new_id(uint8_t *out, size_t n)
 
 void gw_trace_configure(double ratio, gw_trace_sink sink, void *data)
 {
+    if (sink == NULL) { /* off: the spans still out free their blocks when they end */
+        spare = NULL;
+        nspare = 0;
+        for (struct span_slab **b = &slabs; *b != NULL;) {
+            struct span_slab *dead = *b;
+            if (dead->live > 0) {
+                b = &dead->next;
+                continue;
+            }
+            *b = dead->next;
+            free(dead);
+        }
+    }
     gw_trace__sink = sink;
     sink_data = data;
     ratio_all = ratio >= 1.0;
@@ -89,12 +120,8 @@ static bool unhex(const char *s, uint8_t *out, size_t n)
 
 static void tohex(const uint8_t *in, size_t n, char *out)
 {
-    static const char digits[] = "0123456789abcdef";
-
-    for (size_t i = 0; i < n; i++) {
-        out[2 * i] = digits[in[i] >> 4];
-        out[2 * i + 1] = digits[in[i] & 15];
-    }
+    for (size_t i = 0; i < n; i++)
+        memcpy(out + 2 * i, gw_hex_pairs + 2 * in[i], 2);
 }
 
 static bool state_ok(const char *s)
@@ -124,19 +151,28 @@ bool gw_trace_parse(const char *tp, size_t len, const char *tracestate, struct g
         return false;
     }
     out->valid = true;
+    memcpy(out->tp, "00", 2); /* a later version's fields beyond these are not passed on */
+    memcpy(out->tp + 2, tp + 2, GW_TRACEPARENT_LEN - 2);
+    out->tp[GW_TRACEPARENT_LEN] = '\0';
     out->tracestate = tracestate != NULL && state_ok(tracestate) ? tracestate : NULL;
     return true;
 }
 
 void gw_trace_format(const struct gw_trace_ctx *ctx, char out[GW_TRACEPARENT_LEN + 1])
 {
-    memcpy(out, "00-", 3);
-    tohex(ctx->trace_id, 16, out + 3);
-    out[35] = '-';
-    tohex(ctx->span_id, 8, out + 36);
-    out[52] = '-';
-    tohex(&ctx->flags, 1, out + 53);
-    out[55] = '\0';
+    memcpy(out, ctx->tp, GW_TRACEPARENT_LEN + 1);
+}
+
+void gw_trace_meta(json_t *meta, const struct gw_trace_ctx *ctx)
+{
+    char tp[GW_TRACEPARENT_LEN + 1];
+
+    gw_trace_format(ctx, tp);
+    json_object_set_new(meta, "traceparent", json_stringn(tp, GW_TRACEPARENT_LEN));
+    if (ctx->tracestate != NULL)
+        json_object_set_new(meta, "tracestate", json_string(ctx->tracestate));
+    else
+        json_object_del(meta, "tracestate");
 }
 
 static uint64_t now_ns(void)
@@ -177,43 +213,161 @@ static void span_release(const struct gw_span *s, const char *p)
         free((char *)p);
 }
 
-/* "method target", or the method alone. */
-static char *span_name(struct gw_span *s, const char *method, const char *target)
+/* "method target", or the method alone, as a JSON string. */
+static void span_name(struct gw_span *s, const char *method, const char *target)
 {
     size_t m = strlen(method), t = target != NULL ? strlen(target) : 0;
-    char *name = span_alloc(s, m + t + 2);
+    char *end = gw_trace_json_str(s->name = span_alloc(s, 6 * (m + t + 1) + 2), method);
 
-    memcpy(name, method, m);
     if (target != NULL) {
-        name[m] = ' ';
-        memcpy(name + m + 1, target, t);
-        m += t + 1;
+        char *space = end - 1; /* the target's opening quote over the method's closing one */
+        end = gw_trace_json_str(space, target);
+        *space = ' ';
     }
-    name[m] = '\0';
-    return name;
+    s->name_len = (size_t)(end - s->name);
 }
 
-/* A span of `trace_id` (NULL: the parent's). */
+/* A span back in its block is poisoned under AddressSanitizer, but for
+ * its links (next, slab): a use after gw_span_free is still caught. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SPAN_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SPAN_ASAN 1
+#endif
+#endif
+#ifdef SPAN_ASAN
+#include <sanitizer/asan_interface.h>
+#define SPAN_POISON(s)                                                                             \
+    ASAN_POISON_MEMORY_REGION(&(s)->ctx, sizeof *(s)-offsetof(struct gw_span, ctx))
+#define SPAN_UNPOISON(s)                                                                           \
+    ASAN_UNPOISON_MEMORY_REGION(&(s)->ctx, sizeof *(s)-offsetof(struct gw_span, ctx))
+#else
+#define SPAN_POISON(s)   ((void)(s))
+#define SPAN_UNPOISON(s) ((void)(s))
+#endif
+
+static struct gw_span *span_get(void)
+{
+    struct gw_span *s;
+
+    if (spare == NULL) {
+        struct span_slab *b = gw_xmalloc(sizeof *b);
+        b->live = 0;
+        b->next = slabs;
+        slabs = b;
+        for (unsigned i = 0; i < SLAB_SPANS; i++) {
+            b->spans[i].slab = b;
+            b->spans[i].next = spare;
+            spare = &b->spans[i];
+            SPAN_POISON(spare);
+        }
+        nspare += SLAB_SPANS;
+    }
+    s = spare;
+    spare = s->next;
+    nspare--;
+    s->slab->live++;
+    SPAN_UNPOISON(s);
+    return s;
+}
+
+/* Frees a block whose spans are all back, taking them off the free list. */
+static void slab_free(struct span_slab *b)
+{
+    struct span_slab **link = &slabs;
+
+    for (struct gw_span **sp = &spare; *sp != NULL;) {
+        if ((*sp)->slab == b) {
+            *sp = (*sp)->next;
+            nspare--;
+        } else {
+            sp = &(*sp)->next;
+        }
+    }
+    while (*link != b)
+        link = &(*link)->next;
+    *link = b->next;
+    free(b);
+}
+
+static void span_put(struct gw_span *s)
+{
+    struct span_slab *b = s->slab;
+
+    if (b == NULL) { /* a template */
+        free(s);
+        return;
+    }
+    b->live--;
+    SPAN_POISON(s);
+    if (gw_trace__sink != NULL) {
+        s->next = spare;
+        spare = s;
+        nspare++;
+    }
+    if (b->live == 0 && (gw_trace__sink == NULL || nspare > SPANS_KEPT))
+        slab_free(b);
+}
+
+/* A span of no attributes; what else is read later the caller sets: a
+ * span is not zeroed. */
+static struct gw_span *span_fresh(struct gw_span *s)
+{
+    s->next = NULL;
+    s->status = GW_SPAN_UNSET;
+    s->name = s->tracestate = s->status_message = NULL;
+    s->nattrs = 0;
+    s->klens = 0;
+    s->aj = s->room;
+    s->aj_len = 0;
+    s->aj_cap = sizeof s->room;
+    s->arena_used = 0;
+    return s;
+}
+
+struct gw_span *gw_span_template(void)
+{
+    struct gw_span *s;
+
+    if (gw_trace__sink == NULL)
+        return NULL;
+    s = span_fresh(gw_xmalloc(sizeof *s)); /* held long: not from a slab */
+    s->slab = NULL;
+    return s;
+}
+
+/* A span of `trace_id` (NULL: the parent's). Only what is read later is
+ * set: a span is not zeroed. */
 static struct gw_span *span_new(const char *method, const char *target, enum gw_span_kind kind,
                                 const struct gw_trace_ctx *parent, const uint8_t *trace_id)
 {
-    struct gw_span *s = gw_xcalloc(1, sizeof *s);
+    struct gw_span *s = span_fresh(span_get());
 
-    s->name = span_name(s, method, target);
     s->kind = kind;
+    span_name(s, method, target);
     s->start_ns = now_ns();
     s->ctx.valid = true;
     s->ctx.flags = 1;
+    s->ctx.tracestate = NULL;
+    memcpy(s->ctx.tp, "00-", 3);
     if (parent != NULL) {
         memcpy(s->ctx.trace_id, parent->trace_id, 16);
+        memcpy(s->ctx.tp + 3, parent->tp + 3, 32);
         memcpy(s->parent_id, parent->span_id, 8);
+        memcpy(s->parent_hex, parent->tp + 36, 16);
         s->has_parent = true;
         if (parent->tracestate != NULL)
             s->ctx.tracestate = s->tracestate = span_dup(s, parent->tracestate);
     } else {
         memcpy(s->ctx.trace_id, trace_id, 16);
+        tohex(trace_id, 16, s->ctx.tp + 3);
+        s->has_parent = false;
     }
     new_id(s->ctx.span_id, 8);
+    s->ctx.tp[35] = '-';
+    tohex(s->ctx.span_id, 8, s->ctx.tp + 36);
+    memcpy(s->ctx.tp + 52, "-01", 4);
     return s;
 }
 
@@ -264,63 +418,6 @@ struct gw_span *gw_span_child(const char *name, enum gw_span_kind kind,
     return gw_span_child_op(name, NULL, kind, parent);
 }
 
-/* Keys are told apart by their lengths first: a strcmp per attribute
- * already set was a tenth of what a traced call cost. */
-static struct gw_span_attr *attr_slot(struct gw_span *s, const char *key)
-{
-    size_t klen = strlen(key);
-    uint64_t bit = UINT64_C(1) << (klen & 63);
-
-    /* a key of a length not seen yet is new: most are */
-    for (unsigned i = 0; (s->klens & bit) != 0 && i < s->nattrs; i++) {
-        const char *k = s->attrs[i].key; /* mostly the same literal: its address */
-        if (k == key || (s->attrs[i].klen == klen && memcmp(k, key, klen) == 0)) {
-            if (s->attrs[i].owned)
-                span_release(s, s->attrs[i].s);
-            s->attrs[i].s = NULL;
-            s->attrs[i].owned = false;
-            return &s->attrs[i];
-        }
-    }
-    if (s->nattrs >= GW_SPAN_ATTRS_MAX)
-        return NULL;
-    s->attrs[s->nattrs].key = key;
-    s->attrs[s->nattrs].klen = klen;
-    s->klens |= bit;
-    return &s->attrs[s->nattrs++];
-}
-
-void gw_span_str(struct gw_span *s, const char *key, const char *value)
-{
-    struct gw_span_attr *a;
-
-    if (s == NULL || value == NULL || (a = attr_slot(s, key)) == NULL)
-        return;
-    a->type = GW_ATTR_STR;
-    a->s = span_dup(s, value);
-    a->owned = true;
-}
-
-void gw_span_lit(struct gw_span *s, const char *key, const char *value)
-{
-    struct gw_span_attr *a;
-
-    if (s == NULL || value == NULL || (a = attr_slot(s, key)) == NULL)
-        return;
-    a->type = GW_ATTR_STR;
-    a->s = value;
-}
-
-void gw_span_int(struct gw_span *s, const char *key, int64_t value)
-{
-    struct gw_span_attr *a;
-
-    if (s == NULL || (a = attr_slot(s, key)) == NULL)
-        return;
-    a->type = GW_ATTR_INT;
-    a->i = value;
-}
-
 void gw_span_error(struct gw_span *s, const char *message)
 {
     if (s == NULL)
@@ -352,14 +449,12 @@ void gw_span_free(struct gw_span *s)
 {
     if (s == NULL)
         return;
-    for (unsigned i = 0; i < s->nattrs; i++) {
-        if (s->attrs[i].owned)
-            span_release(s, s->attrs[i].s);
-    }
+    if (s->aj != s->room)
+        free(s->aj);
     span_release(s, s->name);
     span_release(s, s->tracestate);
     free(s->status_message);
-    free(s);
+    span_put(s);
 }
 
 const struct gw_trace_ctx *gw_trace_current(void)
@@ -392,8 +487,10 @@ void gw_trace_save(struct gw_trace_saved *to, const struct gw_trace_ctx *from)
 
 void gw_trace_saved_free(struct gw_trace_saved *s)
 {
-    free(s->tracestate);
-    memset(s, 0, sizeof *s);
+    free(s->tracestate); /* the rest is read only while valid: every call passes here */
+    s->tracestate = NULL;
+    s->ctx.tracestate = NULL;
+    s->ctx.valid = false;
 }
 
 const struct gw_trace_ctx *gw_trace_saved_ctx(const struct gw_trace_saved *s)

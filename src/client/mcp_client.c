@@ -109,6 +109,8 @@ static void maybe_free_client(struct gw_mcp_client *c)
     free(c->server_id);
     free(c->peer_address);
     gw_span_free(c->next_span);
+    gw_span_free(c->peer_attrs);
+    free(c->peer_attrs_version);
     free(c->client_version);
     gw_redact_free(c->redact);
     free(c);

@@ -18,6 +18,8 @@ void gw_mcp_client_trace_peer(struct gw_mcp_client *c, const char *transport, co
 
     free(c->peer_address);
     c->peer_address = NULL;
+    gw_span_free(c->peer_attrs);
+    c->peer_attrs = NULL;
     c->peer_transport = transport;
     c->peer_instance = instance;
     c->peer_session = session;
@@ -44,6 +46,32 @@ void gw_mcp_client_trace_peer(struct gw_mcp_client *c, const char *transport, co
     c->peer_port = *host == ':' ? atoi(host + 1) : strncmp(url, "https", 5) == 0 ? 443 : 80;
 }
 
+/* The attributes of every span to this peer in this revision, encoded
+ * once (a template) and copied into each. */
+static const struct gw_span *peer_attrs(struct gw_mcp_client *c)
+{
+    const char *version = c->era == GW_MCP_ERA_MODERN ? GW_MCP_MODERN_VERSION : c->version;
+    struct gw_span *t = c->peer_attrs;
+
+    if (t != NULL && (version == NULL ? c->peer_attrs_version == NULL
+                                      : c->peer_attrs_version != NULL &&
+                                            strcmp(version, c->peer_attrs_version) == 0))
+        return t;
+    gw_span_free(t);
+    free(c->peer_attrs_version);
+    c->peer_attrs = t = gw_span_template();
+    c->peer_attrs_version = version != NULL ? gw_xstrdup(version) : NULL;
+    gw_span_str(t, "mcp.protocol.version", version);
+    gw_span_str(t, "network.transport", c->peer_transport);
+    gw_span_str(t, "server.address", c->peer_address);
+    if (c->peer_port > 0)
+        gw_span_int(t, "server.port", c->peer_port);
+    gw_span_str(t, "mcpgw.server", c->server_id);
+    if (c->peer_instance > 0)
+        gw_span_int(t, "mcpgw.instance", (int64_t)c->peer_instance);
+    return t;
+}
+
 static struct gw_span *span_start(struct gw_mcp_client *c, const char *method, const char *target)
 {
     const struct gw_trace_ctx *parent = gw_trace_current();
@@ -62,15 +90,8 @@ static struct gw_span *span_start(struct gw_mcp_client *c, const char *method, c
     } else if (target != NULL && strcmp(method, "prompts/get") == 0) {
         gw_span_str(s, "gen_ai.prompt.name", target);
     }
-    gw_span_str(s, "mcp.protocol.version",
-                c->era == GW_MCP_ERA_MODERN ? GW_MCP_MODERN_VERSION : c->version);
-    gw_span_lit(s, "network.transport", c->peer_transport);
-    gw_span_str(s, "server.address", c->peer_address);
-    if (c->peer_port > 0)
-        gw_span_int(s, "server.port", c->peer_port);
-    gw_span_str(s, "mcpgw.server", c->server_id);
-    if (c->peer_instance > 0)
-        gw_span_int(s, "mcpgw.instance", (int64_t)c->peer_instance);
+    if (s != NULL)
+        gw_span_attrs_from(s, peer_attrs(c));
     /* an upstream's session id may be its bearer secret: only a digest */
     session = s != NULL && c->peer_session != NULL ? c->peer_session(c->cb.data) : NULL;
     if (session != NULL && session[0] != '\0') {
@@ -90,16 +111,8 @@ static const char *target_of(const char *method, json_t *params)
 
 static void ctx_meta(json_t *meta, const struct gw_trace_ctx *ctx)
 {
-    char tp[GW_TRACEPARENT_LEN + 1];
-
-    if (ctx == NULL || !json_is_object(meta))
-        return;
-    gw_trace_format(ctx, tp);
-    json_object_set_new(meta, "traceparent", json_string(tp));
-    if (ctx->tracestate != NULL)
-        json_object_set_new(meta, "tracestate", json_string(ctx->tracestate));
-    else
-        json_object_del(meta, "tracestate");
+    if (ctx != NULL && json_is_object(meta))
+        gw_trace_meta(meta, ctx);
 }
 
 void gw_mcp__span_meta(json_t *meta, const struct gw_span *s)

@@ -552,7 +552,10 @@ static int route_leased(struct gw_call *c, struct server *srv)
             gw_call_wait_end(c, gw_dispatch_error(code).label);
             return code;
         }
-        gw_span_lit(c->wait, "mcpgw.lease", l->slot->ready ? "spare" : "new");
+        if (l->slot->ready)
+            gw_span_lit(c->wait, "mcpgw.lease", "spare");
+        else
+            gw_span_lit(c->wait, "mcpgw.lease", "new");
     } else if (!l->slot->ready) {
         gw_trace_leave(gw_call_wait_begin(c, "mcpgw.lease"));
         gw_span_lit(c->wait, "mcpgw.lease", "held");

@@ -233,6 +233,28 @@ static const char *undeclared(unsigned cap)
     }
 }
 
+/* The params the caller gets: the relay's CLIENT span's context in
+ * params._meta (or the call's, passed on unsampled, when it is not
+ * recorded), so that the caller's handler parents its own span on it.
+ * A new reference; `params` (may be NULL) is the upstream's and kept. */
+static json_t *relayed_params(const struct gw_server_request *sr, json_t *params)
+{
+    const struct gw_trace_ctx *call = gw_trace_saved_ctx(&sr->call->trace);
+    const struct gw_trace_ctx *ctx = sr->span != NULL                     ? gw_span_ctx(sr->span)
+                                     : call != NULL && !(call->flags & 1) ? call
+                                                                          : NULL;
+    json_t *copy, *meta;
+
+    if (ctx == NULL)
+        return json_incref(params);
+    copy = params != NULL ? json_copy(params) : json_object();
+    meta = json_object_get(copy, "_meta");
+    meta = json_is_object(meta) ? json_copy(meta) : json_object();
+    gw_trace_meta(meta, ctx);
+    json_object_set_new(copy, "_meta", meta);
+    return copy;
+}
+
 static size_t count_requests(const struct gw_call *c)
 {
     size_t n = 0;
@@ -249,6 +271,8 @@ int gw_relay_request(struct slot *sl, const char *method, json_t *id, json_t *pa
     const char *why = NULL;
     struct gw_call *c = attribute(sl, params, origin, &why);
     struct gw_server_request *sr;
+    json_t *relayed;
+    int rc;
 
     if (c != NULL && c->hooks == NULL)
         why = "the call that caused it came from a client that cannot answer it";
@@ -271,7 +295,10 @@ int gw_relay_request(struct slot *sl, const char *method, json_t *id, json_t *pa
             gw_span_str(sr->span, "mcpgw.dialog", c->dialog);
         sr->next = c->requests;
         c->requests = sr;
-        if (c->hooks->on_request(c->hooks_data, sr, method, params) == 0) {
+        relayed = relayed_params(sr, params);
+        rc = c->hooks->on_request(c->hooks_data, sr, method, relayed);
+        json_decref(relayed);
+        if (rc == 0) {
             s->relay.requests_relayed++;
             return 0;
         }

@@ -627,7 +627,8 @@ static json_t *tools_call(struct gw_mcp_session *s, struct gw_mcp_exchange *x, j
 void gw_mcp__dispatch_call(struct gw_mcp_session *s, struct gw_mcp_exchange *x, json_t *id,
                            const char *name, json_t *args)
 {
-    struct gw_trace_ctx remote = {0};
+    struct gw_trace_ctx remote; /* only .valid is read until a parse fills it */
+    remote.valid = false;
     struct gw_span *span =
         gw_trace_on() ? gw_mcp__span_begin(s, x, "tools/call", id, NULL, name, &remote) : NULL;
     const struct gw_trace_ctx *prev = gw_trace_enter(gw_trace_pick(span, &remote));
@@ -743,7 +744,8 @@ static bool valid_id(json_t *id)
 void gw_mcp__dispatch_request(struct gw_mcp_session *s, struct gw_mcp_exchange *x,
                               const char *method, json_t *id, json_t *params)
 {
-    struct gw_trace_ctx remote = {0};
+    struct gw_trace_ctx remote; /* only .valid is read until a parse fills it */
+    remote.valid = false;
     struct gw_span *span =
         gw_trace_on() ? gw_mcp__span_begin(s, x, method, id, params, NULL, &remote) : NULL;
     const struct gw_trace_ctx *prev = gw_trace_enter(gw_trace_pick(span, &remote));

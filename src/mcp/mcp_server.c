@@ -462,7 +462,8 @@ static void post_initialize(struct gw_mcp_server *ms, struct gw_http_request *re
     const char *version = NULL;
     struct gw_mcp_session *s;
     struct gw_mcp_exchange *x;
-    struct gw_trace_ctx remote = {0};
+    struct gw_trace_ctx remote; /* only .valid is read until a parse fills it */
+    remote.valid = false;
     struct gw_span *span;
     json_t *reply, *err = gw_mcp__initialize_check(id, json_object_get(msg, "params"), &version);
 

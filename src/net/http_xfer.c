@@ -234,6 +234,23 @@ static void on_done(struct gw_curl_uv_xfer *cx, CURLcode rc)
     x->ops->on_done(x, rc);
 }
 
+static size_t on_read(char *buf, size_t size, size_t n, void *data)
+{
+    struct gw_http_xfer *x = data;
+
+    return x->read(x->read_data, buf, size * n);
+}
+
+static int on_seek(void *data, curl_off_t offset, int origin)
+{
+    struct gw_http_xfer *x = data;
+
+    if (offset != 0 || origin != SEEK_SET)
+        return CURL_SEEKFUNC_CANTSEEK;
+    x->rewind(x->read_data);
+    return CURL_SEEKFUNC_OK;
+}
+
 static void setup_easy(struct gw_http_xfer *x, const struct gw_http_xfer_request *req)
 {
     CURL *e = x->cx.easy;
@@ -254,6 +271,18 @@ static void setup_easy(struct gw_http_xfer *x, const struct gw_http_xfer_request
     curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
     switch (req->method) {
     case GW_HTTP_XFER_POST:
+        if (req->read != NULL) {
+            x->read = req->read;
+            x->rewind = req->rewind;
+            x->read_data = req->read_data;
+            curl_easy_setopt(e, CURLOPT_POST, 1L);
+            curl_easy_setopt(e, CURLOPT_READFUNCTION, on_read);
+            curl_easy_setopt(e, CURLOPT_READDATA, x);
+            curl_easy_setopt(e, CURLOPT_SEEKFUNCTION, on_seek);
+            curl_easy_setopt(e, CURLOPT_SEEKDATA, x);
+            curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)-1);
+            break;
+        }
         curl_easy_setopt(e, CURLOPT_POSTFIELDS, req->body);
         curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->body_len);
         break;

@@ -14,6 +14,15 @@
 #define TICK_MS        1000
 #define BACKOFF_MAX_MS 32000
 
+/* Where the batch's JSON is up to. */
+enum { PART_HEAD, PART_SPANS, PART_TAIL, PART_DONE };
+struct writer {
+    const struct gw_span *next;
+    unsigned left, written;
+    int part;
+    const char *service;
+};
+
 struct gw_otlp {
     struct gw_http_xfer x; /* first: the transfer's callbacks get it */
     uv_loop_t *loop;
@@ -33,8 +42,11 @@ struct gw_otlp {
     unsigned queued;
     struct gw_span *batch;
     unsigned nbatch;
-    char *body;
-    size_t body_len;
+    /* the batch's JSON as it is being sent */
+    struct writer wr;
+    struct gw_jbuf spill; /* a piece larger than libcurl's buffer, copied from */
+    char *batch_service;  /* service.name as the send began: a reload may free o->service */
+    size_t spill_off;
     bool sending;
     uint64_t backoff_ms;
     /* closing */
@@ -48,227 +60,120 @@ static const struct gw_http_xfer_ops xfer_ops;
 
 /* ---- the JSON encoding (OTLP/HTTP, proto3 JSON mapping) ---- */
 
-/* Bytes a JSON string cannot hold as they are: controls, '"', '\\', and
- * the bytes of non-ASCII characters (checked as UTF-8). */
-static const bool special[256] = {
-    [0 ... 0x1f] = true,
-    ['"'] = true,
-    ['\\'] = true,
-    [0x80 ... 0xff] = true,
-};
-
-/* A span is written into room reserved for its longest encoding, with no
- * bound check per piece: a traced call's spans are most of what tracing
- * costs the loop, and a checked put per piece was half of that. */
 #define PUT_LIT(w, lit) ((w) = (char *)memcpy((w), "" lit, sizeof(lit) - 1) + sizeof(lit) - 1)
 
-static char *put_bytes(char *w, const char *s, size_t n)
-{
-    return (char *)memcpy(w, s, n) + n;
-}
-
-/* A string as JSON, with any byte that is not valid UTF-8 written as '?':
- * a span never fails to encode. Plain runs are copied whole. At most 6
- * bytes per byte of `s` and the quotes. */
-static char *put_str(char *w, const char *s)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    size_t i = 0, run = 0;
-
-    *w++ = '"';
-    for (;;) {
-        while (!special[p[i]])
-            i++;
-        w = put_bytes(w, s + run, i - run);
-        if (p[i] == '\0')
-            break;
-        unsigned char c = p[i];
-        if (c >= 0x80) {
-            size_t k = gw_utf8_seq_len(p + i, strnlen(s + i, 4));
-            if (k == 0)
-                *w++ = '?';
-            else
-                w = put_bytes(w, s + i, k);
-            i += k == 0 ? 1 : k;
-        } else if (c == '"' || c == '\\') {
-            *w++ = '\\';
-            *w++ = (char)c;
-            i++;
-        } else {
-            static const char digits[] = "0123456789abcdef";
-            w = put_bytes(w, "\\u00", 4);
-            *w++ = digits[c >> 4];
-            *w++ = digits[c & 15];
-            i++;
-        }
-        run = i;
-    }
-    *w++ = '"';
-    return w;
-}
-
-static size_t str_bound(const char *s)
-{
-    return s != NULL ? 6 * strlen(s) + 2 : 0;
-}
-
-/* An attribute key: a literal of this program, plain ASCII. */
-static char *put_key(char *w, const char *key, size_t klen)
+static char *put_attr_str(char *w, const char *key, const char *value)
 {
     PUT_LIT(w, "{\"key\":\"");
-    w = put_bytes(w, key, klen);
-    PUT_LIT(w, "\",\"value\":{");
-    return w;
-}
-
-/* Two hex digits of each byte value. */
-static char hex_pairs[256][2];
-
-static void hex_pairs_init(void)
-{
-    static const char digits[] = "0123456789abcdef";
-
-    for (unsigned i = 0; i < 256; i++) {
-        hex_pairs[i][0] = digits[i >> 4];
-        hex_pairs[i][1] = digits[i & 15];
-    }
-}
-
-static char *put_hex(char *w, const uint8_t *id, size_t n)
-{
-    *w++ = '"';
-    for (size_t i = 0; i < n; i++, w += 2)
-        memcpy(w, hex_pairs[id[i]], 2);
-    *w++ = '"';
-    return w;
-}
-
-/* int64 and fixed64 are strings in proto3 JSON; two digits a step. */
-static char *put_u64(char *w, uint64_t v)
-{
-    static const char pairs[] = "00010203040506070809101112131415161718192021222324"
-                                "25262728293031323334353637383940414243444546474849"
-                                "50515253545556575859606162636465666768697071727374"
-                                "75767778798081828384858687888990919293949596979899";
-    char num[24];
-    size_t n = sizeof num;
-
-    while (v >= 100) {
-        n -= 2;
-        memcpy(num + n, pairs + 2 * (v % 100), 2);
-        v /= 100;
-    }
-    if (v >= 10) {
-        n -= 2;
-        memcpy(num + n, pairs + 2 * v, 2);
-    } else {
-        num[--n] = (char)('0' + v);
-    }
-    *w++ = '"';
-    w = put_bytes(w, num + n, sizeof num - n);
-    *w++ = '"';
-    return w;
-}
-
-static char *put_attr_str(char *w, const char *key, size_t klen, const char *value)
-{
-    w = put_key(w, key, klen);
-    PUT_LIT(w, "\"stringValue\":");
-    w = put_str(w, value);
+    w = (char *)memcpy(w, key, strlen(key)) + strlen(key);
+    PUT_LIT(w, "\",\"value\":{\"stringValue\":");
+    w = gw_trace_json_str(w, value);
     PUT_LIT(w, "}}");
     return w;
 }
 
-/* The longest encoding of `s`: its strings at 6 bytes a byte, and room
- * for the fixed fields, ids and numbers. */
-static size_t span_bound(const struct gw_span *s)
-{
-    size_t n = 512 + str_bound(s->name) + str_bound(s->tracestate) + str_bound(s->status_message);
+static const char scope[] = "]},\"scopeSpans\":[{\"scope\":{\"name\":\"mcpgw\",\"version\":"
+                            "\"" GW_VERSION "\"},\"spans\":[";
 
-    for (unsigned i = 0; i < s->nattrs; i++)
-        n += 64 + s->attrs[i].klen +
-             (s->attrs[i].type == GW_ATTR_STR ? str_bound(s->attrs[i].s) : 24);
-    return n;
+/* The longest the piece it is at may be: the envelope's head, a span
+ * (and its ','), the tail. */
+static size_t piece_max(const struct writer *r)
+{
+    switch (r->part) {
+    case PART_HEAD:
+        return 128 + sizeof scope + 6 * (strlen(r->service) + strlen(GW_VERSION));
+    case PART_SPANS:
+        return gw_span_json_max(r->next) + 1;
+    default:
+        return 8;
+    }
 }
 
-static void put_span(struct gw_jbuf *b, const struct gw_span *s)
+/* Writes the pieces that fit whole in [w, end): none when the next one
+ * does not. The spans' parts were encoded when they were set (gw/trace.h):
+ * a piece is laid end to end with no bound check. */
+static char *write_some(struct writer *r, char *w, const char *end)
 {
-    char *w;
-
-    gw_jbuf_reserve(b, span_bound(s));
-    w = b->p + b->len;
-    PUT_LIT(w, "{\"traceId\":");
-    w = put_hex(w, s->ctx.trace_id, 16);
-    PUT_LIT(w, ",\"spanId\":");
-    w = put_hex(w, s->ctx.span_id, 8);
-    if (s->has_parent) {
-        PUT_LIT(w, ",\"parentSpanId\":");
-        w = put_hex(w, s->parent_id, 8);
-    }
-    if (s->tracestate != NULL) {
-        PUT_LIT(w, ",\"traceState\":");
-        w = put_str(w, s->tracestate);
-    }
-    PUT_LIT(w, ",\"name\":");
-    w = put_str(w, s->name);
-    PUT_LIT(w, ",\"kind\":");
-    *w++ = (char)('0' + s->kind);
-    PUT_LIT(w, ",\"startTimeUnixNano\":");
-    w = put_u64(w, s->start_ns);
-    PUT_LIT(w, ",\"endTimeUnixNano\":");
-    w = put_u64(w, s->end_ns);
-    PUT_LIT(w, ",\"attributes\":[");
-    for (unsigned i = 0; i < s->nattrs; i++) {
-        const struct gw_span_attr *a = &s->attrs[i];
-        if (i > 0)
+    while (r->part != PART_DONE && (size_t)(end - w) >= piece_max(r)) {
+        switch (r->part) {
+        case PART_HEAD:
+            PUT_LIT(w, "{\"resourceSpans\":[{\"resource\":{\"attributes\":[");
+            w = put_attr_str(w, "service.name", r->service);
             *w++ = ',';
-        if (a->type == GW_ATTR_STR) {
-            w = put_attr_str(w, a->key, a->klen, a->s);
-        } else {
-            w = put_key(w, a->key, a->klen);
-            PUT_LIT(w, "\"intValue\":");
-            w = put_u64(w, (uint64_t)a->i); /* ids and counts: never negative */
-            PUT_LIT(w, "}}");
+            w = put_attr_str(w, "service.version", GW_VERSION);
+            w = (char *)memcpy(w, scope, sizeof scope - 1) + sizeof scope - 1;
+            r->part = r->next != NULL && r->left > 0 ? PART_SPANS : PART_TAIL;
+            break;
+        case PART_SPANS:
+            if (r->written++ > 0)
+                *w++ = ',';
+            w = gw_span_json(r->next, w);
+            r->next = r->next->next;
+            if (--r->left == 0 || r->next == NULL)
+                r->part = PART_TAIL;
+            break;
+        default:
+            PUT_LIT(w, "]}]}]}");
+            r->part = PART_DONE;
+            break;
         }
     }
-    PUT_LIT(w, "],\"status\":{");
-    if (s->status != GW_SPAN_UNSET) {
-        PUT_LIT(w, "\"code\":");
-        *w++ = (char)('0' + s->status);
-        if (s->status_message != NULL) {
-            PUT_LIT(w, ",\"message\":");
-            w = put_str(w, s->status_message);
-        }
-    }
-    PUT_LIT(w, "}}");
-    b->len = (size_t)(w - b->p);
+    return w;
+}
+
+static struct writer writer_of(const struct gw_span *spans, unsigned max, const char *service)
+{
+    return (struct writer){.next = spans, .left = max, .service = service};
 }
 
 char *gw_otlp_encode(const struct gw_span *spans, unsigned max, const char *service_name,
                      size_t *len)
 {
+    struct writer r = writer_of(spans, max, service_name);
     struct gw_jbuf b = {0};
+    size_t room = piece_max(&r) + 8; /* the head and the tail */
+    unsigned i = 0;
+
+    for (const struct gw_span *s = spans; s != NULL && i < max; s = s->next, i++)
+        room += gw_span_json_max(s) + 1;
+    gw_jbuf_reserve(&b, room);
+    b.len = (size_t)(write_some(&r, b.p, b.p + room) - b.p);
+    b.p[b.len] = '\0';
+    return gw_jbuf_take(&b, len);
+}
+
+/* libcurl's read callback: the next pieces into its buffer; one larger
+ * than the buffer (a span with a very long attribute) goes through
+ * `spill`. */
+static size_t body_read(void *data, char *buf, size_t room)
+{
+    struct gw_otlp *o = data;
+    size_t n;
     char *w;
 
-    if (hex_pairs[0][0] == '\0')
-        hex_pairs_init();
-
-    gw_jbuf_reserve(&b, 256 + str_bound(service_name) + str_bound(GW_VERSION));
-    w = b.p;
-    PUT_LIT(w, "{\"resourceSpans\":[{\"resource\":{\"attributes\":[");
-    w = put_attr_str(w, "service.name", strlen("service.name"), service_name);
-    *w++ = ',';
-    w = put_attr_str(w, "service.version", strlen("service.version"), GW_VERSION);
-    b.len = (size_t)(w - b.p);
-    gw_jbuf_lit(&b, "]},\"scopeSpans\":[{\"scope\":{\"name\":\"mcpgw\",\"version\":\"" GW_VERSION
-                    "\"},\"spans\":[");
-    for (unsigned i = 0; spans != NULL && i < max; spans = spans->next, i++) {
-        if (i > 0)
-            gw_jbuf_lit(&b, ",");
-        put_span(&b, spans);
+    if (o->spill_off == o->spill.len && o->wr.part != PART_DONE) {
+        w = write_some(&o->wr, buf, buf + room);
+        if (w > buf)
+            return (size_t)(w - buf);
+        n = piece_max(&o->wr);
+        o->spill.len = o->spill_off = 0;
+        gw_jbuf_reserve(&o->spill, n);
+        o->spill.len = (size_t)(write_some(&o->wr, o->spill.p, o->spill.p + n) - o->spill.p);
     }
-    gw_jbuf_lit(&b, "]}]}]}");
-    return gw_jbuf_take(&b, len);
+    n = o->spill.len - o->spill_off < room ? o->spill.len - o->spill_off : room;
+    if (n == 0)
+        return 0; /* the end */
+    memcpy(buf, o->spill.p + o->spill_off, n);
+    o->spill_off += n;
+    return n;
+}
+
+static void body_rewind(void *data)
+{
+    struct gw_otlp *o = data;
+
+    o->wr = writer_of(o->batch, o->nbatch, o->batch_service);
+    o->spill.len = o->spill_off = 0;
 }
 
 /* ---- the queue ---- */
@@ -289,8 +194,15 @@ static void drop_batch(struct gw_otlp *o, bool count)
     free_list(o->batch);
     o->batch = NULL;
     o->nbatch = 0;
-    free(o->body);
-    o->body = NULL;
+}
+
+static void free_body(struct gw_otlp *o)
+{
+    free(o->batch_service);
+    o->batch_service = NULL;
+    free(o->spill.p);
+    o->spill = (struct gw_jbuf){0};
+    o->spill_off = 0;
 }
 
 static void export_next(struct gw_otlp *o);
@@ -372,7 +284,6 @@ static void take_batch(struct gw_otlp *o)
     if (o->head == NULL)
         o->tail = NULL;
     o->queued -= n;
-    o->body = gw_otlp_encode(o->batch, n, o->service, &o->body_len);
 }
 
 static void send_failed(struct gw_otlp *o, const char *why)
@@ -428,8 +339,9 @@ static void export_next(struct gw_otlp *o)
         .method = GW_HTTP_XFER_POST,
         .url = o->url,
         .hdrs = request_headers(o),
-        .body = o->body,
-        .body_len = o->body_len,
+        .read = body_read,
+        .rewind = body_rewind,
+        .read_data = o,
         .connect_ms = timeout,
         .timeout_ms = timeout,
         .body_max = 0,
@@ -437,6 +349,9 @@ static void export_next(struct gw_otlp *o)
         .loopback_only = o->loopback_only,
         .user_agent = "mcpgw/" GW_VERSION,
     };
+    free(o->batch_service);
+    o->batch_service = gw_xstrdup(o->service);
+    body_rewind(o);
     o->x.ops = &xfer_ops;
     rc = gw_http_xfer_begin(&o->x, o->multi, &req);
     if (rc != 0) {
@@ -484,6 +399,8 @@ static void x_done(struct gw_http_xfer *x, CURLcode rc)
             export_next(o);
         else if (o->head != NULL)
             arm(o, TICK_MS);
+        else
+            free_body(o);
         return;
     }
     if (rc != CURLE_OK)
@@ -600,6 +517,7 @@ static void finish_close(struct gw_otlp *o)
     o->head = o->tail = NULL;
     o->queued = 0;
     drop_batch(o, false);
+    free_body(o);
     gw_http_xfer_cleanup(&o->x);
     uv_close((uv_handle_t *)&o->tick, on_handle_closed);
     uv_close((uv_handle_t *)&o->deadline, on_handle_closed);

@@ -56,6 +56,20 @@ static void log_call(const struct pending_call *pc, const char *server, const ch
     }
 }
 
+/* What every REST call's span says, encoded once. */
+static const struct gw_span *rest_attrs(void)
+{
+    static struct gw_span *t;
+
+    if (t == NULL && (t = gw_span_template()) != NULL) {
+        gw_span_lit(t, "mcp.method.name", "tools/call");
+        gw_span_lit(t, "gen_ai.operation.name", "execute_tool");
+        gw_span_lit(t, "network.protocol.name", "http");
+        gw_span_lit(t, "mcpgw.front", "rest");
+    }
+    return t;
+}
+
 /* A REST tool call is traced as the MCP operation it performs. */
 static struct gw_span *trace_start(const struct gw_http_request *req, const char *tool,
                                    struct gw_trace_ctx *remote)
@@ -63,13 +77,12 @@ static struct gw_span *trace_start(const struct gw_http_request *req, const char
     const char *tp = gw_http_header(req, "traceparent");
     struct gw_span *span;
 
-    gw_trace_parse(tp, tp != NULL ? strlen(tp) : 0, gw_http_header(req, "tracestate"), remote);
+    if (tp != NULL)
+        gw_trace_parse(tp, strlen(tp), gw_http_header(req, "tracestate"), remote);
     span = gw_span_root_op("tools/call", tool, GW_SPAN_SERVER, remote);
-    gw_span_lit(span, "mcp.method.name", "tools/call");
+    if (span != NULL)
+        gw_span_attrs_from(span, rest_attrs());
     gw_span_str(span, "gen_ai.tool.name", tool);
-    gw_span_lit(span, "gen_ai.operation.name", "execute_tool");
-    gw_span_lit(span, "network.protocol.name", "http");
-    gw_span_lit(span, "mcpgw.front", "rest");
     return span;
 }
 
@@ -312,7 +325,8 @@ void gw_api__route_call(struct gw_api_ctx *ctx, struct gw_http_request *req, con
     gw_strlcpy(pc->self, b.has_dialog ? b.self : "anonymous", sizeof pc->self);
     gw_dialog_scope(req->client, pc->root, pc->dir_root);
     pc->started_ms = gw_now_ms();
-    struct gw_trace_ctx remote = {0};
+    struct gw_trace_ctx remote; /* only .valid is read until a parse fills it */
+    remote.valid = false;
     if (gw_trace_on())
         pc->span = trace_start(req, tool, &remote);
     const struct gw_trace_ctx *prev = gw_trace_enter(gw_trace_pick(pc->span, &remote));

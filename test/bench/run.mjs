@@ -191,14 +191,19 @@ const BACKENDS = {
 };
 
 // A trace collector for the traced REST path: answers every OTLP export
-// 200 at once, in this process (whose CPU is not the gateway's).
+// 200 at once, in this process (whose CPU is not the gateway's), and counts
+// the exports (POSTs) and the spans in them, to show how full batches are.
 let collector = null;
 async function collectorUrl() {
   if (collector === null) {
     collector = nodeHttp.createServer((req, res) => {
-      req.resume();
-      req.on('end', () => { collector.spans += 1; res.writeHead(200, { 'content-type': 'application/json' }).end('{}'); });
+      let n = 0;
+      let tail = '';
+      req.setEncoding('latin1');
+      req.on('data', (d) => { const t = tail + d; n += t.split('"spanId"').length - 1; tail = t.slice(-9); });
+      req.on('end', () => { collector.posts += 1; collector.spans += n; res.writeHead(200, { 'content-type': 'application/json' }).end('{}'); });
     });
+    collector.posts = 0;
     collector.spans = 0;
     await new Promise((ok) => collector.listen(0, '127.0.0.1', ok));
     collector.unref();
@@ -413,6 +418,8 @@ async function scenarioCalls(results) {
         const rec = { scenario: 'calls', round: r, backend: bk, target: name, runs: [] };
         results.push(rec);
         let t;
+        const postsBefore = collector?.posts ?? 0;
+        const spansBefore = collector?.spans ?? 0;
         try { t = await T.start(b); } catch (e) { rec.error = String(e.message || e); log(`  ${rec.error}`); await stopAll(); continue; }
         if (t.na) { rec.na = t.na; log(`  ${t.na}`); continue; }
         rec.startupMs = t.startupMs;
@@ -434,6 +441,15 @@ async function scenarioCalls(results) {
               (res.cpu_us_per_call !== undefined ? ` cpu ${res.cpu_us_per_call.toFixed(1)} µs/call` : ''));
           }
           if (t.proc) rec.peak = procSample(t.proc.pid);
+          if (name === 'mcpgw_rest_traced') {
+            await sleep(1500); // the last batch leaves within a second
+            const m = (await http('GET', `http://127.0.0.1:${t.port}/metrics`)).text;
+            const num = (k) => Number((m.match(new RegExp(`^${k} (\\d+)$`, 'm')) || [])[1]);
+            rec.trace = { spans: num('mcpgw_trace_spans_total'), dropped: num('mcpgw_trace_spans_dropped_total'),
+              posts: collector.posts - postsBefore, received: collector.spans - spansBefore };
+            log(`  traces: ${rec.trace.spans} spans ended, ${rec.trace.dropped} dropped; the collector got ${rec.trace.received} ` +
+              `in ${rec.trace.posts} exports (${(rec.trace.received / Math.max(1, rec.trace.posts)).toFixed(0)} a request)`);
+          }
         } finally {
           if (t.proc) await stopProc(t.proc);
         }
@@ -917,6 +933,10 @@ function callsTables(results) {
     if (agg.mcpgw_rest_traced?.n && !agg.mcpgw_rest_traced.err && !agg.mcpgw_rest.err) {
       const cost = CONCS.map((c) => `c=${c}: ${fmt(agg.mcpgw_rest_traced.per(c, 'cpu_us_per_call') - agg.mcpgw_rest.per(c, 'cpu_us_per_call'), 1)} µs`);
       out.push(`Tracing on (sample 1, OTLP/HTTP JSON to a local collector) adds gateway CPU per call: ${cost.join(', ')}.\n`);
+      for (const rec of results.filter((x) => x.target === 'mcpgw_rest_traced' && x.backend === bk && x.trace)) {
+        const tr = rec.trace;
+        out.push(`Traced round ${rec.round + 1}: ${tr.spans} spans ended, ${tr.dropped} dropped; the collector got ${tr.received} in ${tr.posts} exports (${(tr.received / Math.max(1, tr.posts)).toFixed(0)} a request).\n`);
+      }
     }
     out.push(`### Gateway resources, backend: ${BACKENDS[bk].label}\n`);
     const h2 = ['path', ...CONCS.map((c) => `CPU µs/call c=${c}`), 'RSS idle MB', 'anon idle MB', 'VmHWM peak MB', 'anon after load MB', 'start → tools/list ms'];

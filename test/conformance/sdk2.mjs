@@ -8,7 +8,8 @@
 // options: mode ('modern' pins 2026-07-28, 'auto', 'legacy'), headers (sent
 // on every request), capabilities (declared by the client), elicit (the
 // content an elicitation/create is accepted with; with it the client
-// declares elicitation and answers input rounds itself).
+// declares elicitation and answers input rounds itself; each request it
+// answers is printed as {"elicited":{params}}).
 //
 // stdout: {"ready":true,"era":…,"version":…} once connected, then one line
 // per command read on stdin ({"id":n,"op":…}): {"id":n,"result":…} or
@@ -27,7 +28,10 @@ const mode = opts.mode === 'modern' ? { pin: '2026-07-28' } : (opts.mode || 'leg
 const client = new Client({ name: 'mcpgw-sdk2-test', version: '1.0.0' },
   { capabilities, versionNegotiation: { mode } });
 if (opts.elicit) {
-  client.setRequestHandler('elicitation/create', async () => ({ action: 'accept', content: opts.elicit }));
+  client.setRequestHandler('elicitation/create', async (req) => {
+    out({ elicited: { params: req.params } });
+    return { action: 'accept', content: opts.elicit };
+  });
 }
 for (const method of ['notifications/tools/list_changed', 'notifications/prompts/list_changed',
   'notifications/resources/list_changed', 'notifications/resources/updated', 'notifications/message']) {

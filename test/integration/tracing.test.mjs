@@ -10,8 +10,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { start, waitFor, fixtures, sleep, slow, tmpdir } from './lib/harness.mjs';
+import { CreateMessageRequestSchema, EmptyResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { start, waitFor, fixtures, sleep, slow, tmpdir, sdk2 } from './lib/harness.mjs';
 import { oidcServer, browse } from './lib/oidc.mjs';
 import { fixtureServer } from './lib/fixture_server.mjs';
 import { otlpReceiver, validate } from './lib/otlp_receiver.mjs';
@@ -229,6 +229,25 @@ test('/mcp 2025-11-25 (the official SDK client, _meta wins over the header) and 
   assert.deepEqual(rcv.errors, []);
 });
 
+test('a span larger than libcurl\'s upload buffer (a 100 KB method name) is exported whole, beside small ones', async (t) => {
+  const rcv = await receiver(t);
+  const d = await start(config(rcv), { waitReady: true });
+  t.after(() => d.stop());
+  const client = new Client({ name: 'trace-big', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${d.port}/mcp`)));
+  t.after(() => client.close());
+  const trace = 'faf7651916cd43dd8448eb211c80319c';
+  const method = `x/${'é'.repeat(20000)}${'"'.repeat(20000)}${'y'.repeat(40000)}`;
+  await assert.rejects(client.request({ method, params: { _meta: { traceparent: `00-${trace}-${PARENT}-01` } } }, EmptyResultSchema));
+  await client.listTools({ _meta: { traceparent: `00-${trace}-${PARENT}-01` } });
+  const spans = await spansOf(rcv, trace, 2);
+  const big = named(spans, method, 2);
+  assert.equal(big.attrs['mcp.method.name'], method);
+  assert.equal(big.status.code, 2);
+  named(spans, 'tools/list', 2);
+  assert.deepEqual(rcv.errors, []);
+});
+
 test('a call over gateway.max_concurrent: its wait in the queue is a span', async (t) => {
   const rcv = await receiver(t);
   const d = await start(config(rcv).replace('  warm_spares: 0\n', '  warm_spares: 0\n  max_concurrent: 1\n'), { waitReady: true });
@@ -262,6 +281,7 @@ servers:
   const r1 = await d.post('/v1/tools/echo/call', body, { headers: { traceparent: `00-${trace}-${PARENT}-01` } });
   assert.equal(r1.status, 409, r1.body);
   const key = Object.keys(r1.json.inputRequests)[0];
+  const asked = r1.json.inputRequests[key].params._meta;
   const r2 = await d.post('/v1/tools/echo/call', { ...body, requestState: r1.json.requestState,
     inputResponses: { [key]: { action: 'accept', content: { name: 'Ann' } } } });
   assert.equal(r2.status, 200, r2.body);
@@ -275,6 +295,10 @@ servers:
   const client = named(spans, 'tools/call echo', 3);
   assert.equal(client.parentSpanId, server.spanId);
   assert.ok(Number(round.endTimeUnixNano) <= Number(client.endTimeUnixNano));
+  // The request handed to the caller carries the relay's CLIENT span.
+  const relayed = named(spans, 'elicitation/create', 3);
+  assert.equal(relayed.parentSpanId, server.spanId);
+  assert.equal(asked?.traceparent, traceparentOf(relayed));
   assert.deepEqual(rcv.errors, []);
 });
 
@@ -292,8 +316,11 @@ servers:
   t.after(() => d.stop());
   const transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${d.port}/mcp`));
   const client = new Client({ name: 'trace-relay', version: '1.0.0' }, { capabilities: { sampling: {} } });
-  client.setRequestHandler(CreateMessageRequestSchema, async () =>
-    ({ role: 'assistant', content: { type: 'text', text: 'sampled' }, model: 'm' }));
+  const asked = [];
+  client.setRequestHandler(CreateMessageRequestSchema, async (req) => {
+    asked.push(req.params._meta);
+    return { role: 'assistant', content: { type: 'text', text: 'sampled' }, model: 'm' };
+  });
   await client.connect(transport);
   t.after(() => client.close());
   const trace = 'caf7651916cd43dd8448eb211c80319c';
@@ -307,6 +334,40 @@ servers:
   assert.equal(relayed.attrs['mcpgw.server'], 's');
   assert.equal(relayed.status.code, undefined, 'answered');
   assert.ok(Number(relayed.endTimeUnixNano) <= Number(server.endTimeUnixNano));
+  // The request the client handled carries the relay's CLIENT span as its parent to be.
+  assert.equal(asked.length, 1);
+  assert.equal(asked[0]?.traceparent, traceparentOf(relayed));
+  assert.equal(asked[0]?.tracestate, undefined);
+  assert.deepEqual(rcv.errors, []);
+});
+
+test('an elicitation in a 2026-07-28 input round (the official SDK client) carries the relay\'s CLIENT span in _meta', async (t) => {
+  const rcv = await receiver(t);
+  const d = await start(`version: 1
+gateway:
+  warm_spares: 0
+  tracing: {endpoint: '${rcv.url}'}
+servers:
+  s:
+    command: ${FIXTURE}
+    args: ['--ask-on-call', 'elicitation/create']
+`, { waitReady: true });
+  t.after(() => d.stop());
+  const trace = 'daf7651916cd43dd8448eb211c80319c';
+  const sdk = await sdk2(`http://127.0.0.1:${d.port}/mcp`, { mode: 'modern', elicit: { name: 'Ann' },
+    headers: { 'X-Mcpgw-Dialog': 'e1', traceparent: `00-${trace}-${PARENT}-01`, tracestate: 'v=7' } });
+  t.after(() => sdk.close());
+  assert.ok(sdk.ready, JSON.stringify(sdk.error));
+  const res = await sdk.call({ op: 'callTool', name: 'echo', arguments: { text: 'hi' } });
+  assert.match(JSON.stringify(res.result?.content), /Ann/, JSON.stringify(res));
+  const spans = await spansOf(rcv, trace, 3);
+  const relayed = named(spans, 'elicitation/create', 3);
+  const servers = spans.filter((s) => s.kind === 2 && s.name === 'tools/call echo');
+  assert.ok(servers.some((s) => s.spanId === relayed.parentSpanId), 'under a SERVER span of the call');
+  assert.equal(sdk.elicited.length, 1, JSON.stringify(sdk.elicited));
+  const meta = sdk.elicited[0].params._meta;
+  assert.equal(meta?.traceparent, traceparentOf(relayed));
+  assert.equal(meta?.tracestate, 'v=7', 'the incoming tracestate passed on');
   assert.deepEqual(rcv.errors, []);
 });
 

@@ -130,15 +130,29 @@ START_TEST(test_ambient_and_attrs)
     const struct gw_trace_ctx *prev = gw_trace_enter(gw_span_ctx(s));
     ck_assert_ptr_null(prev);
     ck_assert_ptr_eq(gw_trace_current(), &s->ctx);
-    for (int i = 0; i < GW_SPAN_ATTRS_MAX + 4; i++)
-        gw_span_int(s, i % 2 ? "odd" : "even", i); /* a key set again replaces its value */
+    for (int i = 0; i < GW_SPAN_ATTRS_MAX + 4; i++) { /* a key set again replaces its value */
+        if (i % 2)
+            gw_span_int(s, "odd", i);
+        else
+            gw_span_int(s, "even", i);
+    }
     ck_assert_uint_eq(s->nattrs, 2);
-    char again[] = "even"; /* the same key at another address replaces it too */
-    gw_span_int(s, again, 99);
+    static const char again[] = "even"; /* the same key at another address replaces it too */
+    static const char head[] = ",{\"key\":\"even\",\"value\":{\"intValue\":";
+    gw_span__int(s, again, sizeof again - 1, head, sizeof head - 1, 99);
     ck_assert_uint_eq(s->nattrs, 2);
-    ck_assert_int_eq(s->attrs[0].i, 99);
-    gw_span_int(s, "evem", 1); /* the same length, another key */
-    ck_assert_uint_eq(s->nattrs, 3);
+    gw_span_int(s, "evem", 1);     /* the same length, another key */
+    gw_span_str(s, "odd", "x\"y"); /* a string replaces an int */
+    gw_span_lit(s, "lit", "v");
+    ck_assert_uint_eq(s->nattrs, 4);
+    char *json = calloc(1, gw_span_json_max(s) + 1);
+    *gw_span_json(s, json) = '\0';
+    ck_assert_msg(strstr(json, "\"attributes\":[{\"key\":\"even\",\"value\":{\"intValue\":\"99\"}},"
+                               "{\"key\":\"evem\",\"value\":{\"intValue\":\"1\"}},"
+                               "{\"key\":\"odd\",\"value\":{\"stringValue\":\"x\\\"y\"}},"
+                               "{\"key\":\"lit\",\"value\":{\"stringValue\":\"v\"}}]") != NULL,
+                  "%s", json);
+    free(json);
     gw_span_end(s); /* ended while current: no longer current */
     ck_assert_ptr_null(gw_trace_current());
     gw_trace_leave(prev);

