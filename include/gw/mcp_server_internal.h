@@ -253,7 +253,8 @@ void gw_mcp__exchange_done(struct gw_mcp_exchange *x);
  * "mcp-session:<hex>" name of its own, never its id).
  * Returns 0 and sets *out, UV_EBUSY when max_sessions are live, or
  * uv_random's error. */
-int gw_mcp__session_new(struct gw_mcp_server *ms, const char *dialog, struct gw_mcp_session **out);
+int gw_mcp__session_new(struct gw_mcp_server *ms, const char *client, const char *dialog,
+                        struct gw_mcp_session **out);
 /* The live session with this id, or NULL (any string is safe to pass). */
 struct gw_mcp_session *gw_mcp__session_find(struct gw_mcp_server *ms, const char *id);
 /* Ends a session: its GET stream is ended, its calls are cancelled (their

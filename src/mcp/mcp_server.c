@@ -436,11 +436,10 @@ static int create_session(struct gw_mcp_server *ms, struct gw_http_request *req,
                           struct gw_mcp_session **out)
 {
     static const char *const retry[] = {"Retry-After: 5", NULL};
-    int rc = gw_mcp__session_new(ms, dialog[0] ? dialog : NULL, out);
+    int rc = gw_mcp__session_new(ms, req->client, dialog[0] ? dialog : NULL, out);
 
     if (rc == 0) {
         gw_strlcpy((*out)->client, req->client, sizeof(*out)->client);
-        gw_dialog_scope(req->client, (*out)->dialog, (*out)->dialog);
         gw_mcp__view_note(ms, req->client);
     }
     if (rc == UV_EBUSY) {

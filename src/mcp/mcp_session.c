@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "gw/json_out.h"
+#include "gw/lease.h"
 #include "gw/log.h"
 #include "gw/util.h"
 #include "gw/version.h"
@@ -137,11 +138,12 @@ static void unlink_session(struct gw_mcp_server *ms, struct gw_mcp_session *s)
         resize_table(ms, ms->nbuckets / 2);
 }
 
-int gw_mcp__session_new(struct gw_mcp_server *ms, const char *dialog, struct gw_mcp_session **out)
+int gw_mcp__session_new(struct gw_mcp_server *ms, const char *client, const char *dialog,
+                        struct gw_mcp_session **out)
 {
     struct gw_mcp_session *s;
-    char id[MCP_SESSION_ID_LEN + 1], own[GW_DIALOG_SESSION_LEN + 1];
-    size_t dialog_len = dialog ? strnlen(dialog, GW_DIALOG_MAX) : 0;
+    char id[MCP_SESSION_ID_LEN + 1], own[GW_DIALOG_SESSION_LEN + 1], scoped[GW_DIALOG_MAX + 1];
+    size_t dialog_len;
     int rc;
 
     if (ms->nsessions >= ms->lim.max_sessions)
@@ -156,12 +158,14 @@ int gw_mcp__session_new(struct gw_mcp_server *ms, const char *dialog, struct gw_
     rc = dialog == NULL ? own_dialog(ms->loop, own) : 0;
     if (rc != 0)
         return rc;
-    if (dialog == NULL)
-        dialog_len = strlen(own);
+    /* scoped by its client before it is sized: the session keeps the
+     * dialog at its length */
+    gw_dialog_scope(client, dialog ? dialog : own, scoped);
+    dialog_len = strlen(scoped);
     s = gw_xcalloc(1, sizeof *s + dialog_len + 1);
     s->ms = ms;
     memcpy(s->id, id, sizeof id);
-    memcpy(s->dialog, dialog ? dialog : own, dialog_len);
+    memcpy(s->dialog, scoped, dialog_len);
     s->named_dialog = dialog != NULL;
     snprintf(s->log_level, sizeof s->log_level, "info");
     s->last_used_ms = gw_now_ms();

@@ -54,7 +54,7 @@ START_TEST(test_table_follows_sessions)
     unknown[MCP_SESSION_ID_LEN] = '\0';
     ck_assert_ptr_null(gw_mcp__session_find(ms, unknown));
     for (size_t i = 0; i < N; i++) {
-        ck_assert_int_eq(gw_mcp__session_new(ms, NULL, &s[i]), 0);
+        ck_assert_int_eq(gw_mcp__session_new(ms, NULL, NULL, &s[i]), 0);
         ck_assert_uint_le(ms->nsessions, ms->nbuckets);
         ck_assert_uint_le(ms->nbuckets, 2 * ms->nsessions + MCP_BUCKETS_MIN);
         if (i % 97 == 0)
@@ -101,9 +101,9 @@ START_TEST(test_dialog_kept)
     ms = table_new(&loop);
     memset(longest, 'd', sizeof longest - 1);
     longest[sizeof longest - 1] = '\0';
-    ck_assert_int_eq(gw_mcp__session_new(ms, "d1", &s[0]), 0);
-    ck_assert_int_eq(gw_mcp__session_new(ms, longest, &s[1]), 0);
-    ck_assert_int_eq(gw_mcp__session_new(ms, NULL, &s[2]), 0);
+    ck_assert_int_eq(gw_mcp__session_new(ms, NULL, "d1", &s[0]), 0);
+    ck_assert_int_eq(gw_mcp__session_new(ms, NULL, longest, &s[1]), 0);
+    ck_assert_int_eq(gw_mcp__session_new(ms, NULL, NULL, &s[2]), 0);
     ck_assert_str_eq(s[0]->dialog, "d1");
     ck_assert(s[0]->named_dialog);
     ck_assert_uint_eq(strlen(s[1]->dialog), GW_DIALOG_MAX);
@@ -112,6 +112,18 @@ START_TEST(test_dialog_kept)
     ck_assert_int_eq(
         strncmp(s[2]->dialog, GW_DIALOG_SESSION_PREFIX, sizeof GW_DIALOG_SESSION_PREFIX - 1), 0);
     ck_assert(!s[2]->named_dialog);
+    for (size_t i = 0; i < 3; i++)
+        gw_mcp__session_end(s[i], false, "test");
+    /* a client's session holds its dialog scoped (client@dialog), sized
+     * for that: the name was once scoped in place after the allocation */
+    ck_assert_int_eq(gw_mcp__session_new(ms, "alice", "d1", &s[0]), 0);
+    ck_assert_str_eq(s[0]->dialog, "alice@d1");
+    ck_assert_int_eq(gw_mcp__session_new(ms, "alice", NULL, &s[1]), 0);
+    ck_assert_int_eq(strncmp(s[1]->dialog, "alice@" GW_DIALOG_SESSION_PREFIX,
+                             sizeof "alice@" GW_DIALOG_SESSION_PREFIX - 1),
+                     0);
+    ck_assert_int_eq(gw_mcp__session_new(ms, "alice", longest, &s[2]), 0);
+    ck_assert_uint_eq(strlen(s[2]->dialog), GW_DIALOG_MAX);
     for (size_t i = 0; i < 3; i++)
         gw_mcp__session_end(s[i], false, "test");
     free(ms->buckets);
