@@ -101,7 +101,12 @@ async function setup(t, extra = '') {
     + `  secured:\n    transport: streamable_http\n    url: ${as.url}\n`;
   const d = await start(yaml, { env: { XDG_STATE_HOME: dir, STATE_DIRECTORY: '' } });
   t.after(() => d.stop());
-  await waitFor(async () => (await d.get('/v1/servers')).json.servers.find((s) => s.id === 'secured')?.state === 'needs_authorization', 20000 * slow);
+  // both servers settled: `secured` asks for authorization, `fx` is ready
+  // (under load the first may get there first)
+  await waitFor(async () => {
+    const servers = (await d.get('/v1/servers')).json.servers;
+    return servers.find((s) => s.id === 'secured')?.state === 'needs_authorization' && servers.find((s) => s.id === 'fx')?.state === 'ready';
+  }, 20000 * slow);
   const held = await d.post('/v1/tools/echo/call', { dialog: 'held', arguments: { text: 'mine' } });
   assert.equal(held.status, 200, held.body);
   const calls = () => fs.readFileSync(log, 'utf8').split('\n').filter((l) => l === 'tools/call').length;
