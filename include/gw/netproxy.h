@@ -72,6 +72,22 @@ const char *gw_netproxy_dir(const struct gw_netproxy *p);
  * its directory removed, the memory freed once the handles have closed. */
 void gw_netproxy_close(struct gw_netproxy *p);
 
+/* ---- the kernel's word on a connection's ends (netproxy_peer.c) ---- */
+
+/* A pidfd for the process that connected the unix socket `fd` (its
+ * SO_PEERCRED pid `pid`): SO_PEERPIDFD, or on a kernel without it
+ * pidfd_open of `pid` while `fd`'s peer is still connected (the relay
+ * keeps its first connection open for its life). -1: unknown, the process
+ * gone. */
+int gw_netproxy_peer_pidfd(int fd, pid_t pid);
+
+/* Whether the process of `pidfd` (-1: none) has not ended. */
+bool gw_netproxy_pidfd_alive(int pidfd);
+
+/* How long the TCP socket `fd` has carried no data either way, in ms, as
+ * the kernel records it (TCP_INFO); UINT64_MAX if it cannot say. */
+uint64_t gw_netproxy_quiet_ms(int fd);
+
 /* ---- the rules (netproxy_rules.c), pure ---- */
 
 /* One request's head as read. */

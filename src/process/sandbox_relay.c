@@ -380,14 +380,14 @@ int gw_sandbox_relay(int argc, char **argv)
      * (pidfd_getfd, /proc/PID/fd), the sockets handed over among them. */
     prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     /* The proxy's first connection, made before the server exists, tells
-     * the daemon which process is the relay. */
-    int hello = proxy_connect(sock);
-    if (hello < 0) {
+     * the daemon which process is the relay; kept open while the relay
+     * lives, for a kernel that cannot name the connecting process
+     * (gw_netproxy_peer_pidfd). */
+    if (proxy_connect(sock) < 0) {
         fprintf(stderr, "mcpgw sandbox-relay: cannot reach the proxy at %s: %s\n", sock,
                 strerror(errno));
         return 1;
     }
-    close(hello);
     sigset_t set, old;
     sigemptyset(&set);
     sigaddset(&set, SIGCHLD);
