@@ -416,6 +416,8 @@ int gw_sandbox_relay(int argc, char **argv)
     int null = open("/dev/null", O_RDWR | O_CLOEXEC);
     dup2(null, 0);
     dup2(null, 1);
+    if (null > 1)
+        close(null);
     /* A pair takes up to 7 fds (a socket handed over, its lease, pipes);
      * a socket that comes when none is left is lost with its connection.
      * The server keeps the limit it was started with. */
