@@ -68,6 +68,13 @@ int gw_netproxy_start(uv_loop_t *loop, const char *parent, const struct gw_netpr
 /* The directory holding proxy.sock (to bind into the sandbox). */
 const char *gw_netproxy_dir(const struct gw_netproxy *p);
 
+/* The relay is the grandchild of `sandbox`, the process spawned
+ * (bubblewrap; its init between): a first connection from any other
+ * process (the relay's own lost, the daemon out of descriptors) leaves the
+ * relay unknown, and no socket is handed. Call before the loop runs
+ * again. */
+void gw_netproxy_expect_relay(struct gw_netproxy *p, pid_t sandbox);
+
 /* Stops: no callback from now on; every connection closed, the socket and
  * its directory removed, the memory freed once the handles have closed. */
 void gw_netproxy_close(struct gw_netproxy *p);
@@ -80,6 +87,11 @@ void gw_netproxy_close(struct gw_netproxy *p);
  * keeps its first connection open for its life). -1: unknown, the process
  * gone. */
 int gw_netproxy_peer_pidfd(int fd, pid_t pid);
+
+/* Whether the process `pid` (its pidfd `pidfd`, alive) is a grandchild of
+ * `ancestor`, read from /proc/PID/stat; the pidfd is checked again after
+ * the reads, so that the pid was that process's throughout. */
+bool gw_netproxy_is_grandchild(pid_t pid, int pidfd, pid_t ancestor);
 
 /* Whether the process of `pidfd` (-1: none) has not ended. */
 bool gw_netproxy_pidfd_alive(int pidfd);

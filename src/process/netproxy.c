@@ -63,6 +63,7 @@ struct gw_netproxy {
     unsigned max_conns, nconns;
     pid_t relay_pid; /* the peer of the first connection, 0 before, -1 unknown */
     int relay_pidfd; /* that process, -1 if it could not be had */
+    pid_t sandbox;   /* the relay's grandparent, 0 if not said */
     uint64_t idle_ms, head_ms;
     struct conn *conns;
     char *dir, *sock;
@@ -674,6 +675,9 @@ static void on_connection(uv_stream_t *server, int status)
     if (!p->relay_pid) {
         p->relay_pid = cr.pid;
         p->relay_pidfd = cr.pid > 0 ? gw_netproxy_peer_pidfd(fd, cr.pid) : -1;
+        if (p->sandbox && p->relay_pidfd >= 0 &&
+            !gw_netproxy_is_grandchild(cr.pid, p->relay_pidfd, p->sandbox))
+            p->relay_pid = -1;
     }
     c->relay = cr.pid > 0 && cr.pid == p->relay_pid;
     arm(c, p->head_ms);
@@ -762,6 +766,11 @@ int gw_netproxy_start(uv_loop_t *loop, const char *parent, const struct gw_netpr
 const char *gw_netproxy_dir(const struct gw_netproxy *p)
 {
     return p->dir;
+}
+
+void gw_netproxy_expect_relay(struct gw_netproxy *p, pid_t sandbox)
+{
+    p->sandbox = sandbox;
 }
 
 static void on_listener_closed(uv_handle_t *h)

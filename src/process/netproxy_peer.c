@@ -7,6 +7,8 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -32,6 +34,28 @@ int gw_netproxy_peer_pidfd(int fd, pid_t pid)
         return -1;
     }
     return pfd;
+}
+
+/* The parent of `pid`, from the field after its command's closing ')'. */
+static pid_t parent_of(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return -1;
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    char *close_paren = strrchr(buf, ')');
+    int ppid;
+    return close_paren && sscanf(close_paren + 1, " %*c %d", &ppid) == 1 ? ppid : -1;
+}
+
+bool gw_netproxy_is_grandchild(pid_t pid, int pidfd, pid_t ancestor)
+{
+    pid_t parent = parent_of(pid);
+    return parent > 0 && parent_of(parent) == ancestor && gw_netproxy_pidfd_alive(pidfd);
 }
 
 bool gw_netproxy_pidfd_alive(int pidfd)

@@ -396,6 +396,10 @@ int gw_sandbox_relay(int argc, char **argv)
     sigaddset(&set, SIGHUP);
     sigprocmask(SIG_BLOCK, &set, &old);
     int sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+    /* The server's orphans come to the relay, not to bubblewrap's init:
+     * the daemon knows the relay as the init's only child
+     * (gw_netproxy_expect_relay). */
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     pid_t child = fork();
     /* splice(2) into a socket whose peer is gone raises SIGPIPE (it has no
      * MSG_NOSIGNAL); the server gets the default back. */
@@ -449,10 +453,13 @@ int gw_sandbox_relay(int argc, char **argv)
         struct signalfd_siginfo si;
         while ((pf[0].revents & POLLIN) && read(sfd, &si, sizeof(si)) == sizeof(si)) {
             int status;
+            pid_t w;
             if (si.ssi_signo != SIGCHLD)
                 kill(child, (int)si.ssi_signo);
-            else if (waitpid(child, &status, WNOHANG) == child)
-                exit_like(status);
+            else
+                while ((w = waitpid(-1, &status, WNOHANG)) > 0)
+                    if (w == child)
+                        exit_like(status);
         }
         for (size_t i = n; i-- > 0;)
             if (!pump(pairs[i], &pf[2 + 2 * i]))

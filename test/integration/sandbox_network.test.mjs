@@ -317,6 +317,9 @@ test('the server can neither reach into the relay nor gain a socket by killing i
   assert.match(await probe(d, 'a', { op: 'ptrace', number: ppid }), /^refused: EPERM/);
   assert.match(await probe(d, 'a', { op: 'parent-mem' }), /^refused: EPERM/);
   assert.match(await probe(d, 'a', { op: 'steal' }), /^refused: EPERM/);
+  // The server's orphans go to the relay, not to bubblewrap's init: the
+  // daemon knows the relay as that init's only child.
+  assert.equal(await probe(d, 'a', { op: 'orphan-parent' }), `ok: ${ppid}`);
 
   // The relay killed: bubblewrap ends with it, the server too, and the
   // instance is gone; the next call gets a new one with a relay of its own.
@@ -388,6 +391,7 @@ srv = socket.socket(socket.AF_UNIX)
 srv.bind(path)
 srv.listen(8)
 print('ready', flush=True)
+hello, _ = srv.accept()  # the relay's first connection, open while it lives
 while True:
     c, _ = srv.accept()
     head = b''

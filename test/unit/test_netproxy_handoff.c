@@ -223,6 +223,133 @@ START_TEST(test_handoff)
 }
 END_TEST
 
+/* ---- the first connection not the relay's ---- */
+
+static int read_count(int fd)
+{
+    char n = 0;
+    return read(fd, &n, 1) == 1 ? n - '0' : -1;
+}
+
+/* This process plays bubblewrap: it forks its init, which forks the relay,
+ * which forks the server. */
+struct lineage {
+    struct run r;
+    char sock[108];
+    uv_async_t done;
+    bool server_first;
+    int fds_server, fds_relay;
+};
+
+/* A CONNECT on a new connection; how many descriptors came, as one byte on
+ * `out`. */
+static void ask_once(struct lineage *l, int out)
+{
+    char b[256];
+    int fd, c = unix_connect(l->sock);
+    char n = (char)('0' + (c >= 0 ? ask(&l->r, c, b, sizeof(b), &fd) : 9));
+    (void)!write(out, &n, 1);
+}
+
+/* The relay: its server asks first when server_first (the relay's own
+ * first connection lost), else after the relay. */
+static void relay_proc(struct lineage *l, int out)
+{
+    int go[2];
+    if (pipe(go) != 0)
+        _exit(1);
+    pid_t server = fork();
+    if (server == 0) {
+        char x;
+        if (!l->server_first && read(go[0], &x, 1) != 1)
+            _exit(1);
+        ask_once(l, out);
+        _exit(0);
+    }
+    if (l->server_first)
+        waitpid(server, NULL, 0);
+    ask_once(l, out);
+    (void)!write(go[1], "x", 1);
+    waitpid(server, NULL, 0);
+    _exit(0);
+}
+
+static void *lineage_thread(void *arg)
+{
+    struct lineage *l = arg;
+    int out[2];
+    if (pipe(out) == 0) {
+        pid_t init = fork();
+        if (init == 0) {
+            pid_t relay = fork();
+            if (relay == 0)
+                relay_proc(l, out[1]);
+            waitpid(relay, NULL, 0);
+            _exit(0);
+        }
+        int first = read_count(out[0]), second = read_count(out[0]);
+        l->fds_server = l->server_first ? first : second;
+        l->fds_relay = l->server_first ? second : first;
+        waitpid(init, NULL, 0);
+        close(out[0]);
+        close(out[1]);
+    }
+    uv_async_send(&l->done);
+    return NULL;
+}
+
+static void run_lineage(struct lineage *l)
+{
+    l->r.listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t al = sizeof(a);
+    ck_assert_int_eq(bind(l->r.listener, (struct sockaddr *)&a, sizeof(a)), 0);
+    ck_assert_int_eq(listen(l->r.listener, 8), 0);
+    getsockname(l->r.listener, (struct sockaddr *)&a, &al);
+    l->r.port = ntohs(a.sin_port);
+    char dir[] = "/tmp/netproxy-test-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char entry[32], *allow[1] = {entry}, why[256];
+    snprintf(entry, sizeof(entry), "127.0.0.1:%u", l->r.port);
+    struct gw_netproxy_options o = {.allow = allow, .nallow = 1};
+    struct gw_netproxy_cbs cbs = {on_decision, &l->r};
+    struct gw_netproxy *p;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    ck_assert_int_eq(gw_netproxy_start(&loop, dir, &o, &cbs, &p, why, sizeof(why)), 0);
+    gw_netproxy_expect_relay(p, getpid());
+    snprintf(l->sock, sizeof(l->sock), "%s/proxy.sock", gw_netproxy_dir(p));
+    uv_async_init(&loop, &l->done, on_done);
+    pthread_t t;
+    pthread_create(&t, NULL, lineage_thread, l);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    pthread_join(t, NULL);
+    gw_netproxy_close(p);
+    uv_close((uv_handle_t *)&l->done, NULL);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    ck_assert_int_eq(uv_loop_close(&loop), 0);
+    close(l->r.listener);
+    rmdir(dir);
+}
+
+/* The relay first, as it connects before it starts the server: its
+ * sockets, none for the server. The server first (the relay's connection
+ * lost, e.g. the daemon out of descriptors and libuv closing what it
+ * could not take): none for either. */
+START_TEST(test_first_not_relay)
+{
+    struct lineage l = {0};
+    run_lineage(&l);
+    ck_assert_int_eq(l.fds_relay, 1);
+    ck_assert_int_eq(l.fds_server, 0);
+    struct lineage m = {.server_first = true};
+    run_lineage(&m);
+    ck_assert_int_eq(m.fds_server, 0);
+    ck_assert_int_eq(m.fds_relay, 0);
+}
+END_TEST
+
 /* ---- the relay's pid number in another process's hands ---- */
 
 /* clone3's arguments up to set_tid (CLONE_ARGS_SIZE_VER1). */
@@ -252,12 +379,6 @@ static void ask_child(struct reuse *u, bool hello, int out)
     (void)!write(out, &n, 1);
     pause();
     _exit(0);
-}
-
-static int read_count(int fd)
-{
-    char n = 0;
-    return read(fd, &n, 1) == 1 ? n - '0' : -1;
 }
 
 static void *reuse_thread(void *arg)
@@ -400,6 +521,7 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_handoff);
     tcase_add_test(tc, test_reused_pid);
+    tcase_add_test(tc, test_first_not_relay);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
