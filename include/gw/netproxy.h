@@ -15,8 +15,9 @@
  * inside and reaches the owner through on_decision, with the entry that
  * would allow it.
  *
- * A CONNECT from the relay (the peer of the proxy's first connection) is
- * then handed to it: the connected socket with the 200 (SCM_RIGHTS), the
+ * A CONNECT from the relay (the process of the proxy's first connection,
+ * held by its pidfd; bubblewrap's grandchild when expect_relay said so)
+ * is then handed to it: the connected socket with the 200 (SCM_RIGHTS), the
  * connection kept as a lease that shuts the socket down when it ends
  * (docs/hardening.md "Handing a tunnel's socket to the relay"). Other
  * bytes flow both ways with uv_read/uv_write, a side read only while the

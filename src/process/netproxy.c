@@ -636,7 +636,8 @@ static void on_connection(uv_stream_t *server, int status)
 {
     struct gw_netproxy *p = server->data;
     /* A first connection lost (the daemon out of descriptors) leaves the
-     * relay unknown: the next one may be the server's. */
+     * relay unknown: the next one may be the server's. libuv may also
+     * close it unseen (its EMFILE trick): expect_relay's check then. */
     if (status < 0 && !p->relay_pid)
         p->relay_pid = -1;
     if (status < 0 || p->closing)

@@ -23,7 +23,10 @@ int gw_netproxy_peer_pidfd(int fd, pid_t pid)
     socklen_t len = sizeof(pfd);
     if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pfd, &len) == 0)
         return pfd;
-    if (errno != ENOPROTOOPT || (pfd = (int)syscall(SYS_pidfd_open, pid, 0)) < 0)
+    if (errno != ENOPROTOOPT)
+        return -1;
+    pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (pfd < 0)
         return -1;
     /* Before 6.5 the pid is all there is. The relay keeps this connection
      * open while it lives, and its descriptors close before its pid is

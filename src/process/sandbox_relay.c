@@ -19,8 +19,9 @@
  * network namespace, where it could be disconnected and connected
  * anywhere: only this process ever holds it. The relay is not dumpable
  * (the server, its child, can neither trace it nor take its fds), and it
- * makes the proxy's first connection before the server exists, which is
- * how the daemon knows it (docs/hardening.md). */
+ * makes the proxy's first connection before the server exists and keeps
+ * it, which is how the daemon knows it, with its place as bubblewrap's
+ * grandchild (docs/hardening.md). */
 #include "gw/sandbox.h"
 
 #include <errno.h>

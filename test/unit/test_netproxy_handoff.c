@@ -388,7 +388,8 @@ static void *reuse_thread(void *arg)
     if (pipe(pfd) != 0)
         goto out;
     /* The relay: the first connection, then a socket handed to it. */
-    if ((u->relay = fork()) == 0)
+    u->relay = fork();
+    if (u->relay == 0)
         ask_child(u, true, pfd[1]);
     u->fds_relay = read_count(pfd[0]);
     int d = accept(u->r.listener, NULL, NULL);
@@ -402,7 +403,8 @@ static void *reuse_thread(void *arg)
     uint64_t want = (uint64_t)u->relay;
     struct clone_args_v1 ca = {
         .exit_signal = SIGCHLD, .set_tid = (uintptr_t)&want, .set_tid_size = 1};
-    if ((u->impostor = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca))) == 0)
+    u->impostor = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca));
+    if (u->impostor == 0)
         ask_child(u, false, pfd[1]);
     if (u->impostor > 0) {
         u->fds_impostor = read_count(pfd[0]);
