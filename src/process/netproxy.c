@@ -679,6 +679,9 @@ static void on_connection(uv_stream_t *server, int status)
         if (p->sandbox && p->relay_pidfd >= 0 &&
             !gw_netproxy_is_grandchild(cr.pid, p->relay_pidfd, p->sandbox))
             p->relay_pid = -1;
+        /* It carries no request and would count against max_conns. */
+        conn_close(c);
+        return;
     }
     c->relay = cr.pid > 0 && cr.pid == p->relay_pid;
     arm(c, p->head_ms);

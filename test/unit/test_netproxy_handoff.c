@@ -241,18 +241,21 @@ struct lineage {
     int fds_server, fds_relay;
 };
 
-/* A CONNECT on a new connection; how many descriptors came, as one byte on
- * `out`. */
+/* A first connection, as the relay makes, then a CONNECT on a new one;
+ * how many descriptors came, as one byte on `out`. */
 static void ask_once(struct lineage *l, int out)
 {
     char b[256];
+    int hello = unix_connect(l->sock);
     int fd, c = unix_connect(l->sock);
+    if (hello >= 0)
+        close(hello);
     char n = (char)('0' + (c >= 0 ? ask(&l->r, c, b, sizeof(b), &fd) : 9));
     (void)!write(out, &n, 1);
 }
 
-/* The relay: its server asks first when server_first (the relay's own
- * first connection lost), else after the relay. */
+/* The relay: its server connects first when server_first (the relay's
+ * own first connection lost), else after the relay. */
 static void relay_proc(struct lineage *l, int out)
 {
     int go[2];
