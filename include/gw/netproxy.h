@@ -16,7 +16,7 @@
  * would allow it.
  *
  * A CONNECT from the relay (the process of the proxy's first connection,
- * held by its pidfd; bubblewrap's grandchild when expect_relay said so)
+ * held by its pidfd; bubblewrap's child when expect_relay said so)
  * is then handed to it: the connected socket with the 200 (SCM_RIGHTS), the
  * connection kept as a lease that shuts the socket down when it ends
  * (docs/hardening.md "Handing a tunnel's socket to the relay"). Other
@@ -69,11 +69,11 @@ int gw_netproxy_start(uv_loop_t *loop, const char *parent, const struct gw_netpr
 /* The directory holding proxy.sock (to bind into the sandbox). */
 const char *gw_netproxy_dir(const struct gw_netproxy *p);
 
-/* The relay is the grandchild of `sandbox`, the process spawned
- * (bubblewrap; its init between): a first connection from any other
- * process (the relay's own lost, the daemon out of descriptors) leaves the
- * relay unknown, and no socket is handed. Call before the loop runs
- * again. */
+/* The relay is the child of `sandbox`, the process spawned (bubblewrap,
+ * which runs it as the namespace's pid 1): a first connection from any
+ * other process (the relay's own lost, the daemon out of descriptors)
+ * leaves the relay unknown, and no socket is handed. Call before the loop
+ * runs again. */
 void gw_netproxy_expect_relay(struct gw_netproxy *p, pid_t sandbox);
 
 /* Stops: no callback from now on; every connection closed, the socket and
@@ -89,10 +89,10 @@ void gw_netproxy_close(struct gw_netproxy *p);
  * gone. */
 int gw_netproxy_peer_pidfd(int fd, pid_t pid);
 
-/* Whether the process `pid` (its pidfd `pidfd`, alive) is a grandchild of
- * `ancestor`, read from /proc/PID/stat; the pidfd is checked again after
- * the reads, so that the pid was that process's throughout. */
-bool gw_netproxy_is_grandchild(pid_t pid, int pidfd, pid_t ancestor);
+/* Whether the process `pid` (its pidfd `pidfd`, alive) is a child of
+ * `parent`, read from /proc/PID/stat; the pidfd is checked again after the
+ * read, so that the pid was that process's throughout. */
+bool gw_netproxy_is_child(pid_t pid, int pidfd, pid_t parent);
 
 /* Whether the process of `pidfd` (-1: none) has not ended. */
 bool gw_netproxy_pidfd_alive(int pidfd);

@@ -63,7 +63,7 @@ struct gw_netproxy {
     unsigned max_conns, nconns;
     pid_t relay_pid; /* the peer of the first connection, 0 before, -1 unknown */
     int relay_pidfd; /* that process, -1 if it could not be had */
-    pid_t sandbox;   /* the relay's grandparent, 0 if not said */
+    pid_t sandbox;   /* the relay's parent, 0 if not said */
     uint64_t idle_ms, head_ms;
     struct conn *conns;
     char *dir, *sock;
@@ -677,7 +677,7 @@ static void on_connection(uv_stream_t *server, int status)
         p->relay_pid = cr.pid;
         p->relay_pidfd = cr.pid > 0 ? gw_netproxy_peer_pidfd(fd, cr.pid) : -1;
         if (p->sandbox && p->relay_pidfd >= 0 &&
-            !gw_netproxy_is_grandchild(cr.pid, p->relay_pidfd, p->sandbox))
+            !gw_netproxy_is_child(cr.pid, p->relay_pidfd, p->sandbox))
             p->relay_pid = -1;
         /* It carries no request and would count against max_conns. */
         conn_close(c);

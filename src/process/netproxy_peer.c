@@ -55,10 +55,9 @@ static pid_t parent_of(pid_t pid)
     return close_paren && sscanf(close_paren + 1, " %*c %d", &ppid) == 1 ? ppid : -1;
 }
 
-bool gw_netproxy_is_grandchild(pid_t pid, int pidfd, pid_t ancestor)
+bool gw_netproxy_is_child(pid_t pid, int pidfd, pid_t parent)
 {
-    pid_t parent = parent_of(pid);
-    return parent > 0 && parent_of(parent) == ancestor && gw_netproxy_pidfd_alive(pidfd);
+    return parent > 0 && parent_of(pid) == parent && gw_netproxy_pidfd_alive(pidfd);
 }
 
 bool gw_netproxy_pidfd_alive(int pidfd)

@@ -214,6 +214,10 @@ char **gw_sandbox_argv(const struct gw_sandbox_spec *sp)
         put3(&a, "--ro-bind", sp->relay_exe, GW_SANDBOX_RUN "/relay");
         put3(&a, "--bind", sp->proxy_dir, GW_SANDBOX_RUN "/proxy");
         proxy_env(&a);
+        /* The relay is the namespace's pid 1: the server cannot kill it
+         * (signals from inside to an init are dropped), and it is the
+         * only child bubblewrap has, as the proxy checks. */
+        put(&a, "--as-pid-1");
         put3(&a, "--", GW_SANDBOX_RUN "/relay", "sandbox-relay");
         snprintf(num, sizeof(num), "%d", GW_NETPROXY_PORT);
         put3(&a, num, GW_SANDBOX_RUN "/proxy/proxy.sock", "--");

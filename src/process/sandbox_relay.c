@@ -21,7 +21,8 @@
  * (the server, its child, can neither trace it nor take its fds), and it
  * makes the proxy's first connection before the server exists and keeps
  * it, which is how the daemon knows it, with its place as bubblewrap's
- * grandchild (docs/hardening.md). */
+ * child; bubblewrap runs it as the sandbox's pid 1, which the server cannot
+ * kill (docs/hardening.md). */
 #include "gw/sandbox.h"
 
 #include <errno.h>
@@ -351,6 +352,20 @@ static void exit_like(int status)
     _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
 }
 
+/* Collects every child that ended: as the sandbox's pid 1 the relay has
+ * the server's orphans too. Ends with the server. */
+static void reap(pid_t server)
+{
+    for (;;) {
+        int status;
+        pid_t w = waitpid(-1, &status, WNOHANG);
+        if (w <= 0)
+            return;
+        if (w == server)
+            exit_like(status);
+    }
+}
+
 static char self[PATH_MAX];
 
 void gw_sandbox_set_self(const char *argv0)
@@ -397,10 +412,6 @@ int gw_sandbox_relay(int argc, char **argv)
     sigaddset(&set, SIGHUP);
     sigprocmask(SIG_BLOCK, &set, &old);
     int sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-    /* The server's orphans come to the relay, not to bubblewrap's init:
-     * the daemon knows the relay as the init's only child
-     * (gw_netproxy_expect_relay). */
-    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     pid_t child = fork();
     /* splice(2) into a socket whose peer is gone raises SIGPIPE (it has no
      * MSG_NOSIGNAL); the server gets the default back. */
@@ -453,14 +464,10 @@ int gw_sandbox_relay(int argc, char **argv)
             return 1;
         struct signalfd_siginfo si;
         while ((pf[0].revents & POLLIN) && read(sfd, &si, sizeof(si)) == sizeof(si)) {
-            int status;
-            pid_t w;
             if (si.ssi_signo != SIGCHLD)
                 kill(child, (int)si.ssi_signo);
             else
-                while ((w = waitpid(-1, &status, WNOHANG)) > 0)
-                    if (w == child)
-                        exit_like(status);
+                reap(child);
         }
         for (size_t i = n; i-- > 0;)
             if (!pump(pairs[i], &pf[2 + 2 * i]))

@@ -231,8 +231,8 @@ static int read_count(int fd)
     return read(fd, &n, 1) == 1 ? n - '0' : -1;
 }
 
-/* This process plays bubblewrap: it forks its init, which forks the relay,
- * which forks the server. */
+/* This process plays bubblewrap: it forks the relay, which forks the
+ * server. */
 struct lineage {
     struct run r;
     char sock[108];
@@ -282,18 +282,13 @@ static void *lineage_thread(void *arg)
     struct lineage *l = arg;
     int out[2];
     if (pipe(out) == 0) {
-        pid_t init = fork();
-        if (init == 0) {
-            pid_t relay = fork();
-            if (relay == 0)
-                relay_proc(l, out[1]);
-            waitpid(relay, NULL, 0);
-            _exit(0);
-        }
+        pid_t relay = fork();
+        if (relay == 0)
+            relay_proc(l, out[1]);
         int first = read_count(out[0]), second = read_count(out[0]);
         l->fds_server = l->server_first ? first : second;
         l->fds_relay = l->server_first ? second : first;
-        waitpid(init, NULL, 0);
+        waitpid(relay, NULL, 0);
         close(out[0]);
         close(out[1]);
     }
