@@ -223,6 +223,92 @@ START_TEST(test_handoff)
 }
 END_TEST
 
+/* ---- leases count against max_conns ---- */
+
+struct bound {
+    struct run r;
+    char sock[108];
+    uv_async_t done;
+    int fds[2], fds_over, fds_after;
+};
+
+static void *bound_thread(void *arg)
+{
+    struct bound *b = arg;
+    char buf[256];
+    int up[2] = {-1, -1}, fd;
+    int hello = unix_connect(b->sock);
+    if (hello >= 0)
+        close(hello);
+    /* Two tunnels handed over and held: the bound of two reached. */
+    int lease[2];
+    for (int i = 0; i < 2; i++) {
+        lease[i] = unix_connect(b->sock);
+        b->fds[i] = ask(&b->r, lease[i], buf, sizeof(buf), &up[i]);
+    }
+    int over = unix_connect(b->sock);
+    b->fds_over = ask(&b->r, over, buf, sizeof(buf), &fd);
+    close(over);
+    /* One let go: room again, once the proxy has seen it end. */
+    close(lease[0]);
+    for (int i = 0; i < 100 && b->fds_after != 1; i++) {
+        usleep(20000);
+        int again = unix_connect(b->sock);
+        b->fds_after = ask(&b->r, again, buf, sizeof(buf), &fd);
+        if (fd >= 0)
+            close(fd);
+        close(again);
+    }
+    close(lease[1]);
+    for (int i = 0; i < 2; i++)
+        if (up[i] >= 0)
+            close(up[i]);
+    uv_async_send(&b->done);
+    return NULL;
+}
+
+/* A tunnel handed to the relay holds its place among max_conns until the
+ * relay lets it go. */
+START_TEST(test_lease_bound)
+{
+    struct bound b = {0};
+    b.r.listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t al = sizeof(a);
+    ck_assert_int_eq(bind(b.r.listener, (struct sockaddr *)&a, sizeof(a)), 0);
+    ck_assert_int_eq(listen(b.r.listener, 128), 0);
+    getsockname(b.r.listener, (struct sockaddr *)&a, &al);
+    b.r.port = ntohs(a.sin_port);
+    char dir[] = "/tmp/netproxy-test-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char entry[32], *allow[1] = {entry}, why[256];
+    snprintf(entry, sizeof(entry), "127.0.0.1:%u", b.r.port);
+    struct gw_netproxy_options o = {.allow = allow, .nallow = 1, .max_conns = 2};
+    struct gw_netproxy_cbs cbs = {on_decision, &b.r};
+    struct gw_netproxy *p;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    ck_assert_int_eq(gw_netproxy_start(&loop, dir, &o, &cbs, &p, why, sizeof(why)), 0);
+    snprintf(b.sock, sizeof(b.sock), "%s/proxy.sock", gw_netproxy_dir(p));
+    uv_async_init(&loop, &b.done, on_done);
+    pthread_t t;
+    pthread_create(&t, NULL, bound_thread, &b);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    pthread_join(t, NULL);
+    gw_netproxy_close(p);
+    uv_close((uv_handle_t *)&b.done, NULL);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    ck_assert_int_eq(uv_loop_close(&loop), 0);
+    close(b.r.listener);
+    rmdir(dir);
+    ck_assert_int_eq(b.fds[0], 1);
+    ck_assert_int_eq(b.fds[1], 1);
+    ck_assert_int_eq(b.fds_over, 0);
+    ck_assert_int_eq(b.fds_after, 1);
+}
+END_TEST
+
 /* ---- the first connection not the relay's ---- */
 
 static int read_count(int fd)
@@ -522,6 +608,7 @@ int main(void)
     tcase_add_test(tc, test_handoff);
     tcase_add_test(tc, test_reused_pid);
     tcase_add_test(tc, test_first_not_relay);
+    tcase_add_test(tc, test_lease_bound);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
