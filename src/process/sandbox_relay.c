@@ -336,7 +336,9 @@ static int listen_on(int port)
     return fd;
 }
 
-/* Ends the relay as the server ended: its exit code, or its signal. */
+/* Ends the relay as the server ended: its exit code, or its signal (as
+ * the sandbox's pid 1 the relay cannot take its own: 128 + the signal,
+ * what bubblewrap reports for it either way). */
 static void exit_like(int status)
 {
     if (WIFSIGNALED(status)) {
