@@ -100,8 +100,8 @@ static void *relay(void *arg)
 {
     struct run *r = arg;
     char buf[256];
+    /* The first connection, kept open as the relay keeps it. */
     int hello = unix_connect(r->sock);
-    close(hello);
 
     /* Handed over; the bytes go between the two sockets alone. */
     int lease = unix_connect(r->sock), up;
@@ -159,6 +159,8 @@ static void *relay(void *arg)
         close(pfd[0]);
         waitpid(pid, NULL, 0);
     }
+    if (hello >= 0)
+        close(hello);
     uv_async_send(&r->done);
     return NULL;
 }
@@ -238,8 +240,6 @@ static void *bound_thread(void *arg)
     char buf[256];
     int up[2] = {-1, -1}, fd;
     int hello = unix_connect(b->sock);
-    if (hello >= 0)
-        close(hello);
     /* Two tunnels handed over and held: the bound of two reached. */
     int lease[2];
     for (int i = 0; i < 2; i++) {
@@ -263,6 +263,8 @@ static void *bound_thread(void *arg)
     for (int i = 0; i < 2; i++)
         if (up[i] >= 0)
             close(up[i]);
+    if (hello >= 0)
+        close(hello);
     uv_async_send(&b->done);
     return NULL;
 }
@@ -334,10 +336,10 @@ static void ask_once(struct lineage *l, int out)
     char b[256];
     int hello = unix_connect(l->sock);
     int fd, c = unix_connect(l->sock);
-    if (hello >= 0)
-        close(hello);
     char n = (char)('0' + (c >= 0 ? ask(&l->r, c, b, sizeof(b), &fd) : 9));
     (void)!write(out, &n, 1);
+    if (hello >= 0)
+        close(hello);
 }
 
 /* The relay: its server connects first when server_first (the relay's
