@@ -15,8 +15,9 @@
  * inside and reaches the owner through on_decision, with the entry that
  * would allow it.
  *
- * A CONNECT from the relay (the peer of the proxy's first connection) is
- * then handed to it: the connected socket with the 200 (SCM_RIGHTS), the
+ * A CONNECT from the relay (the process of the proxy's first connection,
+ * held by its pidfd; bubblewrap's child when expect_relay said so)
+ * is then handed to it: the connected socket with the 200 (SCM_RIGHTS), the
  * connection kept as a lease that shuts the socket down when it ends
  * (docs/hardening.md "Handing a tunnel's socket to the relay"). Other
  * bytes flow both ways with uv_read/uv_write, a side read only while the
@@ -68,9 +69,37 @@ int gw_netproxy_start(uv_loop_t *loop, const char *parent, const struct gw_netpr
 /* The directory holding proxy.sock (to bind into the sandbox). */
 const char *gw_netproxy_dir(const struct gw_netproxy *p);
 
+/* The relay is the child of `sandbox`, the process spawned (bubblewrap,
+ * which runs it as the namespace's pid 1): a first connection from any
+ * other process (the relay's own lost, the daemon out of descriptors)
+ * leaves the relay unknown, and no socket is handed. Call before the loop
+ * runs again. */
+void gw_netproxy_expect_relay(struct gw_netproxy *p, pid_t sandbox);
+
 /* Stops: no callback from now on; every connection closed, the socket and
  * its directory removed, the memory freed once the handles have closed. */
 void gw_netproxy_close(struct gw_netproxy *p);
+
+/* ---- the kernel's word on a connection's ends (netproxy_peer.c) ---- */
+
+/* A pidfd for the process that connected the unix socket `fd` (its
+ * SO_PEERCRED pid `pid`): SO_PEERPIDFD, or on a kernel without it
+ * pidfd_open of `pid` while `fd`'s peer is still connected (the relay
+ * keeps its first connection open for its life). -1: unknown, the process
+ * gone. */
+int gw_netproxy_peer_pidfd(int fd, pid_t pid);
+
+/* Whether the process `pid` (its pidfd `pidfd`, alive) is a child of
+ * `parent`, read from /proc/PID/stat; the pidfd is checked again after the
+ * read, so that the pid was that process's throughout. */
+bool gw_netproxy_is_child(pid_t pid, int pidfd, pid_t parent);
+
+/* Whether the process of `pidfd` (-1: none) has not ended. */
+bool gw_netproxy_pidfd_alive(int pidfd);
+
+/* How long the TCP socket `fd` has carried no data either way, in ms, as
+ * the kernel records it (TCP_INFO); UINT64_MAX if it cannot say. */
+uint64_t gw_netproxy_quiet_ms(int fd);
 
 /* ---- the rules (netproxy_rules.c), pure ---- */
 

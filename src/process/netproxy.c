@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -62,7 +61,9 @@ struct gw_netproxy {
     size_t nallow;
     bool closing, listener_open;
     unsigned max_conns, nconns;
-    pid_t relay_pid; /* the peer of the first connection, 0 before */
+    pid_t relay_pid; /* the peer of the first connection, 0 before, -1 unknown */
+    int relay_pidfd; /* that process, -1 if it could not be had */
+    pid_t sandbox;   /* the relay's parent, 0 if not said */
     uint64_t idle_ms, head_ms;
     struct conn *conns;
     char *dir, *sock;
@@ -111,6 +112,8 @@ static void maybe_free_proxy(struct gw_netproxy *p)
     free(p->allow);
     free(p->sock);
     free(p->dir);
+    if (p->relay_pidfd >= 0)
+        close(p->relay_pidfd);
     free(p);
 }
 
@@ -178,24 +181,14 @@ static void conn_close(struct conn *c)
         close_up(c);
 }
 
-/* How long a handed-over socket has carried no data either way, from
- * the kernel's own record of it: the daemon no longer sees the bytes. */
-static uint64_t quiet_ms(struct conn *c)
-{
-    struct tcp_info ti;
-    socklen_t len = sizeof(ti);
-    uv_os_fd_t fd;
-    if (uv_fileno((uv_handle_t *)c->up, &fd) != 0 ||
-        getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0)
-        return UINT64_MAX;
-    return ti.tcpi_last_data_recv < ti.tcpi_last_data_sent ? ti.tcpi_last_data_recv
-                                                           : ti.tcpi_last_data_sent;
-}
-
 static void on_timeout(uv_timer_t *t)
 {
     struct conn *c = t->data;
-    uint64_t quiet = c->phase == HANDED ? quiet_ms(c) : UINT64_MAX;
+    /* A socket handed over: the daemon no longer sees its bytes. */
+    uv_os_fd_t fd;
+    uint64_t quiet = c->phase == HANDED && uv_fileno((uv_handle_t *)c->up, &fd) == 0
+                         ? gw_netproxy_quiet_ms(fd)
+                         : UINT64_MAX;
     if (quiet < c->p->idle_ms) {
         uv_timer_start(&c->timer, on_timeout, c->p->idle_ms - quiet, 0);
         return;
@@ -474,7 +467,8 @@ static void on_connected(uv_connect_t *req, int status)
     decide(c, true, NULL);
     /* Bytes after the head would have to go first: only the relay, which
      * holds them until the answer, is handed the socket. */
-    if (c->req.connect && c->relay && c->head_len == c->req.head_len && handoff(c))
+    if (c->req.connect && c->relay && gw_netproxy_pidfd_alive(c->p->relay_pidfd) &&
+        c->head_len == c->req.head_len && handoff(c))
         return;
     tunnel(c);
 }
@@ -641,6 +635,11 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 static void on_connection(uv_stream_t *server, int status)
 {
     struct gw_netproxy *p = server->data;
+    /* A first connection lost (the daemon out of descriptors) leaves the
+     * relay unknown: the next one may be the server's. libuv may also
+     * close it unseen (its EMFILE trick): expect_relay's check then. */
+    if (status < 0 && !p->relay_pid)
+        p->relay_pid = -1;
     if (status < 0 || p->closing)
         return;
     struct conn *c = gw_xcalloc(1, sizeof(*c));
@@ -655,6 +654,8 @@ static void on_connection(uv_stream_t *server, int status)
     p->conns = c;
     p->nconns++;
     if (uv_accept(server, (uv_stream_t *)&c->down) != 0) {
+        if (!p->relay_pid)
+            p->relay_pid = -1;
         conn_close(c);
         return;
     }
@@ -666,15 +667,23 @@ static void on_connection(uv_stream_t *server, int status)
     }
     /* The relay makes the first connection, before the server exists
      * (gw_sandbox_relay): its process alone is ever handed a socket. */
-    struct ucred cr;
+    struct ucred cr = {0};
     socklen_t crl = sizeof(cr);
     uv_os_fd_t fd;
-    if (uv_fileno((uv_handle_t *)&c->down, &fd) == 0 &&
-        getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crl) == 0 && cr.pid > 0) {
-        if (!p->relay_pid)
-            p->relay_pid = cr.pid;
-        c->relay = cr.pid == p->relay_pid;
+    if (uv_fileno((uv_handle_t *)&c->down, &fd) != 0 ||
+        getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crl) != 0 || cr.pid <= 0)
+        cr.pid = -1;
+    if (!p->relay_pid) {
+        p->relay_pid = cr.pid;
+        p->relay_pidfd = cr.pid > 0 ? gw_netproxy_peer_pidfd(fd, cr.pid) : -1;
+        if (p->sandbox && p->relay_pidfd >= 0 &&
+            !gw_netproxy_is_child(cr.pid, p->relay_pidfd, p->sandbox))
+            p->relay_pid = -1;
+        /* It carries no request and would count against max_conns. */
+        conn_close(c);
+        return;
     }
+    c->relay = cr.pid > 0 && cr.pid == p->relay_pid;
     arm(c, p->head_ms);
     uv_read_start((uv_stream_t *)&c->down, on_alloc, on_read);
 }
@@ -738,6 +747,7 @@ int gw_netproxy_start(uv_loop_t *loop, const char *parent, const struct gw_netpr
     p->max_conns = o->max_conns ? o->max_conns : 256;
     p->idle_ms = o->idle_ms ? o->idle_ms : 300000;
     p->head_ms = o->head_ms ? o->head_ms : 10000;
+    p->relay_pidfd = -1;
     p->allow = gw_xcalloc(o->nallow + 1, sizeof(*p->allow));
     for (size_t i = 0; i < o->nallow; i++)
         p->allow[i] = gw_xstrdup(o->allow[i]);
@@ -760,6 +770,11 @@ int gw_netproxy_start(uv_loop_t *loop, const char *parent, const struct gw_netpr
 const char *gw_netproxy_dir(const struct gw_netproxy *p)
 {
     return p->dir;
+}
+
+void gw_netproxy_expect_relay(struct gw_netproxy *p, pid_t sandbox)
+{
+    p->sandbox = sandbox;
 }
 
 static void on_listener_closed(uv_handle_t *h)

@@ -262,6 +262,10 @@ char **gw_sandbox_argv(const struct gw_sandbox_spec *sp, struct gw_sandbox_fds *
     put3(&a, "--setenv", "UV_CACHE_DIR", GW_SANDBOX_HOME "/.cache/uv");
     if (relay) {
         proxy_env(&a);
+        /* The relay is the namespace's pid 1: the server cannot kill it
+         * (signals from inside to an init are dropped), and it is the
+         * only child bubblewrap has, as the proxy checks. */
+        put(&a, "--as-pid-1");
         put3(&a, "--", GW_SANDBOX_RUN "/relay", "sandbox-relay");
         snprintf(num, sizeof(num), "%d", GW_NETPROXY_PORT);
         put3(&a, num, GW_SANDBOX_RUN "/proxy/proxy.sock", "--");

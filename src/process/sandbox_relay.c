@@ -19,8 +19,10 @@
  * network namespace, where it could be disconnected and connected
  * anywhere: only this process ever holds it. The relay is not dumpable
  * (the server, its child, can neither trace it nor take its fds), and it
- * makes the proxy's first connection before the server exists, which is
- * how the daemon knows it (docs/hardening.md). */
+ * makes the proxy's first connection before the server exists and keeps
+ * it, which is how the daemon knows it, with its place as bubblewrap's
+ * child; bubblewrap runs it as the sandbox's pid 1, which the server cannot
+ * kill (docs/hardening.md). */
 #include "gw/sandbox.h"
 
 #include <errno.h>
@@ -334,7 +336,9 @@ static int listen_on(int port)
     return fd;
 }
 
-/* Ends the relay as the server ended: its exit code, or its signal. */
+/* Ends the relay as the server ended: its exit code, or its signal (as
+ * the sandbox's pid 1 the relay cannot take its own: 128 + the signal,
+ * what bubblewrap reports for it either way). */
 static void exit_like(int status)
 {
     if (WIFSIGNALED(status)) {
@@ -348,6 +352,20 @@ static void exit_like(int status)
         _exit(128 + sig);
     }
     _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+}
+
+/* Collects every child that ended: as the sandbox's pid 1 the relay has
+ * the server's orphans too. Ends with the server. */
+static void reap(pid_t server)
+{
+    for (;;) {
+        int status;
+        pid_t w = waitpid(-1, &status, WNOHANG);
+        if (w <= 0)
+            return;
+        if (w == server)
+            exit_like(status);
+    }
 }
 
 static char self[PATH_MAX];
@@ -380,14 +398,14 @@ int gw_sandbox_relay(int argc, char **argv)
      * (pidfd_getfd, /proc/PID/fd), the sockets handed over among them. */
     prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     /* The proxy's first connection, made before the server exists, tells
-     * the daemon which process is the relay. */
-    int hello = proxy_connect(sock);
-    if (hello < 0) {
+     * the daemon which process is the relay; kept open while the relay
+     * lives, for a kernel that cannot name the connecting process
+     * (gw_netproxy_peer_pidfd). */
+    if (proxy_connect(sock) < 0) {
         fprintf(stderr, "mcpgw sandbox-relay: cannot reach the proxy at %s: %s\n", sock,
                 strerror(errno));
         return 1;
     }
-    close(hello);
     sigset_t set, old;
     sigemptyset(&set);
     sigaddset(&set, SIGCHLD);
@@ -416,6 +434,8 @@ int gw_sandbox_relay(int argc, char **argv)
     int null = open("/dev/null", O_RDWR | O_CLOEXEC);
     dup2(null, 0);
     dup2(null, 1);
+    if (null > 1)
+        close(null);
     /* A pair takes up to 7 fds (a socket handed over, its lease, pipes);
      * a socket that comes when none is left is lost with its connection.
      * The server keeps the limit it was started with. */
@@ -446,11 +466,10 @@ int gw_sandbox_relay(int argc, char **argv)
             return 1;
         struct signalfd_siginfo si;
         while ((pf[0].revents & POLLIN) && read(sfd, &si, sizeof(si)) == sizeof(si)) {
-            int status;
             if (si.ssi_signo != SIGCHLD)
                 kill(child, (int)si.ssi_signo);
-            else if (waitpid(child, &status, WNOHANG) == child)
-                exit_like(status);
+            else
+                reap(child);
         }
         for (size_t i = n; i-- > 0;)
             if (!pump(pairs[i], &pf[2 + 2 * i]))

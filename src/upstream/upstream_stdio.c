@@ -738,6 +738,8 @@ int gw_upstream_stdio_start(uv_loop_t *loop, const struct gw_server_config *cfg,
     if (err < 0)
         goto fail_spawn;
     s->pid = s->proc.pid;
+    if (s->proxy)
+        gw_netproxy_expect_relay(s->proxy, s->pid);
     snprintf(s->pidstr, sizeof(s->pidstr), "%d", s->pid);
     uv_read_start((uv_stream_t *)&s->out, on_alloc, on_stdout);
     uv_read_start((uv_stream_t *)&s->err, on_alloc, gw_stdio_on_stderr);

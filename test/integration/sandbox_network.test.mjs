@@ -293,6 +293,52 @@ test('a CONNECT tunnel is handed to the relay: the daemon reads none of its 50 M
   assert.equal((await d.get('/healthz')).status, 200);
 });
 
+// The server against its parent, the relay, which holds host sockets:
+// /proc/PID/fd/N (the directory lists the numbers only), /proc/PID/mem, its environment, ptrace, process_vm_readv
+// all refused (it is not dumpable). It is the sandbox's pid 1, which the
+// server cannot kill either; were it gone, its pid number in another
+// process's hands would get no socket (test_netproxy_handoff
+// "reused_pid").
+test('the server can neither reach into the relay nor kill it', { skip, timeout: 180000 }, async (t) => {
+  const server = await bigServer(1);
+  t.after(() => new Promise((r) => { server.closeAllConnections(); server.close(r); }));
+  const stateDir = fs.mkdtempSync('/tmp/mcpgw-state-');
+  const dest = `127.0.0.1:${server.address().port}`;
+  const d = await start(yaml([dest]), { env: { STATE_DIRECTORY: stateDir }, waitReady: true });
+  t.after(() => d.stop());
+  t.after(() => fs.rmSync(stateDir, { recursive: true, force: true }));
+  const get = `GET /small HTTP/1.1\r\nHost: ${dest}\r\nConnection: close\r\n\r\n`;
+  assert.match(await probe(d, 'a', { op: 'download', data: `CONNECT ${dest} HTTP/1.1\r\n\r\n`, after: get }), /^ok: \d+ bytes in/);
+  const call = (args) => d.post('/v1/tools/probe/call', { dialog: 'a', arguments: args }, { timeoutMs: 120000 * slow });
+  const instance = (r) => r.json?.lease?.instance;
+  const asked = await call({ op: 'ppid' });
+  assert.equal(asked.status, 200, asked.body);
+  const ppid = Number(/^ok: (\d+)$/.exec(asked.json.contentItems[0].text)[1]);
+  assert.equal(ppid, 1, 'the relay is the sandbox\'s pid 1, the server\'s parent');
+  assert.match(await probe(d, 'a', { op: 'parent-fds' }), /^refused: EACCES/);
+  assert.match(await probe(d, 'a', { op: 'read', path: `/proc/${ppid}/mem` }), /^refused: EACCES/);
+  assert.match(await probe(d, 'a', { op: 'read', path: `/proc/${ppid}/environ` }), /^refused: EACCES/);
+  assert.match(await probe(d, 'a', { op: 'ptrace', number: ppid }), /^refused: EPERM/);
+  assert.match(await probe(d, 'a', { op: 'parent-mem' }), /^refused: EPERM/);
+  assert.match(await probe(d, 'a', { op: 'steal' }), /^refused: EPERM/);
+  // The server's orphans go to the relay (the pid 1 of the sandbox).
+  assert.equal(await probe(d, 'a', { op: 'orphan-parent' }), 'ok: 1');
+
+  // The server cannot kill the relay: signals from inside to the
+  // namespace's init are dropped. The same instance goes on, handed its
+  // sockets.
+  const killed = await call({ op: 'kill-parent' });
+  assert.equal(killed.status, 200, killed.body);
+  assert.equal(killed.json.contentItems[0].text, 'ok: the parent lives on');
+  const next = await call({ op: 'download', data: `CONNECT ${dest} HTTP/1.1\r\n\r\n`, after: get });
+  assert.equal(instance(next), instance(asked));
+  assert.match(next.json.contentItems[0].text, /^ok: \d+ bytes in/);
+  const small = `GET /small HTTP/1.1\r\nHost: ${dest}\r\nConnection: close\r\n\r\n`;
+  const dr = await probe(d, 'a', { op: 'direct', path: '/run/mcpgw/proxy/proxy.sock', data: `CONNECT ${dest} HTTP/1.1\r\n\r\n`, after: small });
+  assert.match(dr.slice(0, 200), /^ok: 0 descriptors, HTTP\/1\.1 200 Connection Established\r\n\r\nHTTP\/1\.1 200 OK/);
+  assert.equal((await d.get('/healthz')).status, 200);
+});
+
 // The relay alone, outside any sandbox, between a loopback port and a unix
 // socket of the test that echoes: 8 MB each way, byte for byte, the
 // half-close passed on, through splice(2) with its pipes, and with an fd
@@ -307,8 +353,8 @@ test('the relay carries bytes both ways with its pipes and without them', { time
   t.after(() => echo.close());
   const data = crypto.randomBytes(8 << 20);
   const want = crypto.createHash('sha256').update(data).digest('hex');
-  // 0-2, the listener, the signalfd and /dev/null take 6 fds; a pair
-  // takes 2 sockets and 4 pipe ends.
+  // 0-2, the listener, the proxy's first connection and the signalfd take
+  // 6 fds; a pair takes 2 sockets and 4 pipe ends.
   for (const nofile of [1024, 10, 8]) {
     const port = await new Promise((resolve) => {
       const srv = net.createServer().listen(0, '127.0.0.1', () => { const { port: p } = srv.address(); srv.close(() => resolve(p)); });
@@ -351,6 +397,7 @@ srv = socket.socket(socket.AF_UNIX)
 srv.bind(path)
 srv.listen(8)
 print('ready', flush=True)
+hello, _ = srv.accept()  # the relay's first connection, open while it lives
 while True:
     c, _ = srv.accept()
     head = b''
