@@ -100,7 +100,7 @@ static json_t *find_tools(struct gw_mcp_session *s, json_t *args, int max_result
     json_t *limit = json_object_get(args, "limit"), *found, *r;
     struct gw_toolsearch_hit hits[GW_TOOLSEARCH_LIMIT_MAX];
     const char *problem;
-    size_t n, k;
+    size_t n, k, nsets, ntools;
     int changed = 0;
     char *text;
 
@@ -125,9 +125,19 @@ static json_t *find_tools(struct gw_mcp_session *s, json_t *args, int max_result
         changed |= gw_servers_ts_activate(sv, dialog_of(s), t->name);
     }
     r = json_pack("{s:{s:O}}", "structuredContent", "tools", found);
-    text = json_array_size(found) > 0
-               ? json_dumps(json_object_get(r, "structuredContent"), JSON_COMPACT)
-               : gw_xasprintf("No tool matches '%s'; try other words.", q);
+    nsets = gw_toolsearch_unindexed(gw_servers_toolsearch(sv), NULL, &ntools);
+    if (nsets > 0) /* a partial answer says so: the rest is still being indexed */
+        json_object_set_new(
+            json_object_get(r, "structuredContent"), "indexing",
+            json_pack("{s:I, s:I}", "toolsets", (json_int_t)nsets, "tools", (json_int_t)ntools));
+    if (json_array_size(found) > 0)
+        text = json_dumps(json_object_get(r, "structuredContent"), JSON_COMPACT);
+    else if (nsets > 0)
+        text = gw_xasprintf("No tool matches '%s' yet: %zu tools of %zu server%s are still "
+                            "being indexed; search again in a moment.",
+                            q, ntools, nsets, nsets == 1 ? "" : "s");
+    else
+        text = gw_xasprintf("No tool matches '%s'; try other words.", q);
     json_object_set_new(r, "content", json_pack("[{s:s, s:s}]", "type", "text", "text", text));
     json_object_set_new(r, "isError", json_false());
     free(text);

@@ -412,7 +412,7 @@ size_t gw_toolsearch_query(struct gw_toolsearch *ix, const struct gw_catalog *ca
 
     double avg[NF];
 
-    gw_toolsearch_step(ix, cat, ix->slice_us);
+    gw_ts_query_step(ix, cat, toolsets_csv);
     if (k == 0)
         return 0;
     scratch_fit(ix);
@@ -496,8 +496,9 @@ json_t *gw_toolsearch_json(struct gw_toolsearch *ix, const struct gw_catalog *ca
                            size_t limit)
 {
     struct gw_toolsearch_hit *hits = gw_xcalloc(limit ? limit : 1, sizeof *hits);
-    size_t n = gw_toolsearch_query(ix, cat, query, toolsets_csv, 0, hits, limit);
-    json_t *tools = json_array();
+    size_t n = gw_toolsearch_query(ix, cat, query, toolsets_csv, 0, hits, limit), ntools;
+    size_t nsets = gw_toolsearch_unindexed(ix, toolsets_csv, &ntools);
+    json_t *tools = json_array(), *r;
 
     for (size_t i = 0; i < n; i++) {
         json_t *j = gw_cat_tool_to_json(hits[i].tool, fmt);
@@ -505,6 +506,11 @@ json_t *gw_toolsearch_json(struct gw_toolsearch *ix, const struct gw_catalog *ca
         json_array_append_new(tools, j);
     }
     free(hits);
-    return json_pack("{s:I, s:s, s:o}", "version", (json_int_t)gw_catalog_version(cat), "query",
-                     query, "tools", tools);
+    r = json_pack("{s:I, s:s, s:o}", "version", (json_int_t)gw_catalog_version(cat), "query", query,
+                  "tools", tools);
+    if (nsets > 0)
+        json_object_set_new(
+            r, "indexing",
+            json_pack("{s:I, s:I}", "toolsets", (json_int_t)nsets, "tools", (json_int_t)ntools));
+    return r;
 }
