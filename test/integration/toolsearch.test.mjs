@@ -331,12 +331,13 @@ test('a reload that turns tool search off or on, or changes always_loaded, tells
     [mcpConfig(dir), (names) => names.length === 4],
     [mcpConfig(dir).replace("['echo', 'find_tools']", "['echo', 'search_code']"), (names) => names.includes('search_code')],
   ];
-  for (const [yaml, check] of steps) {
+  for (const [i, [yaml, check]] of steps.entries()) {
     const before = heard();
     fs.writeFileSync(d.configPath, yaml);
     const r = await d.post('/v1/reload', {});
     assert.equal(r.status, 200, r.body);
-    assert.ok(check(await list()), (await list()).join());
+    const names = await list();
+    assert.ok(check(names), `step ${i}: ${names.join()} ${JSON.stringify(r.json)}`);
     await waitFor(() => heard() > before);
   }
 });
