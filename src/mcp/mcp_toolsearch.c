@@ -100,6 +100,7 @@ static json_t *find_tools(struct gw_mcp_session *s, json_t *args, int max_result
     json_t *limit = json_object_get(args, "limit"), *found, *r;
     struct gw_toolsearch_hit hits[GW_TOOLSEARCH_LIMIT_MAX];
     const char *problem;
+    struct gw_policy_view view = {sv, s->client};
     size_t n, k, nsets, ntools;
     int changed = 0;
     char *text;
@@ -125,7 +126,8 @@ static json_t *find_tools(struct gw_mcp_session *s, json_t *args, int max_result
         changed |= gw_servers_ts_activate(sv, dialog_of(s), t->name);
     }
     r = json_pack("{s:{s:O}}", "structuredContent", "tools", found);
-    nsets = gw_toolsearch_unindexed(gw_servers_toolsearch(sv), NULL, &ntools);
+    nsets = gw_toolsearch_unindexed(gw_servers_toolsearch(sv), NULL, gw_policy_view_toolset, &view,
+                                    &ntools);
     if (nsets > 0) /* a partial answer says so: the rest is still being indexed */
         json_object_set_new(
             json_object_get(r, "structuredContent"), "indexing",

@@ -677,14 +677,15 @@ bool gw_toolsearch_step(struct gw_toolsearch *ix, const struct gw_catalog *cat, 
 }
 
 size_t gw_toolsearch_unindexed(const struct gw_toolsearch *ix, const char *toolsets_csv,
-                               size_t *tools)
+                               gw_toolsearch_visible visible, void *arg, size_t *tools)
 {
     bool all = toolsets_csv == NULL || toolsets_csv[strspn(toolsets_csv, ",")] == '\0';
     size_t n = 0, m = 0;
 
     for (size_t i = 0; i < ix->nsegs; i++) {
         const struct gw_ts_seg *s = ix->segs[i];
-        if (!s->published && (all || gw_csv_has(toolsets_csv, s->name))) {
+        if (!s->published && (all || gw_csv_has(toolsets_csv, s->name)) &&
+            (visible == NULL || visible(s->name, arg))) {
             n++;
             m += s->btotal;
         }
@@ -692,6 +693,15 @@ size_t gw_toolsearch_unindexed(const struct gw_toolsearch *ix, const char *tools
     if (tools != NULL)
         *tools = m;
     return n;
+}
+
+json_t *gw_toolsearch_indexing_json(const struct gw_toolsearch *ix, const char *toolsets_csv,
+                                    gw_toolsearch_visible visible, void *arg)
+{
+    size_t tools, n = gw_toolsearch_unindexed(ix, toolsets_csv, visible, arg, &tools);
+
+    return n == 0 ? NULL
+                  : json_pack("{s:I, s:I}", "toolsets", (json_int_t)n, "tools", (json_int_t)tools);
 }
 
 /* One step, and more while a toolset the query searches was never
@@ -704,7 +714,7 @@ void gw_ts_query_step(struct gw_toolsearch *ix, const struct gw_catalog *cat,
     uint64_t start = now_us(), budget = ix->slice_us, spent;
 
     while (!gw_toolsearch_step(ix, cat, budget) &&
-           gw_toolsearch_unindexed(ix, toolsets_csv, NULL) > 0 &&
+           gw_toolsearch_unindexed(ix, toolsets_csv, NULL, NULL, NULL) > 0 &&
            (spent = now_us() - start) < ix->first_us)
         budget = ix->first_us - spent < ix->slice_us ? ix->first_us - spent : ix->slice_us;
 }

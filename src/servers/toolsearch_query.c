@@ -493,12 +493,11 @@ static double milli(double score)
 
 json_t *gw_toolsearch_json(struct gw_toolsearch *ix, const struct gw_catalog *cat,
                            const char *query, const char *toolsets_csv, enum gw_tool_format fmt,
-                           size_t limit)
+                           size_t limit, gw_toolsearch_visible visible, void *arg)
 {
     struct gw_toolsearch_hit *hits = gw_xcalloc(limit ? limit : 1, sizeof *hits);
-    size_t n = gw_toolsearch_query(ix, cat, query, toolsets_csv, 0, hits, limit), ntools;
-    size_t nsets = gw_toolsearch_unindexed(ix, toolsets_csv, &ntools);
-    json_t *tools = json_array(), *r;
+    size_t n = gw_toolsearch_query(ix, cat, query, toolsets_csv, 0, hits, limit);
+    json_t *tools = json_array(), *r, *indexing;
 
     for (size_t i = 0; i < n; i++) {
         json_t *j = gw_cat_tool_to_json(hits[i].tool, fmt);
@@ -508,9 +507,7 @@ json_t *gw_toolsearch_json(struct gw_toolsearch *ix, const struct gw_catalog *ca
     free(hits);
     r = json_pack("{s:I, s:s, s:o}", "version", (json_int_t)gw_catalog_version(cat), "query", query,
                   "tools", tools);
-    if (nsets > 0)
-        json_object_set_new(
-            r, "indexing",
-            json_pack("{s:I, s:I}", "toolsets", (json_int_t)nsets, "tools", (json_int_t)ntools));
+    if ((indexing = gw_toolsearch_indexing_json(ix, toolsets_csv, visible, arg)) != NULL)
+        json_object_set_new(r, "indexing", indexing);
     return r;
 }

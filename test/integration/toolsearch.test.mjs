@@ -408,3 +408,26 @@ test('find_tools answered before the index is complete says so in its text and s
   assert.equal(found.structuredContent.tools[0].name, `big_${BIG - 1}`);
   assert.doesNotMatch(found.content[0].text, /indexing/);
 });
+
+test('what a search could not search yet is counted over the client\'s own toolsets', async (t) => {
+  const dir = tmpdir();
+  const ALICE = 'alice-token-0123456789abcdef';
+  const ADMIN = 'admin-token-0123456789abcdef';
+  const auth = (token) => ({ headers: { authorization: `Bearer ${token}` } });
+  const gh = path.join(dir, 'github.json');
+  fs.writeFileSync(gh, JSON.stringify(githubTools));
+  const yaml = `${bigConfig(dir, `gateway:\n  auth_token: ${ADMIN}\nclients:\n  alice:\n    token: ${ALICE}\n    servers: [github]\n`)}  github:
+    command: ${FIXTURE}
+    args: ['--tools-json', '${gh}']
+`;
+  const d = await start(yaml, { env: budget0.env });
+  t.after(() => stopClean(d));
+  await waitFor(async () => (await d.get('/readyz', auth(ADMIN))).status === 200);
+
+  // The first search: the big server is not indexed, but it is not alice's.
+  const mine = await d.get(q('zyxwvut'), auth(ALICE));
+  assert.equal(mine.status, 200, mine.body);
+  assert.deepEqual(mine.json.tools, []);
+  assert.ok(!(mine.json.indexing?.tools >= BIG), mine.body);
+  assert.ok(mine.json.indexing === undefined || mine.json.indexing.toolsets === 1, mine.body);
+});
