@@ -57,9 +57,7 @@
 #define GW_TOOLSEARCH_ENUM_MAX      32 /* enum values per parameter */
 #define GW_TOOLSEARCH_DOC_TERMS_MAX 512
 #define GW_TOOLSEARCH_SLICE_US      10000 /* a step's budget on the loop */
-#define GW_TOOLSEARCH_FIRST_US                                                                     \
-    50000 /* a query's, while a toolset it searches was never indexed                              \
-           */
+#define GW_TOOLSEARCH_FIRST_US      50000 /* a query's while it finds a toolset never indexed */
 
 /* Query flags. */
 #define GW_TOOLSEARCH_NO_SYNONYMS 1u /* for the benchmark: words match only themselves */
