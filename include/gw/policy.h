@@ -54,6 +54,15 @@ void gw_policy_filter_tools_of(const struct gw_servers *s, const char *client, j
 const struct gw_cat_tool *gw_policy_lookup(const struct gw_servers *s, const char *client,
                                            const char *name);
 
+/* Whether the client may see toolset `toolset` (gw_policy_server; the
+ * built-in toolset is every client's), as a search says what it could not
+ * search yet (gw_toolsearch_visible): `view` is a struct gw_policy_view. */
+struct gw_policy_view {
+    const struct gw_servers *servers;
+    const char *client;
+};
+bool gw_policy_view_toolset(const char *toolset, void *view);
+
 /* gw_catalog_toolsets_json without the client's foreign toolsets and
  * tools. New reference. */
 json_t *gw_policy_toolsets_json(const struct gw_config *c, const char *client,

@@ -57,6 +57,7 @@
 #define GW_TOOLSEARCH_ENUM_MAX      32 /* enum values per parameter */
 #define GW_TOOLSEARCH_DOC_TERMS_MAX 512
 #define GW_TOOLSEARCH_SLICE_US      10000 /* a step's budget on the loop */
+#define GW_TOOLSEARCH_FIRST_US      50000 /* a query's while it finds a toolset never indexed */
 
 /* Query flags. */
 #define GW_TOOLSEARCH_NO_SYNONYMS 1u /* for the benchmark: words match only themselves */
@@ -85,6 +86,29 @@ bool gw_toolsearch_in_use(const struct gw_toolsearch *ix);
  * by default; 0: one tool's worth). */
 void gw_toolsearch_set_slice(struct gw_toolsearch *ix, uint64_t us);
 
+/* The most a query steps in all while a toolset it searches has never been
+ * indexed (GW_TOOLSEARCH_FIRST_US by default), since there is no previous
+ * version of it to serve: the first search after start, or after a server
+ * arrived, answers from the whole catalog unless that is very large. */
+void gw_toolsearch_set_first(struct gw_toolsearch *ix, uint64_t us);
+
+/* A toolset a caller may see (a client's policy), for the counts below;
+ * NULL: every toolset. */
+typedef bool (*gw_toolsearch_visible)(const char *toolset, void *arg);
+
+/* How many of the toolsets `toolsets_csv` names (NULL or "" = all) and
+ * `visible` accepts cannot be searched yet, never indexed and still
+ * building, with how many tools they hold in `*tools` (unless NULL): what a
+ * query made now misses. A toolset being re-indexed is served from its
+ * previous version and is not counted. */
+size_t gw_toolsearch_unindexed(const struct gw_toolsearch *ix, const char *toolsets_csv,
+                               gw_toolsearch_visible visible, void *arg, size_t *tools);
+
+/* Those counts as {"toolsets":N,"tools":M}, or NULL when nothing is
+ * missing. New reference. */
+json_t *gw_toolsearch_indexing_json(const struct gw_toolsearch *ix, const char *toolsets_csv,
+                                    gw_toolsearch_visible visible, void *arg);
+
 /* Bytes the index holds (dictionary, postings, documents). */
 size_t gw_toolsearch_memory(const struct gw_toolsearch *ix);
 
@@ -93,10 +117,11 @@ struct gw_toolsearch_hit {
     double score;
 };
 
-/* Steps (gw_toolsearch_set_slice), then ranks the catalog's tools for `query` (NUL-terminated
- * text). `toolsets_csv` as gw_catalog_tools_json's (NULL or "" = all). Writes at most `k` hits,
- * best first (ties: catalog order), to `out`; tools that match no query word are left out. Returns
- * how many. */
+/* Steps (gw_toolsearch_set_slice; up to gw_toolsearch_set_first's budget
+ * while a toolset it searches was never indexed), then ranks the catalog's tools for `query`
+ * (NUL-terminated text). `toolsets_csv` as gw_catalog_tools_json's (NULL or "" = all). Writes at
+ * most `k` hits, best first (ties: catalog order), to `out`; tools that match no query word are
+ * left out. Returns how many. */
 size_t gw_toolsearch_query(struct gw_toolsearch *ix, const struct gw_catalog *cat,
                            const char *query, const char *toolsets_csv, unsigned flags,
                            struct gw_toolsearch_hit *out, size_t k);
@@ -105,11 +130,12 @@ size_t gw_toolsearch_query(struct gw_toolsearch *ix, const struct gw_catalog *ca
 const char *gw_toolsearch_query_problem(const char *query);
 
 /* {"version":N,"query":q,"tools":[tool in `fmt` + "score"]} for
- * GET /v1/tools?q=; `query` is one gw_toolsearch_query_problem() accepts
- * (UTF-8). New reference. */
+ * GET /v1/tools?q=, with "indexing" (gw_toolsearch_indexing_json, of the
+ * toolsets `visible` accepts) when toolsets searched could not be yet; `query` is one
+ * gw_toolsearch_query_problem() accepts (UTF-8). New reference. */
 json_t *gw_toolsearch_json(struct gw_toolsearch *ix, const struct gw_catalog *cat,
                            const char *query, const char *toolsets_csv, enum gw_tool_format fmt,
-                           size_t limit);
+                           size_t limit, gw_toolsearch_visible visible, void *arg);
 
 /* Activations (toolsearch_active.c): per dialog, the tools a client of
  * /mcp has activated (find_tools, or a call), when gateway.tool_search is

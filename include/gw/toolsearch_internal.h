@@ -65,6 +65,7 @@ struct gw_ts_seg {
 struct gw_toolsearch {
     uint64_t version; /* of the catalog last planned; 0: never */
     uint64_t slice_us;
+    uint64_t first_us;
     size_t changes; /* toolsets published or dropped, ever */
     size_t indexed; /* tools indexed (not taken over unchanged), ever */
     struct gw_ts_term *terms;
@@ -110,6 +111,10 @@ void gw_ts_tune(const struct gw_ts_weights *w, struct gw_ts_weights *old);
 
 /* Frees the query scratch (toolsearch_query.c); the next query sizes it. */
 void gw_ts_scratch_free(struct gw_toolsearch *ix);
+
+/* The step a query makes before it ranks (gw_toolsearch_query). */
+void gw_ts_query_step(struct gw_toolsearch *ix, const struct gw_catalog *cat,
+                      const char *toolsets_csv);
 
 /* The term id of `s`, or -1. */
 long gw_ts_term_find(const struct gw_toolsearch *ix, const char *s);

@@ -97,9 +97,10 @@ static json_t *find_tools(struct gw_mcp_session *s, json_t *args, int max_result
 {
     struct gw_servers *sv = s->ms->servers;
     const char *q = json_string_value(json_object_get(args, "query"));
-    json_t *limit = json_object_get(args, "limit"), *found, *r;
+    json_t *limit = json_object_get(args, "limit"), *found, *r, *indexing;
     struct gw_toolsearch_hit hits[GW_TOOLSEARCH_LIMIT_MAX];
     const char *problem;
+    struct gw_policy_view view = {sv, s->client};
     size_t n, k;
     int changed = 0;
     char *text;
@@ -125,9 +126,22 @@ static json_t *find_tools(struct gw_mcp_session *s, json_t *args, int max_result
         changed |= gw_servers_ts_activate(sv, dialog_of(s), t->name);
     }
     r = json_pack("{s:{s:O}}", "structuredContent", "tools", found);
-    text = json_array_size(found) > 0
-               ? json_dumps(json_object_get(r, "structuredContent"), JSON_COMPACT)
-               : gw_xasprintf("No tool matches '%s'; try other words.", q);
+    /* a partial answer says so: the rest is still being indexed */
+    indexing =
+        gw_toolsearch_indexing_json(gw_servers_toolsearch(sv), NULL, gw_policy_view_toolset, &view);
+    if (indexing != NULL)
+        json_object_set_new(json_object_get(r, "structuredContent"), "indexing", indexing);
+    if (json_array_size(found) > 0)
+        text = json_dumps(json_object_get(r, "structuredContent"), JSON_COMPACT);
+    else if (indexing != NULL)
+        text = gw_xasprintf(
+            "No tool matches '%s' yet: %lld tools of %lld server%s are still being indexed; "
+            "search again in a moment.",
+            q, (long long)json_integer_value(json_object_get(indexing, "tools")),
+            (long long)json_integer_value(json_object_get(indexing, "toolsets")),
+            json_integer_value(json_object_get(indexing, "toolsets")) == 1 ? "" : "s");
+    else
+        text = gw_xasprintf("No tool matches '%s'; try other words.", q);
     json_object_set_new(r, "content", json_pack("[{s:s, s:s}]", "type", "text", "text", text));
     json_object_set_new(r, "isError", json_false());
     free(text);

@@ -242,14 +242,17 @@ static char *listing_etag(const struct gw_api_ctx *ctx, uint64_t version)
 
 /* A search over the client's view: the index knows no clients, so it is
  * asked for the most it gives and the hits the client may not see are
- * left out before the limit is applied. */
+ * left out before the limit is applied; what it could not search yet is
+ * counted over the client's toolsets only. */
 static json_t *search(struct gw_api_ctx *ctx, const struct gw_http_request *req,
                       const struct gw_catalog *cat, const struct tools_args *a,
                       const char *toolsets, enum gw_tool_format fmt)
 {
     bool clients = ctx->config->nclients > 0;
-    json_t *j = gw_toolsearch_json(gw_servers_toolsearch(ctx->servers), cat, a->q, toolsets, fmt,
-                                   clients ? GW_TOOLSEARCH_LIMIT_MAX : a->k);
+    struct gw_policy_view view = {ctx->servers, req->client};
+    json_t *j =
+        gw_toolsearch_json(gw_servers_toolsearch(ctx->servers), cat, a->q, toolsets, fmt,
+                           clients ? GW_TOOLSEARCH_LIMIT_MAX : a->k, gw_policy_view_toolset, &view);
     json_t *tools = json_object_get(j, "tools");
 
     gw_policy_filter_tools(ctx->config, req->client, cat, tools, fmt);

@@ -296,6 +296,14 @@ bool gw_policy_clients(const struct gw_servers *s)
     return s->config->nclients > 0;
 }
 
+bool gw_policy_view_toolset(const char *toolset, void *view)
+{
+    const struct gw_policy_view *v = view;
+
+    return strcmp(toolset, GW_CATALOG_ADMIN_TOOLSET) == 0 ||
+           gw_policy_server(v->servers->config, v->client, toolset);
+}
+
 bool gw_policy_known(const struct gw_servers *s, const char *client)
 {
     return gw_config_client(s->config, client) != NULL;

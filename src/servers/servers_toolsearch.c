@@ -2,15 +2,19 @@
  * 29). The index follows the catalog in steps of GW_TOOLSEARCH_SLICE_US
  * after each turn of the loop, once a search was made, so that a big
  * catalog change never holds the loop long (issue 34): while a step is
- * left, an idle handle keeps the loop from blocking in its poll. Then:
+ * left, an idle handle keeps the loop from blocking in its poll. A search
+ * that answered before the index was complete (it says so) left work,
+ * which the check after that same turn goes on with. Then:
  * what a dialog's tools/list
  * holds when tool search is on (the built-in toolset, the tools
  * gateway.tool_search.always_loaded names, and the tools the dialog has
  * activated), and the activations themselves (toolsearch_active.c), which
  * live as long as the dialog's leases: released with them, and swept after
  * lease_idle_timeout without use. */
+#include <stdlib.h>
 #include <string.h>
 
+#include "gw/log.h"
 #include "gw/servers_internal.h"
 #include "gw/toolsearch.h"
 #include "gw/util.h"
@@ -34,8 +38,31 @@ static void on_ts_check(uv_check_t *h)
         uv_idle_stop(&s->ts_idle);
 }
 
+/* MCPGW_TOOLSEARCH_QUERY_US (docs/config.md): the most a search builds
+ * before it answers, which tests shorten to see an answer made while the
+ * index is incomplete. The loop's own steps keep their slice. */
+static void query_budget(struct gw_toolsearch *ix)
+{
+    const char *v = getenv("MCPGW_TOOLSEARCH_QUERY_US");
+    char *end = NULL;
+    unsigned long long us = v != NULL ? strtoull(v, &end, 10) : 0;
+
+    if (v == NULL)
+        return;
+    if (end == v || *end != '\0' || us > GW_TOOLSEARCH_FIRST_US) {
+        gw_log(GW_LOG_WARN,
+               "MCPGW_TOOLSEARCH_QUERY_US is not a number of microseconds from 0 to 50000; "
+               "using the default",
+               "value", v, NULL);
+        return;
+    }
+    gw_toolsearch_set_first(ix, us);
+    gw_toolsearch_set_slice(ix, us < GW_TOOLSEARCH_SLICE_US ? us : GW_TOOLSEARCH_SLICE_US);
+}
+
 void gw_servers_ts_init(struct gw_servers *s)
 {
+    query_budget(s->search);
     uv_check_init(s->loop, &s->ts_check);
     s->ts_check.data = s;
     uv_check_start(&s->ts_check, on_ts_check);

@@ -19,6 +19,7 @@ struct gw_toolsearch *gw_toolsearch_new(void)
     ix->nslots = SLOTS_MIN;
     ix->slots = gw_xcalloc(ix->nslots, sizeof *ix->slots);
     ix->slice_us = GW_TOOLSEARCH_SLICE_US;
+    ix->first_us = GW_TOOLSEARCH_FIRST_US;
     return ix;
 }
 
@@ -60,6 +61,11 @@ void gw_toolsearch_free(struct gw_toolsearch *ix)
 void gw_toolsearch_set_slice(struct gw_toolsearch *ix, uint64_t us)
 {
     ix->slice_us = us;
+}
+
+void gw_toolsearch_set_first(struct gw_toolsearch *ix, uint64_t us)
+{
+    ix->first_us = us;
 }
 
 bool gw_toolsearch_in_use(const struct gw_toolsearch *ix)
@@ -668,6 +674,49 @@ bool gw_toolsearch_step(struct gw_toolsearch *ix, const struct gw_catalog *cat, 
         return false;
     shrink(ix);
     return true;
+}
+
+size_t gw_toolsearch_unindexed(const struct gw_toolsearch *ix, const char *toolsets_csv,
+                               gw_toolsearch_visible visible, void *arg, size_t *tools)
+{
+    bool all = toolsets_csv == NULL || toolsets_csv[strspn(toolsets_csv, ",")] == '\0';
+    size_t n = 0, m = 0;
+
+    for (size_t i = 0; i < ix->nsegs; i++) {
+        const struct gw_ts_seg *s = ix->segs[i];
+        if (!s->published && (all || gw_csv_has(toolsets_csv, s->name)) &&
+            (visible == NULL || visible(s->name, arg))) {
+            n++;
+            m += s->btotal;
+        }
+    }
+    if (tools != NULL)
+        *tools = m;
+    return n;
+}
+
+json_t *gw_toolsearch_indexing_json(const struct gw_toolsearch *ix, const char *toolsets_csv,
+                                    gw_toolsearch_visible visible, void *arg)
+{
+    size_t tools, n = gw_toolsearch_unindexed(ix, toolsets_csv, visible, arg, &tools);
+
+    return n == 0 ? NULL
+                  : json_pack("{s:I, s:I}", "toolsets", (json_int_t)n, "tools", (json_int_t)tools);
+}
+
+/* One step, and more while a toolset the query searches was never
+ * indexed: it has no previous version to serve, and a first search that
+ * silently missed it would be wrong. Each step stays within the slice, all
+ * of them within first_us, the most issue 34 lets a build hold the loop. */
+void gw_ts_query_step(struct gw_toolsearch *ix, const struct gw_catalog *cat,
+                      const char *toolsets_csv)
+{
+    uint64_t start = now_us(), budget = ix->slice_us, spent;
+
+    while (!gw_toolsearch_step(ix, cat, budget) &&
+           gw_toolsearch_unindexed(ix, toolsets_csv, NULL, NULL, NULL) > 0 &&
+           (spent = now_us() - start) < ix->first_us)
+        budget = ix->first_us - spent < ix->slice_us ? ix->first_us - spent : ix->slice_us;
 }
 
 size_t gw_toolsearch_indexed(const struct gw_toolsearch *ix)

@@ -412,7 +412,7 @@ size_t gw_toolsearch_query(struct gw_toolsearch *ix, const struct gw_catalog *ca
 
     double avg[NF];
 
-    gw_toolsearch_step(ix, cat, ix->slice_us);
+    gw_ts_query_step(ix, cat, toolsets_csv);
     if (k == 0)
         return 0;
     scratch_fit(ix);
@@ -493,11 +493,11 @@ static double milli(double score)
 
 json_t *gw_toolsearch_json(struct gw_toolsearch *ix, const struct gw_catalog *cat,
                            const char *query, const char *toolsets_csv, enum gw_tool_format fmt,
-                           size_t limit)
+                           size_t limit, gw_toolsearch_visible visible, void *arg)
 {
     struct gw_toolsearch_hit *hits = gw_xcalloc(limit ? limit : 1, sizeof *hits);
     size_t n = gw_toolsearch_query(ix, cat, query, toolsets_csv, 0, hits, limit);
-    json_t *tools = json_array();
+    json_t *tools = json_array(), *r, *indexing;
 
     for (size_t i = 0; i < n; i++) {
         json_t *j = gw_cat_tool_to_json(hits[i].tool, fmt);
@@ -505,6 +505,9 @@ json_t *gw_toolsearch_json(struct gw_toolsearch *ix, const struct gw_catalog *ca
         json_array_append_new(tools, j);
     }
     free(hits);
-    return json_pack("{s:I, s:s, s:o}", "version", (json_int_t)gw_catalog_version(cat), "query",
-                     query, "tools", tools);
+    r = json_pack("{s:I, s:s, s:o}", "version", (json_int_t)gw_catalog_version(cat), "query", query,
+                  "tools", tools);
+    if ((indexing = gw_toolsearch_indexing_json(ix, toolsets_csv, visible, arg)) != NULL)
+        json_object_set_new(r, "indexing", indexing);
+    return r;
 }

@@ -1,7 +1,8 @@
 // Tool search (issue 29): GET /v1/tools?q= ranks the live catalog, the
 // index follows reloads, format=anthropic&defer_loading marks tools for the
 // Messages API's tool-search tool; /mcp's find_tools/forget_tools when
-// gateway.tool_search is enabled.
+// gateway.tool_search is enabled; an answer made before the index is
+// complete (a slow machine, a huge catalog) says what it misses.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -48,12 +49,21 @@ ${browserExtra}`;
 const q = (text, extra = '') => `/v1/tools?q=${encodeURIComponent(text)}${extra}`;
 const names = (r) => r.json.tools.map((t) => t.name);
 
+// The first search builds the index, for up to 50 ms before it answers:
+// under valgrind that may not be the whole catalog, and the answer then
+// says so. Waits (bounded) for an answer that does not; returns it.
+const complete = (d, url) => waitFor(async () => {
+  const r = await d.get(url);
+  assert.equal(r.status, 200, r.body);
+  return r.json.indexing === undefined && r;
+});
+
 test('GET /v1/tools?q= ranks the catalog, follows reloads and refuses bad queries', async (t) => {
   const dir = tmpdir();
   const d = await start(config(dir), { waitReady: true });
   t.after(() => d.stop());
 
-  const shot = await d.get(q('take a screenshot of the page'));
+  const shot = await complete(d, q('take a screenshot of the page'));
   assert.equal(shot.status, 200, shot.body);
   assert.equal(shot.json.query, 'take a screenshot of the page');
   assert.equal(typeof shot.json.version, 'number');
@@ -119,6 +129,7 @@ test('format=anthropic&defer_loading marks tools for the tool-search tool, never
   const d = await start(config(dir), { waitReady: true });
   t.after(() => d.stop());
 
+  await complete(d, q('warm the index'));
   const all = await d.get('/v1/tools?format=anthropic&defer_loading=all');
   assert.equal(all.status, 200, all.body);
   const byName = Object.fromEntries(all.json.tools.map((x) => [x.name, x]));
@@ -190,6 +201,7 @@ const activeOf = async (d, dialog) => (await d.get('/v1/dialogs')).json.dialogs.
 test('/mcp 2025-11-25: find_tools activates for the session, list_changed, calls activate, forget_tools, freed with the session', async (t) => {
   const d = await start(mcpConfig(tmpdir()), { waitReady: true });
   t.after(() => stopClean(d));
+  await complete(d, q('warm the index')); // find_tools searches the same index
   const transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${d.port}/mcp`), { requestInit: { headers: { 'X-Mcpgw-Dialog': 'ts-2025' } } });
   const client = new Client({ name: 'mcpgw-test', version: '1.0.0' });
   await client.connect(transport);
@@ -260,6 +272,7 @@ test('/mcp 2025-11-25: find_tools activates for the session, list_changed, calls
 test('/mcp 2026-07-28: activation per dialog, list_changed on the dialog\'s listen stream, none without a dialog', async (t) => {
   const d = await start(mcpConfig(tmpdir()), { waitReady: true });
   t.after(() => stopClean(d));
+  await complete(d, q('warm the index')); // find_tools searches the same index
   const c = await sdk2(`http://127.0.0.1:${d.port}/mcp/d/ts-a`, { mode: 'modern' });
   t.after(() => c.close());
   const sub = (await c.call({ op: 'listen', filter: { toolsListChanged: true } })).result;
@@ -318,12 +331,103 @@ test('a reload that turns tool search off or on, or changes always_loaded, tells
     [mcpConfig(dir), (names) => names.length === 4],
     [mcpConfig(dir).replace("['echo', 'find_tools']", "['echo', 'search_code']"), (names) => names.includes('search_code')],
   ];
-  for (const [yaml, check] of steps) {
+  for (const [i, [yaml, check]] of steps.entries()) {
     const before = heard();
     fs.writeFileSync(d.configPath, yaml);
     const r = await d.post('/v1/reload', {});
     assert.equal(r.status, 200, r.body);
-    assert.ok(check(await list()), (await list()).join());
+    const names = await list();
+    assert.ok(check(names), `step ${i}: ${names.join()} ${JSON.stringify(r.json)}`);
     await waitFor(() => heard() > before);
   }
+});
+
+// ---- answers made while the index is incomplete ----
+
+// A catalog too big to index in the first search's budget, which
+// MCPGW_TOOLSEARCH_QUERY_US=0 makes one tool's worth: so the first answer
+// is partial on any machine.
+const BIG = 2000;
+function bigConfig(dir, gateway = '') {
+  const file = path.join(dir, 'big.json');
+  const tools = Array.from({ length: BIG }, (_, i) => ({ name: `big_${i}`, description: `Tool number ${i} of the big server`, inputSchema: schema({}) }));
+  tools[BIG - 1].description = 'Rotates the zyxwvut keys';
+  fs.writeFileSync(file, JSON.stringify(tools));
+  return `version: 1
+${gateway}servers:
+  big:
+    command: ${FIXTURE}
+    args: ['--tools-file', '${file}']
+`;
+}
+const budget0 = { waitReady: true, env: { MCPGW_TOOLSEARCH_QUERY_US: '0' } };
+
+test('a search answered before the index is complete says what it misses, and the index completes in the background', async (t) => {
+  const d = await start(bigConfig(tmpdir()), budget0);
+  t.after(() => stopClean(d));
+
+  const first = await d.get(q('zyxwvut'));
+  assert.equal(first.status, 200, first.body);
+  assert.deepEqual(first.json.tools, []);
+  assert.deepEqual(first.json.indexing, { toolsets: 1, tools: BIG }, first.body);
+  // A search of toolsets that are indexed misses nothing.
+  const admin = await d.get(q('release', '&toolset=mcp_admin'));
+  assert.equal(admin.json.indexing, undefined, admin.body);
+  assert.equal(names(admin)[0], 'mcp_release');
+
+  // Each search builds one tool's worth here: that fewer searches than
+  // there are tools find the last one shows that the loop went on
+  // building between them.
+  let searches = 0;
+  const done = await waitFor(async () => {
+    searches++;
+    const r = await d.get(q('zyxwvut'));
+    return r.json.indexing === undefined && r;
+  });
+  assert.equal(names(done)[0], `big_${BIG - 1}`);
+  assert.ok(searches < BIG / 2, `${searches} searches`);
+});
+
+test('find_tools answered before the index is complete says so in its text and structured content', async (t) => {
+  const d = await start(bigConfig(tmpdir(), 'gateway:\n  tool_search: {enabled: true}\n'), budget0);
+  t.after(() => stopClean(d));
+  const c = await sdk2(`http://127.0.0.1:${d.port}/mcp/d/ts-big`, { mode: 'modern' });
+  t.after(() => c.close());
+  const find = async () => (await c.call({ op: 'callTool', name: 'find_tools', arguments: { query: 'rotate the zyxwvut keys' } })).result;
+
+  const partial = await find();
+  assert.equal(partial.isError, false, JSON.stringify(partial));
+  assert.deepEqual(partial.structuredContent, { tools: [], indexing: { toolsets: 1, tools: BIG } });
+  assert.match(partial.content[0].text, new RegExp(`^No tool matches 'rotate the zyxwvut keys' yet: ${BIG} tools of 1 server`));
+  assert.match(partial.content[0].text, /still being indexed/);
+
+  const found = await waitFor(async () => {
+    const r = await find();
+    return r.structuredContent.indexing === undefined && r;
+  });
+  assert.equal(found.structuredContent.tools[0].name, `big_${BIG - 1}`);
+  assert.doesNotMatch(found.content[0].text, /indexing/);
+});
+
+test('what a search could not search yet is counted over the client\'s own toolsets', async (t) => {
+  const dir = tmpdir();
+  const ALICE = 'alice-token-0123456789abcdef';
+  const ADMIN = 'admin-token-0123456789abcdef';
+  const auth = (token) => ({ headers: { authorization: `Bearer ${token}` } });
+  const gh = path.join(dir, 'github.json');
+  fs.writeFileSync(gh, JSON.stringify(githubTools));
+  const yaml = `${bigConfig(dir, `gateway:\n  auth_token: ${ADMIN}\nclients:\n  alice:\n    token: ${ALICE}\n    servers: [github]\n`)}  github:
+    command: ${FIXTURE}
+    args: ['--tools-json', '${gh}']
+`;
+  const d = await start(yaml, { env: budget0.env });
+  t.after(() => stopClean(d));
+  await waitFor(async () => (await d.get('/readyz', auth(ADMIN))).status === 200);
+
+  // The first search: the big server is not indexed, but it is not alice's.
+  const mine = await d.get(q('zyxwvut'), auth(ALICE));
+  assert.equal(mine.status, 200, mine.body);
+  assert.deepEqual(mine.json.tools, []);
+  assert.ok(!(mine.json.indexing?.tools >= BIG), mine.body);
+  assert.ok(mine.json.indexing === undefined || mine.json.indexing.toolsets === 1, mine.body);
 });

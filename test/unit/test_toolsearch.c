@@ -342,6 +342,63 @@ START_TEST(test_steps)
 }
 END_TEST
 
+static bool not_linear(const char *toolset, void *arg)
+{
+    (void)arg;
+    return strcmp(toolset, "linear") != 0;
+}
+
+/* Issue 34 item 10 without a silent first answer: a query that searches
+ * a toolset never indexed steps on, up to the first budget, before it
+ * ranks; one that could not finish says what it misses; a query of other
+ * toolsets does not wait for it (and a toolset being re-indexed is served
+ * from its old version meanwhile: test_steps). */
+START_TEST(test_first_query)
+{
+    struct gw_catalog *cat = sample();
+    struct gw_toolsearch *ix = gw_toolsearch_new();
+    struct gw_toolsearch_hit h[5];
+    size_t tools = 0;
+    json_t *j;
+
+    gw_toolsearch_set_slice(ix, 0); /* a step is one tool's worth */
+    /* slack is indexed last: one step would not reach it */
+    ck_assert_str_eq(first(ix, cat, "post a message to slack", 0), "slack_post_message");
+    ck_assert_uint_eq(gw_toolsearch_unindexed(ix, NULL, NULL, NULL, &tools), 0);
+    ck_assert_uint_eq(tools, 0);
+
+    put(cat, "linear", "linear_create_ticket", "File a ticket", "linear_update_ticket", "Edit it",
+        "linear_get_ticket", "Read it", "linear_list_projects", "Projects", "linear_list_teams",
+        "List the teams", NULL);
+    /* a query of other toolsets: one step, and linear is not missed */
+    ck_assert_uint_eq(gw_toolsearch_query(ix, cat, "issue", "github", 0, h, 5), 1);
+    ck_assert_uint_eq(gw_toolsearch_unindexed(ix, "github", NULL, NULL, &tools), 0);
+    ck_assert_uint_eq(gw_toolsearch_unindexed(ix, NULL, NULL, NULL, &tools), 1);
+    ck_assert_uint_eq(tools, 5);
+    /* nor for a caller who may not see it (a client's policy) */
+    ck_assert_uint_eq(gw_toolsearch_unindexed(ix, NULL, not_linear, NULL, &tools), 0);
+    /* no budget beyond the one step: the answer misses linear and says so */
+    gw_toolsearch_set_first(ix, 0);
+    j = gw_toolsearch_json(ix, cat, "teams", NULL, GW_TOOL_FORMAT_MCP, 5, NULL, NULL);
+    ck_assert_uint_eq(json_array_size(json_object_get(j, "tools")), 0);
+    ck_assert_int_eq(
+        json_integer_value(json_object_get(json_object_get(j, "indexing"), "toolsets")), 1);
+    ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(j, "indexing"), "tools")),
+                     5);
+    json_decref(j);
+    /* with it, the next query completes linear first */
+    gw_toolsearch_set_first(ix, GW_TOOLSEARCH_FIRST_US);
+    j = gw_toolsearch_json(ix, cat, "teams", NULL, GW_TOOL_FORMAT_MCP, 5, NULL, NULL);
+    ck_assert_str_eq(
+        json_string_value(json_object_get(json_array_get(json_object_get(j, "tools"), 0), "name")),
+        "linear_list_teams");
+    ck_assert_ptr_null(json_object_get(j, "indexing"));
+    json_decref(j);
+    gw_toolsearch_free(ix);
+    gw_catalog_free(cat);
+}
+END_TEST
+
 /* What a tool can make the index hold is bounded. */
 START_TEST(test_bounds)
 {
@@ -558,7 +615,8 @@ START_TEST(test_json)
     json_t *j, *t0;
 
     whole(ix);
-    j = gw_toolsearch_json(ix, cat, "take a screenshot", NULL, GW_TOOL_FORMAT_ANTHROPIC, 2);
+    j = gw_toolsearch_json(ix, cat, "take a screenshot", NULL, GW_TOOL_FORMAT_ANTHROPIC, 2, NULL,
+                           NULL);
     t0 = json_array_get(json_object_get(j, "tools"), 0);
     ck_assert_int_eq(json_integer_value(json_object_get(j, "version")),
                      (json_int_t)gw_catalog_version(cat));
@@ -627,6 +685,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_question);
     tcase_add_test(tc, test_summary);
     tcase_add_test(tc, test_steps);
+    tcase_add_test(tc, test_first_query);
     tcase_add_test(tc, test_reindex_changed);
     tcase_add_test(tc, test_bounds);
     tcase_add_test(tc, test_associations);
