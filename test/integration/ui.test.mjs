@@ -49,6 +49,7 @@ after(async () => { await browser?.close(); });
 // A page that records console errors, page errors and CSP violations.
 async function openPage(d, { width = 1280, height = 900 } = {}) {
   const page = await browser.newPage();
+  page.setDefaultTimeout(30000 * slow); // every wait, valgrind's pace included
   await page.setViewport({ width, height });
   const errors = [];
   page.on('console', (m) => { if (m.type() === 'error') errors.push(`console: ${m.text()}`); });
