@@ -76,7 +76,10 @@ test('after the metadata moves, the grant is refreshed and revoked where it was 
   assert.deepEqual(redeemed.map((e) => e.client_id), ['client-1', 'client-1']);
 
   // A logout revokes the grant where it was made.
-  const del = await d.request('DELETE', '/v1/servers/secured/authorize');
+  // a retry of the refused operation may still run (409 busy): the
+  // operator's DELETE is tried again until it is taken
+  let del;
+  await waitFor(async () => (del = await d.request('DELETE', '/v1/servers/secured/authorize')).status !== 409, 20000 * slow);
   assert.equal(del.status, 200, del.body);
   await waitFor(() => as.events.some((e) => e.event === 'revoke'), 10000 * slow);
   await sync(as);
@@ -104,7 +107,10 @@ test('a configured client_secret stays with the first issuer seen until a logout
   assert.deepEqual(at(as, 'as2', (e) => e.event === 'token'), [], 'the secret did not go to the new AS');
 
   // The operator confirms: the secret goes to the new AS, which answers.
-  const del = await d.request('DELETE', '/v1/servers/secured/authorize');
+  // a retry of the refused operation may still run (409 busy): the
+  // operator's DELETE is tried again until it is taken
+  let del;
+  await waitFor(async () => (del = await d.request('DELETE', '/v1/servers/secured/authorize')).status !== 409, 20000 * slow);
   assert.equal(del.status, 200, del.body);
   await waitFor(async () => (await server(d)).state === 'ready', 60000 * slow);
   await sync(as);
@@ -123,7 +129,10 @@ test('oauth.issuer pins the configured client: a move is refused, a logout does 
   await post(`${origin(as)}/test/expire`);
   assert.notEqual((await call(d, 'p1')).status, 200);
   await waitFor(async () => /not http:\/\/127\.0\.0\.1:\d+ \(oauth\.issuer\)/.test(await problems(d)), 20000 * slow);
-  const del = await d.request('DELETE', '/v1/servers/secured/authorize');
+  // a retry of the refused operation may still run (409 busy): the
+  // operator's DELETE is tried again until it is taken
+  let del;
+  await waitFor(async () => (del = await d.request('DELETE', '/v1/servers/secured/authorize')).status !== 409, 20000 * slow);
   assert.equal(del.status, 200, del.body);
   await waitFor(async () => (await server(d)).state !== 'ready' && /oauth\.issuer/.test(await problems(d)), 20000 * slow);
   await sync(as);
