@@ -81,7 +81,7 @@ async function waitText(page, sel, needle, timeout = 15000 * slow) {
 }
 
 async function chooseTool(page, name) {
-  await page.click(`#tool-list [data-key="tool:${name}"]`);
+  await page.locator(`#tool-list [data-key="tool:${name}"]`).click();
   await page.waitForFunction((n) => document.querySelector('#tool-detail h3')?.textContent.startsWith(n), {}, name);
 }
 
@@ -167,7 +167,7 @@ test('the page shows the servers, problems live, leases with Release, Try it wit
     const call = await d.post('/v1/tools/echo/call', { dialog: 'd1', arguments: { text: 'hi' } });
     assert.equal(call.status, 200, call.body);
     await waitText(page, '#dialog-list', 'd1');
-    await page.click('#dialog-list button[data-key="release:d1:hostile"]');
+    await page.locator('#dialog-list button[data-key="release:d1:hostile"]').click();
     await page.waitForFunction(() => document.querySelector('#dialog-list').textContent.includes('No dialog holds'), { timeout: 15000 * slow });
     assert.deepEqual((await d.get('/v1/dialogs')).json.dialogs, []);
 
@@ -180,7 +180,7 @@ test('the page shows the servers, problems live, leases with Release, Try it wit
     });
     assert.equal(found.status, 200, found.body);
     await waitText(page, '#dialog-list', 'ev_get-tiny-image');
-    await page.click('#dialog-list button[data-key="release:finder:"]');
+    await page.locator('#dialog-list button[data-key="release:finder:"]').click();
     await page.waitForFunction(() => document.querySelector('#dialog-list').textContent.includes('No dialog holds'), { timeout: 15000 * slow });
     assert.deepEqual((await d.get('/v1/dialogs')).json.dialogs, []);
 

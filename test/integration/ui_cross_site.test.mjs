@@ -207,7 +207,7 @@ test('the page itself, opened as 127.0.0.1 or localhost, still reloads; Authoriz
   // own origin, and opens it in a new tab: the flow starts.
   await page.waitForSelector('[data-key="authorize:secured"]');
   const opened = new Promise((resolve) => browser.once('targetcreated', resolve));
-  await page.click('[data-key="authorize:secured"]');
+  await page.locator('[data-key="authorize:secured"]').click();
   const tab = await (await opened).page();
   t.after(() => tab?.close().catch(() => {}));
   await waitFor(() => as.events.some((e) => e.event === 'register'), 20000 * slow);

@@ -62,7 +62,9 @@ test('Authorize goes through the authorization server and back; the card shows t
   // development login takes any name and password), continue on its
   // consent page, and land on the gateway's callback.
   const opened = new Promise((resolve) => browser.once('targetcreated', resolve));
-  await page.click('[data-key="authorize:idp"]');
+  // a locator: the card is drawn again on every event, and a handle found
+  // just before may be gone when clicked
+  await page.locator('[data-key="authorize:idp"]').click();
   const tab = await (await opened).page();
   t.after(() => tab.close().catch(() => {}));
   await tab.waitForSelector('input[name="login"]', { timeout: 20000 * slow });
@@ -93,7 +95,7 @@ test('Authorize goes through the authorization server and back; the card shows t
   await waitFor(async () => (await server(d)).tools > 0, 20000 * slow);
 
   // Sign out: DELETE, then the card goes back to needs_authorization.
-  await page.click('[data-key="signout:idp"]');
+  await page.locator('[data-key="signout:idp"]').click();
   await page.waitForSelector('[data-key="authorize:idp"]', { timeout: 20000 * slow });
   await waitText(page, '#server-list .badge', 'needs_authorization');
   assert.equal(await page.$('[data-key="signout:idp"]'), null);
