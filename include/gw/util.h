@@ -73,6 +73,10 @@ int gw_format_time(time_t t, char *buf, size_t cap);
 /* Milliseconds on the monotonic clock. */
 uint64_t gw_now_ms(void);
 
+/* Writes all `n` bytes to a blocking `fd`, again after EINTR and short
+ * writes: 0, or -errno (-EIO for a write that took nothing). */
+int gw_write_all(int fd, const void *p, size_t n);
+
 /* Constant-time comparison of two byte strings (length leaks, content not). */
 int gw_secure_equal(const char *a, size_t alen, const char *b, size_t blen);
 

@@ -1,9 +1,11 @@
 #include "gw/util.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <uv.h>
 
 static void out_of_memory(size_t n)
@@ -238,6 +240,22 @@ int gw_format_time(time_t t, char *buf, size_t cap)
 uint64_t gw_now_ms(void)
 {
     return uv_hrtime() / 1000000u;
+}
+
+int gw_write_all(int fd, const void *p, size_t n)
+{
+    const char *at = p;
+
+    while (n > 0) {
+        ssize_t r = write(fd, at, n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return r == 0 ? -EIO : -errno;
+        at += r;
+        n -= (size_t)r;
+    }
+    return 0;
 }
 
 int gw_secure_equal(const char *a, size_t alen, const char *b, size_t blen)

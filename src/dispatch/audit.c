@@ -256,22 +256,6 @@ static void field(struct gw_jbuf *b, const char *key, const char *v, size_t n)
     gw_jbuf_lit(b, "\n");
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t r = write(fd, p, n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) {
-            errno = r == 0 ? EIO : errno;
-            return -1;
-        }
-        p += r;
-        n -= (size_t)r;
-    }
-    return 0;
-}
-
 /* An entry larger than a datagram may be (the socket's send buffer, about
  * 200 KB by default: EMSGSIZE, or ENOBUFS on some kernels) goes as
  * journald's native protocol takes it, and as sd_journal_sendv sends it:
@@ -295,8 +279,10 @@ static ssize_t send_memfd(struct gw_audit *a, const char *p, size_t n)
         return -1;
     /* a write that fails (ENOSPC, memory refused) sends no entry rather
      * than part of one */
-    if (write_all(fd, p, n) == 0 &&
-        fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) == 0) {
+    if ((err = gw_write_all(fd, p, n)) < 0)
+        errno = -err;
+    else if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) ==
+             0) {
         memset(&ctl, 0, sizeof ctl);
         cm = CMSG_FIRSTHDR(&mh);
         cm->cmsg_level = SOL_SOCKET;
@@ -403,15 +389,8 @@ uint64_t gw_audit_written(const struct gw_audit *a)
 /* The loop has ended: what is left goes out with plain writes. */
 static void flush_blocking(struct gw_audit *a, const char *p, size_t n)
 {
-    while (n > 0 && a->fd >= 0) {
-        ssize_t r = write(a->fd, p, n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return;
-        p += r;
-        n -= (size_t)r;
-    }
+    if (a->fd >= 0)
+        (void)gw_write_all(a->fd, p, n);
 }
 
 void gw_audit_close(struct gw_audit *a)

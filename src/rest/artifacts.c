@@ -97,20 +97,6 @@ static void new_name(char *buf, size_t cap, const char *ext, int64_t *last_ms)
              r[11], r[12], r[13], r[14], r[15], ext);
 }
 
-static int write_all(int fd, const unsigned char *data, size_t len)
-{
-    while (len > 0) {
-        ssize_t n = write(fd, data, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return -errno;
-        data += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
 /* ---- the index: sizes and ages of the files the gateway saved ---- */
 
 #define DIALOG_BUCKETS 256
@@ -433,7 +419,7 @@ static int write_new(struct gw_artifacts *a, const char *key, const char *server
     if (rc == 0 && fd < 0)
         rc = -errno;
     if (fd >= 0) {
-        rc = write_all(fd, data, len);
+        rc = gw_write_all(fd, data, len);
         if (close(fd) != 0 && rc == 0)
             rc = -errno;
         if (rc != 0)
