@@ -306,7 +306,9 @@ START_TEST(test_lease_bound)
     rmdir(dir);
     ck_assert_int_eq(b.fds[0], 1);
     ck_assert_int_eq(b.fds[1], 1);
-    ck_assert_int_eq(b.fds_over, 0);
+    /* over the bound nothing is handed: 0 when the proxy's close comes
+     * after the request was sent, -1 when it comes first (EPIPE) */
+    ck_assert_int_le(b.fds_over, 0);
     ck_assert_int_eq(b.fds_after, 1);
 }
 END_TEST
