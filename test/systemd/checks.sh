@@ -269,6 +269,44 @@ EOF"
 	return 0
 }
 
+# A network list under the unit (ProtectProc=invisible, the hardening's
+# namespaces and system call filter): the instance's relay is known to the
+# proxy by its pidfd and place as bubblewrap's child, and an allowed CONNECT
+# hands the connected socket to it; the gateway's own address stays refused.
+t_sandbox_network() {
+	local rc pid
+	pid=$(in_ct "setsid node -e \"require('http').createServer((q, r) => r.end('hi')).listen(7499, '127.0.0.1')\" \
+		</dev/null >/dev/null 2>&1 & echo \$!")
+	in_ct "cp $CONF /root/before-sandbox.yaml"
+	sandbox_network_checks
+	rc=$?
+	in_ct "kill $pid; cat /root/before-sandbox.yaml >$CONF && systemctl reload mcpgw"
+	return $rc
+}
+call_peeknet() {
+	in_ct "curl -s --max-time 30 http://127.0.0.1:7420/v1/tools/peeknet/call \
+		-H 'content-type: application/json' -d '{\"dialog\":\"systemd-net\",\"arguments\":{\"connect\":\"$1\"}}'"
+}
+sandbox_network_checks() {
+	local out
+	in_ct "cat >>$CONF <<'EOF'
+  peeknet:
+    command: node
+    args: [/usr/local/lib/mcpgw-test/sandbox-server.cjs]
+    transform: [{suffix: net}]
+    sandbox: {network: ['127.0.0.1:7499']}
+EOF"
+	in_ct "systemctl reload mcpgw" || { echo "systemctl reload failed"; return 1; }
+	until_ct 20 "curl -s http://127.0.0.1:7420/v1/tools | grep -q '\"peeknet\"'" ||
+		{ echo "the tool peeknet is not listed: $(api /v1/servers | head -c 2000)"; return 1; }
+	out=$(call_peeknet 127.0.0.1:7499)
+	has 'connect: HTTP/1.1 200' <<<"$out" ||
+		{ echo "the allowed destination was not reached through the proxy: $out"; echo "$(journal_since '-2min' | grep -i 'proxy\|sandbox' | tail -5)"; return 1; }
+	out=$(call_peeknet 127.0.0.1:7420)
+	has 'connect: refused: HTTP/1.1 403' <<<"$out" ||
+		{ echo "the gateway's own address was not refused: $out"; return 1; }
+}
+
 t_watchdog() {
 	local pid n0 since
 	pid=$(prop MainPID) n0=$(prop NRestarts) since=$(now_ct)
@@ -347,6 +385,7 @@ check "systemctl reload applies a config edit (reload event, StatusText, journal
 check "a broken edit keeps the last good config" t_broken_reload
 check "a server's setsid grandchild ignoring SIGTERM is killed with its instance" t_setsid
 check "a sandboxed stdio server runs under the unit as mcpgw and cannot read the config" t_sandbox
+check "a sandboxed server's network list works under the unit: an allowed CONNECT, the gateway refused" t_sandbox_network
 check "a stopped loop is killed by the watchdog and systemd restarts the service" t_watchdog
 check "systemctl stop finishes an in-flight call and leaves no process behind" t_stop
 check "apt install of a second build keeps the edited mcp.yaml and restarts the service" t_upgrade
