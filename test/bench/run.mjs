@@ -686,6 +686,11 @@ function cpuMs(pid) {
   try { return Number(fs.readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6; } catch { return NaN; }
 }
 
+// Minor page faults of a process so far (/proc/PID/stat, field 10).
+function minFaults(pid) {
+  try { return Number(fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[7]); } catch { return NaN; }
+}
+
 // The processes under `pid`.
 function descendants(pid) {
   return fs.readdirSync(`/proc/${pid}/task`).flatMap((t) => {
@@ -721,7 +726,7 @@ function probePids(pid) {
 // unpaced row is loopback at the CPUs' speed, where the relay's hop is a
 // third process on the same cores; a paced server (paced_http.c) sends at
 // what a real link would carry.
-const PROXY_RATES = (process.env.BENCH_PROXY_RATES || '1000,2500,10000').split(',').filter(Boolean).map(Number);
+const PROXY_RATES = (process.env.BENCH_PROXY_RATES ?? '1000,2500,10000').split(',').filter(Boolean).map(Number);
 const PACED = path.join(OUT, 'paced_http');
 
 async function scenarioProxy(results) {
@@ -775,7 +780,7 @@ servers:
         results.push(rec);
         const relays = relayPids(proc.pid);
         const probe = probePids(proc.pid)[name];
-        const d0 = cpuMs(proc.pid), r0 = relays.map(cpuMs), p0 = cpuMs(probe), s0 = cpuMs(x.serverPid);
+        const d0 = cpuMs(proc.pid), r0 = relays.map(cpuMs), f0 = relays.map(minFaults), p0 = cpuMs(probe), s0 = cpuMs(x.serverPid);
         const res = await http('POST', `http://127.0.0.1:${p}/v1/tools/${x.tool}/call`, { dialog: 'bench', arguments: x.args });
         const m = /(\d+) bytes in ([\d.]+) ms/.exec(res.text);
         if (!m || Number(m[1]) < PROXY_MB << 20) { rec.error = short(res.text); log(`  ${name}: ${rec.error}`); continue; }
@@ -783,9 +788,10 @@ servers:
         rec.mbps = PROXY_MB / (rec.ms / 1000);
         rec.daemonCpuMs = cpuMs(proc.pid) - d0;
         rec.relayCpuMs = relays.reduce((a, y, i) => a + cpuMs(y) - r0[i], 0);
+        rec.relayFaults = relays.reduce((a, y, i) => a + minFaults(y) - f0[i], 0);
         rec.probeCpuMs = cpuMs(probe) - p0;
         rec.serverCpuMs = cpuMs(x.serverPid) - s0;
-        log(`round ${r + 1}/${ROUNDS} proxy ${name} ${x.rate ? `${x.rate} Mbit/s` : 'unpaced'}: ${rec.ms.toFixed(0)} ms, ${rec.mbps.toFixed(0)} MB/s`);
+        log(`round ${r + 1}/${ROUNDS} proxy ${name} ${x.rate ? `${x.rate} Mbit/s` : 'unpaced'}: ${rec.ms.toFixed(0)} ms, ${rec.mbps.toFixed(0)} MB/s, relay ${rec.relayCpuMs.toFixed(1)} ms CPU, ${rec.relayFaults} faults, client ${rec.probeCpuMs.toFixed(1)} ms CPU`);
       }
     }
   } finally {
