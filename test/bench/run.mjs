@@ -726,7 +726,7 @@ function probePids(pid) {
 // unpaced row is loopback at the CPUs' speed, where the relay's hop is a
 // third process on the same cores; a paced server (paced_http.c) sends at
 // what a real link would carry.
-const PROXY_RATES = (process.env.BENCH_PROXY_RATES ?? '1000,2500,10000').split(',').filter(Boolean).map(Number);
+const PROXY_RATES = (process.env.BENCH_PROXY_RATES ?? '1000,2500,5000,10000').split(',').filter(Boolean).map(Number);
 const PACED = path.join(OUT, 'paced_http');
 
 async function scenarioProxy(results) {
