@@ -186,13 +186,14 @@ async function startDaemon(cg) {
   const fd = fs.openSync(path.join(TMP, 'mcpgw.log'), 'a');
   const child = spawn(MCPGW, ['-c', path.join(TMP, 'mcp.yaml'), '--listen', `127.0.0.1:${port}`], { stdio: ['ignore', fd, fd] });
   fs.closeSync(fd);
-  if (cg) fs.writeFileSync(path.join(cg, 'cgroup.procs'), String(child.pid));
+  let inCg = false;
+  if (cg) try { fs.writeFileSync(path.join(cg, 'cgroup.procs'), String(child.pid)); inCg = true; } catch { /* not ours to use */ }
   const exit = new Promise((r) => child.on('exit', r));
   for (let i = 0; i < 600; i++) {
     try { if ((await req('GET', port, '/readyz')).status === 200) break; } catch { /* not yet */ }
     await sleep(50);
   }
-  return { port, pid: child.pid, stop: async () => { child.kill('SIGTERM'); await Promise.race([exit, sleep(8000)]); } };
+  return { port, pid: child.pid, inCg, stop: async () => { child.kill('SIGTERM'); await Promise.race([exit, sleep(8000)]); } };
 }
 
 const servers = async (d) => (await req('GET', d.port, '/v1/servers')).json.servers;
@@ -336,8 +337,12 @@ async function instancesAdd(d, cg, server, round) {
 
 async function main() {
   if (!fs.existsSync(MCPGW) || !fs.existsSync(CLIENT) || !fs.existsSync(ECHO_C)) throw new Error('build first: make bench-tools all');
-  const cg = memCgroup();
+  let cg = memCgroup();
   const d = await startDaemon(cg);
+  if (cg && !d.inCg) {
+    fs.rmdirSync(cg);
+    cg = null;
+  }
   const rows = [];
   try {
     const sb = (await servers(d)).find((s) => s.id === 'c_boxed').sandbox;
@@ -431,7 +436,11 @@ async function main() {
     rows.push(`Per sandboxed instance: ${bw[0].map((p) => `${p.comm} ${p.pid} RSS ${p.rss} kB PSS ${p.pss} kB anon ${p.anon} kB`).join('; ')}; server RSS ${srvOf(boxed[0]).rss} kB.`);
   } finally {
     await d.stop();
-    if (cg) try { fs.rmdirSync(cg); } catch { /* a process still in it: the kernel frees it when empty */ }
+    // The instances' last processes may still be exiting.
+    for (let i = 0; cg && i < 50; i++) {
+      try { fs.rmdirSync(cg); cg = null; } catch { await sleep(100); }
+    }
+    if (cg) log(`bench sandbox: ${cg} still has processes; remove it once they are gone`);
     fs.rmSync(TMP, { recursive: true, force: true });
   }
   const text = rows.join('\n') + '\n';
