@@ -52,7 +52,7 @@
 /* The buffer from a socket handed over to the client (see fill). */
 #define COPY_SIZE (1u << 20)
 /* How long the loop waits, with no byte moving, before it gives the heap's
- * free memory back (see trim). */
+ * free memory back (see the poll in gw_sandbox_relay). */
 #define TRIM_MS 1000
 
 static const char established[] = "HTTP/1.1 200 Connection Established\r\n\r\n";
@@ -79,7 +79,8 @@ struct pair {
 
 static struct pair *pairs[MAX_PAIRS];
 static size_t npairs;
-/* A COPY_SIZE buffer was freed since the last trim. */
+/* A COPY_SIZE buffer was taken since the heap was last trimmed: freed, it
+ * stays in the heap. */
 static bool untrimmed;
 
 static void pair_free(size_t i)
