@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -50,6 +51,9 @@
 #define PIPE_SIZE (256u << 10)
 /* The buffer from a socket handed over to the client (see fill). */
 #define COPY_SIZE (1u << 20)
+/* How long the loop waits, with no byte moving, before it gives the heap's
+ * free memory back (see the poll in gw_sandbox_relay). */
+#define TRIM_MS 1000
 
 static const char established[] = "HTTP/1.1 200 Connection Established\r\n\r\n";
 
@@ -75,6 +79,9 @@ struct pair {
 
 static struct pair *pairs[MAX_PAIRS];
 static size_t npairs;
+/* A COPY_SIZE buffer was taken since the heap was last trimmed: freed, it
+ * stays in the heap. */
+static bool untrimmed;
 
 static void pair_free(size_t i)
 {
@@ -226,6 +233,7 @@ static ssize_t fill(struct pair *p, int i)
                       SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
     }
     size_t cap = handed ? COPY_SIZE : BUF_SIZE;
+    untrimmed |= handed;
     free(p->buf[i]); /* empty: len[i] is 0 */
     if (!(p->buf[i] = malloc(cap))) {
         errno = ENOMEM;
@@ -462,8 +470,18 @@ int gw_sandbox_relay(int argc, char **argv)
             }
         }
         size_t n = npairs;
-        if (poll(pf, 2 + 2 * n, -1) < 0 && errno != EINTR)
+        int ready = poll(pf, 2 + 2 * n, untrimmed ? TRIM_MS : -1);
+        if (ready < 0 && errno != EINTR)
             return 1;
+        /* Freed, the buffer of a socket handed over stays in the heap: after
+         * the first, the allocator serves 1 MiB from it (its mmap threshold
+         * rises) and keeps it on free, which lets a transfer reuse warm
+         * pages. Once nothing has moved for TRIM_MS it is given back, or
+         * every relay would keep 1 MiB for good after its first download. */
+        if (ready == 0) {
+            malloc_trim(0);
+            untrimmed = false;
+        }
         struct signalfd_siginfo si;
         while ((pf[0].revents & POLLIN) && read(sfd, &si, sizeof(si)) == sizeof(si)) {
             if (si.ssi_signo != SIGCHLD)

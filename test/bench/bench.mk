@@ -10,7 +10,8 @@
 BENCH_DIR   := test/bench
 BENCH_OUT   := $(BUILD)/bench
 BENCH_STAMP := $(BENCH_DIR)/node_modules/.mcpgw-bench-installed
-BENCH_BINS  := $(BENCH_OUT)/echo_server $(BENCH_OUT)/bench_client $(BENCH_OUT)/http_floor
+BENCH_BINS  := $(BENCH_OUT)/echo_server $(BENCH_OUT)/bench_client $(BENCH_OUT)/http_floor \
+               $(BENCH_OUT)/paced_http
 BENCH_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror
 
 .PHONY: bench bench-tools
@@ -26,6 +27,9 @@ $(BENCH_OUT)/bench_client: $(BENCH_DIR)/bench_client.c | $(BENCH_OUT)
 
 $(BENCH_OUT)/http_floor: $(BENCH_DIR)/http_floor.c | $(BENCH_OUT)
 	$(CC) $(BENCH_CFLAGS) -D_GNU_SOURCE -o $@ $< -luv
+
+$(BENCH_OUT)/paced_http: $(BENCH_DIR)/paced_http.c | $(BENCH_OUT)
+	$(CC) $(BENCH_CFLAGS) -o $@ $<
 
 $(BENCH_STAMP): $(BENCH_DIR)/package.json $(BENCH_DIR)/package-lock.json
 	cd $(BENCH_DIR) && npm ci --no-audit --no-fund --loglevel=error

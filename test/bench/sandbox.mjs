@@ -9,7 +9,14 @@
 //    /bin/true;
 //  - memory per instance: RSS and PSS of bubblewrap's two processes (the
 //    monitor the daemon spawns and the PID namespace's init) beside the
-//    server's own;
+//    server's own; and what BENCH_MEM_INSTANCES (20) leased instances add
+//    to the host, sandboxed and not, alternated: the sum of the USS
+//    (private pages), PSS and RSS of every process they add, the kernel's
+//    memory charged for them (the daemon run in a memory cgroup of the
+//    bench's own where cgroup v1's memory controller is writable:
+//    anonymous, page cache and tmpfs, kernel memory), and /proc/meminfo's
+//    MemAvailable, Slab and PageTables (global: other processes move
+//    them); and what bubblewrap's resident pages are, by mapping;
 //  - the daemon's own CPU time per start (its threads' schedstat around
 //    each first call), which the load does not move as it moves wall time;
 //  - call latency through a leased instance at c=1 (bench_client http),
@@ -41,6 +48,8 @@ const QUICK = process.env.BENCH_QUICK === '1';
 const COLD_C = QUICK ? 8 : 30;
 const COLD_NODE = QUICK ? 3 : 8;
 const RSS_INSTANCES = 5;
+const MEM_INSTANCES = Number(process.env.BENCH_MEM_INSTANCES || 20);
+const MEM_ROUNDS = QUICK ? 1 : 3;
 // Latency: many short runs alternated, so that the load of a shared machine
 // drifts across both sides alike; and single calls alternated one by one.
 const LAT_ROUNDS = Number(process.env.BENCH_ROUNDS || (QUICK ? 4 : 24));
@@ -93,8 +102,8 @@ function mem(pid) {
   try {
     const t = fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
     const kb = (k) => Number((new RegExp(`^${k}:\\s+(\\d+)`, 'm').exec(t) || [])[1]);
-    return { rss: kb('Rss'), pss: kb('Pss'), anon: kb('Anonymous') };
-  } catch { return { rss: NaN, pss: NaN, anon: NaN }; }
+    return { rss: kb('Rss'), pss: kb('Pss'), anon: kb('Anonymous'), uss: kb('Private_Clean') + kb('Private_Dirty') };
+  } catch { return { rss: NaN, pss: NaN, anon: NaN, uss: NaN }; }
 }
 // An instance's processes from its leader down: [{pid, comm, rss, pss}].
 function tree(pid) {
@@ -103,6 +112,52 @@ function tree(pid) {
     const p = todo.shift();
     out.push({ pid: p, comm: comm(p), ...mem(p) });
     todo.push(...children(p));
+  }
+  return out;
+}
+
+// A process's resident pages by mapping (/proc/PID/smaps): kB of RSS, PSS
+// and private pages per file, [heap], [stack] or anonymous.
+function smapsByMapping(pid) {
+  const out = new Map();
+  let cur = null;
+  for (const line of fs.readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    const head = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (head) {
+      const name = head[1] || '[anon]';
+      cur = out.get(name) || { name, rss: 0, pss: 0, priv: 0 };
+      out.set(name, cur);
+      continue;
+    }
+    const f = /^(Rss|Pss|Private_Clean|Private_Dirty):\s+(\d+)/.exec(line);
+    if (f && cur) cur[f[1] === 'Rss' ? 'rss' : f[1] === 'Pss' ? 'pss' : 'priv'] += Number(f[2]);
+  }
+  return [...out.values()].filter((x) => x.rss > 0).sort((a, b) => b.rss - a.rss);
+}
+
+// A memory cgroup (v1) of the bench's own under its own, for the daemon and
+// everything it starts: what their processes and the kernel allocate for
+// them is charged there, whatever else runs on the machine. null where
+// cgroup v1's memory controller is not there or not writable.
+function memCgroup() {
+  try {
+    const line = fs.readFileSync('/proc/self/cgroup', 'utf8').split('\n').find((l) => /^\d+:memory:/.test(l));
+    if (!line) return null;
+    const dir = path.join('/sys/fs/cgroup/memory', line.split(':')[2], `mcpgw-bench-${process.pid}`);
+    fs.mkdirSync(dir);
+    return dir;
+  } catch { return null; }
+}
+
+function snapshot(cg) {
+  const info = fs.readFileSync('/proc/meminfo', 'utf8');
+  const mi = (k) => Number((new RegExp(`^${k}:\\s+(\\d+)`, 'm').exec(info) || [])[1]);
+  const out = { avail: mi('MemAvailable'), slab: mi('Slab'), pagetables: mi('PageTables'), kstack: mi('KernelStack') };
+  if (cg) {
+    const rd = (f) => Number(fs.readFileSync(path.join(cg, f), 'utf8')) / 1024;
+    const st = fs.readFileSync(path.join(cg, 'memory.stat'), 'utf8');
+    const sv = (k) => Number((new RegExp(`^${k} (\\d+)`, 'm').exec(st) || [])[1]) / 1024;
+    Object.assign(out, { cgUsage: rd('memory.usage_in_bytes'), cgKmem: rd('memory.kmem.usage_in_bytes'), cgAnon: sv('rss'), cgCache: sv('cache'), cgShmem: sv('shmem') });
   }
   return out;
 }
@@ -117,25 +172,28 @@ gateway:
 servers:
   c_plain: {command: ${ECHO_C}, sandbox: false, transform: [{prefix: cp_}]}
   c_boxed: {command: ${ECHO_C}, sandbox: {home: dialog}, transform: [{prefix: cb_}]}
+  c_net: {command: ${ECHO_C}, sandbox: {home: dialog, network: ["127.0.0.1:9"]}, transform: [{prefix: cn_}]}
   m_plain: {command: node, args: [${MEMORY}], sandbox: false, env: {MEMORY_FILE_PATH: ${TMP}/plain.jsonl}, transform: [{prefix: mp_}]}
   m_boxed: {command: node, args: [${MEMORY}], sandbox: {home: dialog, read: [${path.join(ROOT, 'test')}]}, env: {MEMORY_FILE_PATH: /home/sandbox/memory.jsonl}, transform: [{prefix: mb_}]}
 `;
-const TOOL = { c_plain: 'cp_echo', c_boxed: 'cb_echo', m_plain: 'mp_read_graph', m_boxed: 'mb_read_graph' };
-const ARGS = { c_plain: { text: 'hello' }, c_boxed: { text: 'hello' }, m_plain: {}, m_boxed: {} };
+const TOOL = { c_plain: 'cp_echo', c_boxed: 'cb_echo', c_net: 'cn_echo', m_plain: 'mp_read_graph', m_boxed: 'mb_read_graph' };
+const ARGS = { c_plain: { text: 'hello' }, c_boxed: { text: 'hello' }, c_net: { text: 'hello' }, m_plain: {}, m_boxed: {} };
 
-async function startDaemon() {
+async function startDaemon(cg) {
   fs.mkdirSync(stateDir, { recursive: true });
   fs.writeFileSync(path.join(TMP, 'mcp.yaml'), yaml);
   const port = await freePort();
   const fd = fs.openSync(path.join(TMP, 'mcpgw.log'), 'a');
   const child = spawn(MCPGW, ['-c', path.join(TMP, 'mcp.yaml'), '--listen', `127.0.0.1:${port}`], { stdio: ['ignore', fd, fd] });
   fs.closeSync(fd);
+  let inCg = false;
+  if (cg) try { fs.writeFileSync(path.join(cg, 'cgroup.procs'), String(child.pid)); inCg = true; } catch { /* not ours to use */ }
   const exit = new Promise((r) => child.on('exit', r));
   for (let i = 0; i < 600; i++) {
     try { if ((await req('GET', port, '/readyz')).status === 200) break; } catch { /* not yet */ }
     await sleep(50);
   }
-  return { port, pid: child.pid, stop: async () => { child.kill('SIGTERM'); await Promise.race([exit, sleep(8000)]); } };
+  return { port, pid: child.pid, inCg, stop: async () => { child.kill('SIGTERM'); await Promise.race([exit, sleep(8000)]); } };
 }
 
 const servers = async (d) => (await req('GET', d.port, '/v1/servers')).json.servers;
@@ -252,9 +310,39 @@ async function pairedCalls(d, n) {
   return t;
 }
 
+// What MEM_INSTANCES leased instances of `server` add: the host before and
+// after, and the processes they add (every process of each instance's tree,
+// the bubblewrap ones apart). Starts and ends with no instance of it.
+async function instancesAdd(d, cg, server, round) {
+  const gone = async () => {
+    for (let i = 0; i < 200 && (await instancePids(d, server)).length; i++) await sleep(50);
+    await sleep(300);
+  };
+  await gone();
+  const s0 = snapshot(cg);
+  for (let i = 0; i < MEM_INSTANCES; i++) await call(d, server, `mem-${server}-${round}-${i}`);
+  await sleep(500);
+  const s1 = snapshot(cg);
+  const procs = (await instancePids(d, server)).flatMap(tree);
+  for (let i = 0; i < MEM_INSTANCES; i++) await release(d, `mem-${server}-${round}-${i}`);
+  await gone();
+  const sum = (ps, k) => ps.reduce((n, p) => n + p[k], 0) / MEM_INSTANCES;
+  const bw = procs.filter((p) => p.comm !== 'echo_server'); // bubblewrap's, and the relay
+  const per = {};
+  for (const k of Object.keys(s0)) per[k] = (s1[k] - s0[k]) / MEM_INSTANCES;
+  per.avail = -per.avail;
+  return { ...per, n: procs.length / MEM_INSTANCES, rss: sum(procs, 'rss'), pss: sum(procs, 'pss'), uss: sum(procs, 'uss'),
+    bwRss: sum(bw, 'rss'), bwPss: sum(bw, 'pss'), bwUss: sum(bw, 'uss') };
+}
+
 async function main() {
   if (!fs.existsSync(MCPGW) || !fs.existsSync(CLIENT) || !fs.existsSync(ECHO_C)) throw new Error('build first: make bench-tools all');
-  const d = await startDaemon();
+  let cg = memCgroup();
+  const d = await startDaemon(cg);
+  if (cg && !d.inCg) {
+    fs.rmdirSync(cg);
+    cg = null;
+  }
   const rows = [];
   try {
     const sb = (await servers(d)).find((s) => s.id === 'c_boxed').sandbox;
@@ -275,7 +363,13 @@ async function main() {
     const bw = boxed.map((t) => t.filter((p) => p.comm === 'bwrap'));
     const srvOf = (t) => t.find((p) => p.comm === 'echo_server') || {};
     const alone = bwrapAlone(boxed[0][0].pid, QUICK ? 10 : 30);
+    const bwMaps = bw[0].map((p) => ({ ...p, maps: smapsByMapping(p.pid) }));
     for (let i = 0; i < RSS_INSTANCES; i++) await release(d, `rss-${i}`);
+
+    const memAdd = { c_plain: [], c_boxed: [], c_net: [] };
+    for (let r = 0; r < MEM_ROUNDS; r++) {
+      for (const s of r % 2 ? ['c_net', 'c_boxed', 'c_plain'] : ['c_plain', 'c_boxed', 'c_net']) memAdd[s].push(await instancesAdd(d, cg, s, r));
+    }
 
     // Call latency on one leased instance each, interleaved.
     await call(d, 'c_plain', 'lat');
@@ -306,6 +400,27 @@ async function main() {
     rows.push(`| memory per instance: the server's RSS / PSS | ${fmt(kb(plain.map((t) => srvOf(t).rss)), 2)} / ${fmt(kb(plain.map((t) => srvOf(t).pss)), 2)} MB | ${fmt(kb(boxed.map((t) => srvOf(t).rss)), 2)} / ${fmt(kb(boxed.map((t) => srvOf(t).pss)), 2)} MB | | |`);
     rows.push(`| memory per instance: bubblewrap's ${bw[0].length} processes, RSS / PSS | | | ${fmt(kb(bwRss), 2)} / ${fmt(kb(bwPss), 2)} MB | ≤ 1 MB |`);
     rows.push(`| of which bwrap's init (pid 1 of the namespace), RSS / PSS | | | ${fmt(kb(initRss), 2)} / ${fmt(kb(initPss), 2)} MB | |`);
+    const ma = (s, k) => m(memAdd[s].map((x) => x[k]));
+    // sandboxed: network none (bubblewrap's init is pid 1); the target
+    // column holds the same with a network list (the relay is pid 1).
+    const memRow = (label, k, d = 0) => rows.push(`| ${label} | ${fmt(ma('c_plain', k), d)} kB | ${fmt(ma('c_boxed', k), d)} kB | ${fmt(ma('c_boxed', k) - ma('c_plain', k), d)} kB | network list: ${fmt(ma('c_net', k), d)} kB, added ${fmt(ma('c_net', k) - ma('c_plain', k), d)} kB |`);
+    const memN = `${MEM_INSTANCES} leased instances, per instance, median of ${MEM_ROUNDS} alternated rounds`;
+    rows.push(`| ${memN}: processes per instance (sandboxed: network none; last column: a network list, the relay as pid 1) | ${fmt(ma('c_plain', 'n'), 0)} | ${fmt(ma('c_boxed', 'n'), 0)} | | network list: ${fmt(ma('c_net', 'n'), 0)} |`);
+    memRow(`${memN}: the sum of their **USS** (Private_Clean + Private_Dirty)`, 'uss');
+    memRow(`${memN}: the sum of their **PSS**`, 'pss');
+    memRow(`${memN}: the sum of their RSS`, 'rss');
+    rows.push(`| of which the sandbox's own processes (bubblewrap's): USS / PSS / RSS | | ${fmt(ma('c_boxed', 'bwUss'), 0)} / ${fmt(ma('c_boxed', 'bwPss'), 0)} / ${fmt(ma('c_boxed', 'bwRss'), 0)} kB | | network list (bwrap and the relay): ${fmt(ma('c_net', 'bwUss'), 0)} / ${fmt(ma('c_net', 'bwPss'), 0)} / ${fmt(ma('c_net', 'bwRss'), 0)} kB; target ≤ 1 MB beyond the server |`);
+    if (cg) {
+      memRow(`${memN}: charged to the daemon's memory cgroup, all (usage_in_bytes)`, 'cgUsage');
+      memRow('… of which kernel memory (kmem: slab, page tables, kernel stacks, namespaces)', 'cgKmem');
+      memRow('… anonymous pages (memory.stat rss)', 'cgAnon');
+      memRow('… page cache and tmpfs (cache; of it shmem)', 'cgCache');
+      memRow('… tmpfs (shmem: the sandbox root\'s copied files)', 'cgShmem');
+    }
+    memRow(`${memN}: the host's MemAvailable, fallen by (global: the machine's other processes move it)`, 'avail');
+    memRow('… Slab, grown by (global)', 'slab');
+    memRow('… PageTables, grown by (global)', 'pagetables');
+    memRow('… KernelStack, grown by (global)', 'kstack');
     const p50 = (s) => m(lat[s].map((x) => x.p50_us)), mean = (s) => m(lat[s].map((x) => x.mean_us)), rps = (s) => m(lat[s].map((x) => x.rps));
     // p50, not the mean: one stall of the machine moves a run's mean.
     const runRatios = lat.c_plain.map((x, i) => lat.c_boxed[i].p50_us / x.p50_us);
@@ -315,9 +430,17 @@ async function main() {
     rows.push(`| call latency, ${PAIRS} single calls alternated one by one (Node keep-alive client), median; added: the ratio of medians per block of ${BLOCK} pairs | ${fmt(pp('c_plain'), 0)} µs | ${fmt(pp('c_boxed'), 0)} µs | ${ratioCell(blocks)} | ≤ 2 % |`);
     rows.push('');
     rows.push(`Load average at the end: ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}.`);
+    rows.push('', '#### bubblewrap\'s resident pages by mapping (one instance; kB)\n', '| process | mapping | RSS | PSS | private |', '| --- | --- | ---: | ---: | ---: |');
+    for (const p of bwMaps) for (const x of p.maps.slice(0, 8)) rows.push(`| ${p.comm} ${p.pid} | ${x.name} | ${x.rss} | ${x.pss} | ${x.priv} |`);
+    rows.push('');
     rows.push(`Per sandboxed instance: ${bw[0].map((p) => `${p.comm} ${p.pid} RSS ${p.rss} kB PSS ${p.pss} kB anon ${p.anon} kB`).join('; ')}; server RSS ${srvOf(boxed[0]).rss} kB.`);
   } finally {
     await d.stop();
+    // The instances' last processes may still be exiting.
+    for (let i = 0; cg && i < 50; i++) {
+      try { fs.rmdirSync(cg); cg = null; } catch { await sleep(100); }
+    }
+    if (cg) log(`bench sandbox: ${cg} still has processes; remove it once they are gone`);
     fs.rmSync(TMP, { recursive: true, force: true });
   }
   const text = rows.join('\n') + '\n';
