@@ -53,6 +53,8 @@
 #include "gw/errors.h"
 #include "gw/redact.h"
 
+struct gw_oauth;
+
 /* Versions offered and accepted, newest first; the first is offered. */
 #define GW_MCP_PROTOCOL_VERSION "2025-11-25"
 /* The stateless revision, spoken after server/discover. */
@@ -194,6 +196,10 @@ struct gw_mcp_client_opts {
      * Taken in every case, even when gw_mcp_client_new fails. NULL:
      * nothing is masked. */
     struct gw_redact *redact;
+    /* Its secrets as they are now (the tokens change with each refresh)
+     * are masked too in the server's JSON-RPC errors. Borrowed: it
+     * outlives the client. NULL: none. */
+    const struct gw_oauth *oauth;
 };
 
 struct gw_mcp_client_stats {
