@@ -53,6 +53,8 @@
 #include "gw/errors.h"
 #include "gw/redact.h"
 
+struct gw_oauth;
+
 /* Versions offered and accepted, newest first; the first is offered. */
 #define GW_MCP_PROTOCOL_VERSION "2025-11-25"
 /* The stateless revision, spoken after server/discover. */
@@ -145,7 +147,7 @@ struct gw_mcp_reply {
     int code;            /* 0 or a GW_MCP_E_* code */
     json_t *result;      /* code 0: the JSON-RPC result (lists: the array) */
     const char *message; /* code != 0: a sentence for a person */
-    json_t *error;       /* GW_MCP_E_RPC: the server's error object, else NULL */
+    json_t *error;       /* GW_MCP_E_RPC: the server's error, secrets masked; else NULL */
 };
 
 typedef void (*gw_mcp_reply_cb)(void *data, const struct gw_mcp_reply *reply);
@@ -190,10 +192,15 @@ struct gw_mcp_client_opts {
     const char *client_version; /* clientInfo.version; NULL: GW_VERSION */
     enum gw_mcp_era era;        /* what to speak; AUTO probes */
     /* Masks the server's secrets in what the client logs of the server's
-     * own bytes (a sample of a dropped line, the parser's complaint).
+     * own bytes (a sample of a dropped line, the parser's complaint) and
+     * in its JSON-RPC errors (gw_mcp_reply.error and .message).
      * Taken in every case, even when gw_mcp_client_new fails. NULL:
      * nothing is masked. */
     struct gw_redact *redact;
+    /* Its secrets as they are now (the tokens change with each refresh)
+     * are masked too in the server's JSON-RPC errors. Borrowed: it
+     * outlives the client. NULL: none. */
+    const struct gw_oauth *oauth;
 };
 
 struct gw_mcp_client_stats {

@@ -130,6 +130,10 @@ int gw_mcp__send_json(struct gw_mcp_client *c, json_t *msg);
 void gw_mcp__warn_limited(struct gw_mcp_client *c, const char *msg, const char *detail);
 /* A message of the wrong shape: counted, logged (rate limited). */
 void gw_mcp__bad_shape(struct gw_mcp_client *c, const char *why);
+/* mcp_client_mask.c: a copy of the server's error object `error` with its
+ * secrets masked in every string of its members (data too, keys and all);
+ * the members and their types stay (security.md P6). */
+json_t *gw_mcp__masked_error(const struct gw_mcp_client *c, json_t *error);
 
 /* The in-flight table, for the input rounds. */
 struct pending *gw_mcp__lookup(struct gw_mcp_client *c, uint64_t id);

@@ -22,9 +22,10 @@
  * hostile server, which can always encode the value first.
  *
  * Where it applies: stderr lines as they enter (upstream_stdio); what the
- * MCP client logs of a dropped line and an initialize failure; HTTP error
- * excerpts (upstream_http); every server Problem, lastError and lease event
- * (gw_servers_mask). */
+ * MCP client logs of a dropped line and an initialize failure; every
+ * string of a server's JSON-RPC error as the MCP client receives it
+ * (mcp_client_mask.c); HTTP error excerpts (upstream_http); every server
+ * Problem, lastError and lease event (gw_servers_mask). */
 #ifndef GW_REDACT_H
 #define GW_REDACT_H
 

@@ -268,6 +268,7 @@ static int make_client(struct gw_instance *inst, const struct gw_gateway_config 
         .init_timeout_ms =
             inst->cfg->request_timeout_ms ? inst->cfg->request_timeout_ms : gw->request_timeout_ms,
         .redact = redact,
+        .oauth = inst->oauth,
         .era = era,
     };
     if (gw_mcp_client_new(inst->loop, &o, &inst->client) != 0)

@@ -495,10 +495,14 @@ static void error_response(struct pending *p, json_t *error)
                              "the server answered with a malformed error object", NULL);
         return;
     }
+    /* masked here, before anything the error feeds can show it */
+    error = gw_mcp__masked_error(p->c, error);
     snprintf(msg, sizeof msg, "the server answered %s with error %" JSON_INTEGER_FORMAT ": %s",
-             p->method, json_integer_value(code), json_string_value(message));
+             p->method, json_integer_value(code),
+             json_string_value(json_object_get(error, "message")));
     gw_utf8_trim(msg);
     gw_mcp__finish_error(p, GW_MCP_E_RPC, msg, error);
+    json_decref(error);
 }
 
 static void handle_response(struct gw_mcp_client *c, json_t *m, json_t *id)

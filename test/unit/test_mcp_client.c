@@ -138,6 +138,9 @@ static void got_clear(struct got *g)
     memset(g, 0, sizeof *g);
 }
 
+/* The redactor the next client made takes (then NULL again). */
+static struct gw_redact *next_redact;
+
 static struct gw_mcp_client *make_era(uv_loop_t *loop, struct fake *f, json_t *config,
                                       uint64_t init_timeout_ms, enum gw_mcp_era era)
 {
@@ -154,8 +157,11 @@ static struct gw_mcp_client *make_era(uv_loop_t *loop, struct fake *f, json_t *c
         .server_id = "fake",
         .config = config,
         .init_timeout_ms = init_timeout_ms,
+        .redact = next_redact,
     };
     struct gw_mcp_client *c = NULL;
+
+    next_redact = NULL;
 
     f->sent = json_array();
     ck_assert_int_eq(gw_mcp_client_new(loop, &o, &c), 0);
@@ -768,6 +774,80 @@ START_TEST(call_tool_params)
     ck_assert_int_eq(g.code, GW_MCP_E_RPC);
     ck_assert_int_eq(json_integer_value(json_object_get(g.error, "code")), -32602);
     ck_assert_ptr_nonnull(strstr(g.msg, "bad args"));
+    got_clear(&g);
+    finish_loop(&loop, &f, c);
+}
+END_TEST
+
+/* A server's JSON-RPC error quoting its secrets reaches the caller masked
+ * (security.md P6): the message, the sentence built from it, every string
+ * and member name of data at any depth up to the bound (deeper: replaced
+ * whole), other members too; code, member names and types unchanged. */
+START_TEST(rpc_error_secrets_masked)
+{
+    static const char secret[] = "sk-unit-5ecret-1234";
+    uv_loop_t loop;
+    struct fake f = {0};
+    struct got g = {0};
+    struct gw_mcp_client *c;
+    json_t *m, *data, *inner;
+    char *text;
+
+    uv_loop_init(&loop);
+    next_redact = gw_redact_new();
+    gw_redact_add(next_redact, secret);
+    c = ready_client(&loop, &f);
+
+    ck_assert_int_eq(
+        gw_mcp_client_call_tool(c, "echo", NULL, NULL, 0, got_cb, &g, NULL, GW_MCP_CAPS_ALL), 0);
+    inner = json_pack("[s]", secret);
+    for (int i = 0; i < 40; i++)
+        inner = json_pack("[o]", inner);
+    data = json_pack("{s:s, s:[i, {s:s}], s:i, s:b, s:n, s:o}", "k", secret, secret, 1, "deep",
+                     "x sk-unit-5ecret-1234 y", "n", 5, "b", 1, "z", "nest", inner);
+    m = json_pack("{s:s, s:I, s:{s:i, s:s, s:o, s:s}}", "jsonrpc", "2.0", "id",
+                  id_of(sent_nth(&f, "tools/call", 0)), "error", "code", -32003, "message",
+                  "invalid key sk-unit-5ecret-1234", "data", data, "extra", secret);
+    feed_json(c, m);
+    ck_assert_int_eq(g.n, 1);
+    ck_assert_int_eq(g.code, GW_MCP_E_RPC);
+    ck_assert_str_eq(g.msg, "the server answered tools/call with error -32003: invalid key ***");
+    ck_assert_int_eq(json_integer_value(json_object_get(g.error, "code")), -32003);
+    ck_assert_str_eq(json_string_value(json_object_get(g.error, "message")), "invalid key ***");
+    ck_assert_str_eq(json_string_value(json_object_get(g.error, "extra")), "***");
+    data = json_object_get(g.error, "data");
+    ck_assert_str_eq(json_string_value(json_object_get(data, "k")), "***");
+    ck_assert_int_eq(json_integer_value(json_array_get(json_object_get(data, "***"), 0)), 1);
+    ck_assert_str_eq(
+        json_string_value(json_object_get(json_array_get(json_object_get(data, "***"), 1), "deep")),
+        "x *** y");
+    ck_assert_int_eq(json_integer_value(json_object_get(data, "n")), 5);
+    ck_assert(json_is_true(json_object_get(data, "b")));
+    ck_assert(json_is_null(json_object_get(data, "z")));
+    /* 41 arrays deep: the 31st below data holds "***" for the rest */
+    inner = json_object_get(data, "nest");
+    for (int i = 0; i < 31; i++) {
+        ck_assert(json_is_array(inner));
+        inner = json_array_get(inner, 0);
+    }
+    ck_assert_str_eq(json_string_value(inner), "***");
+    text = json_dumps(g.error, JSON_COMPACT);
+    ck_assert_ptr_null(strstr(text, "5ecret"));
+    free(text);
+
+    /* an error quoting nothing comes as the server sent it */
+    got_clear(&g);
+    ck_assert_int_eq(
+        gw_mcp_client_call_tool(c, "echo", NULL, NULL, 0, got_cb, &g, NULL, GW_MCP_CAPS_ALL), 0);
+    feed(c,
+         "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"error\":{\"code\":-32602,\"message\":\"bad "
+         "args\",\"data\":{\"a\":[\"b\",1.5]}}}",
+         (long long)id_of(sent_nth(&f, "tools/call", 1)));
+    ck_assert_int_eq(g.code, GW_MCP_E_RPC);
+    text = json_dumps(g.error, JSON_COMPACT | JSON_SORT_KEYS);
+    ck_assert_str_eq(text,
+                     "{\"code\":-32602,\"data\":{\"a\":[\"b\",1.5]},\"message\":\"bad args\"}");
+    free(text);
     got_clear(&g);
     finish_loop(&loop, &f, c);
 }
@@ -1501,6 +1581,7 @@ static Suite *suite(void)
     tcase_add_test(tc, pagination_bad_pages);
     tcase_add_test(tc, concurrent_out_of_order);
     tcase_add_test(tc, call_tool_params);
+    tcase_add_test(tc, rpc_error_secrets_masked);
     tcase_add_test(tc, timeout_cancels_and_drops_late);
     tcase_add_test(tc, deadlines_in_order);
     tcase_add_test(tc, cancel_api);
