@@ -400,22 +400,34 @@ static size_t top_add(const struct gw_toolsearch *ix, struct cand *top, size_t n
     return n;
 }
 
-/* What a query asks to do (toolsearch_internal.h, enum gw_ts_verb): most
- * often its first word ("remove the label", "show my open PRs") or, for
- * a question, reading. */
+/* What a query asks to do (toolsearch_internal.h, enum gw_ts_verb): its
+ * first word after the words of courtesy ("remove the label", "show my
+ * open PRs", "can you please delete…") if a verb, else reading for a
+ * question. */
 static enum gw_ts_verb query_verb(const char *query)
 {
+    static const char *const polite[] = {"please", "can",   "could", "would", "will",
+                                         "you",    "i",     "we",    "want",  "need",
+                                         "to",     "let's", "lets",  "just",  "kindly"};
+    const char *p = query;
     size_t n;
+    enum gw_ts_verb v;
 
-    if (question(query))
-        return GW_TS_READ;
-    query += strspn(query, " \t\r\n\"'");
-    if (strncasecmp(query, "please ", 7) == 0)
-        query += 7;
-    n = strcspn(query, " \t\r\n,.!:;");
-    if (n == 3 && strncasecmp(query, "get rid ", 8) == 0)
+    for (;;) { /* "can you please delete…" asks to delete */
+        size_t i = 0;
+        p += strspn(p, " \t\r\n\"',");
+        n = strcspn(p, " \t\r\n,.!?:;");
+        while (i < sizeof polite / sizeof *polite &&
+               !(strlen(polite[i]) == n && strncasecmp(p, polite[i], n) == 0))
+            i++;
+        if (i == sizeof polite / sizeof *polite)
+            break;
+        p += n;
+    }
+    if (n == 3 && strncasecmp(p, "get rid ", 8) == 0)
         return GW_TS_DELETE;
-    return gw_ts_verb_kind(query, n);
+    v = gw_ts_verb_kind(p, n);
+    return v != GW_TS_NONE || !question(query) ? v : GW_TS_READ;
 }
 
 /* Adds each query word's score, and its synonyms' and associations'

@@ -609,6 +609,8 @@ START_TEST(test_verbs)
         "create_or_update_note", "Writes a note, new or not, with its text and its labels.", NULL);
     ck_assert_str_eq(first(ix, cat, "forget the label of the note", 0), "delete_label");
     ck_assert_str_eq(first(ix, cat, "get rid of the label of the note", 0), "delete_label");
+    /* a request put as a question asks for its verb, not to read */
+    ck_assert_str_eq(first(ix, cat, "could you forget the label of the note?", 0), "delete_label");
     ck_assert_str_eq(first(ix, cat, "label the note", 0), "create_label");
     ck_assert_str_eq(first(ix, cat, "change the note and its labels", 0), "create_or_update_note");
     ck_assert_uint_eq(gw_ts_name_verbs("create_or_update_note", "notes"),
