@@ -127,11 +127,11 @@ enum gw_ts_verb { GW_TS_NONE, GW_TS_READ, GW_TS_CREATE, GW_TS_UPDATE, GW_TS_DELE
 /* The kind of the verb w[0..n), case aside; GW_TS_NONE if not a verb. */
 enum gw_ts_verb gw_ts_verb_kind(const char *w, size_t n);
 
-/* The kinds of a name's verbs (1 << kind): its first verb in its first two
- * words after its toolset's name (mongodb_atlas_create_db_user), with the
- * verbs it is joined to by "or" or "and" (create_or_update_file). `key`
- * is the name lower-cased with '_' between words. */
-unsigned gw_ts_name_verbs(const char *key, const char *toolset);
+/* The kinds of a tool name's verbs (1 << kind): its first verb in its
+ * first two words after its toolset's name (mongodb_atlas_create_db_user,
+ * atlasCreateDbUser), with the verbs it is joined to by "or" or "and"
+ * (create_or_update_file). */
+unsigned gw_ts_name_verbs(const char *name, const char *toolset);
 
 /* The term id of `s`, or -1. */
 long gw_ts_term_find(const struct gw_toolsearch *ix, const char *s);

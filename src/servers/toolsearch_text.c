@@ -383,22 +383,35 @@ enum gw_ts_verb gw_ts_verb_kind(const char *w, size_t n)
     return GW_TS_NONE;
 }
 
-unsigned gw_ts_name_verbs(const char *key, const char *toolset)
+/* The length of the name's word at `w`: up to a '_', '-', '.' or ' ', or
+ * to a capital after a small letter (getIssue, listPullRequests). */
+static size_t name_word(const char *w)
+{
+    size_t n = 0;
+
+    while (w[n] != '\0' && strchr("_-. ", w[n]) == NULL &&
+           !(n > 0 && isupper((unsigned char)w[n]) && islower((unsigned char)w[n - 1])))
+        n++;
+    return n;
+}
+
+unsigned gw_ts_name_verbs(const char *name, const char *toolset)
 {
     size_t sn = strlen(toolset);
     unsigned kinds = 0;
 
-    while (sn > 0 && strncmp(key, toolset, sn) == 0 && key[sn] == '_')
-        key += sn + 1;
-    for (int i = 0; *key != '\0' && (kinds != 0 || i < 2); i++) {
-        size_t n = strcspn(key, "_.");
-        enum gw_ts_verb v = gw_ts_verb_kind(key, n);
+    while (sn > 0 && strncasecmp(name, toolset, sn) == 0 && name[sn] != '\0' &&
+           strchr("_-.", name[sn]) != NULL)
+        name += sn + 1;
+    for (int i = 0; *name != '\0' && (kinds != 0 || i < 2); i++) {
+        size_t n = name_word(name);
+        enum gw_ts_verb v = gw_ts_verb_kind(name, n);
         if (v != GW_TS_NONE)
             kinds |= 1u << v;
-        else if (kinds != 0 && !((n == 2 && strncmp(key, "or", 2) == 0) ||
-                                 (n == 3 && strncmp(key, "and", 3) == 0)))
+        else if (kinds != 0 && !((n == 2 && strncasecmp(name, "or", 2) == 0) ||
+                                 (n == 3 && strncasecmp(name, "and", 3) == 0)))
             break;
-        key += n + (key[n] != '\0');
+        name += n + (name[n] != '\0' && strchr("_-. ", name[n]) != NULL);
     }
     return kinds;
 }

@@ -620,6 +620,8 @@ START_TEST(test_verbs)
     ck_assert_uint_eq(gw_ts_name_verbs("linear_linear_get_user_issues", "linear"),
                       1u << GW_TS_READ);
     ck_assert_uint_eq(gw_ts_name_verbs("browser_tab_close", "playwright"), 0);
+    ck_assert_uint_eq(gw_ts_name_verbs("Notes-deleteLabel", "notes"), 1u << GW_TS_DELETE);
+    ck_assert_uint_eq(gw_ts_name_verbs("API-get-self", "notion"), 1u << GW_TS_READ);
     gw_toolsearch_free(ix);
     gw_catalog_free(cat);
 }
