@@ -39,8 +39,9 @@ struct gw_ts_doc {
     uint16_t len[NF];
     uint16_t ncover; /* the name's words but its toolset's (name coverage) */
     uint16_t nterms;
-    bool live;   /* served: its toolset's build is complete */
-    bool reused; /* a build under way took it over unchanged, to place at npos */
+    uint8_t verbs; /* the kinds of its name's verbs, 1 << enum gw_ts_verb */
+    bool live;     /* served: its toolset's build is complete */
+    bool reused;   /* a build under way took it over unchanged, to place at npos */
     uint32_t npos;
     uint64_t hash; /* of what it was made of (toolsearch.c, tool_hash) */
     struct gw_ts_dterm *terms;
@@ -105,6 +106,7 @@ struct gw_ts_weights {
     double syncover; /* name coverage through a related word: this times its weight */
     double path;     /* the weight of "file" or "directory" for a path in the query */
     double ask;      /* the weight of "get" and "list" for a question */
+    double verb; /* the share of its score a tool whose name's verb contradicts the query's loses */
 };
 /* Sets `w` (unless NULL) after copying the current ones to `old` (unless NULL). */
 void gw_ts_tune(const struct gw_ts_weights *w, struct gw_ts_weights *old);
@@ -115,6 +117,21 @@ void gw_ts_scratch_free(struct gw_toolsearch *ix);
 /* The step a query makes before it ranks (gw_toolsearch_query). */
 void gw_ts_query_step(struct gw_toolsearch *ix, const struct gw_catalog *cat,
                       const char *toolsets_csv);
+
+/* The verb-object shape of tool names: most start with a verb (get_issue,
+ * delete_branch). A tool whose verbs do another kind of thing than a
+ * query asks (delete when asked to create, write when asked to read)
+ * keeps only part of its score. */
+enum gw_ts_verb { GW_TS_NONE, GW_TS_READ, GW_TS_CREATE, GW_TS_UPDATE, GW_TS_DELETE };
+
+/* The kind of the verb w[0..n), case aside; GW_TS_NONE if not a verb. */
+enum gw_ts_verb gw_ts_verb_kind(const char *w, size_t n);
+
+/* The kinds of a tool name's verbs (1 << kind): its first verb in its
+ * first two words after its toolset's name (mongodb_atlas_create_db_user,
+ * atlasCreateDbUser), with the verbs it is joined to by "or" or "and"
+ * (create_or_update_file). */
+unsigned gw_ts_name_verbs(const char *name, const char *toolset);
 
 /* The term id of `s`, or -1. */
 long gw_ts_term_find(const struct gw_toolsearch *ix, const char *s);

@@ -338,6 +338,7 @@ static void doc_add(struct gw_toolsearch *ix, struct gw_ts_seg *s, const struct 
     doc->key = gw_xstrdup(t->name);
     for (char *p = doc->key; *p != '\0'; p++)
         *p = *p == '-' ? '_' : (char)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
+    doc->verbs = (uint8_t)gw_ts_name_verbs(t->name, s->name);
     doc->seg = s;
     doc->hash = hash;
     doc->pos = (uint32_t)s->nb;

@@ -15,8 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
-#include "gw/toolsearch.h"
+#include "gw/toolsearch_internal.h"
 #include "gw/util.h"
 
 static const char *const stop_words[] = {
@@ -352,4 +353,65 @@ size_t gw_toolsearch_synonyms(const char *w, const char **out, double *weight, s
         }
     }
     return n;
+}
+
+/* The verbs of tool names and queries, by kind (toolsearch_internal.h). */
+enum gw_ts_verb gw_ts_verb_kind(const char *w, size_t n)
+{
+    static const struct {
+        const char *w;
+        enum gw_ts_verb v;
+    } verbs[] = {
+        {"get", GW_TS_READ},        {"list", GW_TS_READ},       {"read", GW_TS_READ},
+        {"fetch", GW_TS_READ},      {"search", GW_TS_READ},     {"find", GW_TS_READ},
+        {"show", GW_TS_READ},       {"view", GW_TS_READ},       {"describe", GW_TS_READ},
+        {"retrieve", GW_TS_READ},   {"query", GW_TS_READ},      {"lookup", GW_TS_READ},
+        {"look", GW_TS_READ},       {"browse", GW_TS_READ},     {"count", GW_TS_READ},
+        {"inspect", GW_TS_READ},    {"create", GW_TS_CREATE},   {"add", GW_TS_CREATE},
+        {"new", GW_TS_CREATE},      {"make", GW_TS_CREATE},     {"insert", GW_TS_CREATE},
+        {"generate", GW_TS_CREATE}, {"register", GW_TS_CREATE}, {"update", GW_TS_UPDATE},
+        {"edit", GW_TS_UPDATE},     {"modify", GW_TS_UPDATE},   {"change", GW_TS_UPDATE},
+        {"rename", GW_TS_UPDATE},   {"patch", GW_TS_UPDATE},    {"replace", GW_TS_UPDATE},
+        {"set", GW_TS_UPDATE},      {"delete", GW_TS_DELETE},   {"remove", GW_TS_DELETE},
+        {"drop", GW_TS_DELETE},     {"destroy", GW_TS_DELETE},  {"erase", GW_TS_DELETE},
+        {"purge", GW_TS_DELETE},    {"forget", GW_TS_DELETE},   {"uninstall", GW_TS_DELETE},
+    };
+
+    for (size_t i = 0; i < sizeof verbs / sizeof *verbs; i++)
+        if (strlen(verbs[i].w) == n && strncasecmp(w, verbs[i].w, n) == 0)
+            return verbs[i].v;
+    return GW_TS_NONE;
+}
+
+/* The length of the name's word at `w`: up to a '_', '-', '.' or ' ', or
+ * to a capital after a small letter (getIssue, listPullRequests). */
+static size_t name_word(const char *w)
+{
+    size_t n = 0;
+
+    while (w[n] != '\0' && strchr("_-. ", w[n]) == NULL &&
+           !(n > 0 && isupper((unsigned char)w[n]) && islower((unsigned char)w[n - 1])))
+        n++;
+    return n;
+}
+
+unsigned gw_ts_name_verbs(const char *name, const char *toolset)
+{
+    size_t sn = strlen(toolset);
+    unsigned kinds = 0;
+
+    while (sn > 0 && strncasecmp(name, toolset, sn) == 0 && name[sn] != '\0' &&
+           strchr("_-.", name[sn]) != NULL)
+        name += sn + 1;
+    for (int i = 0; *name != '\0' && (kinds != 0 || i < 2); i++) {
+        size_t n = name_word(name);
+        enum gw_ts_verb v = gw_ts_verb_kind(name, n);
+        if (v != GW_TS_NONE)
+            kinds |= 1u << v;
+        else if (kinds != 0 && !((n == 2 && strncasecmp(name, "or", 2) == 0) ||
+                                 (n == 3 && strncasecmp(name, "and", 3) == 0)))
+            break;
+        name += n + (name[n] != '\0' && strchr("_-. ", name[n]) != NULL);
+    }
+    return kinds;
 }

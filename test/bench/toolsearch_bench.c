@@ -223,6 +223,13 @@ static const char *const ranker_name[NRANKERS] = {
     "mcpgw BM25F + synonyms",
 };
 
+/* The server a task is for: its first relevant tool's. */
+static void task_server(json_t *t, char *out, size_t cap)
+{
+    const char *l = json_string_value(json_array_get(json_object_get(t, "tools"), 0));
+    snprintf(out, cap, "%.*s", (int)strcspn(l, "/"), l);
+}
+
 static void quality(struct gw_catalog *cat, json_t *tasks, const char *title, bool verbose)
 {
     struct gw_toolsearch *ix = gw_toolsearch_new();
@@ -265,8 +272,11 @@ static void quality(struct gw_catalog *cat, json_t *tasks, const char *title, bo
             r1[r] += rank == 1;
             r5[r] += rank >= 1 && rank <= 5;
             mrr[r] += rank ? 1.0 / (double)rank : 0;
-            if (getenv("TS_RANKS") != NULL && r == R_FULL)
-                printf("rank %zu \"%s\" got %s\n", rank, q, ngot ? got[0] : "");
+            if (getenv("TS_RANKS") != NULL && r == R_FULL) {
+                char sv[128];
+                task_server(t, sv, sizeof sv);
+                printf("rank %zu %s \"%s\" got %s\n", rank, sv, q, ngot ? got[0] : "");
+            }
             if (verbose && r == R_FULL && (rank == 0 || rank > 5)) {
                 printf("miss (rank %zu) \"%s\" wants %s; got", rank, q,
                        nwant ? want[0] : "(refused)");
@@ -519,13 +529,6 @@ static json_t *external_tasks(const char *path)
 static int by_str(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* The server a task is for: its first relevant tool's. */
-static void task_server(json_t *t, char *out, size_t cap)
-{
-    const char *l = json_string_value(json_array_get(json_object_get(t, "tools"), 0));
-    snprintf(out, cap, "%.*s", (int)strcspn(l, "/"), l);
 }
 
 /* Splits tasks into two folds by server: the servers, sorted, alternately. */

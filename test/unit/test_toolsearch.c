@@ -3,7 +3,7 @@
  * index (only the toolsets a commit changed are indexed again, in steps,
  * forgetting what left, bounded per tool), query
  * checks and the per-dialog activations. */
-#include "gw/toolsearch.h"
+#include "gw/toolsearch_internal.h"
 
 #include <check.h>
 #include <stdarg.h>
@@ -592,6 +592,41 @@ START_TEST(test_summary)
 }
 END_TEST
 
+/* Issue 34 item 11: the verb-object shape of tool names. A tool whose
+ * name's verb does another kind of thing than the query's asks keeps only
+ * part of its score: "forget" (not a synonym of any name here) asks to
+ * delete, so create_label, shorter, no longer outranks delete_label; a
+ * name's verbs joined by "or" count together; "get rid of" deletes. */
+START_TEST(test_verbs)
+{
+    struct gw_catalog *cat = gw_catalog_new();
+    struct gw_toolsearch *ix = gw_toolsearch_new();
+
+    whole(ix);
+    put(cat, "notes", "create_label", "Label a note.", "delete_label",
+        "Takes a label off a note, which otherwise stays as it was: its text, its other labels "
+        "and its history.",
+        "create_or_update_note", "Writes a note, new or not, with its text and its labels.", NULL);
+    ck_assert_str_eq(first(ix, cat, "forget the label of the note", 0), "delete_label");
+    ck_assert_str_eq(first(ix, cat, "get rid of the label of the note", 0), "delete_label");
+    /* a request put as a question asks for its verb, not to read */
+    ck_assert_str_eq(first(ix, cat, "could you forget the label of the note?", 0), "delete_label");
+    ck_assert_str_eq(first(ix, cat, "label the note", 0), "create_label");
+    ck_assert_str_eq(first(ix, cat, "change the note and its labels", 0), "create_or_update_note");
+    ck_assert_uint_eq(gw_ts_name_verbs("create_or_update_note", "notes"),
+                      1u << GW_TS_CREATE | 1u << GW_TS_UPDATE);
+    ck_assert_uint_eq(gw_ts_name_verbs("mongodb_atlas_create_db_user", "mongodb"),
+                      1u << GW_TS_CREATE);
+    ck_assert_uint_eq(gw_ts_name_verbs("linear_linear_get_user_issues", "linear"),
+                      1u << GW_TS_READ);
+    ck_assert_uint_eq(gw_ts_name_verbs("browser_tab_close", "playwright"), 0);
+    ck_assert_uint_eq(gw_ts_name_verbs("Notes-deleteLabel", "notes"), 1u << GW_TS_DELETE);
+    ck_assert_uint_eq(gw_ts_name_verbs("API-get-self", "notion"), 1u << GW_TS_READ);
+    gw_toolsearch_free(ix);
+    gw_catalog_free(cat);
+}
+END_TEST
+
 START_TEST(test_query_problems)
 {
     char big[GW_TOOLSEARCH_QUERY_MAX + 2];
@@ -684,6 +719,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_cover_prefix);
     tcase_add_test(tc, test_question);
     tcase_add_test(tc, test_summary);
+    tcase_add_test(tc, test_verbs);
     tcase_add_test(tc, test_steps);
     tcase_add_test(tc, test_first_query);
     tcase_add_test(tc, test_reindex_changed);
