@@ -139,7 +139,9 @@ test('the page shows the servers, problems live, leases with Release, Try it wit
     assert.deepEqual(errors, [], 'the page loads without a console error');
 
     // Idle, the page holds its one event stream and polls nothing faster
-    // than once a second.
+    // than once a second. The stream is up first: the page opens it after
+    // its first loads, which under valgrind can come after the cards.
+    await waitText(page, '#facts', 'live');
     const seen = [];
     const onRequest = (r) => seen.push(new URL(r.url()).pathname);
     page.on('request', onRequest);
