@@ -34,16 +34,14 @@
 enum gw_span_kind { GW_SPAN_INTERNAL = 1, GW_SPAN_SERVER = 2, GW_SPAN_CLIENT = 3 };
 enum gw_span_status { GW_SPAN_UNSET = 0, GW_SPAN_OK = 1, GW_SPAN_ERROR = 2 };
 
-/* A span context: ids, flags (bit 0: sampled) and the tracestate to pass
- * on (borrowed). */
+/* A span context: flags (bit 0: sampled), the tracestate to pass on
+ * (borrowed) and the ids, kept only as the hex of its traceparent
+ * (trace id at tp + 3, span id at tp + 36): propagation and the export
+ * both write hex, and nothing reads the ids' bytes. */
 struct gw_trace_ctx {
-    uint8_t trace_id[16];
-    uint8_t span_id[8];
     uint8_t flags;
     bool valid;
     const char *tracestate; /* NULL: none */
-    /* its traceparent, written once: ids in hex are what propagation and
-     * the export both write */
     char tp[GW_TRACEPARENT_LEN + 1];
 };
 
@@ -63,7 +61,6 @@ struct gw_span {
     struct gw_span *next;   /* the sink's queue */
     struct span_slab *slab; /* the block it was allocated in (trace.c) */
     struct gw_trace_ctx ctx;
-    uint8_t parent_id[8];
     char parent_hex[16];
     bool has_parent;
     enum gw_span_kind kind;
@@ -209,6 +206,8 @@ extern const char gw_hex_pairs[513];
 /* `s` as a JSON string at `w` (at most 6 bytes a byte and the quotes),
  * any byte that is not valid UTF-8 written as '?'. Returns the end. */
 char *gw_trace_json_str(char *w, const char *s);
+/* The same for the n bytes at s (none of them NUL). */
+char *gw_trace_json_strn(char *w, const char *s, size_t n);
 
 /* An opaque digest of a secret identifier (a session id): hex, for
  * mcp.session.id, so that the id itself never leaves the process. */
