@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #define GW_TRACEPARENT_LEN  55  /* "00-" 32 hex "-" 16 hex "-" 2 hex */
 #define GW_TRACESTATE_MAX   512 /* W3C: 32 members of at most 256 bytes, cut at 512 */
@@ -65,9 +66,10 @@ struct gw_span {
     bool has_parent;
     enum gw_span_kind kind;
     enum gw_span_status status;
-    uint64_t start_ns, end_ns; /* Unix epoch */
-    char *name;                /* a JSON string, quotes included */
+    struct timespec start, end; /* CLOCK_REALTIME: kept split, as the export writes them */
+    char *name;                 /* a JSON string, quotes included */
     size_t name_len;
+    size_t target_at; /* the space before the name's target; 0: none */
     char *tracestate;
     char *status_message;
     struct gw_span_attr attrs[GW_SPAN_ATTRS_MAX]; /* in the order of their encodings */
@@ -164,6 +166,17 @@ void gw_span__str(struct gw_span *s, const char *key, size_t klen, const char *h
 void gw_span__int(struct gw_span *s, const char *key, size_t klen, const char *head, size_t hlen,
                   int64_t value);
 void gw_span__raw(struct gw_span *s, const char *key, size_t klen, const char *enc, size_t n);
+/* The method or the target the span was named by (gw_span_root_op,
+ * gw_span_child_op) as a string attribute, copied from the name: escaped
+ * once. gw_span_target sets nothing when the name has no target. */
+#define gw_span_method(s, key)                                                                     \
+    gw_span__named((s), "" key, sizeof(key) - 1, GW__ATTR_HEAD(key, "stringValue"),                \
+                   sizeof(GW__ATTR_HEAD(key, "stringValue")) - 1, false)
+#define gw_span_target(s, key)                                                                     \
+    gw_span__named((s), "" key, sizeof(key) - 1, GW__ATTR_HEAD(key, "stringValue"),                \
+                   sizeof(GW__ATTR_HEAD(key, "stringValue")) - 1, true)
+void gw_span__named(struct gw_span *s, const char *key, size_t klen, const char *head, size_t hlen,
+                    bool target);
 /* A span never ended nor exported, whose attributes are set once and
  * copied into many spans: what every request of one MCP client has in
  * common. NULL when tracing is off; freed with gw_span_free. */

@@ -222,14 +222,6 @@ void gw_trace_meta(json_t *meta, const struct gw_trace_ctx *ctx)
         json_object_del(meta, "tracestate");
 }
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static bool in_arena(const struct gw_span *s, const char *p)
 {
     return p >= s->arena && p < s->arena + sizeof s->arena;
@@ -266,10 +258,12 @@ static void span_name(struct gw_span *s, const char *method, const char *target)
     size_t m = strlen(method), t = target != NULL ? strlen(target) : 0;
     char *end = gw_trace_json_strn(s->name = span_alloc(s, 6 * (m + t + 1) + 2), method, m);
 
+    s->target_at = 0;
     if (target != NULL) {
         char *space = end - 1; /* the target's opening quote over the method's closing one */
         end = gw_trace_json_strn(space, target, t);
         *space = ' ';
+        s->target_at = (size_t)(space - s->name);
     }
     s->name_len = (size_t)(end - s->name);
 }
@@ -364,6 +358,7 @@ static struct gw_span *span_fresh(struct gw_span *s)
     s->next = NULL;
     s->status = GW_SPAN_UNSET;
     s->name = s->tracestate = s->status_message = NULL;
+    s->target_at = 0;
     s->nattrs = 0;
     s->klens = 0;
     s->aj = s->room;
@@ -393,7 +388,7 @@ static struct gw_span *span_new(const char *method, const char *target, enum gw_
 
     s->kind = kind;
     span_name(s, method, target);
-    s->start_ns = now_ns();
+    clock_gettime(CLOCK_REALTIME, &s->start);
     s->ctx.valid = true;
     s->ctx.flags = 1;
     s->ctx.tracestate = NULL;
@@ -470,9 +465,10 @@ void gw_span_end(struct gw_span *s)
 {
     if (s == NULL)
         return;
-    s->end_ns = now_ns();
-    if (s->end_ns < s->start_ns)
-        s->end_ns = s->start_ns;
+    clock_gettime(CLOCK_REALTIME, &s->end);
+    if (s->end.tv_sec < s->start.tv_sec ||
+        (s->end.tv_sec == s->start.tv_sec && s->end.tv_nsec < s->start.tv_nsec))
+        s->end = s->start;  /* the clock was set back */
     if (current == &s->ctx) /* never left current past its end */
         current = NULL;
     stats.spans++;

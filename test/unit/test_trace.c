@@ -308,6 +308,79 @@ START_TEST(test_ids)
 }
 END_TEST
 
+/* The method and the target a span is named by, as attributes copied
+ * from its name, are what setting them as strings writes. */
+START_TEST(test_named_attrs)
+{
+    static const char *targets[] = {"echo", "a \"quoted\" tool \\ with\ttab", "caf\xc3\xa9",
+                                    "\xff"};
+
+    gw_trace_configure(1, sink, NULL);
+    for (size_t i = 0; i < sizeof targets / sizeof *targets; i++) {
+        struct gw_span *a = gw_span_root_op("tools/call", targets[i], GW_SPAN_SERVER, NULL);
+        struct gw_span *b = gw_span_root_op("tools/call", targets[i], GW_SPAN_SERVER, NULL);
+        gw_span_method(a, "mcp.method.name");
+        gw_span_target(a, "gen_ai.tool.name");
+        gw_span_str(b, "mcp.method.name", "tools/call");
+        gw_span_str(b, "gen_ai.tool.name", targets[i]);
+        ck_assert_uint_eq(a->aj_len, b->aj_len);
+        ck_assert_mem_eq(a->aj, b->aj, a->aj_len);
+        gw_span_free(a);
+        gw_span_free(b);
+    }
+    struct gw_span *c = gw_span_root("tools/list", GW_SPAN_SERVER, NULL);
+    gw_span_target(c, "gen_ai.tool.name"); /* no target: nothing */
+    ck_assert_uint_eq(c->nattrs, 0);
+    gw_span_method(c, "mcp.method.name");
+    ck_assert_uint_eq(c->nattrs, 1);
+    ck_assert_mem_eq(c->aj,
+                     ",{\"key\":\"mcp.method.name\",\"value\":{\"stringValue\":\"tools/list\"}}",
+                     c->aj_len);
+    gw_span_free(c);
+    struct gw_span *t = gw_span_template(); /* no name */
+    gw_span_method(t, "mcp.method.name");
+    ck_assert_uint_eq(t->nattrs, 0);
+    gw_span_free(t);
+    gw_trace_configure(0, NULL, NULL);
+    drain();
+}
+END_TEST
+
+/* Times are nanoseconds since the epoch as decimal strings, whatever the
+ * digits (a second's ten kept from one span to the next). */
+START_TEST(test_times)
+{
+    static const struct {
+        time_t sec;
+        long nsec;
+        const char *want;
+    } cases[] = {
+        {1764400000, 5, "1764400000000000005"},
+        {1764400000, 999999999, "1764400000999999999"},
+        {1764400001, 120034500, "1764400001120034500"},
+        {1764400001, 0, "1764400001000000000"},
+        {12, 345, "12000000345"},
+        {0, 7, "7"},
+    };
+
+    gw_trace_configure(1, sink, NULL);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        struct gw_span *s = gw_span_root("t", GW_SPAN_SERVER, NULL);
+        char *json = calloc(1, gw_span_json_max(s) + 1), want[64];
+        s->start.tv_sec = s->end.tv_sec = cases[i].sec;
+        s->start.tv_nsec = s->end.tv_nsec = cases[i].nsec;
+        *gw_span_json(s, json) = '\0';
+        snprintf(want, sizeof want, "\"startTimeUnixNano\":\"%s\",\"endTimeUnixNano\":\"%s\"",
+                 cases[i].want, cases[i].want);
+        ck_assert_msg(strstr(json, want) != NULL, "%s", json);
+        free(json);
+        gw_span_free(s);
+    }
+    gw_trace_configure(0, NULL, NULL);
+    drain();
+}
+END_TEST
+
 static bool closed;
 static void on_closed(void *data)
 {
@@ -432,6 +505,8 @@ static Suite *trace_suite(void)
     tcase_add_test(tc, test_encode);
     tcase_add_test(tc, test_json_strings);
     tcase_add_test(tc, test_ids);
+    tcase_add_test(tc, test_named_attrs);
+    tcase_add_test(tc, test_times);
     tcase_add_test(tc, test_queue_bounded);
     tcase_add_test(tc, test_config);
     suite_add_tcase(s, tc);
