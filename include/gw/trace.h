@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #define GW_TRACEPARENT_LEN  55  /* "00-" 32 hex "-" 16 hex "-" 2 hex */
 #define GW_TRACESTATE_MAX   512 /* W3C: 32 members of at most 256 bytes, cut at 512 */
@@ -34,16 +35,14 @@
 enum gw_span_kind { GW_SPAN_INTERNAL = 1, GW_SPAN_SERVER = 2, GW_SPAN_CLIENT = 3 };
 enum gw_span_status { GW_SPAN_UNSET = 0, GW_SPAN_OK = 1, GW_SPAN_ERROR = 2 };
 
-/* A span context: ids, flags (bit 0: sampled) and the tracestate to pass
- * on (borrowed). */
+/* A span context: flags (bit 0: sampled), the tracestate to pass on
+ * (borrowed) and the ids, kept only as the hex of its traceparent
+ * (trace id at tp + 3, span id at tp + 36): propagation and the export
+ * both write hex, and nothing reads the ids' bytes. */
 struct gw_trace_ctx {
-    uint8_t trace_id[16];
-    uint8_t span_id[8];
     uint8_t flags;
     bool valid;
     const char *tracestate; /* NULL: none */
-    /* its traceparent, written once: ids in hex are what propagation and
-     * the export both write */
     char tp[GW_TRACEPARENT_LEN + 1];
 };
 
@@ -63,14 +62,14 @@ struct gw_span {
     struct gw_span *next;   /* the sink's queue */
     struct span_slab *slab; /* the block it was allocated in (trace.c) */
     struct gw_trace_ctx ctx;
-    uint8_t parent_id[8];
     char parent_hex[16];
     bool has_parent;
     enum gw_span_kind kind;
     enum gw_span_status status;
-    uint64_t start_ns, end_ns; /* Unix epoch */
-    char *name;                /* a JSON string, quotes included */
+    struct timespec start, end; /* CLOCK_REALTIME: kept split, as the export writes them */
+    char *name;                 /* a JSON string, quotes included */
     size_t name_len;
+    size_t target_at; /* the space before the name's target; 0: none */
     char *tracestate;
     char *status_message;
     struct gw_span_attr attrs[GW_SPAN_ATTRS_MAX]; /* in the order of their encodings */
@@ -167,6 +166,17 @@ void gw_span__str(struct gw_span *s, const char *key, size_t klen, const char *h
 void gw_span__int(struct gw_span *s, const char *key, size_t klen, const char *head, size_t hlen,
                   int64_t value);
 void gw_span__raw(struct gw_span *s, const char *key, size_t klen, const char *enc, size_t n);
+/* The method or the target the span was named by (gw_span_root_op,
+ * gw_span_child_op) as a string attribute, copied from the name: escaped
+ * once. gw_span_target sets nothing when the name has no target. */
+#define gw_span_method(s, key)                                                                     \
+    gw_span__named((s), "" key, sizeof(key) - 1, GW__ATTR_HEAD(key, "stringValue"),                \
+                   sizeof(GW__ATTR_HEAD(key, "stringValue")) - 1, false)
+#define gw_span_target(s, key)                                                                     \
+    gw_span__named((s), "" key, sizeof(key) - 1, GW__ATTR_HEAD(key, "stringValue"),                \
+                   sizeof(GW__ATTR_HEAD(key, "stringValue")) - 1, true)
+void gw_span__named(struct gw_span *s, const char *key, size_t klen, const char *head, size_t hlen,
+                    bool target);
 /* A span never ended nor exported, whose attributes are set once and
  * copied into many spans: what every request of one MCP client has in
  * common. NULL when tracing is off; freed with gw_span_free. */
@@ -209,6 +219,8 @@ extern const char gw_hex_pairs[513];
 /* `s` as a JSON string at `w` (at most 6 bytes a byte and the quotes),
  * any byte that is not valid UTF-8 written as '?'. Returns the end. */
 char *gw_trace_json_str(char *w, const char *s);
+/* The same for the n bytes at s (none of them NUL). */
+char *gw_trace_json_strn(char *w, const char *s, size_t n);
 
 /* An opaque digest of a secret identifier (a session id): hex, for
  * mcp.session.id, so that the id itself never leaves the process. */

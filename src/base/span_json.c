@@ -28,23 +28,51 @@ static const bool special[256] = {
     [0x80 ... 0xff] = true,
 };
 
-char *gw_trace_json_str(char *w, const char *s)
+#define ONES  UINT64_C(0x0101010101010101)
+#define HIGHS UINT64_C(0x8080808080808080)
+
+/* Whether any of the 8 bytes in x is special. A byte below 0x20, or one
+ * equal to '"' or '\\' (zero once xor'd), borrows into its high bit; a
+ * borrow passed on to the next byte may flag that one too, but only when a
+ * special byte is there anyway. */
+static inline bool any_special(uint64_t x)
 {
-    const unsigned char *p = (const unsigned char *)s;
+    return (((x - ONES * 0x20) | ((x ^ ONES * '"') - ONES) | ((x ^ ONES * '\\') - ONES) | x) &
+            HIGHS) != 0;
+}
+
+char *gw_trace_json_strn(char *w, const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s, *end = p + n;
     unsigned char c;
+    uint64_t x;
 
     *w++ = '"';
-    for (;;) {
-        /* byte by byte: most values are a few bytes, for which a copy
-         * call costs more than the bytes */
-        while (!special[c = *p]) {
+    /* eight bytes a step while none needs escaping, then the last eight
+     * (overlapping) if they do not either: most values are plain ASCII */
+    while (end - p >= 8) {
+        memcpy(&x, p, 8);
+        if (any_special(x))
+            break;
+        memcpy(w, &x, 8);
+        w += 8;
+        p += 8;
+    }
+    if (end - p < 8 && p - (const unsigned char *)s >= 8 - (end - p) && p < end) {
+        memcpy(&x, end - 8, 8);
+        if (!any_special(x)) {
+            memcpy(w - (8 - (end - p)), &x, 8);
+            w += end - p;
+            p = end;
+        }
+    }
+    while (p < end) {
+        c = *p;
+        if (!special[c]) {
             *w++ = (char)c;
             p++;
-        }
-        if (c == '\0')
-            break;
-        if (c >= 0x80) {
-            size_t k = gw_utf8_seq_len(p, strnlen((const char *)p, 4));
+        } else if (c >= 0x80) {
+            size_t k = gw_utf8_seq_len(p, (size_t)(end - p) < 4 ? (size_t)(end - p) : 4);
             if (k == 0)
                 *w++ = '?';
             else
@@ -62,6 +90,11 @@ char *gw_trace_json_str(char *w, const char *s)
     }
     *w++ = '"';
     return w;
+}
+
+char *gw_trace_json_str(char *w, const char *s)
+{
+    return gw_trace_json_strn(w, s, strlen(s));
 }
 
 static size_t str_bound(const char *s)
@@ -183,12 +216,33 @@ void gw_span__str(struct gw_span *s, const char *key, size_t klen, const char *h
                   const char *value)
 {
     char *w;
+    size_t n;
 
     if (s == NULL || value == NULL ||
-        (w = attr_begin(s, key, klen, hlen + str_bound(value) + 2)) == NULL)
+        (w = attr_begin(s, key, klen, hlen + 6 * (n = strlen(value)) + 4)) == NULL)
         return;
-    w = gw_trace_json_str(put_bytes(w, head, hlen), value);
+    w = gw_trace_json_strn(put_bytes(w, head, hlen), value, n);
     PUT_LIT(w, "}}");
+    attr_end(s, w);
+}
+
+void gw_span__named(struct gw_span *s, const char *key, size_t klen, const char *head, size_t hlen,
+                    bool target)
+{
+    const char *from; /* the value's first byte after its opening quote */
+    size_t n;         /* up to its closing quote, excluded */
+    char *w;
+
+    if (s == NULL || s->name == NULL || (target && s->target_at == 0))
+        return;
+    from = target ? s->name + s->target_at + 1 : s->name + 1;
+    n = target || s->target_at == 0 ? s->name_len - (size_t)(from - s->name) - 1 : s->target_at - 1;
+    if ((w = attr_begin(s, key, klen, hlen + n + 4)) == NULL)
+        return;
+    w = put_bytes(w, head, hlen);
+    *w++ = '"';
+    w = put_bytes(w, from, n);
+    PUT_LIT(w, "\"}}");
     attr_end(s, w);
 }
 
@@ -198,7 +252,9 @@ void gw_span_attrs_from(struct gw_span *s, const struct gw_span *from)
 
     if (s == NULL || from == NULL)
         return;
-    for (unsigned i = 0; i < from->nattrs; i++) {
+    /* no bit in common: none of from's keys is set on s (most spans take
+     * their template first) */
+    for (unsigned i = 0; (s->klens & from->klens) != 0 && i < from->nattrs; i++) {
         if (s->klens & key_bit(from->attrs[i].key, from->attrs[i].klen))
             attr_unset(s, from->attrs[i].key, from->attrs[i].klen);
     }
@@ -209,10 +265,10 @@ void gw_span_attrs_from(struct gw_span *s, const struct gw_span *from)
     base = s->aj_len;
     memcpy(s->aj + base, from->aj, from->aj_len);
     s->aj_len += from->aj_len;
-    for (unsigned i = 0; i < from->nattrs; i++) {
-        s->attrs[s->nattrs] = from->attrs[i];
-        s->attrs[s->nattrs++].off += (uint32_t)base;
-    }
+    memcpy(s->attrs + s->nattrs, from->attrs, from->nattrs * sizeof *from->attrs);
+    for (unsigned i = s->nattrs; i < s->nattrs + from->nattrs; i++)
+        s->attrs[i].off += (uint32_t)base;
+    s->nattrs += from->nattrs;
     s->klens |= from->klens;
 }
 
@@ -259,27 +315,30 @@ static void triples_init(void)
 /* A time in nanoseconds, a fixed64 (a string). The spans of a batch were
  * mostly ended within the same second: its ten digits are kept; the nine
  * of the nanoseconds are three steps of three. */
-static char *put_ns(char *w, uint64_t ns)
+static char *put_ts(char *w, const struct timespec *t)
 {
-    static uint64_t last_sec;
+    static time_t last_sec;
     static char sec_digits[10];
-    uint64_t sec = ns / 1000000000u;
-    uint32_t sub = (uint32_t)(ns % 1000000000u);
+    uint32_t sub = (uint32_t)t->tv_nsec, hi, mid;
 
     *w++ = '"';
-    if (sec < 1000000000u || sec > 9999999999u) { /* not this century's */
-        w = put_dec(w, ns);
+    if (t->tv_sec < 1000000000 || t->tv_sec > 9999999999 || sub >= 1000000000u) {
+        w = put_dec(w, (uint64_t)t->tv_sec * 1000000000u + sub); /* not this century's */
     } else {
-        if (sec != last_sec) {
+        if (t->tv_sec != last_sec) {
             if (triples[2] == '\0')
                 triples_init();
-            put_dec(sec_digits, sec);
-            last_sec = sec;
+            put_dec(sec_digits, (uint64_t)t->tv_sec);
+            last_sec = t->tv_sec;
         }
+        hi = sub / 1000000u;
+        sub -= hi * 1000000u;
+        mid = sub / 1000u;
+        sub -= mid * 1000u;
         memcpy(w, sec_digits, 10);
-        memcpy(w + 10, triples + 3 * (sub / 1000000), 3);
-        memcpy(w + 13, triples + 3 * (sub / 1000 % 1000), 3);
-        memcpy(w + 16, triples + 3 * (sub % 1000), 3);
+        memcpy(w + 10, triples + 3 * hi, 3);
+        memcpy(w + 13, triples + 3 * mid, 3);
+        memcpy(w + 16, triples + 3 * sub, 3);
         w += 19;
     }
     *w++ = '"';
@@ -310,9 +369,9 @@ char *gw_span_json(const struct gw_span *s, char *w)
     PUT_LIT(w, ",\"kind\":");
     *w++ = (char)('0' + s->kind);
     PUT_LIT(w, ",\"startTimeUnixNano\":");
-    w = put_ns(w, s->start_ns);
+    w = put_ts(w, &s->start);
     PUT_LIT(w, ",\"endTimeUnixNano\":");
-    w = put_ns(w, s->end_ns);
+    w = put_ts(w, &s->end);
     PUT_LIT(w, ",\"attributes\":[");
     if (s->aj_len > 0)
         w = put_bytes(w, s->aj + 1, s->aj_len - 1); /* the first one's ',' left out */

@@ -4,6 +4,8 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <time.h>
 
@@ -31,31 +33,135 @@ struct span_slab {
     struct gw_span spans[SLAB_SPANS];
 };
 static struct span_slab *slabs;
+
+/* A span back in its block is poisoned under AddressSanitizer, but for
+ * its links (next, slab): a use after gw_span_free is still caught. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SPAN_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SPAN_ASAN 1
+#endif
+#endif
+#ifdef SPAN_ASAN
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/lsan_interface.h>
+/* the blocks are not the heap's: what their spans point to stays reachable */
+#define SLAB_MAPPED(b)   __lsan_register_root_region((b), sizeof *(b))
+#define SLAB_UNMAPPED(b) __lsan_unregister_root_region((b), sizeof *(b))
+#define SPAN_POISON(s)                                                                             \
+    ASAN_POISON_MEMORY_REGION(&(s)->ctx, sizeof *(s)-offsetof(struct gw_span, ctx))
+#define SPAN_UNPOISON(s)                                                                           \
+    ASAN_UNPOISON_MEMORY_REGION(&(s)->ctx, sizeof *(s)-offsetof(struct gw_span, ctx))
+#else
+#define SPAN_POISON(s)   ((void)(s))
+#define SPAN_UNPOISON(s) ((void)(s))
+#define SLAB_MAPPED(b)   ((void)(b))
+#define SLAB_UNMAPPED(b) ((void)(b))
+#endif
+
+/* Blocks are mapped, not taken from the heap: the spans a busy second
+ * queues (hundreds, before the first export frees any) would otherwise
+ * sit between the heap's other chunks and slow later mallocs of the calls
+ * themselves (callgrind: ~100 instructions a call). */
+static struct span_slab *slab_map(void)
+{
+    void *p = mmap(NULL, sizeof(struct span_slab), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+    if (p == MAP_FAILED) {
+        fputs("mcpgw: out of memory\n", stderr);
+        abort();
+    }
+    SLAB_MAPPED((struct span_slab *)p);
+    return p;
+}
+
+static void slab_unmap(struct span_slab *b)
+{
+    SLAB_UNMAPPED(b);
+    munmap(b, sizeof *b);
+}
+
 static struct gw_span *spare;
 static unsigned nspare;
 
-/* Ids come from the kernel's CSPRNG, a few hundred bytes at a time. */
-static uint8_t pool[512];
-static size_t pool_left;
+/* Ids are unique and random (W3C trace context: a sampler may read any
+ * 8 bytes of a trace id as random), not secret: they travel in clear
+ * headers and exports. xoshiro256++ seeded from the kernel's CSPRNG gives
+ * 64 bits in a few instructions where the pool of getrandom bytes cost a
+ * copy and a loop per id. */
+static uint64_t rng[4];
+static bool rng_seeded;
 
-static void random_bytes(uint8_t *out, size_t n)
+static uint64_t rotl(uint64_t x, int k)
 {
-    while (n > 0) {
-        if (pool_left == 0) {
-            ssize_t got = getrandom(pool, sizeof pool, 0);
-            if (got <= 0) { /* EINTR: try again; anything else cannot happen on Linux ≥ 3.17 */
-                if (got < 0 && errno != EINTR)
-                    abort();
-                continue;
-            }
-            pool_left = (size_t)got;
+    return x << k | x >> (64 - k);
+}
+
+static void rng_seed(void)
+{
+    uint8_t *p = (uint8_t *)rng;
+    size_t left = sizeof rng;
+
+    while (left > 0) {
+        ssize_t got = getrandom(p, left, 0);
+        if (got <= 0) { /* EINTR: try again; anything else cannot happen on Linux ≥ 3.17 */
+            if (got < 0 && errno != EINTR)
+                abort();
+            continue;
         }
-        size_t take = n < pool_left ? n : pool_left;
-        memcpy(out, pool + sizeof pool - pool_left, take);
-        pool_left -= take;
-        out += take;
-        n -= take;
+        p += got;
+        left -= (size_t)got;
     }
+    if ((rng[0] | rng[1] | rng[2] | rng[3]) == 0) /* the one state it cannot leave */
+        rng[0] = 1;
+    rng_seeded = true;
+}
+
+/* 64 random bits, never all zero (an id of zeros is invalid). */
+static uint64_t rand64(void)
+{
+    uint64_t r, t;
+
+    if (!rng_seeded)
+        rng_seed();
+    do {
+        r = rotl(rng[0] + rng[3], 23) + rng[0];
+        t = rng[1] << 17;
+        rng[2] ^= rng[0];
+        rng[3] ^= rng[1];
+        rng[1] ^= rng[2];
+        rng[0] ^= rng[3];
+        rng[2] ^= t;
+        rng[3] = rotl(rng[3], 45);
+    } while (r == 0);
+    return r;
+}
+
+/* Eight lowercase hex digits of x, most significant first, in a few
+ * word operations: each nibble spread into a byte, then made a digit. */
+static inline void hex32(uint32_t x, char *out)
+{
+    uint64_t t = x;
+
+    t = (t & 0xffff0000u) << 16 | (t & 0xffffu);
+    t = (t & UINT64_C(0x0000ff000000ff00)) << 8 | (t & UINT64_C(0x000000ff000000ff));
+    t = (t & UINT64_C(0x00f000f000f000f0)) << 4 | (t & UINT64_C(0x000f000f000f000f));
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    t = __builtin_bswap64(t); /* the most significant nibble first in memory */
+#endif
+    t +=
+        UINT64_C(0x3030303030303030) +
+        ((t + UINT64_C(0x0606060606060606)) >> 4 & UINT64_C(0x0101010101010101)) * ('a' - '0' - 10);
+    memcpy(out, &t, 8);
+}
+
+/* v as 16 hex digits. */
+static inline void put_id64(uint64_t v, char *hex)
+{
+    hex32((uint32_t)(v >> 32), hex);
+    hex32((uint32_t)v, hex + 8);
 }
 
 static bool all_zero(const uint8_t *p, size_t n)
@@ -65,13 +171,6 @@ static bool all_zero(const uint8_t *p, size_t n)
             return false;
     }
     return true;
-}
-
-static void new_id(uint8_t *out, size_t n)
-{
-    do
-        random_bytes(out, n);
-    while (all_zero(out, n));
 }
 
 void gw_trace_configure(double ratio, gw_trace_sink sink, void *data)
@@ -86,7 +185,7 @@ void gw_trace_configure(double ratio, gw_trace_sink sink, void *data)
                 continue;
             }
             *b = dead->next;
-            free(dead);
+            slab_unmap(dead);
         }
     }
     gw_trace__sink = sink;
@@ -137,16 +236,16 @@ static bool state_ok(const char *s)
 
 bool gw_trace_parse(const char *tp, size_t len, const char *tracestate, struct gw_trace_ctx *out)
 {
-    uint8_t version;
+    uint8_t version, trace_id[16], span_id[8];
 
     memset(out, 0, sizeof *out);
     if (tp == NULL || len < GW_TRACEPARENT_LEN || !unhex(tp, &version, 1) || version == 0xff)
         return false;
     if (version == 0 ? len != GW_TRACEPARENT_LEN : len > GW_TRACEPARENT_LEN && tp[55] != '-')
         return false;
-    if (tp[2] != '-' || tp[35] != '-' || tp[52] != '-' || !unhex(tp + 3, out->trace_id, 16) ||
-        !unhex(tp + 36, out->span_id, 8) || !unhex(tp + 53, &out->flags, 1) ||
-        all_zero(out->trace_id, 16) || all_zero(out->span_id, 8)) {
+    if (tp[2] != '-' || tp[35] != '-' || tp[52] != '-' || !unhex(tp + 3, trace_id, 16) ||
+        !unhex(tp + 36, span_id, 8) || !unhex(tp + 53, &out->flags, 1) || all_zero(trace_id, 16) ||
+        all_zero(span_id, 8)) {
         memset(out, 0, sizeof *out);
         return false;
     }
@@ -173,14 +272,6 @@ void gw_trace_meta(json_t *meta, const struct gw_trace_ctx *ctx)
         json_object_set_new(meta, "tracestate", json_string(ctx->tracestate));
     else
         json_object_del(meta, "tracestate");
-}
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static bool in_arena(const struct gw_span *s, const char *p)
@@ -217,42 +308,24 @@ static void span_release(const struct gw_span *s, const char *p)
 static void span_name(struct gw_span *s, const char *method, const char *target)
 {
     size_t m = strlen(method), t = target != NULL ? strlen(target) : 0;
-    char *end = gw_trace_json_str(s->name = span_alloc(s, 6 * (m + t + 1) + 2), method);
+    char *end = gw_trace_json_strn(s->name = span_alloc(s, 6 * (m + t + 1) + 2), method, m);
 
+    s->target_at = 0;
     if (target != NULL) {
         char *space = end - 1; /* the target's opening quote over the method's closing one */
-        end = gw_trace_json_str(space, target);
+        end = gw_trace_json_strn(space, target, t);
         *space = ' ';
+        s->target_at = (size_t)(space - s->name);
     }
     s->name_len = (size_t)(end - s->name);
 }
-
-/* A span back in its block is poisoned under AddressSanitizer, but for
- * its links (next, slab): a use after gw_span_free is still caught. */
-#if defined(__SANITIZE_ADDRESS__)
-#define SPAN_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SPAN_ASAN 1
-#endif
-#endif
-#ifdef SPAN_ASAN
-#include <sanitizer/asan_interface.h>
-#define SPAN_POISON(s)                                                                             \
-    ASAN_POISON_MEMORY_REGION(&(s)->ctx, sizeof *(s)-offsetof(struct gw_span, ctx))
-#define SPAN_UNPOISON(s)                                                                           \
-    ASAN_UNPOISON_MEMORY_REGION(&(s)->ctx, sizeof *(s)-offsetof(struct gw_span, ctx))
-#else
-#define SPAN_POISON(s)   ((void)(s))
-#define SPAN_UNPOISON(s) ((void)(s))
-#endif
 
 static struct gw_span *span_get(void)
 {
     struct gw_span *s;
 
     if (spare == NULL) {
-        struct span_slab *b = gw_xmalloc(sizeof *b);
+        struct span_slab *b = slab_map();
         b->live = 0;
         b->next = slabs;
         slabs = b;
@@ -288,7 +361,7 @@ static void slab_free(struct span_slab *b)
     while (*link != b)
         link = &(*link)->next;
     *link = b->next;
-    free(b);
+    slab_unmap(b);
 }
 
 static void span_put(struct gw_span *s)
@@ -317,6 +390,7 @@ static struct gw_span *span_fresh(struct gw_span *s)
     s->next = NULL;
     s->status = GW_SPAN_UNSET;
     s->name = s->tracestate = s->status_message = NULL;
+    s->target_at = 0;
     s->nattrs = 0;
     s->klens = 0;
     s->aj = s->room;
@@ -340,33 +414,30 @@ struct gw_span *gw_span_template(void)
 /* A span of `trace_id` (NULL: the parent's). Only what is read later is
  * set: a span is not zeroed. */
 static struct gw_span *span_new(const char *method, const char *target, enum gw_span_kind kind,
-                                const struct gw_trace_ctx *parent, const uint8_t *trace_id)
+                                const struct gw_trace_ctx *parent, const uint64_t *trace_id)
 {
     struct gw_span *s = span_fresh(span_get());
 
     s->kind = kind;
     span_name(s, method, target);
-    s->start_ns = now_ns();
+    clock_gettime(CLOCK_REALTIME, &s->start);
     s->ctx.valid = true;
     s->ctx.flags = 1;
     s->ctx.tracestate = NULL;
     memcpy(s->ctx.tp, "00-", 3);
     if (parent != NULL) {
-        memcpy(s->ctx.trace_id, parent->trace_id, 16);
         memcpy(s->ctx.tp + 3, parent->tp + 3, 32);
-        memcpy(s->parent_id, parent->span_id, 8);
         memcpy(s->parent_hex, parent->tp + 36, 16);
         s->has_parent = true;
         if (parent->tracestate != NULL)
             s->ctx.tracestate = s->tracestate = span_dup(s, parent->tracestate);
     } else {
-        memcpy(s->ctx.trace_id, trace_id, 16);
-        tohex(trace_id, 16, s->ctx.tp + 3);
+        put_id64(trace_id[0], s->ctx.tp + 3);
+        put_id64(trace_id[1], s->ctx.tp + 19);
         s->has_parent = false;
     }
-    new_id(s->ctx.span_id, 8);
+    put_id64(rand64(), s->ctx.tp + 36);
     s->ctx.tp[35] = '-';
-    tohex(s->ctx.span_id, 8, s->ctx.tp + 36);
     memcpy(s->ctx.tp + 52, "-01", 4);
     return s;
 }
@@ -374,27 +445,22 @@ static struct gw_span *span_new(const char *method, const char *target, enum gw_
 /* The ratio is applied to the trace id's last 8 bytes, random in every
  * W3C-conforming id, so that every service sampling by the same rule keeps
  * the same traces. */
-static bool keep_new_trace(const uint8_t *trace_id)
+static bool keep_new_trace(const uint64_t *trace_id)
 {
-    uint64_t v = 0;
-
-    if (ratio_all)
-        return true;
-    for (int i = 8; i < 16; i++)
-        v = v << 8 | trace_id[i];
-    return v < ratio_bound;
+    return ratio_all || trace_id[1] < ratio_bound;
 }
 
 struct gw_span *gw_span_root_op(const char *method, const char *target, enum gw_span_kind kind,
                                 const struct gw_trace_ctx *remote)
 {
-    uint8_t trace_id[16];
+    uint64_t trace_id[2];
 
     if (gw_trace__sink == NULL)
         return NULL;
     if (remote != NULL && remote->valid)
         return remote->flags & 1 ? span_new(method, target, kind, remote, NULL) : NULL;
-    new_id(trace_id, 16);
+    trace_id[0] = rand64();
+    trace_id[1] = rand64();
     return keep_new_trace(trace_id) ? span_new(method, target, kind, NULL, trace_id) : NULL;
 }
 
@@ -431,9 +497,10 @@ void gw_span_end(struct gw_span *s)
 {
     if (s == NULL)
         return;
-    s->end_ns = now_ns();
-    if (s->end_ns < s->start_ns)
-        s->end_ns = s->start_ns;
+    clock_gettime(CLOCK_REALTIME, &s->end);
+    if (s->end.tv_sec < s->start.tv_sec ||
+        (s->end.tv_sec == s->start.tv_sec && s->end.tv_nsec < s->start.tv_nsec))
+        s->end = s->start;  /* the clock was set back */
     if (current == &s->ctx) /* never left current past its end */
         current = NULL;
     stats.spans++;

@@ -83,12 +83,12 @@ static struct gw_span *span_start(struct gw_mcp_client *c, const char *method, c
     if (parent == NULL || !gw_trace_on() || strcmp(method, "subscriptions/listen") == 0)
         return NULL;
     s = gw_span_child_op(method, target, GW_SPAN_CLIENT, parent);
-    gw_span_str(s, "mcp.method.name", method);
+    gw_span_method(s, "mcp.method.name");
     if (target != NULL && strcmp(method, "tools/call") == 0) {
-        gw_span_str(s, "gen_ai.tool.name", target);
+        gw_span_target(s, "gen_ai.tool.name");
         gw_span_lit(s, "gen_ai.operation.name", "execute_tool");
     } else if (target != NULL && strcmp(method, "prompts/get") == 0) {
-        gw_span_str(s, "gen_ai.prompt.name", target);
+        gw_span_target(s, "gen_ai.prompt.name");
     }
     if (s != NULL)
         gw_span_attrs_from(s, peer_attrs(c));
@@ -184,6 +184,14 @@ static void rpc_error(struct gw_span *s, json_t *error)
     gw_span_str(s, "error.type", num);
 }
 
+/* Looked up once: json_is_true evaluates its argument twice. */
+static bool is_error(json_t *result)
+{
+    json_t *v = json_object_get(result, "isError");
+
+    return json_is_true(v);
+}
+
 void gw_mcp__span_end(struct pending *p, const struct gw_mcp_reply *r)
 {
     struct gw_span *s = p->span;
@@ -206,8 +214,7 @@ void gw_mcp__span_end(struct pending *p, const struct gw_mcp_reply *r)
                     : r->code == GW_MCP_E_PROTOCOL ? "protocol_error"
                                                    : "transport_error");
         gw_span_error(s, r->message);
-    } else if (strcmp(p->method, "tools/call") == 0 &&
-               json_is_true(json_object_get(r->result, "isError"))) {
+    } else if (strcmp(p->method, "tools/call") == 0 && is_error(r->result)) {
         gw_span_str(s, "error.type", "tool_error");
         gw_span_error(s, "tool_error");
     }

@@ -42,12 +42,12 @@ struct gw_span *gw_mcp__span_begin(struct gw_mcp_session *s, struct gw_mcp_excha
     span = gw_span_root_op(method, tool, GW_SPAN_SERVER, remote);
     if (span == NULL)
         return NULL;
-    gw_span_str(span, "mcp.method.name", method);
+    gw_span_method(span, "mcp.method.name");
     if (strcmp(method, "tools/call") == 0) {
-        gw_span_str(span, "gen_ai.tool.name", tool);
+        gw_span_target(span, "gen_ai.tool.name");
         gw_span_lit(span, "gen_ai.operation.name", "execute_tool");
     } else if (strcmp(method, "prompts/get") == 0) {
-        gw_span_str(span, "gen_ai.prompt.name", tool);
+        gw_span_target(span, "gen_ai.prompt.name");
     }
     if (json_is_string(id))
         gw_span_str(span, "jsonrpc.request.id", json_string_value(id));

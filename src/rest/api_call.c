@@ -82,7 +82,7 @@ static struct gw_span *trace_start(const struct gw_http_request *req, const char
     span = gw_span_root_op("tools/call", tool, GW_SPAN_SERVER, remote);
     if (span != NULL)
         gw_span_attrs_from(span, rest_attrs());
-    gw_span_str(span, "gen_ai.tool.name", tool);
+    gw_span_target(span, "gen_ai.tool.name");
     return span;
 }
 

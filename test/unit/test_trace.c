@@ -12,6 +12,7 @@
 #include "gw/curl_uv.h"
 #include "gw/otlp.h"
 #include "gw/trace.h"
+#include "gw/util.h"
 
 static const char *TP = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
 
@@ -27,8 +28,8 @@ START_TEST(test_parse_valid)
 
     ck_assert(gw_trace_parse(TP, strlen(TP), "rojo=00f067aa0ba902b7", &ctx));
     ck_assert(ctx.valid);
-    ck_assert_uint_eq(ctx.trace_id[0], 0x0a);
-    ck_assert_uint_eq(ctx.span_id[7], 0x31);
+    ck_assert_mem_eq(ctx.tp + 3, "0af7651916cd43dd8448eb211c80319c", 32);
+    ck_assert_mem_eq(ctx.tp + 36, "b7ad6b7169203331", 16);
     ck_assert_uint_eq(ctx.flags, 1);
     ck_assert_str_eq(ctx.tracestate, "rojo=00f067aa0ba902b7");
     gw_trace_format(&ctx, out);
@@ -99,11 +100,12 @@ START_TEST(test_spans_off_and_sampling)
     ck_assert(parse(TP, &remote)); /* parent-based: a sampled parent is always kept */
     struct gw_span *s = gw_span_root("x", GW_SPAN_SERVER, &remote);
     ck_assert_ptr_nonnull(s);
-    ck_assert_mem_eq(s->ctx.trace_id, remote.trace_id, 16);
-    ck_assert_mem_eq(s->parent_id, remote.span_id, 8);
-    ck_assert(memcmp(s->ctx.span_id, remote.span_id, 8) != 0);
+    ck_assert_mem_eq(s->ctx.tp + 3, remote.tp + 3, 32);
+    ck_assert_mem_eq(s->parent_hex, remote.tp + 36, 16);
+    ck_assert(memcmp(s->ctx.tp + 36, remote.tp + 36, 16) != 0);
     struct gw_span *c = gw_span_child("y", GW_SPAN_CLIENT, gw_span_ctx(s));
-    ck_assert_mem_eq(c->parent_id, s->ctx.span_id, 8);
+    ck_assert_mem_eq(c->ctx.tp + 3, s->ctx.tp + 3, 32);
+    ck_assert_mem_eq(c->parent_hex, s->ctx.tp + 36, 16);
     gw_span_end(c);
     gw_span_end(s);
     ck_assert_uint_eq(nsunk, 2);
@@ -192,6 +194,188 @@ START_TEST(test_encode)
     ck_assert_ptr_nonnull(
         strstr(j, "{\"key\":\"service.name\",\"value\":{\"stringValue\":\"svc\"}}"));
     free(j);
+    gw_trace_configure(0, NULL, NULL);
+    drain();
+}
+END_TEST
+
+/* What the encoder must write, byte by byte, for any string. */
+static char *ref_json(char *w, const unsigned char *p, size_t n)
+{
+    const unsigned char *end = p + n;
+
+    *w++ = '"';
+    while (p < end) {
+        size_t k;
+        if (*p == '"' || *p == '\\') {
+            *w++ = '\\';
+            *w++ = (char)*p++;
+        } else if (*p < 0x20) {
+            w += sprintf(w, "\\u%04x", *p++);
+        } else if (*p < 0x80) {
+            *w++ = (char)*p++;
+        } else if ((k = gw_utf8_seq_len(p, (size_t)(end - p) < 4 ? (size_t)(end - p) : 4)) == 0) {
+            *w++ = '?';
+            p++;
+        } else {
+            memcpy(w, p, k);
+            w += k;
+            p += k;
+        }
+    }
+    *w++ = '"';
+    return w;
+}
+
+/* Strings are copied eight bytes a step while none needs escaping: every
+ * length around the steps, with each kind of special byte (and a valid
+ * UTF-8 character) at every position, gives what byte by byte does. */
+START_TEST(test_json_strings)
+{
+    static const char *specials[] = {"\"", "\\", "\n", "\x1f", "\x7f", "\xc3\xa9", "\xff", "\x80"};
+    unsigned char in[48];
+    char got[48 * 6 + 8], want[48 * 6 + 8];
+
+    for (size_t n = 0; n < 40; n++) {
+        for (size_t k = 0; k < sizeof specials / sizeof *specials; k++) {
+            size_t sl = strlen(specials[k]);
+            for (size_t at = 0; at <= n; at++) {
+                for (size_t i = 0; i < n; i++)
+                    in[i] = (unsigned char)('a' + i % 26);
+                size_t len = n;
+                if (at + sl <= n)
+                    memcpy(in + at, specials[k], sl);
+                else if (at < n)
+                    continue;
+                in[len] = '\0';
+                size_t gl = (size_t)(gw_trace_json_strn(got, (const char *)in, len) - got);
+                size_t wl = (size_t)(ref_json(want, in, len) - want);
+                ck_assert_msg(gl == wl && memcmp(got, want, gl) == 0,
+                              "length %zu, special %zu at %zu: %.*s, not %.*s", n, k, at, (int)gl,
+                              got, (int)wl, want);
+                gl = (size_t)(gw_trace_json_str(got, (const char *)in) - got);
+                ck_assert(gl == wl && memcmp(got, want, gl) == 0);
+            }
+        }
+    }
+}
+END_TEST
+
+static bool lower_hex(const char *p, size_t n)
+{
+    bool nonzero = false;
+
+    for (size_t i = 0; i < n; i++) {
+        if (!((p[i] >= '0' && p[i] <= '9') || (p[i] >= 'a' && p[i] <= 'f')))
+            return false;
+        nonzero |= p[i] != '0';
+    }
+    return nonzero;
+}
+
+/* Ids are lowercase hex, never zero, not repeated, and every hex digit
+ * value turns up in every position (the encoding of each nibble). */
+START_TEST(test_ids)
+{
+    enum { N = 512 };
+    static char seen[N][GW_TRACEPARENT_LEN + 1];
+    unsigned digits[48][16] = {{0}};
+
+    gw_trace_configure(1, sink, NULL);
+    for (int i = 0; i < N; i++) {
+        struct gw_span *s = gw_span_root("r", GW_SPAN_SERVER, NULL);
+        struct gw_trace_ctx back;
+        ck_assert(lower_hex(s->ctx.tp + 3, 32) && lower_hex(s->ctx.tp + 36, 16));
+        ck_assert(gw_trace_parse(s->ctx.tp, GW_TRACEPARENT_LEN, NULL, &back));
+        ck_assert_str_eq(back.tp, s->ctx.tp);
+        for (int d = 0; d < 48; d++) {
+            char c = s->ctx.tp[d < 32 ? 3 + d : 36 + d - 32];
+            digits[d][c <= '9' ? c - '0' : c - 'a' + 10]++;
+        }
+        for (int j = 0; j < i; j++) {
+            ck_assert(memcmp(seen[j] + 3, s->ctx.tp + 3, 32) != 0);
+            ck_assert(memcmp(seen[j] + 36, s->ctx.tp + 36, 16) != 0);
+        }
+        memcpy(seen[i], s->ctx.tp, sizeof seen[i]);
+        gw_span_free(s);
+    }
+    for (int d = 0; d < 48; d++) {
+        for (int v = 0; v < 16; v++)
+            ck_assert_msg(digits[d][v] > 0, "digit %d never %x", d, v);
+    }
+    gw_trace_configure(0, NULL, NULL);
+    drain();
+}
+END_TEST
+
+/* The method and the target a span is named by, as attributes copied
+ * from its name, are what setting them as strings writes. */
+START_TEST(test_named_attrs)
+{
+    static const char *targets[] = {"echo", "a \"quoted\" tool \\ with\ttab", "caf\xc3\xa9",
+                                    "\xff"};
+
+    gw_trace_configure(1, sink, NULL);
+    for (size_t i = 0; i < sizeof targets / sizeof *targets; i++) {
+        struct gw_span *a = gw_span_root_op("tools/call", targets[i], GW_SPAN_SERVER, NULL);
+        struct gw_span *b = gw_span_root_op("tools/call", targets[i], GW_SPAN_SERVER, NULL);
+        gw_span_method(a, "mcp.method.name");
+        gw_span_target(a, "gen_ai.tool.name");
+        gw_span_str(b, "mcp.method.name", "tools/call");
+        gw_span_str(b, "gen_ai.tool.name", targets[i]);
+        ck_assert_uint_eq(a->aj_len, b->aj_len);
+        ck_assert_mem_eq(a->aj, b->aj, a->aj_len);
+        gw_span_free(a);
+        gw_span_free(b);
+    }
+    struct gw_span *c = gw_span_root("tools/list", GW_SPAN_SERVER, NULL);
+    gw_span_target(c, "gen_ai.tool.name"); /* no target: nothing */
+    ck_assert_uint_eq(c->nattrs, 0);
+    gw_span_method(c, "mcp.method.name");
+    ck_assert_uint_eq(c->nattrs, 1);
+    ck_assert_mem_eq(c->aj,
+                     ",{\"key\":\"mcp.method.name\",\"value\":{\"stringValue\":\"tools/list\"}}",
+                     c->aj_len);
+    gw_span_free(c);
+    struct gw_span *t = gw_span_template(); /* no name */
+    gw_span_method(t, "mcp.method.name");
+    ck_assert_uint_eq(t->nattrs, 0);
+    gw_span_free(t);
+    gw_trace_configure(0, NULL, NULL);
+    drain();
+}
+END_TEST
+
+/* Times are nanoseconds since the epoch as decimal strings, whatever the
+ * digits (a second's ten kept from one span to the next). */
+START_TEST(test_times)
+{
+    static const struct {
+        time_t sec;
+        long nsec;
+        const char *want;
+    } cases[] = {
+        {1764400000, 5, "1764400000000000005"},
+        {1764400000, 999999999, "1764400000999999999"},
+        {1764400001, 120034500, "1764400001120034500"},
+        {1764400001, 0, "1764400001000000000"},
+        {12, 345, "12000000345"},
+        {0, 7, "7"},
+    };
+
+    gw_trace_configure(1, sink, NULL);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        struct gw_span *s = gw_span_root("t", GW_SPAN_SERVER, NULL);
+        char *json = calloc(1, gw_span_json_max(s) + 1), want[64];
+        s->start.tv_sec = s->end.tv_sec = cases[i].sec;
+        s->start.tv_nsec = s->end.tv_nsec = cases[i].nsec;
+        *gw_span_json(s, json) = '\0';
+        snprintf(want, sizeof want, "\"startTimeUnixNano\":\"%s\",\"endTimeUnixNano\":\"%s\"",
+                 cases[i].want, cases[i].want);
+        ck_assert_msg(strstr(json, want) != NULL, "%s", json);
+        free(json);
+        gw_span_free(s);
+    }
     gw_trace_configure(0, NULL, NULL);
     drain();
 }
@@ -319,6 +503,10 @@ static Suite *trace_suite(void)
     tcase_add_test(tc, test_spans_off_and_sampling);
     tcase_add_test(tc, test_ambient_and_attrs);
     tcase_add_test(tc, test_encode);
+    tcase_add_test(tc, test_json_strings);
+    tcase_add_test(tc, test_ids);
+    tcase_add_test(tc, test_named_attrs);
+    tcase_add_test(tc, test_times);
     tcase_add_test(tc, test_queue_bounded);
     tcase_add_test(tc, test_config);
     suite_add_tcase(s, tc);
