@@ -38,13 +38,14 @@ $(BENCH_STAMP): $(BENCH_DIR)/package.json $(BENCH_DIR)/package-lock.json
 bench-tools: $(BENCH_BINS) $(BENCH_STAMP) $(NODE_STAMP)
 
 # The daemon is copied so that a rebuild of build/mcpgw during the run does
-# not change the binary under test.
+# not change the binary under test. BENCH_ONLY (a comma-separated list)
+# picks parts; `toolsearch` and `sandbox` name the last two tables.
 bench: all fixtures bench-tools
 	@command -v wrk >/dev/null || { echo "bench: wrk is missing (apt-get install wrk, or make deps)"; exit 1; }
 	cp $(BUILD)/mcpgw $(BENCH_OUT)/mcpgw
 	BENCH_QUICK=$(BENCH_QUICK) node $(BENCH_DIR)/run.mjs
-	@$(MAKE) --no-print-directory bench-toolsearch
-	@$(MAKE) --no-print-directory bench-sandbox
+	@case ",$(BENCH_ONLY)," in ,,|*,toolsearch,*) $(MAKE) --no-print-directory bench-toolsearch;; esac
+	@case ",$(BENCH_ONLY)," in ,,|*,sandbox,*) $(MAKE) --no-print-directory bench-sandbox;; esac
 
 # Tool search (issue 29): retrieval quality on captured tool listings and
 # the speed of a search over 2,000 tools, the last tables of `make bench`
