@@ -36,20 +36,21 @@ void gw_dispatch_set_audit(struct gw_servers *s, struct gw_audit *a)
     s->audit = a;
 }
 
-static void put_str(struct gw_jbuf *b, const char *key, const char *v)
+/* A member: its key's text `,"key":` is put together by the compiler. */
+#define put_str(b, key, v) put_str_((b), ",\"" key "\":", sizeof(",\"" key "\":") - 1, (v))
+#define put_int(b, key, v, null)                                                                   \
+    put_int_((b), ",\"" key "\":", sizeof(",\"" key "\":") - 1, (v), (null))
+
+static void put_str_(struct gw_jbuf *b, const char *key, size_t n, const char *v)
 {
-    gw_jbuf_put(b, ",\"", 2);
-    gw_jbuf_put(b, key, strlen(key));
-    gw_jbuf_put(b, "\":", 2);
+    gw_jbuf_put(b, key, n);
     if (v == NULL || gw_jbuf_string(b, v, strlen(v)) != 0)
         gw_jbuf_lit(b, "null");
 }
 
-static void put_int(struct gw_jbuf *b, const char *key, json_int_t v, bool null)
+static void put_int_(struct gw_jbuf *b, const char *key, size_t n, json_int_t v, bool null)
 {
-    gw_jbuf_put(b, ",\"", 2);
-    gw_jbuf_put(b, key, strlen(key));
-    gw_jbuf_put(b, "\":", 2);
+    gw_jbuf_put(b, key, n);
     if (null)
         gw_jbuf_lit(b, "null");
     else
@@ -300,9 +301,10 @@ void gw_dispatch__audit_end(struct gw_call *c, int code, const json_t *result)
         return;
     outcome = outcome_of(code, result, &error);
     b = gw_audit_line(c->s->audit);
-    /* the result's length as the REST answer writes it: the gateway's own
-     * writer, into the line's buffer, costs a third of jansson's dump */
-    if (result != NULL && gw_jbuf_value(b, result) == 0)
+    /* the server's message as it came, known for free; a result the
+     * gateway made itself is measured as the REST answer writes it */
+    out = c->reply_bytes;
+    if (out == 0 && result != NULL && gw_jbuf_value(b, result) == 0)
         out = b->len;
     b->len = 0;
     head(b, c->s, c->client, ca->front, c->dialog, c->server, c->tool);
