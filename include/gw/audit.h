@@ -80,9 +80,10 @@ void gw_audit_close(struct gw_audit *a);
 
 /* audit_jcs.c: `args` (an object, or NULL for none) as its RFC 8785
  * canonical JSON text: *hex gets the SHA-256 of that text (65 bytes,
- * lowercase), *keys its top-level keys in that order (new reference), and
- * the text's length is returned. */
-size_t gw_audit_args_digest(const json_t *args, char hex[65], json_t **keys);
+ * lowercase), *keys (unless `keys` is NULL) its top-level keys in that
+ * order as the JSON text of an array (malloc'd), and the text's length is
+ * returned. */
+size_t gw_audit_args_digest(const json_t *args, char hex[65], char **keys);
 /* The RFC 8785 text of `v` (new string; NULL for a value JSON cannot
  * hold). Exposed for tests. */
 char *gw_audit_canonical(const json_t *v, size_t *len);

@@ -22,9 +22,8 @@ struct gw_call_audit {
     const char *front;
     char *rule;   /* NULL: nothing restricted the call */
     char hex[65]; /* its arguments' digest */
-    json_t *keys; /* their top-level keys, or with `arguments: full` them
-                   * masked; NULL with `arguments: none` */
-    bool full;
+    char *keys;   /* `arguments: hash`: their top-level keys, as JSON text */
+    json_t *full; /* `arguments: full`: them, masked */
     size_t bytes_in;
     uint64_t started_ms;
     uint64_t instance;
@@ -121,16 +120,12 @@ static void put_policy(struct gw_jbuf *b, const struct gw_servers *s)
     put_str(b, "policy", s->config->nclients > 0 ? hex : NULL);
 }
 
-static void put_arguments(struct gw_jbuf *b, const char *hex, json_t *keys, bool full)
+static void put_arguments(struct gw_jbuf *b, const char *hex, const char *keys, json_t *full)
 {
     gw_jbuf_lit(b, ",\"arguments\":");
-    if (keys == NULL) {
-        gw_jbuf_lit(b, "null");
-        return;
-    }
-    if (full) {
+    if (full != NULL) {
         size_t at = b->len;
-        gw_jbuf_value(b, keys);
+        gw_jbuf_value(b, full);
         if (b->len - at <= GW_AUDIT_ARGS_FULL_MAX)
             return;
         /* too long to keep whole: what `hash` would write, marked */
@@ -140,10 +135,14 @@ static void put_arguments(struct gw_jbuf *b, const char *hex, json_t *keys, bool
         gw_jbuf_lit(b, "\",\"cut\":true}");
         return;
     }
+    if (keys == NULL) {
+        gw_jbuf_lit(b, "null");
+        return;
+    }
     gw_jbuf_lit(b, "{\"sha256\":\"");
     gw_jbuf_put(b, hex, 64);
     gw_jbuf_lit(b, "\",\"keys\":");
-    gw_jbuf_value(b, keys);
+    gw_jbuf_put(b, keys, strlen(keys));
     gw_jbuf_lit(b, "}");
 }
 
@@ -188,24 +187,16 @@ static json_t *masked(const struct gw_redact *r, const json_t *v)
     }
 }
 
-/* What a line keeps of the arguments: their keys, them masked with the
- * secrets of `server` (and the gateway's token), or nothing. */
-static json_t *kept(struct gw_servers *s, const char *server, const json_t *args, json_t *keys)
+/* With `arguments: full`, the arguments masked with the secrets of
+ * `server` (and the gateway's token); otherwise NULL. */
+static json_t *kept(struct gw_servers *s, const char *server, const json_t *args)
 {
     struct server *srv;
     struct gw_redact *r;
     json_t *out;
 
-    switch (gw_audit_arguments_mode(s->audit)) {
-    case GW_AUDIT_ARGS_HASH:
-        return keys;
-    case GW_AUDIT_ARGS_NONE:
-        json_decref(keys);
+    if (gw_audit_arguments_mode(s->audit) != GW_AUDIT_ARGS_FULL)
         return NULL;
-    default:
-        break;
-    }
-    json_decref(keys);
     r = gw_redact_new();
     srv = server != NULL && server[0] ? gw_servers_find(s, server) : NULL;
     if (srv != NULL) {
@@ -219,6 +210,12 @@ static json_t *kept(struct gw_servers *s, const char *server, const json_t *args
     return out;
 }
 
+/* Where the digest writes the keys: only `arguments: hash` keeps them. */
+static char **keys_wanted(const struct gw_servers *s, char **keys)
+{
+    return gw_audit_arguments_mode(s->audit) == GW_AUDIT_ARGS_HASH ? keys : NULL;
+}
+
 static void emit(struct gw_audit *a, struct gw_jbuf *b, const struct gw_audit_fields *f)
 {
     gw_jbuf_lit(b, "}");
@@ -229,19 +226,19 @@ void gw_dispatch__audit_refused(struct gw_servers *s, const struct gw_call_reque
                                 const char *server, const char *outcome, const char *rule)
 {
     struct gw_jbuf *b;
-    char hex[65];
-    json_t *keys = NULL;
+    char hex[65], *keys = NULL;
+    json_t *full;
     size_t in;
 
     if (!gw_audit_on(s->audit))
         return;
     b = gw_audit_line(s->audit);
-    in = gw_audit_args_digest(r->arguments, hex, &keys);
-    keys = kept(s, server, r->arguments, keys);
+    in = gw_audit_args_digest(r->arguments, hex, keys_wanted(s, &keys));
+    full = kept(s, server, r->arguments);
     head(b, s, r->client, r->front, r->dialog, server, r->tool);
     put_int(b, "instance", 0, true);
     put_int(b, "pid", 0, true);
-    put_arguments(b, hex, keys, gw_audit_arguments_mode(s->audit) == GW_AUDIT_ARGS_FULL);
+    put_arguments(b, hex, keys, full);
     put_str(b, "decision", "deny");
     put_str(b, "rule", rule);
     put_policy(b, s);
@@ -249,7 +246,8 @@ void gw_dispatch__audit_refused(struct gw_servers *s, const struct gw_call_reque
     put_int(b, "duration_ms", 0, false);
     put_int(b, "bytes_in", (json_int_t)in, false);
     put_int(b, "bytes_out", 0, false);
-    json_decref(keys);
+    free(keys);
+    json_decref(full);
     emit(s->audit, b, &(struct gw_audit_fields){r->client, server, r->tool, "deny", outcome});
 }
 
@@ -262,9 +260,8 @@ void gw_dispatch__audit_begin(struct gw_call *c, const struct gw_call_request *r
     ca = c->audit = gw_xcalloc(1, sizeof *ca);
     ca->front = r->front;
     ca->rule = rule ? gw_xstrdup(rule) : NULL;
-    ca->bytes_in = gw_audit_args_digest(r->arguments, ca->hex, &ca->keys);
-    ca->keys = kept(c->s, c->server, r->arguments, ca->keys);
-    ca->full = gw_audit_arguments_mode(c->s->audit) == GW_AUDIT_ARGS_FULL;
+    ca->bytes_in = gw_audit_args_digest(r->arguments, ca->hex, keys_wanted(c->s, &ca->keys));
+    ca->full = kept(c->s, c->server, r->arguments);
     ca->started_ms = gw_now_ms();
 }
 
@@ -329,7 +326,8 @@ void gw_dispatch__audit_free(struct gw_call *c)
     if (c->audit == NULL)
         return;
     free(c->audit->rule);
-    json_decref(c->audit->keys);
+    free(c->audit->keys);
+    json_decref(c->audit->full);
     free(c->audit);
     c->audit = NULL;
 }
