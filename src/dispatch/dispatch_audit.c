@@ -117,7 +117,7 @@ static void put_policy(struct gw_jbuf *b, const struct gw_servers *s)
         hex[2 * i + 1] = digits[s->config->clients_sha256[i] & 15];
     }
     hex[64] = '\0';
-    put_str(b, "policy", s->config->nclients > 0 ? hex : NULL);
+    put_str(b, "policy", hex);
 }
 
 static void put_arguments(struct gw_jbuf *b, const char *hex, const char *keys, json_t *full)
