@@ -36,6 +36,7 @@
 #define GW_AUDIT_ARGS_FULL_MAX (1u << 20)
 
 struct gw_audit;
+struct gw_jbuf;
 
 struct gw_audit *gw_audit_new(uv_loop_t *loop, struct gw_problems *problems);
 /* Follows gateway.audit after a load or reload: another path is opened
@@ -64,6 +65,9 @@ struct gw_audit_fields {
  * a dropped line, as a failed write. */
 void gw_audit_write(struct gw_audit *a, const char *line, size_t len,
                     const struct gw_audit_fields *f);
+/* An empty buffer to build the next line in, kept from line to line (the
+ * line is then given to gw_audit_write, which copies it). */
+struct gw_jbuf *gw_audit_line(struct gw_audit *a);
 /* Lines written and dropped since start, for /metrics. */
 uint64_t gw_audit_dropped(const struct gw_audit *a);
 uint64_t gw_audit_written(const struct gw_audit *a);
@@ -76,9 +80,10 @@ void gw_audit_close(struct gw_audit *a);
 
 /* audit_jcs.c: `args` (an object, or NULL for none) as its RFC 8785
  * canonical JSON text: *hex gets the SHA-256 of that text (65 bytes,
- * lowercase), *keys its top-level keys in that order (new reference), and
- * the text's length is returned. */
-size_t gw_audit_args_digest(const json_t *args, char hex[65], json_t **keys);
+ * lowercase), *keys (unless `keys` is NULL) its top-level keys in that
+ * order as the JSON text of an array (malloc'd), and the text's length is
+ * returned. */
+size_t gw_audit_args_digest(const json_t *args, char hex[65], char **keys);
 /* The RFC 8785 text of `v` (new string; NULL for a value JSON cannot
  * hold). Exposed for tests. */
 char *gw_audit_canonical(const json_t *v, size_t *len);

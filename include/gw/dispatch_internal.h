@@ -59,7 +59,8 @@ struct gw_call {
      * NULL method: tools/call. */
     char *method;
     json_t *params;
-    json_t *rpc_error; /* borrowed while the outcome is delivered */
+    json_t *rpc_error;  /* borrowed while the outcome is delivered */
+    size_t reply_bytes; /* the length of the server's message with the result */
     /* Relays. */
     json_t *progress_token; /* the caller's (a reference), or NULL */
     json_t *upstream_token; /* the gateway's own, sent upstream, or NULL */

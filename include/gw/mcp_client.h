@@ -148,6 +148,8 @@ struct gw_mcp_reply {
     json_t *result;      /* code 0: the JSON-RPC result (lists: the array) */
     const char *message; /* code != 0: a sentence for a person */
     json_t *error;       /* GW_MCP_E_RPC: the server's error, secrets masked; else NULL */
+    size_t bytes;        /* code 0: the length of the server's message that
+                          * carried the result, 0 when none did */
 };
 
 typedef void (*gw_mcp_reply_cb)(void *data, const struct gw_mcp_reply *reply);

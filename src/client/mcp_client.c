@@ -539,7 +539,7 @@ static void handle_response(struct gw_mcp_client *c, json_t *m, json_t *id)
         gw_mcp__finish_error(p, GW_MCP_E_PROTOCOL, "the server's result is not a JSON object",
                              NULL);
     } else if (!gw_mcp__result_taken(c, p, result)) {
-        struct gw_mcp_reply r = {.code = 0, .result = result};
+        struct gw_mcp_reply r = {.code = 0, .result = result, .bytes = c->cur_len};
         gw_mcp__finish(p, &r);
     }
 }

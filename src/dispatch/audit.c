@@ -35,7 +35,13 @@ struct gw_audit {
     struct gw_jbuf q; /* lines waiting, each with its newline */
     size_t q_lines;
     char *w; /* the batch being written */
-    size_t w_len, w_off, w_lines;
+    size_t w_len, w_off, w_lines, w_cap;
+    /* The buffers outlive their lines: a line built and a batch queued
+     * in memory already there, not in a malloc'd buffer grown by doubling
+     * and freed for each line and each batch. */
+    struct gw_jbuf line;
+    char *spare; /* the last batch's buffer, for the next queue */
+    size_t spare_cap;
     uv_fs_t req;
     bool busy;
     uv_timer_t *flush; /* the next batch's start; NULL once the daemon stops */
@@ -103,6 +109,19 @@ static void kick(struct gw_audit *a);
 static void schedule(struct gw_audit *a);
 static void drain_to_journal(struct gw_audit *a);
 
+/* The written batch's buffer becomes the next queue's, unless a backlog
+ * made it far larger than a batch. */
+static void keep_spare(struct gw_audit *a)
+{
+    if (a->w_cap <= 2 * GW_AUDIT_BATCH && a->spare == NULL) {
+        a->spare = a->w;
+        a->spare_cap = a->w_cap;
+    } else {
+        free(a->w);
+    }
+    a->w = NULL;
+}
+
 static void on_written(uv_fs_t *req)
 {
     struct gw_audit *a = req->data;
@@ -124,8 +143,7 @@ static void on_written(uv_fs_t *req)
             gw_problems_clear(a->problems, PROBLEM_ID);
         }
     }
-    free(a->w);
-    a->w = NULL;
+    keep_spare(a);
     if (a->reopen)
         open_path(a);
     if (a->journal)
@@ -143,7 +161,12 @@ static void kick(struct gw_audit *a)
     if (a->w == NULL) {
         if (a->q.len == 0 || a->journal)
             return;
-        a->w = gw_jbuf_take(&a->q, &a->w_len);
+        a->w = a->q.p;
+        a->w_len = a->q.len;
+        a->w_cap = a->q.cap;
+        a->q = (struct gw_jbuf){.p = a->spare, .cap = a->spare_cap};
+        a->spare = NULL;
+        a->spare_cap = 0;
         a->w_off = 0;
         a->w_lines = a->q_lines;
         a->q_lines = 0;
@@ -376,6 +399,18 @@ void gw_audit_write(struct gw_audit *a, const char *line, size_t len,
         schedule(a);
 }
 
+struct gw_jbuf *gw_audit_line(struct gw_audit *a)
+{
+    /* a huge line (a result measured in it, `arguments: full`) leaves no
+     * huge buffer behind */
+    if (a->line.cap > GW_AUDIT_BATCH) {
+        free(a->line.p);
+        a->line = (struct gw_jbuf){0};
+    }
+    a->line.len = 0;
+    return &a->line;
+}
+
 uint64_t gw_audit_dropped(const struct gw_audit *a)
 {
     return a ? a->dropped : 0;
@@ -402,6 +437,8 @@ void gw_audit_close(struct gw_audit *a)
     flush_blocking(a, a->q.p, a->q.len);
     free(a->w);
     free(a->q.p);
+    free(a->spare);
+    free(a->line.p);
     if (a->fd >= 0)
         close(a->fd);
     free(a->path);

@@ -316,6 +316,7 @@ static void on_reply(void *data, const struct gw_mcp_reply *reply)
         retry_later(c);
     } else {
         c->rpc_error = reply->error;
+        c->reply_bytes = reply->bytes;
         deliver(c, reply_code(c, reply), reply->result, reply->message);
     }
     pump(s);

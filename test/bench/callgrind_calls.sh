@@ -5,7 +5,12 @@
 # (one curl, one connection) and 2.5 s more so that the exporter sends what
 # they queued (to a collector on loopback answering 200), then dumped.
 #
-#   test/bench/callgrind_calls.sh BINARY traced(0|1) [N=200]
+#   test/bench/callgrind_calls.sh BINARY traced(0|1|audit) [N=200]
+#
+# `audit` runs untraced with gateway.audit on (a file in the scratch
+# directory): its per-call count less the `0` run's is what a line costs
+# (issue 35; of it about 4,000 are SHA-256's portable rounds, which
+# valgrind runs for the SHA extensions it hides).
 #
 # Prints the total and per-call instructions, the collector's exports and
 # spans, and the daemon's trace counters. Needs valgrind, curl, node and
@@ -30,6 +35,7 @@ CPID=$!
 {
   echo "version: 1"; echo "gateway:"; echo "  warm_spares: 0"
   [ "$TRACED" = 1 ] && echo "  tracing: {endpoint: 'http://127.0.0.1:$CP', sample: 1}"
+  [ "$TRACED" = audit ] && echo "  audit: {path: $D/audit.jsonl}"
   echo "servers:"; echo "  echo:"; echo "    command: $HERE/build/bench/echo_server"; echo "    args: []"
 } > "$D/c.yaml"
 valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$D/cg.out" \
