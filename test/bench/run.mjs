@@ -979,9 +979,11 @@ function callsTables(results) {
       out.push(`| ${TARGETS[n].label} | ${CONCS.map((c) => fmt(a.per(c, 'cpu_us_per_call'), 1)).join(' | ')} | ${mb(a.idleRss)} | ${mb(a.idleAnon)} | ${mb(a.peakHwm)} | ${mb(a.peakAnon)} | ${fmt(a.startup, 1)} |`);
     }
     const extra = (n) => CONCS.map((c) => `c=${c}: ${fmt(agg[n].per(c, 'cpu_us_per_call') - agg.mcpgw_rest.per(c, 'cpu_us_per_call'), 2)} µs`).join(', ');
-    if (!agg.mcpgw_rest.err && !agg.mcpgw_clients.err && !agg.mcpgw_clients.na)
+    // Only for targets that ran beside plain REST (BENCH_TARGETS may leave either out).
+    const ran = (n) => agg.mcpgw_rest.n > 0 && !agg.mcpgw_rest.err && agg[n].n > 0 && !agg[n].err && !agg[n].na;
+    if (ran('mcpgw_clients'))
       out.push('', `Gateway CPU per call added by 50 clients × 20 globs (budget 0.5 µs): ${extra('mcpgw_clients')}.`);
-    if (!agg.mcpgw_rest.err && !agg.mcpgw_audit.err && !agg.mcpgw_audit.na)
+    if (ran('mcpgw_audit'))
       out.push('', `Gateway CPU per call added by the audit log (budget 1.5 µs): ${extra('mcpgw_audit')}.`);
     if (peers.length && !agg.mcpgw_rest.err) {
       const c = CONCS[1] || CONCS[0];
