@@ -90,6 +90,12 @@ typedef void (*gw_trace_sink)(void *data, struct gw_span *s);
  * always recorded, one whose parent came unsampled never is. */
 void gw_trace_configure(double ratio, gw_trace_sink sink, void *data);
 
+/* Frees what the free list holds beyond what calls take again soon: the
+ * exporter calls it when its queue runs empty. */
+void gw_trace_trim(void);
+/* Free spans waiting in their blocks (for the tests). */
+unsigned gw_trace__spares(void);
+
 static inline bool gw_trace_on(void)
 {
     extern gw_trace_sink gw_trace__sink;

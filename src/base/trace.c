@@ -22,14 +22,19 @@ static struct gw_trace_stats stats;
 
 /* Spans are allocated SLAB_SPANS at a time and come back to a free list
  * once exported, so that a traced call allocates nothing: a span's
- * malloc and free were a fifth of what tracing cost a call. Up to
- * SPANS_KEPT wait there; beyond, a block whose spans are all back is
- * freed, and all of them are when tracing is turned off. */
+ * malloc and free were a fifth of what tracing cost a call. While the
+ * exporter is busy they all stay there (so at most as many as were ever
+ * out at once): a batch of 512 comes back at once and is taken again
+ * within milliseconds, and freeing blocks then cost their pages' faults
+ * again and a walk of the free list per block. gw_trace_trim, when the
+ * exporter's queue runs empty, frees blocks down to SPANS_KEPT; all of
+ * them are freed when tracing is turned off. */
 #define SLAB_SPANS 32
 #define SPANS_KEPT 512
 struct span_slab {
     struct span_slab *next;
     unsigned live; /* spans out of the free list */
+    bool doomed;   /* gw_trace_trim frees it */
     struct gw_span spans[SLAB_SPANS];
 };
 static struct span_slab *slabs;
@@ -327,6 +332,7 @@ static struct gw_span *span_get(void)
     if (spare == NULL) {
         struct span_slab *b = slab_map();
         b->live = 0;
+        b->doomed = false;
         b->next = slabs;
         slabs = b;
         for (unsigned i = 0; i < SLAB_SPANS; i++) {
@@ -379,8 +385,47 @@ static void span_put(struct gw_span *s)
         spare = s;
         nspare++;
     }
-    if (b->live == 0 && (gw_trace__sink == NULL || nspare > SPANS_KEPT))
+    if (b->live == 0 && gw_trace__sink == NULL)
         slab_free(b);
+}
+
+unsigned gw_trace__spares(void)
+{
+    return nspare;
+}
+
+void gw_trace_trim(void)
+{
+    struct span_slab **link = &slabs;
+    unsigned excess = nspare > SPANS_KEPT ? nspare - SPANS_KEPT : 0;
+    bool any = false;
+
+    for (struct span_slab *b = slabs; b != NULL && excess >= SLAB_SPANS; b = b->next) {
+        if (b->live == 0) {
+            b->doomed = true;
+            excess -= SLAB_SPANS;
+            any = true;
+        }
+    }
+    if (!any)
+        return;
+    for (struct gw_span **sp = &spare; *sp != NULL;) {
+        if ((*sp)->slab->doomed) {
+            *sp = (*sp)->next;
+            nspare--;
+        } else {
+            sp = &(*sp)->next;
+        }
+    }
+    while (*link != NULL) {
+        struct span_slab *b = *link;
+        if (b->doomed) {
+            *link = b->next;
+            slab_unmap(b);
+        } else {
+            link = &b->next;
+        }
+    }
 }
 
 /* A span of no attributes; what else is read later the caller sets: a

@@ -194,6 +194,8 @@ static void drop_batch(struct gw_otlp *o, bool count)
     free_list(o->batch);
     o->batch = NULL;
     o->nbatch = 0;
+    if (o->head == NULL)
+        gw_trace_trim();
 }
 
 static void free_body(struct gw_otlp *o)

@@ -125,6 +125,36 @@ START_TEST(test_spans_off_and_sampling)
 }
 END_TEST
 
+/* A busy exporter's batch comes back at once and is taken again at once:
+ * every span stays in its block until the queue runs empty and the
+ * exporter trims (docs/performance.md, issue 37, fourth pass). */
+START_TEST(test_spares_kept_then_trimmed)
+{
+    enum { N = 2000 };
+    struct gw_span **out = calloc(N, sizeof *out);
+
+    gw_trace_configure(1, sink, NULL);
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < N; i++)
+            ck_assert_ptr_nonnull(out[i] = gw_span_root("r", GW_SPAN_SERVER, NULL));
+        for (int i = 0; i < N; i++)
+            gw_span_free(out[i]);
+        ck_assert_uint_ge(gw_trace__spares(), N);
+    }
+    gw_trace_trim();
+    ck_assert_uint_ge(gw_trace__spares(), 512);
+    ck_assert_uint_lt(gw_trace__spares(), 512 + 32);
+    for (int i = 0; i < N; i++) /* the blocks left, and new ones, still serve */
+        ck_assert_ptr_nonnull(out[i] = gw_span_root("r", GW_SPAN_SERVER, NULL));
+    for (int i = 0; i < N; i++)
+        gw_span_free(out[i]);
+    gw_trace_configure(0, NULL, NULL);
+    ck_assert_uint_eq(gw_trace__spares(), 0);
+    free(out);
+    drain();
+}
+END_TEST
+
 START_TEST(test_ambient_and_attrs)
 {
     gw_trace_configure(1, sink, NULL);
@@ -508,6 +538,7 @@ static Suite *trace_suite(void)
     tcase_add_test(tc, test_named_attrs);
     tcase_add_test(tc, test_times);
     tcase_add_test(tc, test_queue_bounded);
+    tcase_add_test(tc, test_spares_kept_then_trimmed);
     tcase_add_test(tc, test_config);
     suite_add_tcase(s, tc);
     return s;
