@@ -277,8 +277,10 @@ void gw_dispatch__audit_sent(struct gw_call *c)
 static const char *outcome_of(int code, const json_t *result, const char **error)
 {
     *error = NULL;
-    if (code == 0)
-        return json_is_true(json_object_get(result, "isError")) ? "tool_error" : "ok";
+    if (code == 0) {
+        json_t *flag = json_object_get(result, "isError"); /* json_is_true reads it twice */
+        return json_is_true(flag) ? "tool_error" : "ok";
+    }
     if (code == GW_MCP_E_TIMEOUT)
         return "timeout";
     if (code == GW_MCP_E_CANCELLED)

@@ -177,7 +177,8 @@ int gw_result_write(struct gw_jbuf *b, json_t *result, const struct gw_result_ct
 
     if (!json_is_object(result) || !json_is_array(content))
         return GW_RESULT_E_SHAPE;
-    *is_error = json_is_true(json_object_get(result, "isError"));
+    json_t *flag = json_object_get(result, "isError"); /* json_is_true reads it twice */
+    *is_error = json_is_true(flag);
     if (*is_error)
         gw_jbuf_lit(b, "{\"isError\":true");
     else
