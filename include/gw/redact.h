@@ -29,6 +29,7 @@
 #ifndef GW_REDACT_H
 #define GW_REDACT_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -56,6 +57,14 @@ size_t gw_redact_count(const struct gw_redact *r);
  * never larger than len. `truncated` says the line was cut after its
  * len bytes. */
 size_t gw_redact_line(const struct gw_redact *r, char *buf, size_t len, bool truncated);
+
+/* A new copy of `v` with the secrets of each of r[0..n) (a NULL one is
+ * skipped) masked in every string and object key, each on its own, never
+ * in serialised text, where an escape would hide them. Arrays and objects
+ * deeper than `max_depth` are replaced whole by "***"; so is a string a
+ * partial mask left invalid UTF-8. The caller owns the result. */
+json_t *gw_redact_json(const struct gw_redact *const *r, size_t n, const json_t *v,
+                       unsigned max_depth);
 
 void gw_redact_free(struct gw_redact *r);
 

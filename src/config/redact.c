@@ -222,3 +222,53 @@ void gw_redact_free(struct gw_redact *r)
     free(r->first);
     free(r);
 }
+
+static json_t *masked_string(const struct gw_redact *const *r, size_t nr, const char *v, size_t n)
+{
+    char *p = gw_xmalloc(n + 1);
+    json_t *j;
+
+    memcpy(p, v, n);
+    for (size_t i = 0; i < nr; i++) {
+        if (r[i] != NULL)
+            n = gw_redact_line(r[i], p, n, false);
+    }
+    j = json_stringn(p, n);
+    free(p);
+    /* a partial mask can split a character: nothing of the value stays */
+    return j != NULL ? j : json_string("***");
+}
+
+json_t *gw_redact_json(const struct gw_redact *const *r, size_t n, const json_t *v,
+                       unsigned max_depth)
+{
+    const char *k;
+    json_t *e, *out;
+    size_t i;
+
+    switch (json_typeof(v)) {
+    case JSON_STRING:
+        return masked_string(r, n, json_string_value(v), json_string_length(v));
+    case JSON_ARRAY:
+        if (max_depth == 0)
+            return json_string("***");
+        out = json_array();
+        json_array_foreach((json_t *)v, i, e)
+            json_array_append_new(out, gw_redact_json(r, n, e, max_depth - 1));
+        return out;
+    case JSON_OBJECT:
+        if (max_depth == 0)
+            return json_string("***");
+        out = json_object();
+        json_object_foreach((json_t *)v, k, e)
+        {
+            json_t *key = masked_string(r, n, k, strlen(k));
+            json_object_set_new(out, json_string_value(key),
+                                gw_redact_json(r, n, e, max_depth - 1));
+            json_decref(key);
+        }
+        return out;
+    default:
+        return json_incref((json_t *)v);
+    }
+}

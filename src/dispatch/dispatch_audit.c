@@ -4,6 +4,7 @@
 #include "gw/audit.h"
 #include "gw/dispatch_internal.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
@@ -146,47 +147,6 @@ static void put_arguments(struct gw_jbuf *b, const char *hex, const char *keys, 
     gw_jbuf_lit(b, "}");
 }
 
-static json_t *masked_string(const struct gw_redact *r, const char *v, size_t n)
-{
-    char *p = gw_xmalloc(n + 1);
-    json_t *j;
-
-    memcpy(p, v, n);
-    n = gw_redact_line(r, p, n, false);
-    j = json_stringn(p, n);
-    free(p);
-    return j != NULL ? j : json_string("***");
-}
-
-/* A copy of `v` with the secrets masked in each string (keys too) on its
- * own, never in the serialised text, where an escape would hide them. */
-static json_t *masked(const struct gw_redact *r, const json_t *v)
-{
-    const char *k;
-    json_t *m, *out;
-    size_t i;
-
-    switch (json_typeof(v)) {
-    case JSON_STRING:
-        return masked_string(r, json_string_value(v), json_string_length(v));
-    case JSON_ARRAY:
-        out = json_array();
-        json_array_foreach(v, i, m) json_array_append_new(out, masked(r, m));
-        return out;
-    case JSON_OBJECT:
-        out = json_object();
-        json_object_foreach((json_t *)v, k, m)
-        {
-            json_t *key = masked_string(r, k, strlen(k));
-            json_object_set_new(out, json_string_value(key), masked(r, m));
-            json_decref(key);
-        }
-        return out;
-    default:
-        return json_copy((json_t *)v);
-    }
-}
-
 /* With `arguments: full`, the arguments masked with the secrets of
  * `server` (and the gateway's token); otherwise NULL. */
 static json_t *kept(struct gw_servers *s, const char *server, const json_t *args)
@@ -205,7 +165,8 @@ static json_t *kept(struct gw_servers *s, const char *server, const json_t *args
             gw_oauth_redact_add(srv->oauth, r);
     }
     gw_redact_add(r, s->config->gateway.auth_token);
-    out = args != NULL ? masked(r, args) : json_object();
+    out = args != NULL ? gw_redact_json((const struct gw_redact *const[]){r}, 1, args, UINT_MAX)
+                       : json_object();
     gw_redact_free(r);
     return out;
 }
