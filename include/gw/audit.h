@@ -1,8 +1,10 @@
 /* The audit log (issue 35, gateway.audit): one JSON line per tool call and
  * per refused attempt, written by the loop without blocking it. Lines wait
- * in a bounded queue; one write per batch (uv_fs_write on the threadpool,
- * the file opened O_APPEND), a batch being what GW_AUDIT_FLUSH_MS gathered,
- * the next batch when it is done. A write that
+ * in a bounded queue; one write per batch (the file opened O_APPEND), a
+ * batch being what GW_AUDIT_FLUSH_MS gathered, the next batch when it is
+ * done. The loop writes a regular file of a local file system itself; any
+ * other path, and a file whose write once took GW_AUDIT_SLOW_MS, is written
+ * through libuv's threadpool, so a slow disk never holds calls. A write that
  * fails (a full disk) raises the Problem `audit:write` and counts the
  * batch's lines as dropped; with gateway.audit.required the calls are
  * refused while that lasts (gw_audit_refusing) and resume after a reload or
@@ -28,6 +30,9 @@
  * lines (SIGTERM and a reload lose none). */
 #define GW_AUDIT_FLUSH_MS 5
 #define GW_AUDIT_BATCH    (64u << 10)
+/* A write by the loop that took this long moves that file's writes to the
+ * threadpool until the path is opened again. */
+#define GW_AUDIT_SLOW_MS 10
 /* The longest `arguments` of `arguments: full`, as JSON text: longer ones
  * are written as `hash` writes them, without keys and with "cut": true. So
  * a line is at most this and a few hundred bytes of other members (names

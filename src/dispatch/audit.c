@@ -7,8 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -17,6 +21,10 @@
 #include "gw/util.h"
 
 #define PROBLEM_ID "audit:write"
+
+/* Not in <linux/magic.h>: OpenZFS's and bcachefs's. */
+#define ZFS_MAGIC      0x2fc12fc2UL
+#define BCACHEFS_MAGIC 0xca451a4eUL
 
 /* journald's native socket; MCPGW_JOURNAL_SOCKET names another, for tests */
 #define JOURNAL_SOCKET "/run/systemd/journal/socket"
@@ -32,6 +40,7 @@ struct gw_audit {
     int fd;           /* -1: none open */
     bool reopen;      /* open the path again once the batch on it is written */
     bool failing;     /* the last write or open failed */
+    bool on_loop;     /* the loop writes this file itself (may_write_on_loop) */
     struct gw_jbuf q; /* lines waiting, each with its newline */
     size_t q_lines;
     char *w; /* the batch being written */
@@ -87,6 +96,42 @@ static int open_journal(struct gw_audit *a)
     return socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 }
 
+/* Where batches are written. A buffered write to a regular file of a
+ * local file system (or to /dev/null) takes microseconds: the loop makes it
+ * itself. Through libuv's threadpool each batch would cost a worker's
+ * wake-up and the loop's, and the pool's first thread puts glibc into its
+ * multi-threaded mode for the daemon's life (a lock in every malloc and
+ * free, cancellation around every system call): more than the audit line
+ * costs a call. A file that may block (NFS, CIFS, a FUSE mount, a FIFO, a
+ * terminal) keeps the threadpool, and so does a file whose write once held
+ * the loop GW_AUDIT_SLOW_MS or longer (a disk that cannot keep up). */
+static bool may_write_on_loop(int fd)
+{
+    struct stat st;
+    struct statfs fs;
+
+    if (fstat(fd, &st) != 0)
+        return false;
+    if (S_ISCHR(st.st_mode))
+        return major(st.st_rdev) == 1; /* the memory devices: /dev/null, /dev/full */
+    if (!S_ISREG(st.st_mode) || fstatfs(fd, &fs) != 0)
+        return false;
+    switch ((unsigned long)fs.f_type) {
+    case EXT4_SUPER_MAGIC: /* ext2 and ext3 too */
+    case XFS_SUPER_MAGIC:
+    case BTRFS_SUPER_MAGIC:
+    case F2FS_SUPER_MAGIC:
+    case TMPFS_MAGIC:
+    case RAMFS_MAGIC:
+    case OVERLAYFS_SUPER_MAGIC:
+    case ZFS_MAGIC:
+    case BCACHEFS_MAGIC:
+        return true;
+    default:
+        return false;
+    }
+}
+
 static void open_path(struct gw_audit *a)
 {
     int fd = a->path == NULL ? -1
@@ -97,6 +142,7 @@ static void open_path(struct gw_audit *a)
         close(a->fd);
     a->fd = fd;
     a->reopen = false;
+    a->on_loop = fd >= 0 && !a->journal && may_write_on_loop(fd);
     if (a->path != NULL && fd < 0) {
         fail(a, "opened", errno, 0);
         return;
@@ -122,12 +168,9 @@ static void keep_spare(struct gw_audit *a)
     a->w = NULL;
 }
 
-static void on_written(uv_fs_t *req)
+/* A write of the batch ended: r bytes, or -errno. */
+static void written(struct gw_audit *a, ssize_t r)
 {
-    struct gw_audit *a = req->data;
-    ssize_t r = req->result;
-
-    uv_fs_req_cleanup(req);
     a->busy = false;
     if (r >= 0 && (size_t)r < a->w_len - a->w_off) {
         a->w_off += (size_t)r; /* a short write: the rest of the batch */
@@ -151,6 +194,36 @@ static void on_written(uv_fs_t *req)
     schedule(a);
 }
 
+static void on_written(uv_fs_t *req)
+{
+    ssize_t r = req->result;
+
+    uv_fs_req_cleanup(req);
+    written(req->data, r);
+}
+
+static void write_on_loop(struct gw_audit *a)
+{
+    uint64_t start = uv_hrtime(), ms;
+    ssize_t r;
+
+    do
+        r = write(a->fd, a->w + a->w_off, a->w_len - a->w_off);
+    while (r < 0 && errno == EINTR);
+    if (r < 0)
+        r = -errno;
+    ms = (uv_hrtime() - start) / 1000000;
+    if (ms >= GW_AUDIT_SLOW_MS) {
+        char took[24];
+
+        snprintf(took, sizeof took, "%llu", (unsigned long long)ms);
+        a->on_loop = false;
+        gw_log(GW_LOG_WARN, "an audit log write held the event loop; later ones go to threads",
+               "path", a->path, "ms", took, NULL);
+    }
+    written(a, r);
+}
+
 /* Starts the next write: the rest of the batch, else every queued line. */
 static void kick(struct gw_audit *a)
 {
@@ -171,6 +244,10 @@ static void kick(struct gw_audit *a)
         a->w_lines = a->q_lines;
         a->q_lines = 0;
     }
+    if (a->on_loop) {
+        write_on_loop(a);
+        return;
+    }
     buf = uv_buf_init(a->w + a->w_off, (unsigned)(a->w_len - a->w_off));
     a->req.data = a;
     if (uv_fs_write(a->loop, &a->req, a->fd, &buf, 1, -1, on_written) == 0)
@@ -182,9 +259,9 @@ static void on_flush(uv_timer_t *t)
     kick(t->data);
 }
 
-/* A write per line would cost each call a trip through the threadpool (a
- * worker woken, the loop woken by its answer): more than the call itself.
- * Lines gather for GW_AUDIT_FLUSH_MS, or until a batch is big enough to be
+/* A write per line would cost each call a system call, or a trip through
+ * the threadpool (a worker woken, the loop woken by its answer): more than
+ * the call itself. Lines gather for GW_AUDIT_FLUSH_MS, or until a batch is big enough to be
  * worth a write of its own. */
 static void schedule(struct gw_audit *a)
 {

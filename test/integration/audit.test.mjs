@@ -40,8 +40,8 @@ servers:
     truely-stateless: true
 `;
 
-async function up(yaml) {
-  const d = await start(yaml);
+async function up(yaml, opts) {
+  const d = await start(yaml, opts);
   await waitFor(async () => (await d.get('/readyz', { headers: auth(ADMIN) })).status === 200, 30000);
   return d;
 }
@@ -57,7 +57,8 @@ const readLines = (file) => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8')
 test('a line for each of 1,000 calls and refusals of a mixed run, checked one by one', async (t) => {
   const dir = fs.mkdtempSync('/tmp/mcpgw-audit-');
   const file = path.join(dir, 'audit.jsonl');
-  const d = await up(config(file));
+  // a state directory of its own: no sandbox homes of other daemons to sweep
+  const d = await up(config(file), { env: { XDG_STATE_HOME: path.join(dir, 'state') } });
   t.after(() => stopClean(d));
 
   // what the test did, in order: [token, tool, arguments, expected outcome, decision]
@@ -123,6 +124,9 @@ test('a line for each of 1,000 calls and refusals of a mixed run, checked one by
   });
   const metrics = (await d.get('/metrics', { headers: auth(ADMIN) })).body;
   assert.match(metrics, new RegExp(`mcpgw_audit_lines_total\\{result="written"\\} ${plan.length}\\n`));
+  // a file of a local file system is written by the loop: no thread was
+  // started for it (libuv's pool would have started four)
+  assert.match(fs.readFileSync(`/proc/${d.pid}/status`, 'utf8'), /^Threads:\s+1$/m);
   assert.doesNotMatch(fs.readFileSync(file, 'utf8'), new RegExp(`${ALICE}|${ADMIN}`));
   fs.rmSync(dir, { recursive: true, force: true });
 });
