@@ -82,10 +82,34 @@ static const char *const irregular[][2] = {
     {"wrote", "write"},
 };
 
-static const char *irregular_base(const char *w)
-{
-    size_t lo = 0, hi = sizeof irregular / sizeof *irregular;
+#define NIRREGULAR (sizeof irregular / sizeof *irregular)
 
+/* Every word is stemmed when a tool is indexed: a bit per (first letter,
+ * last letter) of the forms keeps most words from the search. */
+static uint8_t irregular_ends[(26 * 26 + 7) / 8];
+static bool irregular_ready;
+
+static size_t ends_bit(const char *w, size_t n)
+{
+    return (size_t)(w[0] - 'a') * 26 + (size_t)(w[n - 1] - 'a');
+}
+
+static const char *irregular_base(const char *w, size_t n)
+{
+    size_t lo = 0, hi = NIRREGULAR, bit;
+
+    if (!irregular_ready) {
+        for (size_t i = 0; i < NIRREGULAR; i++) {
+            bit = ends_bit(irregular[i][0], strlen(irregular[i][0]));
+            irregular_ends[bit / 8] |= (uint8_t)(1u << bit % 8);
+        }
+        irregular_ready = true;
+    }
+    if (w[0] < 'a' || w[0] > 'z' || w[n - 1] < 'a' || w[n - 1] > 'z')
+        return NULL;
+    bit = ends_bit(w, n);
+    if (!(irregular_ends[bit / 8] & 1u << bit % 8))
+        return NULL;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
         int c = strcmp(w, irregular[mid][0]);
@@ -103,7 +127,7 @@ void gw_toolsearch_stem(char *w)
 {
     size_t n = strlen(w);
     bool cut = false;
-    const char *base = n >= 3 && n <= 10 ? irregular_base(w) : NULL;
+    const char *base = n >= 3 && n <= 10 ? irregular_base(w, n) : NULL;
 
     if (base != NULL) {
         strcpy(w, base); /* never longer than the form */
