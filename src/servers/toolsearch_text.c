@@ -1,5 +1,5 @@
 /* Tool search, the words: identifier splitting, stop words, a light
- * stemmer and the synonym table that bridges the words people use to ask
+ * stemmer, compounds written apart and the synonym table that bridges the words people use to ask
  * for a tool and the words tools are described with.
  *
  * The table is general English (and the common words of software work:
