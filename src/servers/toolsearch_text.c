@@ -1,6 +1,7 @@
 /* Tool search, the words: identifier splitting, stop words, a light
- * stemmer, compounds written apart and the synonym table that bridges the words people use to ask
- * for a tool and the words tools are described with.
+ * stemmer, compounds written apart and the synonym table that bridges the
+ * words people use to ask for a tool and the words tools are described
+ * with.
  *
  * The table is general English (and the common words of software work:
  * repo, PR, commit): each group is a set of words people use for one
