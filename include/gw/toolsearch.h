@@ -177,7 +177,16 @@ void gw_ts_active_sweep(struct gw_ts_active *a, uint64_t now, uint64_t idle_ms);
 void gw_toolsearch_tokens(const char *text, size_t n, void (*fn)(const char *tok, void *arg),
                           void *arg);
 
-/* The light stemmer: plurals, -ing, -ed, a final e. In place. */
+/* The words a compound written apart would be ("roll back", "sign-in",
+ * "screen shot": rollback, signin, screenshot): each two words of
+ * letters of `text` separated by one blank or hyphen, joined, lower-cased
+ * and stemmed; identifiers (camelCase) and words with digits are not
+ * joined. Calls `fn` for each. */
+void gw_toolsearch_compounds(const char *text, size_t n, void (*fn)(const char *tok, void *arg),
+                             void *arg);
+
+/* The light stemmer: irregular forms (wrote → write), plurals, -ing,
+ * -ed, a final e. In place. */
 void gw_toolsearch_stem(char *w);
 
 /* The stemmed words the synonym table relates to stemmed `w`, with the

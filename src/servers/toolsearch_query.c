@@ -97,6 +97,22 @@ static void query_word(const char *w, void *arg)
     }
 }
 
+/* A compound the query writes apart ("roll back", "sign-in") that the
+ * catalog uses as one word (rollback, signin): asked for as a word of
+ * the query, beside its parts. */
+struct compound_arg {
+    const struct gw_toolsearch *ix;
+    struct qwords *q;
+};
+
+static void compound_word(const char *w, void *arg)
+{
+    struct compound_arg *c = arg;
+
+    if (gw_ts_term_find(c->ix, w) >= 0)
+        query_word(w, c->q);
+}
+
 /* A blank-separated piece of the query shaped as a path or a file name
  * (src/app.js, ~/notes, .env, report.pdf) stands for a file or a
  * directory, which tools say and people often do not: 1 for a file (a
@@ -517,6 +533,8 @@ size_t gw_toolsearch_query(struct gw_toolsearch *ix, const struct gw_catalog *ca
     for (size_t i = 0; i < ix->nsegs; i++)
         ix->segs[i]->allowed = all || gw_csv_has(toolsets_csv, ix->segs[i]->name);
     gw_toolsearch_tokens(query, strlen(query), query_word, &q);
+    gw_toolsearch_compounds(query, strlen(query), compound_word,
+                            &(struct compound_arg){.ix = ix, .q = &q});
     if (!bare)
         path_words(query, &q);
     if (!bare)

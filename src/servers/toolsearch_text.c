@@ -1,6 +1,7 @@
 /* Tool search, the words: identifier splitting, stop words, a light
- * stemmer and the synonym table that bridges the words people use to ask
- * for a tool and the words tools are described with.
+ * stemmer, compounds written apart and the synonym table that bridges the
+ * words people use to ask for a tool and the words tools are described
+ * with.
  *
  * The table is general English (and the common words of software work:
  * repo, PR, commit): each group is a set of words people use for one
@@ -59,11 +60,80 @@ static bool vowel(char c)
     return c == 'a' || c == 'e' || c == 'i' || c == 'o' || c == 'u';
 }
 
+/* Irregular forms, which no suffix rule reaches ("wrote" and "written"
+ * are "write"), sorted for a binary search: the common irregular verbs
+ * and plurals of English, not words chosen from any task set. A word
+ * that also means something else ("left", "saw", "found") is not here. */
+static const char *const irregular[][2] = {
+    {"bought", "buy"},    {"broke", "break"},   {"broken", "break"},
+    {"brought", "bring"}, {"built", "build"},   {"children", "child"},
+    {"chose", "choose"},  {"chosen", "choose"}, {"drawn", "draw"},
+    {"drew", "draw"},     {"driven", "drive"},  {"drove", "drive"},
+    {"gave", "give"},     {"given", "give"},    {"gone", "go"},
+    {"got", "get"},       {"gotten", "get"},    {"held", "hold"},
+    {"indices", "index"}, {"kept", "keep"},     {"knew", "know"},
+    {"known", "know"},    {"lost", "lose"},     {"made", "make"},
+    {"meant", "mean"},    {"paid", "pay"},      {"people", "person"},
+    {"ran", "run"},       {"said", "say"},      {"seen", "see"},
+    {"sent", "send"},     {"shown", "show"},    {"sold", "sell"},
+    {"spent", "spend"},   {"stole", "steal"},   {"stolen", "steal"},
+    {"taken", "take"},    {"taught", "teach"},  {"thought", "think"},
+    {"told", "tell"},     {"took", "take"},     {"understood", "understand"},
+    {"went", "go"},       {"woke", "wake"},     {"written", "write"},
+    {"wrote", "write"},
+};
+
+#define NIRREGULAR (sizeof irregular / sizeof *irregular)
+
+/* Every word is stemmed when a tool is indexed: a bit per (first letter,
+ * last letter) of the forms keeps most words from the search. */
+static uint8_t irregular_ends[(26 * 26 + 7) / 8];
+static bool irregular_ready;
+
+static size_t ends_bit(const char *w, size_t n)
+{
+    return (size_t)(w[0] - 'a') * 26 + (size_t)(w[n - 1] - 'a');
+}
+
+static const char *irregular_base(const char *w, size_t n)
+{
+    size_t lo = 0, hi = NIRREGULAR, bit;
+
+    if (!irregular_ready) {
+        for (size_t i = 0; i < NIRREGULAR; i++) {
+            bit = ends_bit(irregular[i][0], strlen(irregular[i][0]));
+            irregular_ends[bit / 8] |= (uint8_t)(1u << bit % 8);
+        }
+        irregular_ready = true;
+    }
+    if (w[0] < 'a' || w[0] > 'z' || w[n - 1] < 'a' || w[n - 1] > 'z')
+        return NULL;
+    bit = ends_bit(w, n);
+    if (!(irregular_ends[bit / 8] & 1u << bit % 8))
+        return NULL;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = strcmp(w, irregular[mid][0]);
+        if (c == 0)
+            return irregular[mid][1];
+        if (c < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return NULL;
+}
+
 void gw_toolsearch_stem(char *w)
 {
     size_t n = strlen(w);
     bool cut = false;
+    const char *base = n >= 3 && n <= 10 ? irregular_base(w, n) : NULL;
 
+    if (base != NULL) {
+        strcpy(w, base); /* never longer than the form */
+        n = strlen(w);
+    }
     if (n > 4 && ends(w, n, "ies")) {
         strcpy(w + n - 3, "y");
         n -= 2;
@@ -154,6 +224,47 @@ void gw_toolsearch_tokens(const char *text, size_t n, void (*fn)(const char *tok
         if (c != C_SEP && len < sizeof w - 1)
             w[len++] = (char)tolower((unsigned char)text[i]);
         prev = c;
+    }
+}
+
+void gw_toolsearch_compounds(const char *text, size_t n, void (*fn)(const char *tok, void *arg),
+                             void *arg)
+{
+    size_t prev = 0, plen = 0; /* the last word of letters, if it may join */
+
+    for (size_t i = 0; i < n;) {
+        size_t j = i, len;
+        bool camel = false, word;
+
+        if (cls_of((unsigned char)text[i]) == C_SEP) {
+            if (i - (prev + plen) > 0 || (text[i] != ' ' && text[i] != '-'))
+                plen = 0; /* more than one blank or hyphen: not a compound */
+            i++;
+            continue;
+        }
+        while (j < n && cls_of((unsigned char)text[j]) != C_SEP)
+            j++;
+        len = j - i;
+        word = len >= 2;
+        for (size_t k = i; k < j && word; k++) {
+            word = isalpha((unsigned char)text[k]) != 0;
+            camel = camel || (k > i && isupper((unsigned char)text[k]) &&
+                              islower((unsigned char)text[k - 1]));
+        }
+        word = word && !camel;
+        if (word && plen > 0 && i == prev + plen + 1 && plen + len < GW_TOOLSEARCH_TOKEN_MAX) {
+            char w[GW_TOOLSEARCH_TOKEN_MAX];
+            for (size_t k = 0; k < plen; k++)
+                w[k] = (char)tolower((unsigned char)text[prev + k]);
+            for (size_t k = 0; k < len; k++)
+                w[plen + k] = (char)tolower((unsigned char)text[i + k]);
+            w[plen + len] = '\0';
+            gw_toolsearch_stem(w);
+            fn(w, arg);
+        }
+        prev = i;
+        plen = word ? len : 0;
+        i = j;
     }
 }
 
