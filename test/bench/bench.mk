@@ -11,7 +11,7 @@ BENCH_DIR   := test/bench
 BENCH_OUT   := $(BUILD)/bench
 BENCH_STAMP := $(BENCH_DIR)/node_modules/.mcpgw-bench-installed
 BENCH_BINS  := $(BENCH_OUT)/echo_server $(BENCH_OUT)/bench_client $(BENCH_OUT)/http_floor \
-               $(BENCH_OUT)/paced_http
+               $(BENCH_OUT)/paced_http $(BENCH_OUT)/otlp_sink
 BENCH_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror
 
 .PHONY: bench bench-tools
@@ -29,6 +29,9 @@ $(BENCH_OUT)/http_floor: $(BENCH_DIR)/http_floor.c | $(BENCH_OUT)
 	$(CC) $(BENCH_CFLAGS) -D_GNU_SOURCE -o $@ $< -luv
 
 $(BENCH_OUT)/paced_http: $(BENCH_DIR)/paced_http.c | $(BENCH_OUT)
+	$(CC) $(BENCH_CFLAGS) -o $@ $<
+
+$(BENCH_OUT)/otlp_sink: $(BENCH_DIR)/otlp_sink.c | $(BENCH_OUT)
 	$(CC) $(BENCH_CFLAGS) -o $@ $<
 
 $(BENCH_STAMP): $(BENCH_DIR)/package.json $(BENCH_DIR)/package-lock.json
