@@ -14,14 +14,18 @@
 #define TICK_MS        1000
 #define BACKOFF_MAX_MS 32000
 
-/* Where the batch's JSON is up to. */
-enum { PART_HEAD, PART_SPANS, PART_TAIL, PART_DONE };
-struct writer {
-    const struct gw_span *next;
-    unsigned left, written;
-    int part;
-    const char *service;
+/* A batch: the JSON of its spans, each written when it ended (with the
+ * span still in the cache, which is then free for the next call at once)
+ * and separated by ','. The export sends it between the envelope's head
+ * and tail. */
+struct batch {
+    struct batch *next;
+    struct gw_jbuf text;
+    unsigned n;
 };
+
+/* Where the body being sent is up to. */
+enum { PART_HEAD, PART_SPANS, PART_TAIL, PART_DONE };
 
 struct gw_otlp {
     struct gw_http_xfer x; /* first: the transfer's callbacks get it */
@@ -37,16 +41,16 @@ struct gw_otlp {
     char **headers; /* "Name: value" lines */
     size_t nheaders;
     bool loopback_only;
-    /* the queue, and the batch in flight or waiting for its retry */
-    struct gw_span *head, *tail;
+    /* the queue, the batch in flight or waiting for its retry, and the
+     * buffer of the last one sent, kept for the next */
+    struct batch *head, *tail;
     unsigned queued;
-    struct gw_span *batch;
-    unsigned nbatch;
-    /* the batch's JSON as it is being sent */
-    struct writer wr;
-    struct gw_jbuf spill; /* a piece larger than libcurl's buffer, copied from */
-    char *batch_service;  /* service.name as the send began: a reload may free o->service */
-    size_t spill_off;
+    struct batch *batch;
+    struct batch *spare;
+    /* the body as it is being sent */
+    struct gw_jbuf envelope; /* its head, with service.name as the send began */
+    int part;
+    size_t off;
     bool sending;
     uint64_t backoff_ms;
     /* closing */
@@ -74,137 +78,128 @@ static char *put_attr_str(char *w, const char *key, const char *value)
 
 static const char scope[] = "]},\"scopeSpans\":[{\"scope\":{\"name\":\"mcpgw\",\"version\":"
                             "\"" GW_VERSION "\"},\"spans\":[";
+static const char tail[] = "]}]}]}";
 
-/* The longest the piece it is at may be: the envelope's head, a span
- * (and its ','), the tail. */
-static size_t piece_max(const struct writer *r)
+/* The envelope's head, up to the first span. */
+static void put_head(struct gw_jbuf *b, const char *service)
 {
-    switch (r->part) {
-    case PART_HEAD:
-        return 128 + sizeof scope + 6 * (strlen(r->service) + strlen(GW_VERSION));
-    case PART_SPANS:
-        return gw_span_json_max(r->next) + 1;
-    default:
-        return 8;
-    }
+    char *w;
+
+    gw_jbuf_reserve(b, 128 + sizeof scope + 6 * (strlen(service) + strlen(GW_VERSION)));
+    w = b->p + b->len;
+    PUT_LIT(w, "{\"resourceSpans\":[{\"resource\":{\"attributes\":[");
+    w = put_attr_str(w, "service.name", service);
+    *w++ = ',';
+    w = put_attr_str(w, "service.version", GW_VERSION);
+    w = (char *)memcpy(w, scope, sizeof scope - 1) + sizeof scope - 1;
+    b->len = (size_t)(w - b->p);
 }
 
-/* Writes the pieces that fit whole in [w, end): none when the next one
- * does not. The spans' parts were encoded when they were set (gw/trace.h):
- * a piece is laid end to end with no bound check. */
-static char *write_some(struct writer *r, char *w, const char *end)
+/* A span's JSON after what b holds, a ',' before it unless it is the first. */
+static void put_span(struct gw_jbuf *b, const struct gw_span *s, bool first)
 {
-    while (r->part != PART_DONE && (size_t)(end - w) >= piece_max(r)) {
-        switch (r->part) {
-        case PART_HEAD:
-            PUT_LIT(w, "{\"resourceSpans\":[{\"resource\":{\"attributes\":[");
-            w = put_attr_str(w, "service.name", r->service);
-            *w++ = ',';
-            w = put_attr_str(w, "service.version", GW_VERSION);
-            w = (char *)memcpy(w, scope, sizeof scope - 1) + sizeof scope - 1;
-            r->part = r->next != NULL && r->left > 0 ? PART_SPANS : PART_TAIL;
-            break;
-        case PART_SPANS:
-            if (r->written++ > 0)
-                *w++ = ',';
-            w = gw_span_json(r->next, w);
-            r->next = r->next->next;
-            if (--r->left == 0 || r->next == NULL)
-                r->part = PART_TAIL;
-            break;
-        default:
-            PUT_LIT(w, "]}]}]}");
-            r->part = PART_DONE;
-            break;
-        }
-    }
-    return w;
-}
+    char *w;
 
-static struct writer writer_of(const struct gw_span *spans, unsigned max, const char *service)
-{
-    return (struct writer){.next = spans, .left = max, .service = service};
+    gw_jbuf_reserve(b, gw_span_json_max(s) + 1);
+    w = b->p + b->len;
+    if (!first)
+        *w++ = ',';
+    b->len = (size_t)(gw_span_json(s, w) - b->p);
 }
 
 char *gw_otlp_encode(const struct gw_span *spans, unsigned max, const char *service_name,
                      size_t *len)
 {
-    struct writer r = writer_of(spans, max, service_name);
     struct gw_jbuf b = {0};
-    size_t room = piece_max(&r) + 8; /* the head and the tail */
     unsigned i = 0;
 
+    put_head(&b, service_name);
     for (const struct gw_span *s = spans; s != NULL && i < max; s = s->next, i++)
-        room += gw_span_json_max(s) + 1;
-    gw_jbuf_reserve(&b, room);
-    b.len = (size_t)(write_some(&r, b.p, b.p + room) - b.p);
-    b.p[b.len] = '\0';
+        put_span(&b, s, i == 0);
+    gw_jbuf_put(&b, tail, sizeof tail - 1);
     return gw_jbuf_take(&b, len);
 }
 
-/* libcurl's read callback: the next pieces into its buffer; one larger
- * than the buffer (a span with a very long attribute) goes through
- * `spill`. */
+/* libcurl's read callback: the envelope's head, the batch, the tail. */
 static size_t body_read(void *data, char *buf, size_t room)
 {
     struct gw_otlp *o = data;
-    size_t n;
-    char *w;
+    size_t done = 0;
 
-    if (o->spill_off == o->spill.len && o->wr.part != PART_DONE) {
-        w = write_some(&o->wr, buf, buf + room);
-        if (w > buf)
-            return (size_t)(w - buf);
-        n = piece_max(&o->wr);
-        o->spill.len = o->spill_off = 0;
-        gw_jbuf_reserve(&o->spill, n);
-        o->spill.len = (size_t)(write_some(&o->wr, o->spill.p, o->spill.p + n) - o->spill.p);
+    while (done < room && o->part != PART_DONE) {
+        const char *from = o->part == PART_HEAD    ? o->envelope.p
+                           : o->part == PART_SPANS ? o->batch->text.p
+                                                   : tail;
+        size_t len = o->part == PART_HEAD    ? o->envelope.len
+                     : o->part == PART_SPANS ? o->batch->text.len
+                                             : sizeof tail - 1;
+        size_t n = len - o->off < room - done ? len - o->off : room - done;
+
+        memcpy(buf + done, from + o->off, n);
+        done += n;
+        o->off += n;
+        if (o->off == len) {
+            o->part++;
+            o->off = 0;
+        }
     }
-    n = o->spill.len - o->spill_off < room ? o->spill.len - o->spill_off : room;
-    if (n == 0)
-        return 0; /* the end */
-    memcpy(buf, o->spill.p + o->spill_off, n);
-    o->spill_off += n;
-    return n;
+    return done;
 }
 
 static void body_rewind(void *data)
 {
     struct gw_otlp *o = data;
 
-    o->wr = writer_of(o->batch, o->nbatch, o->batch_service);
-    o->spill.len = o->spill_off = 0;
+    o->part = PART_HEAD;
+    o->off = 0;
 }
 
 /* ---- the queue ---- */
 
-static void free_list(struct gw_span *s)
+/* A batch's buffer larger than this (spans with long attributes) is not
+ * kept for the next. */
+#define SPARE_MAX (4u << 20)
+
+static void batch_free(struct gw_otlp *o, struct batch *b)
 {
-    while (s != NULL) {
-        struct gw_span *next = s->next;
-        gw_span_free(s);
-        s = next;
+    if (o->spare == NULL && b->text.cap <= SPARE_MAX) {
+        b->text.len = 0;
+        b->n = 0;
+        b->next = NULL;
+        o->spare = b;
+        return;
     }
+    free(b->text.p);
+    free(b);
+}
+
+static void free_queue(struct gw_otlp *o)
+{
+    while (o->head != NULL) {
+        struct batch *next = o->head->next;
+        batch_free(o, o->head);
+        o->head = next;
+    }
+    o->tail = NULL;
+    o->queued = 0;
 }
 
 static void drop_batch(struct gw_otlp *o, bool count)
 {
+    if (o->batch == NULL)
+        return;
     if (count)
-        gw_trace_count(0, o->nbatch, 0);
-    free_list(o->batch);
+        gw_trace_count(0, o->batch->n, 0);
+    batch_free(o, o->batch);
     o->batch = NULL;
-    o->nbatch = 0;
     if (o->head == NULL)
         gw_trace_trim();
 }
 
 static void free_body(struct gw_otlp *o)
 {
-    free(o->batch_service);
-    o->batch_service = NULL;
-    free(o->spill.p);
-    o->spill = (struct gw_jbuf){0};
-    o->spill_off = 0;
+    free(o->envelope.p);
+    o->envelope = (struct gw_jbuf){0};
 }
 
 static void export_next(struct gw_otlp *o);
@@ -223,18 +218,25 @@ static void arm(struct gw_otlp *o, uint64_t ms)
 static void sink(void *data, struct gw_span *s)
 {
     struct gw_otlp *o = data;
+    struct batch *b = o->tail;
 
     if (o->queued >= GW_OTLP_QUEUE_MAX) {
         gw_trace_count(0, 1, 0);
         gw_span_free(s);
         return;
     }
-    s->next = NULL;
-    if (o->tail != NULL)
-        o->tail->next = s;
-    else
-        o->head = s;
-    o->tail = s;
+    if (b == NULL || b->n >= GW_OTLP_BATCH_MAX) {
+        b = o->spare != NULL ? o->spare : gw_xcalloc(1, sizeof *b);
+        o->spare = NULL;
+        if (o->tail != NULL)
+            o->tail->next = b;
+        else
+            o->head = b;
+        o->tail = b;
+    }
+    put_span(&b->text, s, b->n == 0);
+    gw_span_free(s);
+    b->n++;
     o->queued++;
     if (o->sending || o->batch != NULL)
         return; /* its done handler or its retry comes back to the queue */
@@ -272,20 +274,12 @@ static void finish_close(struct gw_otlp *o);
 
 static void take_batch(struct gw_otlp *o)
 {
-    struct gw_span **link = &o->head;
-    unsigned n = 0;
-
-    while (*link != NULL && n < GW_OTLP_BATCH_MAX) {
-        link = &(*link)->next;
-        n++;
-    }
     o->batch = o->head;
-    o->nbatch = n;
-    o->head = *link;
-    *link = NULL;
+    o->head = o->head->next;
+    o->batch->next = NULL;
     if (o->head == NULL)
         o->tail = NULL;
-    o->queued -= n;
+    o->queued -= o->batch->n;
 }
 
 static void send_failed(struct gw_otlp *o, const char *why)
@@ -309,10 +303,8 @@ static void export_next(struct gw_otlp *o)
         return;
     }
     if (o->url == NULL) { /* off with spans left: nowhere to send them */
-        free_list(o->head);
         gw_trace_count(0, o->queued, 0);
-        o->head = o->tail = NULL;
-        o->queued = 0;
+        free_queue(o);
         drop_batch(o, true);
         if (o->closing)
             finish_close(o);
@@ -351,8 +343,8 @@ static void export_next(struct gw_otlp *o)
         .loopback_only = o->loopback_only,
         .user_agent = "mcpgw/" GW_VERSION,
     };
-    free(o->batch_service);
-    o->batch_service = gw_xstrdup(o->service);
+    o->envelope.len = 0;
+    put_head(&o->envelope, o->service);
     body_rewind(o);
     o->x.ops = &xfer_ops;
     rc = gw_http_xfer_begin(&o->x, o->multi, &req);
@@ -392,7 +384,7 @@ static void x_done(struct gw_http_xfer *x, CURLcode rc)
 
     o->sending = false;
     if (rc == CURLE_OK && gw_http_xfer_ok(x)) {
-        gw_trace_count(o->nbatch, 0, 0);
+        gw_trace_count(o->batch->n, 0, 0);
         drop_batch(o, false);
         o->backoff_ms = 0;
         if (o->problems != NULL)
@@ -483,7 +475,7 @@ void gw_otlp_configure(struct gw_otlp *o, const struct gw_gateway_config *g)
 
 unsigned gw_otlp_queued(const struct gw_otlp *o)
 {
-    return o->queued + o->nbatch;
+    return o->queued + (o->batch != NULL ? o->batch->n : 0);
 }
 
 static void on_handle_closed(uv_handle_t *h)
@@ -502,7 +494,7 @@ static void on_handle_closed(uv_handle_t *h)
 
 static void finish_close(struct gw_otlp *o)
 {
-    unsigned left = o->queued + o->nbatch;
+    unsigned left = gw_otlp_queued(o);
 
     if (o->open_handles < 2 || uv_is_closing((uv_handle_t *)&o->tick))
         return;
@@ -515,11 +507,14 @@ static void finish_close(struct gw_otlp *o)
         gw_trace_count(0, left, 0);
         gw_log(GW_LOG_WARN, "spans not exported before the shutdown grace ended", NULL);
     }
-    free_list(o->head);
-    o->head = o->tail = NULL;
-    o->queued = 0;
+    free_queue(o);
     drop_batch(o, false);
     free_body(o);
+    if (o->spare != NULL) {
+        free(o->spare->text.p);
+        free(o->spare);
+        o->spare = NULL;
+    }
     gw_http_xfer_cleanup(&o->x);
     uv_close((uv_handle_t *)&o->tick, on_handle_closed);
     uv_close((uv_handle_t *)&o->deadline, on_handle_closed);
