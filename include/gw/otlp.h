@@ -1,7 +1,8 @@
 /* The OTLP/HTTP exporter of traces (JSON encoding): the sink of gw/trace.h.
  *
  * Ended spans wait in one bounded queue (GW_OTLP_QUEUE_MAX; spans beyond
- * it are dropped and counted) and leave in batches of at most
+ * it are dropped and counted), each as its JSON, written when it ended
+ * (its memory is the next span's at once), and leave in batches of at most
  * GW_OTLP_BATCH_MAX, one request at a time, at most once a second unless a
  * full batch waits. The requests go through libcurl's multi on the loop
  * (gw/curl_uv.h), shared with the HTTP upstreams; nothing here blocks or

@@ -450,6 +450,37 @@ START_TEST(test_queue_bounded)
 }
 END_TEST
 
+/* A span ended is written into its batch at once and its memory is free
+ * for the next call's span while the batch waits for its export: the
+ * queue holds text, not spans. */
+START_TEST(test_queued_spans_hold_no_span)
+{
+    uv_loop_t loop;
+    struct gw_gateway_config g = {.tracing_endpoint = "http://127.0.0.1:9/v1/traces",
+                                  .tracing_sample = 1,
+                                  .tracing_service_name = "t"};
+    unsigned spares;
+
+    uv_loop_init(&loop);
+    struct gw_curl_uv *multi = gw_curl_uv_new(&loop);
+    struct gw_otlp *o = gw_otlp_new(&loop, multi, NULL);
+    gw_otlp_configure(o, &g);
+    gw_span_end(gw_span_root("first", GW_SPAN_SERVER, NULL));
+    spares = gw_trace__spares();
+    for (int i = 0; i < 100; i++) { /* the loop never runs: no export leaves */
+        struct gw_span *s = gw_span_root("s", GW_SPAN_SERVER, NULL);
+        gw_span_str(s, "mcpgw.server", "echo");
+        gw_span_end(s);
+        ck_assert_uint_eq(gw_trace__spares(), spares);
+    }
+    ck_assert_uint_eq(gw_otlp_queued(o), 101);
+    gw_otlp_close(o, 0, on_closed, NULL);
+    gw_curl_uv_close(multi, NULL, NULL);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    ck_assert_int_eq(uv_loop_close(&loop), 0);
+}
+END_TEST
+
 static struct gw_config *load(const char *yaml)
 {
     struct gw_config *c = NULL;
@@ -538,6 +569,7 @@ static Suite *trace_suite(void)
     tcase_add_test(tc, test_named_attrs);
     tcase_add_test(tc, test_times);
     tcase_add_test(tc, test_queue_bounded);
+    tcase_add_test(tc, test_queued_spans_hold_no_span);
     tcase_add_test(tc, test_spares_kept_then_trimmed);
     tcase_add_test(tc, test_config);
     suite_add_tcase(s, tc);
