@@ -159,6 +159,8 @@ static void body_rewind(void *data)
 /* A batch's buffer larger than this (spans with long attributes) is not
  * kept for the next. */
 #define SPARE_MAX (4u << 20)
+/* A span's JSON is 400-900 bytes with the attributes mcpgw sets. */
+#define BATCH_SPAN_BYTES 1024
 
 static void batch_free(struct gw_otlp *o, struct batch *b)
 {
@@ -226,8 +228,14 @@ static void sink(void *data, struct gw_span *s)
         return;
     }
     if (b == NULL || b->n >= GW_OTLP_BATCH_MAX) {
-        b = o->spare != NULL ? o->spare : gw_xcalloc(1, sizeof *b);
+        b = o->spare;
         o->spare = NULL;
+        if (b == NULL) {
+            /* room for a batch of spans of usual size at once: grown by
+             * doubling, it would be copied ten times on its way there */
+            b = gw_xcalloc(1, sizeof *b);
+            gw_jbuf_reserve(&b->text, GW_OTLP_BATCH_MAX * BATCH_SPAN_BYTES);
+        }
         if (o->tail != NULL)
             o->tail->next = b;
         else
