@@ -114,7 +114,8 @@ int gw_sandbox_home_remove(const char *home);
  * returns how many. */
 int gw_sandbox_homes_sweep(const char *state_dir);
 
-/* The same, off the loop (uv_queue_work), logged when it removed any. */
+/* The same, off the loop (uv_queue_work) when the loop, looking first,
+ * found any to remove; logged when it removed any. */
 void gw_sandbox_homes_sweep_start(uv_loop_t *loop, const char *state_dir);
 
 #endif

@@ -458,8 +458,9 @@ int gw_sandbox_home_remove(const char *home)
 /* ---- homes a daemon that died left ---- */
 
 /* One <server>.d directory: its <pid>-<n> entries whose pid names no
- * process (a pid another user runs is alive: EPERM). */
-static int sweep_server(const char *dir)
+ * process (a pid another user runs is alive: EPERM), removed, or only
+ * counted. */
+static int sweep_server(const char *dir, bool remove)
 {
     DIR *d = opendir(dir);
     struct dirent *e;
@@ -471,6 +472,10 @@ static int sweep_server(const char *dir)
         if (sscanf(e->d_name, "%d-%u%c", &pid, &n, &tail) != 2 || pid <= 0 ||
             pid == (int)getpid() || kill(pid, 0) == 0 || errno != ESRCH)
             continue;
+        if (!remove) {
+            removed++;
+            continue;
+        }
         char *home = gw_xasprintf("%s/%s", dir, e->d_name);
         removed += gw_sandbox_home_remove(home) == 0;
         free(home);
@@ -480,7 +485,7 @@ static int sweep_server(const char *dir)
     return removed;
 }
 
-int gw_sandbox_homes_sweep(const char *state_dir)
+static int sweep(const char *state_dir, bool remove)
 {
     char *homes = gw_xasprintf("%s/homes", state_dir);
     DIR *d = opendir(homes);
@@ -492,13 +497,18 @@ int gw_sandbox_homes_sweep(const char *state_dir)
         char *dir = gw_xasprintf("%s/%s", homes, e->d_name);
         if (len > 2 && strcmp(e->d_name + len - 2, ".d") == 0 && lstat(dir, &st) == 0 &&
             S_ISDIR(st.st_mode))
-            removed += sweep_server(dir);
+            removed += sweep_server(dir, remove);
         free(dir);
     }
     if (d)
         closedir(d);
     free(homes);
     return removed;
+}
+
+int gw_sandbox_homes_sweep(const char *state_dir)
+{
+    return sweep(state_dir, true);
 }
 
 struct sweep {
@@ -529,13 +539,12 @@ void gw_sandbox_homes_sweep_start(uv_loop_t *loop, const char *state_dir)
 {
     if (!state_dir || state_dir[0] != '/')
         return;
-    /* No homes, nothing to sweep: the walk goes to libuv's threads (a
-     * file system may be slow), whose pool, started for nothing, would
-     * keep four threads and their stacks for the daemon's life. */
-    char *homes = gw_xasprintf("%s/homes", state_dir);
-    bool none = access(homes, F_OK) != 0 && errno == ENOENT;
-    free(homes);
-    if (none)
+    /* Removing homes goes to libuv's threads (a home may hold a whole npm
+     * cache), whose pool, once started, keeps four threads for the
+     * daemon's life and glibc in its multi-threaded mode (a lock in every
+     * malloc and free). Most starts have nothing to remove: the loop looks
+     * first, a readdir of each server's homes and a kill(pid, 0) each. */
+    if (sweep(state_dir, false) == 0)
         return;
     struct sweep *sw = gw_xcalloc(1, sizeof(*sw));
     sw->state_dir = gw_xstrdup(state_dir);

@@ -190,6 +190,25 @@ servers:
   assert.equal(fs.existsSync(path.join(stateDir, 'homes')), false);
 });
 
+// Homes of live daemons only (this test's process stands for one): the
+// loop looks, finds nothing to remove, and starts no thread either.
+test('homes with nothing to remove: no thread', async (t) => {
+  const stateDir = fs.mkdtempSync('/tmp/mcpgw-state-');
+  let d;
+  t.after(async () => { await d?.stop(); fs.rmSync(stateDir, { recursive: true, force: true }); });
+  const live = path.join(stateDir, 'homes', 'probe.d', `${process.pid}-1`);
+  fs.mkdirSync(path.join(live, '.cache'), { recursive: true });
+  fs.mkdirSync(path.join(stateDir, 'homes', 'probe'), { recursive: true });
+  d = await start(`version: 1
+servers:
+  probe:
+    command: ${PROBE}
+`, { env: { STATE_DIRECTORY: stateDir }, waitReady: true });
+  assert.match(await probe(d, 'a', { op: 'env', path: 'HOME' }), /^ok: /);
+  assert.equal(fs.readdirSync(`/proc/${d.pid}/task`).length, 1, 'the daemon runs on its one thread');
+  assert.ok(fs.existsSync(live), 'a live daemon\'s home stays');
+});
+
 test('the default state directory is made with its parents for the first home', { skip: noSandbox }, async (t) => {
   const home = fs.mkdtempSync('/tmp/mcpgw-home-');
   let d;
