@@ -173,11 +173,10 @@ servers:
   assert.equal(await probe(d, 'a', { op: 'env', path: 'HOME' }), 'ok: /home/sandbox');
 });
 
-// The sweep walks the homes on libuv's threads; with no homes there is
-// nothing to walk, and a pool started for nothing would keep four threads
-// (their stacks, a malloc arena) for the daemon's life (issue 34).
-test('no homes directory: no sweep, no thread', async (t) => {
-  const stateDir = fs.mkdtempSync('/tmp/mcpgw-state-');
+// Removing homes goes to libuv's threads, whose pool once started keeps
+// four threads (their stacks, a malloc arena, glibc's locks) for the
+// daemon's life: a start with nothing to remove must start none (issue 34).
+async function startsOnOneThread(t, stateDir) {
   let d;
   t.after(async () => { await d?.stop(); fs.rmSync(stateDir, { recursive: true, force: true }); });
   d = await start(`version: 1
@@ -187,25 +186,22 @@ servers:
 `, { env: { STATE_DIRECTORY: stateDir }, waitReady: true });
   assert.match(await probe(d, 'a', { op: 'env', path: 'HOME' }), /^ok: /);
   assert.equal(fs.readdirSync(`/proc/${d.pid}/task`).length, 1, 'the daemon runs on its one thread');
+}
+
+test('no homes directory: no sweep, no thread', async (t) => {
+  const stateDir = fs.mkdtempSync('/tmp/mcpgw-state-');
+  await startsOnOneThread(t, stateDir);
   assert.equal(fs.existsSync(path.join(stateDir, 'homes')), false);
 });
 
 // Homes of live daemons only (this test's process stands for one): the
-// loop looks, finds nothing to remove, and starts no thread either.
+// loop looks, finds nothing to remove.
 test('homes with nothing to remove: no thread', async (t) => {
   const stateDir = fs.mkdtempSync('/tmp/mcpgw-state-');
-  let d;
-  t.after(async () => { await d?.stop(); fs.rmSync(stateDir, { recursive: true, force: true }); });
   const live = path.join(stateDir, 'homes', 'probe.d', `${process.pid}-1`);
   fs.mkdirSync(path.join(live, '.cache'), { recursive: true });
   fs.mkdirSync(path.join(stateDir, 'homes', 'probe'), { recursive: true });
-  d = await start(`version: 1
-servers:
-  probe:
-    command: ${PROBE}
-`, { env: { STATE_DIRECTORY: stateDir }, waitReady: true });
-  assert.match(await probe(d, 'a', { op: 'env', path: 'HOME' }), /^ok: /);
-  assert.equal(fs.readdirSync(`/proc/${d.pid}/task`).length, 1, 'the daemon runs on its one thread');
+  await startsOnOneThread(t, stateDir);
   assert.ok(fs.existsSync(live), 'a live daemon\'s home stays');
 });
 
