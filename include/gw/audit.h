@@ -25,9 +25,10 @@
 /* The most bytes waiting to be written: beyond, lines are dropped (and
  * counted), or with `required` the calls refused. */
 #define GW_AUDIT_QUEUE_MAX (8u << 20)
-/* How long a line waits for others to share its write, and the batch that
- * is written at once without waiting. A crash loses at most this long's
- * lines (SIGTERM and a reload lose none). */
+/* How long a line waits for others to share its write (twice as long
+ * while the loop has nothing else to do), and the batch that is written at
+ * once without waiting. A crash loses at most twice this long's lines
+ * (SIGTERM and a reload lose none). */
 #define GW_AUDIT_FLUSH_MS 5
 #define GW_AUDIT_BATCH    (64u << 10)
 /* A write by the loop that took this long moves that file's writes to the

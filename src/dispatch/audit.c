@@ -53,7 +53,9 @@ struct gw_audit {
     size_t spare_cap;
     uv_fs_t req;
     bool busy;
-    uv_timer_t *flush; /* the next batch's start; NULL once the daemon stops */
+    uv_timer_t *flush;  /* the next batch's start; NULL once the daemon stops */
+    uv_prepare_t *ripe; /* the same, checked before the loop waits (schedule) */
+    uint64_t first_ms;  /* when the oldest queued line was queued (uv_now) */
     uint64_t written, dropped;
 };
 
@@ -243,6 +245,10 @@ static void kick(struct gw_audit *a)
         a->w_off = 0;
         a->w_lines = a->q_lines;
         a->q_lines = 0;
+        if (a->flush != NULL) { /* nothing waits for them now */
+            uv_timer_stop(a->flush);
+            uv_prepare_stop(a->ripe);
+        }
     }
     if (a->on_loop) {
         write_on_loop(a);
@@ -259,16 +265,33 @@ static void on_flush(uv_timer_t *t)
     kick(t->data);
 }
 
+static void on_ripe(uv_prepare_t *p)
+{
+    struct gw_audit *a = p->data;
+
+    if (uv_now(a->loop) - a->first_ms >= GW_AUDIT_FLUSH_MS)
+        kick(a);
+}
+
 /* A write per line would cost each call a system call, or a trip through
  * the threadpool (a worker woken, the loop woken by its answer): more than
- * the call itself. Lines gather for GW_AUDIT_FLUSH_MS, or until a batch is big enough to be
- * worth a write of its own. */
+ * the call itself. Lines gather for GW_AUDIT_FLUSH_MS, or until a batch is
+ * big enough to be worth a write of its own. A busy loop writes them when
+ * it is about to wait and they are old enough; a timer wakes a loop that
+ * sleeps only at twice that, so that a loop woken by calls anyway is not
+ * woken once more per batch (at one call at a time, a wake-up costs more
+ * than the write). */
 static void schedule(struct gw_audit *a)
 {
-    if (a->flush == NULL || a->q.len >= GW_AUDIT_BATCH)
+    if (a->flush == NULL || a->q.len >= GW_AUDIT_BATCH) {
         kick(a);
-    else if (a->q.len > 0 && !uv_is_active((uv_handle_t *)a->flush))
-        uv_timer_start(a->flush, on_flush, GW_AUDIT_FLUSH_MS, 0);
+        return;
+    }
+    if (a->q.len == 0 || uv_is_active((uv_handle_t *)a->ripe))
+        return;
+    a->first_ms = uv_now(a->loop);
+    uv_prepare_start(a->ripe, on_ripe);
+    uv_timer_start(a->flush, on_flush, 2 * GW_AUDIT_FLUSH_MS, 0);
 }
 
 struct gw_audit *gw_audit_new(uv_loop_t *loop, struct gw_problems *problems)
@@ -281,6 +304,9 @@ struct gw_audit *gw_audit_new(uv_loop_t *loop, struct gw_problems *problems)
     a->flush = gw_xmalloc(sizeof *a->flush);
     uv_timer_init(loop, a->flush);
     a->flush->data = a;
+    a->ripe = gw_xmalloc(sizeof *a->ripe);
+    uv_prepare_init(loop, a->ripe);
+    a->ripe->data = a;
     return a;
 }
 
@@ -294,7 +320,9 @@ void gw_audit_stop(struct gw_audit *a)
     if (a == NULL || a->flush == NULL)
         return;
     uv_close((uv_handle_t *)a->flush, on_flush_closed);
+    uv_close((uv_handle_t *)a->ripe, on_flush_closed);
     a->flush = NULL;
+    a->ripe = NULL;
     kick(a);
 }
 
