@@ -1,10 +1,11 @@
 /* The audit log (issue 35, gateway.audit): one JSON line per tool call and
- * per refused attempt, written by the loop without blocking it. Lines wait
+ * per refused attempt. Lines wait
  * in a bounded queue; one write per batch (the file opened O_APPEND), a
  * batch being what GW_AUDIT_FLUSH_MS gathered, the next batch when it is
  * done. The loop writes a regular file of a local file system itself; any
  * other path, and a file whose write once took GW_AUDIT_SLOW_MS, is written
- * through libuv's threadpool, so a slow disk never holds calls. A write that
+ * through libuv's threadpool: a disk that slows down holds the loop once, for
+ * one write (docs/operations.md, Audit log). A write that
  * fails (a full disk) raises the Problem `audit:write` and counts the
  * batch's lines as dropped; with gateway.audit.required the calls are
  * refused while that lasts (gw_audit_refusing) and resume after a reload or
