@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -146,7 +147,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: otlp_sink STATS\n");
         return 2;
     }
-    sigaction(SIGTERM, &sa, NULL); /* no SA_RESTART: a blocked read returns */
+    sigaction(SIGTERM, &sa, NULL);    /* no SA_RESTART: a blocked read returns */
+    prctl(PR_SET_PDEATHSIG, SIGKILL); /* the bench gone, so is its collector */
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     l = socket(AF_INET, SOCK_STREAM, 0);
     stats = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);

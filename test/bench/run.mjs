@@ -204,6 +204,8 @@ async function collectorUrl() {
       proc.stdout.once('data', (d) => ok(Number(String(d).trim())));
       proc.once('exit', (code) => fail(new Error(`otlp_sink exited ${code}`)));
     });
+    // its pipe, left open, would keep this process from ever exiting
+    proc.stdout.destroy();
     proc.unref();
     process.on('exit', () => { try { proc.kill(); fs.rmSync(stats, { force: true }); } catch { /* gone */ } });
     collector = {
@@ -966,7 +968,7 @@ function callsTables(results) {
       out.push(`Added over the floors (mcpgw REST p50 − HTTP floor p50 − direct p50): ${over.join(', ')}.\n`);
     }
 
-    if (agg.mcpgw_rest_traced?.n && !agg.mcpgw_rest_traced.err && !agg.mcpgw_rest.err) {
+    if (agg.mcpgw_rest_traced?.n && !agg.mcpgw_rest_traced.err && agg.mcpgw_rest.n > 0 && !agg.mcpgw_rest.err) {
       const cost = CONCS.map((c) => `c=${c}: ${fmt(agg.mcpgw_rest_traced.per(c, 'cpu_us_per_call') - agg.mcpgw_rest.per(c, 'cpu_us_per_call'), 1)} µs`);
       out.push(`Tracing on (sample 1, OTLP/HTTP JSON to a local collector) adds gateway CPU per call: ${cost.join(', ')}.\n`);
       for (const rec of results.filter((x) => x.target === 'mcpgw_rest_traced' && x.backend === bk && x.trace)) {
