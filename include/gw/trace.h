@@ -59,7 +59,7 @@ struct gw_span_attr {
  * set, escaped once: the exporter copies them as they are. Spans are
  * recycled (a free list), so nothing here is zeroed on start. */
 struct gw_span {
-    struct gw_span *next;   /* the sink's queue */
+    struct gw_span *next;   /* the free list; a list given to gw_otlp_encode */
     struct span_slab *slab; /* the block it was allocated in (trace.c) */
     struct gw_trace_ctx ctx;
     char parent_hex[16];
