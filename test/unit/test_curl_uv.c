@@ -3,9 +3,11 @@
  * connection another transfer opened (which its address rule never saw),
  * keeps none for others, never connects to the gateway's own listen address
  * (one bound to a wildcard included), and ignores a proxy named by the
- * environment. */
+ * environment. A connection over loopback is not paced. */
 #include <arpa/inet.h>
 #include <check.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -246,6 +248,37 @@ START_TEST(test_no_reuse)
 }
 END_TEST
 
+/* Reno, whatever the host's congestion control: the kernel would pace a
+ * BBR connection with a timer per segment. */
+START_TEST(test_loopback_unpaced)
+{
+    struct bed b;
+    struct fetch f = {0};
+    int found = 0;
+    bed_up(&b);
+
+    get(&b, &f, b.r.port, NULL, NULL);
+    ck_assert_int_eq(f.rc, CURLE_OK);
+    /* the pooled connection: the socket whose peer is the responder */
+    for (int fd = 3; fd < 1024; fd++) {
+        struct sockaddr_in peer;
+        socklen_t plen = sizeof(peer);
+        char cc[16] = "";
+        socklen_t n = sizeof(cc);
+        if (getpeername(fd, (struct sockaddr *)&peer, &plen) != 0 || peer.sin_family != AF_INET ||
+            ntohs(peer.sin_port) != b.r.port)
+            continue;
+        ck_assert_int_eq(getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, cc, &n), 0);
+        ck_assert_str_eq(cc, "reno");
+        found++;
+    }
+    ck_assert_int_eq(found, 1);
+
+    gw_http_xfer_cleanup(&f.x);
+    bed_down(&b);
+}
+END_TEST
+
 /* `ip`:`port` as the gateway's own listen address. */
 static void set_own(struct bed *b, const char *ip, int port)
 {
@@ -336,6 +369,7 @@ int main(void)
     tcase_add_test(tc, test_no_reuse);
     tcase_add_test(tc, test_own_address);
     tcase_add_test(tc, test_no_proxy_from_environment);
+    tcase_add_test(tc, test_loopback_unpaced);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
