@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -72,4 +73,9 @@ enum gw_netaddr_class gw_netaddr_host_class(const char *host)
     if (strcasecmp(host, "metadata.google.internal") == 0 || strcasecmp(host, "metadata") == 0)
         return GW_NETADDR_METADATA;
     return GW_NETADDR_PUBLIC;
+}
+
+void gw_netaddr_unpaced(int fd)
+{
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, "reno", 4);
 }

@@ -465,8 +465,11 @@ static void on_connected(uv_connect_t *req, int status)
         return;
     }
     decide(c, true, NULL);
-    /* Bytes after the head would have to go first: only the relay, which
-     * holds them until the answer, is handed the socket. */
+    uv_os_fd_t fd;
+    if (gw_netaddr_class(c->try->ai_addr) == GW_NETADDR_LOOPBACK &&
+        !uv_fileno((uv_handle_t *)c->up, &fd))
+        gw_netaddr_unpaced(fd);
+    /* Bytes after the head go first: only the relay, which holds them, gets the socket. */
     if (c->req.connect && c->relay && gw_netproxy_pidfd_alive(c->p->relay_pidfd) &&
         c->head_len == c->req.head_len && handoff(c))
         return;

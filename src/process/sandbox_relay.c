@@ -12,8 +12,7 @@
  *
  * A CONNECT the proxy allows comes back as its 200 with the connected
  * socket attached (SCM_RIGHTS): the relay then carries the client to that
- * socket itself (toward the client through a buffer, see fill), and the
- * daemon is out of the data path. So that no byte
+ * socket itself, and the daemon is out of the data path. So that no byte
  * of the tunnel reaches the daemon, what the client sends after the
  * CONNECT's head is held until the answer. The socket lives in the host's
  * network namespace, where it could be disconnected and connected
@@ -43,6 +42,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "gw/netaddr.h"
 #include "gw/netproxy.h"
 
 #define MAX_PAIRS 256
@@ -219,14 +219,17 @@ static bool answer(struct pair *p, ssize_t n, struct msghdr *m)
     return true;
 }
 
-/* From a socket handed over to the client, bytes are copied, read and
- * sent with a large buffer (held only while it has bytes), not spliced:
- * the client reads spliced pages, fragments of the server's segments, at
- * twice the CPU, and a large buffer takes few calls (docs/performance.md). */
+/* Moves what the socket has into the pair's pipe, or, while the head of
+ * either side is still being read (or without pipes), into a buffer. The
+ * listening socket made every client connection Reno (gw_netaddr_unpaced):
+ * under a pacing congestion control the spliced pages, fragments of the
+ * server's segments, left the relay in many small segments, each paced, and
+ * the client read them at three times the CPU of a copied stream
+ * (docs/performance.md). */
 static ssize_t fill(struct pair *p, int i)
 {
     bool handed = i == 1 && p->lease >= 0;
-    bool copy = i == 0 ? p->head != PLAIN : !p->answered || handed;
+    bool copy = i == 0 ? p->head != PLAIN : !p->answered;
     if (p->pipe[i][0] >= 0 && !copy) {
         p->inbuf[i] = false;
         return splice(p->fd[i], NULL, p->pipe[i][1], NULL, PIPE_SIZE,
@@ -337,6 +340,7 @@ static int listen_on(int port)
     if (fd < 0)
         return -1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    gw_netaddr_unpaced(fd); /* every client is inside the sandbox, on its loopback */
     if (bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(fd, MAX_PAIRS) != 0) {
         close(fd);
         return -1;

@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include <check.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -39,6 +40,7 @@ struct run {
     int fds_first, fds_other;
     bool answered_first, echoed, alive_while_busy, shut_when_idle, shut_with_lease, other_tunnel;
     int allowed;
+    char up_cc[16]; /* the handed socket's congestion control */
 };
 
 static int unix_connect(const char *path)
@@ -107,6 +109,9 @@ static void *relay(void *arg)
     int lease = unix_connect(r->sock), up;
     r->fds_first = ask(r, lease, buf, sizeof(buf), &up);
     r->answered_first = strcmp(buf, "HTTP/1.1 200 Connection Established\r\n\r\n") == 0;
+    socklen_t cc_len = sizeof(r->up_cc);
+    if (up >= 0)
+        getsockopt(up, IPPROTO_TCP, TCP_CONGESTION, r->up_cc, &cc_len);
     int dest = accept(r->listener, NULL, NULL);
     if (up >= 0 && dest >= 0) {
         r->echoed = exchange(up, dest);
@@ -215,6 +220,8 @@ START_TEST(test_handoff)
 
     ck_assert_int_eq(r.fds_first, 1);
     ck_assert(r.answered_first);
+    /* a destination on loopback: not paced, whatever the host's default */
+    ck_assert_str_eq(r.up_cc, "reno");
     ck_assert(r.echoed);
     ck_assert(r.alive_while_busy);
     ck_assert(r.shut_when_idle);
