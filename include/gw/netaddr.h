@@ -27,6 +27,6 @@ enum gw_netaddr_class gw_netaddr_host_class(const char *host);
  * sent, which is most of what sending costs there in a VM. Reno, which any
  * user may set on a socket, does not pace. A listening socket passes it to
  * the connections it accepts. Best effort: a refusal changes nothing else. */
-void gw_netaddr_unpaced(int fd);
+void gw_netaddr_set_unpaced(int fd);
 
 #endif

@@ -23,8 +23,8 @@
 
 #define GW_OTLP_QUEUE_MAX 2048
 /* Each request costs the loop its own work (libcurl's setup, the head, the
- * answer): under a flood, batches of 1,024 instead of 512 took 0.4 us off
- * each traced call at 64 callers (docs/performance.md). */
+ * answer): under a flood, batches of 1,024 instead of 512 took 0.1 to 0.4
+ * us off each traced call at 64 callers (docs/performance.md). */
 #define GW_OTLP_BATCH_MAX  1024
 #define GW_OTLP_TIMEOUT_MS 10000 /* one export request, connect included */
 #define GW_OTLP_PROBLEM    "tracing:export"

@@ -20,15 +20,15 @@ static bool ratio_all;
 static const struct gw_trace_ctx *current;
 static struct gw_trace_stats stats;
 
-/* Spans are allocated SLAB_SPANS at a time and come back to a free list
- * once exported, so that a traced call allocates nothing: a span's
- * malloc and free were a fifth of what tracing cost a call. While the
- * exporter is busy they all stay there (so at most as many as were ever
- * out at once): a batch of 512 comes back at once and is taken again
- * within milliseconds, and freeing blocks then cost their pages' faults
- * again and a walk of the free list per block. gw_trace_trim, when the
- * exporter's queue runs empty, frees blocks down to SPANS_KEPT; all of
- * them are freed when tracing is turned off. */
+/* Spans are allocated SLAB_SPANS at a time and go back to a free list as
+ * they end (the exporter has written their JSON by then), so that a traced
+ * call allocates nothing: a span's malloc and free were a fifth of what
+ * tracing cost a call. While the exporter is busy they all stay there, so
+ * at most as many as were ever out at once (the calls in flight): freeing
+ * blocks under a flood would cost their pages' faults again and a walk of
+ * the free list per block. gw_trace_trim, when the exporter's queue runs
+ * empty, frees blocks down to SPANS_KEPT; all of them are freed when
+ * tracing is turned off. */
 #define SLAB_SPANS 32
 #define SPANS_KEPT 512
 struct span_slab {

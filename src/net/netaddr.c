@@ -75,7 +75,7 @@ enum gw_netaddr_class gw_netaddr_host_class(const char *host)
     return GW_NETADDR_PUBLIC;
 }
 
-void gw_netaddr_unpaced(int fd)
+void gw_netaddr_set_unpaced(int fd)
 {
     (void)setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, "reno", 4);
 }

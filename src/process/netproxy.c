@@ -79,10 +79,9 @@ struct wreq {
     bool pooled; /* buf is a read buffer, back to the pool when written */
 };
 
-/* A bulk transfer reads into the same few buffers again and again, warm,
- * instead of memory the allocator has just given back to the system and
- * takes again (each time page faults). Emptied with the last connection:
- * an idle proxy holds none. */
+/* A bulk transfer reads into the same few buffers again and again, warm, not into
+ * memory the allocator just gave back and takes again (page faults each time).
+ * Emptied with the last connection: an idle proxy holds none. */
 static char *pool_take(struct gw_netproxy *p)
 {
     return p->npool ? p->pool[--p->npool] : gw_xmalloc(READ_SIZE);
@@ -467,9 +466,10 @@ static void on_connected(uv_connect_t *req, int status)
     decide(c, true, NULL);
     uv_os_fd_t fd;
     if (gw_netaddr_class(c->try->ai_addr) == GW_NETADDR_LOOPBACK &&
-        !uv_fileno((uv_handle_t *)c->up, &fd))
-        gw_netaddr_unpaced(fd);
-    /* Bytes after the head go first: only the relay, which holds them, gets the socket. */
+        uv_fileno((uv_handle_t *)c->up, &fd) == 0)
+        gw_netaddr_set_unpaced(fd);
+    /* Bytes after the head would have to go first: only the relay, which
+     * holds them until the answer, is handed the socket. */
     if (c->req.connect && c->relay && gw_netproxy_pidfd_alive(c->p->relay_pidfd) &&
         c->head_len == c->req.head_len && handoff(c))
         return;

@@ -27,7 +27,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <malloc.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -49,11 +48,6 @@
 #define BUF_SIZE  (16u << 10)
 /* What one direction holds at most: in the pipe, or in the buffer. */
 #define PIPE_SIZE (256u << 10)
-/* The buffer from a socket handed over to the client (see fill). */
-#define COPY_SIZE (1u << 20)
-/* How long the loop waits, with no byte moving, before it gives the heap's
- * free memory back (see the poll in gw_sandbox_relay). */
-#define TRIM_MS 1000
 
 static const char established[] = "HTTP/1.1 200 Connection Established\r\n\r\n";
 
@@ -79,9 +73,6 @@ struct pair {
 
 static struct pair *pairs[MAX_PAIRS];
 static size_t npairs;
-/* A COPY_SIZE buffer was taken since the heap was last trimmed: freed, it
- * stays in the heap. */
-static bool untrimmed;
 
 static void pair_free(size_t i)
 {
@@ -220,25 +211,22 @@ static bool answer(struct pair *p, ssize_t n, struct msghdr *m)
 }
 
 /* Moves what the socket has into the pair's pipe, or, while the head of
- * either side is still being read (or without pipes), into a buffer. The
- * listening socket made every client connection Reno (gw_netaddr_unpaced):
- * under a pacing congestion control the spliced pages, fragments of the
- * server's segments, left the relay in many small segments, each paced, and
- * the client read them at three times the CPU of a copied stream
- * (docs/performance.md). */
+ * either side is still being read (or without pipes), into a buffer.
+ * Splicing toward the client is cheap because its connection is Reno
+ * (listen_on): paced, the spliced pages, fragments of the server's
+ * segments, would leave in many small paced segments, and the client would
+ * read them at three times the CPU of a copied stream (docs/performance.md,
+ * issue 36). */
 static ssize_t fill(struct pair *p, int i)
 {
-    bool handed = i == 1 && p->lease >= 0;
     bool copy = i == 0 ? p->head != PLAIN : !p->answered;
     if (p->pipe[i][0] >= 0 && !copy) {
         p->inbuf[i] = false;
         return splice(p->fd[i], NULL, p->pipe[i][1], NULL, PIPE_SIZE,
                       SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
     }
-    size_t cap = handed ? COPY_SIZE : BUF_SIZE;
-    untrimmed |= handed;
     free(p->buf[i]); /* empty: len[i] is 0 */
-    if (!(p->buf[i] = malloc(cap))) {
+    if (!(p->buf[i] = malloc(BUF_SIZE))) {
         errno = ENOMEM;
         return -1;
     }
@@ -266,7 +254,7 @@ static ssize_t fill(struct pair *p, int i)
         }
         return n;
     }
-    ssize_t n = read(p->fd[i], p->buf[i], cap);
+    ssize_t n = read(p->fd[i], p->buf[i], BUF_SIZE);
     if (i == 0 && n > 0) {
         p->len[0] = (size_t)n;
         sniff(p, (size_t)n);
@@ -340,7 +328,7 @@ static int listen_on(int port)
     if (fd < 0)
         return -1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    gw_netaddr_unpaced(fd); /* every client is inside the sandbox, on its loopback */
+    gw_netaddr_set_unpaced(fd); /* every client is inside the sandbox, on its loopback */
     if (bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(fd, MAX_PAIRS) != 0) {
         close(fd);
         return -1;
@@ -474,18 +462,8 @@ int gw_sandbox_relay(int argc, char **argv)
             }
         }
         size_t n = npairs;
-        int ready = poll(pf, 2 + 2 * n, untrimmed ? TRIM_MS : -1);
-        if (ready < 0 && errno != EINTR)
+        if (poll(pf, 2 + 2 * n, -1) < 0 && errno != EINTR)
             return 1;
-        /* Freed, the buffer of a socket handed over stays in the heap: after
-         * the first, the allocator serves 1 MiB from it (its mmap threshold
-         * rises) and keeps it on free, which lets a transfer reuse warm
-         * pages. Once nothing has moved for TRIM_MS it is given back, or
-         * every relay would keep 1 MiB for good after its first download. */
-        if (ready == 0) {
-            malloc_trim(0);
-            untrimmed = false;
-        }
         struct signalfd_siginfo si;
         while ((pf[0].revents & POLLIN) && read(sfd, &si, sizeof(si)) == sizeof(si)) {
             if (si.ssi_signo != SIGCHLD)

@@ -473,13 +473,13 @@ test('the relay takes a socket only as the 200 to its CONNECT, and carries the c
   }
 });
 
-// The relay's 1 MiB buffer toward the client is freed when empty, and the
-// allocator keeps it in the heap so that a transfer reuses warm pages; once
-// the tunnel is idle the relay gives it back, or every relay would hold
-// 1 MiB for good after its first download (docs/performance.md, issue 36's
-// third pass). glibc's allocator is the one at stake: the relay of the
-// release build is run (ASan's allocator keeps what is freed aside).
-test('the relay gives back the buffer of a socket handed over once nothing moves', { skip: spawnSync('python3', ['-c', 'import socket; socket.send_fds']).status === 0 ? false : 'no python3 with socket.send_fds', timeout: 120000 }, async (t) => {
+// A socket handed over is spliced toward the client: its bytes go through
+// the pair's pipes (kernel memory, charged to the instance's cgroup), never
+// through the relay's memory. A copy through a 1 MiB buffer held it while
+// the tunnel ran and, glibc keeping it in the heap, for good after
+// (docs/performance.md, issue 36's third and fourth passes). The relay of
+// the release build is run: ASan's allocator keeps what is freed aside.
+test('the relay carries a socket handed over without its bytes in its memory', { skip: spawnSync('python3', ['-c', 'import socket; socket.send_fds']).status === 0 ? false : 'no python3 with socket.send_fds', timeout: 120000 }, async (t) => {
   const release = /\/asan\/mcpgw$/.test(bin) ? path.join(path.dirname(bin), '..', 'mcpgw') : bin;
   const dir = tmpdir();
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -516,10 +516,6 @@ test('the relay gives back the buffer of a socket handed over once nothing moves
     s.write('CONNECT a.test:443 HTTP/1.1\r\n\r\nGET');
   });
   assert.ok(n > MB << 20, `${n} bytes through the tunnel`);
-  let after = anon();
-  for (let i = 0; i < 100 && after > before + 512; i++) {
-    await new Promise((r) => setTimeout(r, 100 * slow));
-    after = anon();
-  }
-  assert.ok(after <= before + 512, `the relay's anonymous memory: ${before} kB before the tunnel, ${peak} kB during, ${after} kB once idle`);
+  const after = anon();
+  assert.ok(peak <= before + 512 && after <= before + 512, `the relay's anonymous memory: ${before} kB before the tunnel, ${peak} kB during, ${after} kB after`);
 });

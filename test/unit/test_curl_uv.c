@@ -11,12 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <uv.h>
 
 #include "gw/curl_uv.h"
 #include "gw/http_xfer.h"
-#include "gw/netaddr.h"
 
 /* ---- a responder: "HTTP/1.1 200" with keep-alive, or a counting proxy ---- */
 
@@ -281,32 +279,6 @@ START_TEST(test_loopback_unpaced)
 }
 END_TEST
 
-/* The sandbox's relay sets it on its listening socket: what the listener
- * accepts is Reno too. */
-START_TEST(test_listener_passes_unpaced)
-{
-    struct sockaddr_in a = {.sin_family = AF_INET};
-    socklen_t al = sizeof(a);
-    char cc[16] = "";
-    socklen_t n = sizeof(cc);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    gw_netaddr_unpaced(l);
-    ck_assert_int_eq(bind(l, (struct sockaddr *)&a, sizeof(a)), 0);
-    ck_assert_int_eq(listen(l, 1), 0);
-    getsockname(l, (struct sockaddr *)&a, &al);
-    int c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    ck_assert_int_eq(connect(c, (struct sockaddr *)&a, sizeof(a)), 0);
-    int s = accept(l, NULL, NULL);
-    ck_assert_int_ge(s, 0);
-    ck_assert_int_eq(getsockopt(s, IPPROTO_TCP, TCP_CONGESTION, cc, &n), 0);
-    ck_assert_str_eq(cc, "reno");
-    close(s);
-    close(c);
-    close(l);
-}
-END_TEST
-
 /* `ip`:`port` as the gateway's own listen address. */
 static void set_own(struct bed *b, const char *ip, int port)
 {
@@ -398,7 +370,6 @@ int main(void)
     tcase_add_test(tc, test_own_address);
     tcase_add_test(tc, test_no_proxy_from_environment);
     tcase_add_test(tc, test_loopback_unpaced);
-    tcase_add_test(tc, test_listener_passes_unpaced);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
