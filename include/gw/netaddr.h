@@ -21,12 +21,14 @@ enum gw_netaddr_class {
 enum gw_netaddr_class gw_netaddr_class(const struct sockaddr *sa);
 enum gw_netaddr_class gw_netaddr_host_class(const char *host);
 
-/* Makes a TCP socket whose peer is (or will be) on loopback use Reno. Over
+/* Makes a TCP socket use Reno when `addr`, its peer (for a listening
+ * socket, its own address), is loopback; any other address keeps the
+ * host's congestion control, the operator's choice for a real link. Over
  * loopback there is no link to pace for, but a host whose congestion
  * control paces (BBR without the fq queue) arms a timer for every segment
  * sent, which is most of what sending costs there in a VM. Reno, which any
  * user may set on a socket, does not pace. A listening socket passes it to
  * the connections it accepts. Best effort: a refusal changes nothing else. */
-void gw_netaddr_set_unpaced(int fd);
+void gw_netaddr_set_unpaced(int fd, const struct sockaddr *addr);
 
 #endif

@@ -75,7 +75,8 @@ enum gw_netaddr_class gw_netaddr_host_class(const char *host)
     return GW_NETADDR_PUBLIC;
 }
 
-void gw_netaddr_set_unpaced(int fd)
+void gw_netaddr_set_unpaced(int fd, const struct sockaddr *addr)
 {
-    (void)setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, "reno", 4);
+    if (gw_netaddr_class(addr) == GW_NETADDR_LOOPBACK)
+        (void)setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, "reno", 4);
 }

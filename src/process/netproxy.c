@@ -465,9 +465,8 @@ static void on_connected(uv_connect_t *req, int status)
     }
     decide(c, true, NULL);
     uv_os_fd_t fd;
-    if (gw_netaddr_class(c->try->ai_addr) == GW_NETADDR_LOOPBACK &&
-        uv_fileno((uv_handle_t *)c->up, &fd) == 0)
-        gw_netaddr_set_unpaced(fd);
+    if (uv_fileno((uv_handle_t *)c->up, &fd) == 0)
+        gw_netaddr_set_unpaced(fd, c->try->ai_addr);
     /* Bytes after the head would have to go first: only the relay, which
      * holds them until the answer, is handed the socket. */
     if (c->req.connect && c->relay && gw_netproxy_pidfd_alive(c->p->relay_pidfd) &&

@@ -328,7 +328,8 @@ static int listen_on(int port)
     if (fd < 0)
         return -1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    gw_netaddr_set_unpaced(fd); /* every client is inside the sandbox, on its loopback */
+    /* every client is inside the sandbox, on its loopback */
+    gw_netaddr_set_unpaced(fd, (struct sockaddr *)&a);
     if (bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(fd, MAX_PAIRS) != 0) {
         close(fd);
         return -1;
