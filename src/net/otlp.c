@@ -162,6 +162,14 @@ static void body_rewind(void *data)
 /* A span's JSON is 400-900 bytes with the attributes mcpgw sets. */
 #define BATCH_SPAN_BYTES 1024
 
+static void batch_destroy(struct batch *b)
+{
+    if (b != NULL)
+        free(b->text.p);
+    free(b);
+}
+
+/* Kept as the spare when there is none, freed otherwise. */
 static void batch_free(struct gw_otlp *o, struct batch *b)
 {
     if (o->spare == NULL && b->text.cap <= SPARE_MAX) {
@@ -171,8 +179,7 @@ static void batch_free(struct gw_otlp *o, struct batch *b)
         o->spare = b;
         return;
     }
-    free(b->text.p);
-    free(b);
+    batch_destroy(b);
 }
 
 static void free_queue(struct gw_otlp *o)
@@ -518,11 +525,8 @@ static void finish_close(struct gw_otlp *o)
     free_queue(o);
     drop_batch(o, false);
     free_body(o);
-    if (o->spare != NULL) {
-        free(o->spare->text.p);
-        free(o->spare);
-        o->spare = NULL;
-    }
+    batch_destroy(o->spare);
+    o->spare = NULL;
     gw_http_xfer_cleanup(&o->x);
     uv_close((uv_handle_t *)&o->tick, on_handle_closed);
     uv_close((uv_handle_t *)&o->deadline, on_handle_closed);
