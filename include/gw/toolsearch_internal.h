@@ -107,6 +107,7 @@ struct gw_ts_weights {
     double path;     /* the weight of "file" or "directory" for a path in the query */
     double ask;      /* the weight of "get" and "list" for a question */
     double verb; /* the share of its score a tool whose name's verb contradicts the query's loses */
+    double payload; /* the weight of a word of the request's payload (quoted, or a "that" clause) */
 };
 /* Sets `w` (unless NULL) after copying the current ones to `old` (unless NULL). */
 void gw_ts_tune(const struct gw_ts_weights *w, struct gw_ts_weights *old);
@@ -132,6 +133,11 @@ enum gw_ts_verb gw_ts_verb_kind(const char *w, size_t n);
  * atlasCreateDbUser), with the verbs it is joined to by "or" or "and"
  * (create_or_update_file). */
 unsigned gw_ts_name_verbs(const char *name, const char *toolset);
+
+/* The sentence that sums up a tool without a title: the first of its
+ * description (toolsearch_text.c). Returns its start; its length in *len
+ * (0: none). */
+const char *gw_ts_summary(const char *description, size_t *len);
 
 /* The term id of `s`, or -1. */
 long gw_ts_term_find(const struct gw_toolsearch *ix, const char *s);

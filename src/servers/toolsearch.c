@@ -298,21 +298,6 @@ static uint32_t doc_alloc(struct gw_toolsearch *ix)
     return (uint32_t)ix->ndocs++;
 }
 
-/* The length of a description's first sentence (to a full stop followed
- * by a blank, or a line's end), at most SUMMARY_MAX bytes: a tool without
- * a title is summed up there, before the notes on how to use it. */
-#define SUMMARY_MAX 200
-
-static size_t summary_len(const char *d)
-{
-    size_t n = 0;
-
-    while (n < SUMMARY_MAX && d[n] != '\0' && d[n] != '\n' &&
-           !(d[n] == '.' && (d[n + 1] == ' ' || d[n + 1] == '\0')))
-        n++;
-    return n;
-}
-
 /* Indexes one tool into `s`'s build; not served until the build is
  * published. */
 static void doc_add(struct gw_toolsearch *ix, struct gw_ts_seg *s, const struct gw_cat_tool *t,
@@ -327,8 +312,11 @@ static void doc_add(struct gw_toolsearch *ix, struct gw_ts_seg *s, const struct 
         collect_text(&c, F_ORIG, t->original_name, GW_TOOLSEARCH_TEXT_MAX);
     if (t->title != NULL && t->title[0] != '\0')
         collect_text(&c, F_TITLE, t->title, GW_TOOLSEARCH_TEXT_MAX);
-    else if (t->description != NULL)
-        collect_text(&c, F_TITLE, t->description, summary_len(t->description));
+    else if (t->description != NULL) {
+        size_t n;
+        const char *first = gw_ts_summary(t->description, &n);
+        collect_text(&c, F_TITLE, first, n);
+    }
     collect_text(&c, F_DESC, t->description, GW_TOOLSEARCH_TEXT_MAX);
     collect_params(&c, t->input_schema);
     collect_text(&c, F_SET, t->toolset, GW_TOOLSEARCH_TEXT_MAX);

@@ -2,6 +2,7 @@
  * synonyms at a discount and name matches first (toolsearch.h). */
 #include "gw/toolsearch_internal.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,7 @@ static struct gw_ts_weights W = {
     .path = 0.5,
     .ask = 0.3,
     .verb = 0.3,
+    .payload = 0.3,
 };
 /* Scores a name match adds: an exact match ranks before a prefix match,
  * which ranks before any word match (BM25F scores stay far below). */
@@ -95,6 +97,76 @@ static void query_word(const char *w, void *arg)
         snprintf(q->v[q->n].w, sizeof q->v[0].w, "%s", w);
         q->v[q->n++].wt = 1.0;
     }
+}
+
+/* A request's payload: what it says to store, send or name rather than
+ * what to do ("remember that Alice prefers email", "a 'Receipts' label").
+ * Its words still count, weakly: they are the arguments, which a tool's
+ * description rarely uses, and other tools' descriptions match them by
+ * chance. The payload is a quoted span, and a clause "that" opens when a
+ * name, a pronoun or an article follows it ("note that Bob…", "reply that
+ * the fix…"; "that file" is a determiner's). */
+static bool quote_opens(const char *q, size_t i)
+{
+    return (q[i] == '\'' || q[i] == '"') && (i == 0 || isspace((unsigned char)q[i - 1])) &&
+           q[i + 1] != '\0' && !isspace((unsigned char)q[i + 1]);
+}
+
+static bool clause_opens(const char *q, size_t i)
+{
+    static const char *const next[] = {"the", "a",     "an",    "it",   "we",    "i",    "you",
+                                       "he",  "she",   "they",  "this", "our",   "my",   "his",
+                                       "her", "their", "there", "its",  "these", "those"};
+    const char *w = q + i + 4;
+    size_t n;
+
+    if (i == 0 || strncasecmp(q + i, "that", 4) != 0 || !isspace((unsigned char)q[i - 1]) ||
+        !isspace((unsigned char)q[i + 4]))
+        return false;
+    w += strspn(w, " \t");
+    n = strcspn(w, " \t\r\n,.;:!?");
+    if (n > 0 && isupper((unsigned char)w[0]))
+        return true;
+    for (size_t k = 0; k < sizeof next / sizeof *next; k++)
+        if (strlen(next[k]) == n && strncasecmp(w, next[k], n) == 0)
+            return true;
+    return false;
+}
+
+/* Splits `query` into what it asks (`ask`) and its payload (`pay`), each
+ * the query's length with the other's bytes blanked; both hold
+ * GW_TOOLSEARCH_QUERY_MAX + 1 bytes (a longer query is cut, as its
+ * callers refuse it: gw_toolsearch_query_problem). */
+static void payload_split(const char *query, char *ask, char *pay)
+{
+    size_t n = strnlen(query, GW_TOOLSEARCH_QUERY_MAX);
+    char quote = 0;
+    bool clause = false;
+
+    for (size_t i = 0; i < n; i++) {
+        bool in;
+        if (quote == 0 && !clause && quote_opens(query, i))
+            quote = query[i];
+        else if (quote != 0 && query[i] == quote &&
+                 (query[i + 1] == '\0' || !isalnum((unsigned char)query[i + 1])))
+            quote = 0;
+        if (!clause && quote == 0 && clause_opens(query, i))
+            clause = true;
+        in = quote != 0 || clause;
+        ask[i] = in ? ' ' : query[i];
+        pay[i] = in ? query[i] : ' ';
+    }
+    ask[n] = pay[n] = '\0';
+}
+
+static void payload_word(const char *w, void *arg)
+{
+    struct qwords *q = arg;
+    size_t before = q->n;
+
+    query_word(w, q);
+    if (q->n > before)
+        q->v[before].wt = W.payload;
 }
 
 /* A compound the query writes apart ("roll back", "sign-in") that the
@@ -417,32 +489,69 @@ static size_t top_add(const struct gw_toolsearch *ix, struct cand *top, size_t n
     return n;
 }
 
-/* What a query asks to do (toolsearch_internal.h, enum gw_ts_verb): its
- * first word after the words of courtesy ("remove the label", "show my
- * open PRs", "can you please delete…") if a verb, else reading for a
- * question. */
-static enum gw_ts_verb query_verb(const char *query)
+/* The query's first word after the words of courtesy ("can you please
+ * delete…" asks to delete); its length in *n. */
+static const char *first_word(const char *query, size_t *n)
 {
     static const char *const polite[] = {"please", "can",   "could", "would", "will",
                                          "you",    "i",     "we",    "want",  "need",
                                          "to",     "let's", "lets",  "just",  "kindly"};
     const char *p = query;
-    size_t n;
-    enum gw_ts_verb v;
 
-    for (;;) { /* "can you please delete…" asks to delete */
+    for (;;) {
         size_t i = 0;
         p += strspn(p, " \t\r\n\"',");
-        n = strcspn(p, " \t\r\n,.!?:;");
+        *n = strcspn(p, " \t\r\n,.!?:;");
         while (i < sizeof polite / sizeof *polite &&
-               !(strlen(polite[i]) == n && strncasecmp(p, polite[i], n) == 0))
+               !(strlen(polite[i]) == *n && strncasecmp(p, polite[i], *n) == 0))
             i++;
         if (i == sizeof polite / sizeof *polite)
-            break;
-        p += n;
+            return p;
+        p += *n;
     }
-    if (n == 3 && strncasecmp(p, "get rid ", 8) == 0)
-        return GW_TS_DELETE;
+}
+
+/* A verb and its particle mean another thing than the verb: "set up a
+ * repo" creates one, "look up a user" reads, "clean up the branches"
+ * deletes them. The kind of the phrasal verb whose verb is the n bytes at
+ * `p`, or GW_TS_NONE. */
+static enum gw_ts_verb phrasal_kind(const char *p, size_t n)
+{
+    static const struct {
+        const char *verb, *particle;
+        enum gw_ts_verb kind;
+    } phrasals[] = {
+        {"set", "up", GW_TS_CREATE},     {"spin", "up", GW_TS_CREATE},
+        {"sign", "up", GW_TS_CREATE},    {"look", "up", GW_TS_READ},
+        {"pull", "up", GW_TS_READ},      {"dig", "up", GW_TS_READ},
+        {"clean", "up", GW_TS_DELETE},   {"tear", "down", GW_TS_DELETE},
+        {"take", "down", GW_TS_DELETE},  {"wipe", "out", GW_TS_DELETE},
+        {"throw", "away", GW_TS_DELETE}, {"get", "rid", GW_TS_DELETE},
+    };
+    const char *q = p + n;
+    size_t m;
+
+    q += strspn(q, " \t");
+    m = strcspn(q, " \t\r\n,.!?:;");
+    for (size_t i = 0; i < sizeof phrasals / sizeof *phrasals; i++)
+        if (strlen(phrasals[i].verb) == n && strncasecmp(p, phrasals[i].verb, n) == 0 &&
+            strlen(phrasals[i].particle) == m && strncasecmp(q, phrasals[i].particle, m) == 0)
+            return phrasals[i].kind;
+    return GW_TS_NONE;
+}
+
+/* What a query asks to do (toolsearch_internal.h, enum gw_ts_verb): its
+ * first word after the words of courtesy ("remove the label", "show my
+ * open PRs", "can you please delete…") if a verb, or its phrasal verb's
+ * kind, else reading for a question. */
+static enum gw_ts_verb query_verb(const char *query)
+{
+    size_t n;
+    const char *p = first_word(query, &n);
+    enum gw_ts_verb v = phrasal_kind(p, n);
+
+    if (v != GW_TS_NONE)
+        return v;
     v = gw_ts_verb_kind(p, n);
     return v != GW_TS_NONE || !question(query) ? v : GW_TS_READ;
 }
@@ -532,7 +641,14 @@ size_t gw_toolsearch_query(struct gw_toolsearch *ix, const struct gw_catalog *ca
         avg[f] = ix->live && ix->lensum[f] > 0 ? ix->lensum[f] / (double)ix->live : 1.0;
     for (size_t i = 0; i < ix->nsegs; i++)
         ix->segs[i]->allowed = all || gw_csv_has(toolsets_csv, ix->segs[i]->name);
-    gw_toolsearch_tokens(query, strlen(query), query_word, &q);
+    if (bare) {
+        gw_toolsearch_tokens(query, strlen(query), query_word, &q);
+    } else {
+        char ask[GW_TOOLSEARCH_QUERY_MAX + 1], pay[GW_TOOLSEARCH_QUERY_MAX + 1];
+        payload_split(query, ask, pay);
+        gw_toolsearch_tokens(ask, strlen(ask), query_word, &q);
+        gw_toolsearch_tokens(pay, strlen(pay), payload_word, &q);
+    }
     gw_toolsearch_compounds(query, strlen(query), compound_word,
                             &(struct compound_arg){.ix = ix, .q = &q});
     if (!bare)

@@ -1,7 +1,7 @@
 /* Tool search, the words: identifier splitting, stop words, a light
- * stemmer, compounds written apart and the synonym table that bridges the
- * words people use to ask for a tool and the words tools are described
- * with.
+ * stemmer, compounds written apart, a description's first sentence, and
+ * the synonym table that bridges the words people use to ask for a tool
+ * and the words tools are described with.
  *
  * The table is general English (and the common words of software work:
  * repo, PR, commit): each group is a set of words people use for one
@@ -464,6 +464,59 @@ size_t gw_toolsearch_synonyms(const char *w, const char **out, double *weight, s
         }
     }
     return n;
+}
+
+/* A description's first sentence (to a full stop followed by a blank, or
+ * a line's end), at most SUMMARY_MAX bytes: a tool without a title is
+ * summed up there, before the notes on how to use it. Many descriptions
+ * open with a blank line, an indent, a heading ("🎯 Purpose:") or a list
+ * marker ("1. Retrieves…"): the sentence is the first line's text with
+ * at least three words, past its marker, or a shorter one that is all
+ * the description says ("Forecast."). */
+#define SUMMARY_MAX 200
+
+static size_t words_in(const char *d, size_t n)
+{
+    size_t words = 0;
+
+    for (size_t i = 0; i < n; i++)
+        if (isalpha((unsigned char)d[i]) && (i == 0 || !isalpha((unsigned char)d[i - 1])))
+            words++;
+    return words;
+}
+
+const char *gw_ts_summary(const char *d, size_t *len)
+{
+    size_t end = strnlen(d, GW_TOOLSEARCH_TEXT_MAX), last = 0; /* after its last letter */
+
+    for (size_t i = 0; i < end; i++)
+        if (isalpha((unsigned char)d[i]))
+            last = i + 1;
+    for (size_t at = 0; at < last;) {
+        const char *p = d + at + strspn(d + at, " \t\r"), *nl;
+        size_t n = 0, words;
+        if (*p == '#' || *p == '-' || *p == '*' || *p == '>')
+            p += strspn(p, "#-*> \t");
+        else if (isdigit((unsigned char)*p) && p[strspn(p, "0123456789")] == '.')
+            p += strspn(p, "0123456789") + 1;
+        p += strspn(p, " \t");
+        if (p >= d + end)
+            break;
+        while (n < SUMMARY_MAX && p + n < d + end && p[n] != '\n' &&
+               !(p[n] == '.' && (p[n + 1] == ' ' || p[n + 1] == '\0' || p[n + 1] == '\n')))
+            n++;
+        words = words_in(p, n);
+        nl = memchr(p + n, '\n', (size_t)(d + end - (p + n)));
+        if (words >= 3 || (words > 0 && p[n - 1] != ':' && (nl == NULL || nl > d + last))) {
+            *len = n;
+            return p;
+        }
+        if (nl == NULL)
+            break;
+        at = (size_t)(nl - d) + 1;
+    }
+    *len = 0;
+    return d;
 }
 
 /* The verbs of tool names and queries, by kind (toolsearch_internal.h). */

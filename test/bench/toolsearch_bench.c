@@ -582,7 +582,8 @@ int main(int argc, char **argv)
                 argv[0]);
         return 2;
     }
-    if (getenv("TS_TUNE") != NULL) { /* cross-validation: 19 numbers, as struct gw_ts_weights */
+    if (getenv("TS_TUNE") !=
+        NULL) { /* cross-validation: struct gw_ts_weights, its numbers in order */
         struct gw_ts_weights w;
         double *v = (double *)&w;
         const char *p = getenv("TS_TUNE");

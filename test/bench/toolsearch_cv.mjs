@@ -16,12 +16,12 @@ const bench = path.join(root, 'build/bench/toolsearch_bench');
 // struct gw_ts_weights, in order
 const BASE = {
   wn: 3, wo: 1.5, wt: 2, wd: 1, wp: 0.5, ws: 1.5, bn: 0.3, bo: 0.3, bt: 0.3, bd: 0.75, bp: 0.75, bs: 0.2,
-  k1: 1.2, cover: 2, syn: 1, assoc: 0.6, syncover: 1, path: 0.5, ask: 0.3, verb: 0.3,
+  k1: 1.2, cover: 2, syn: 1, assoc: 0.6, syncover: 1, path: 0.5, ask: 0.3, verb: 0.3, payload: 0.3,
 };
 const GRID = {
   wn: [2, 4], wo: [1, 2], wt: [1.5, 3], wd: [0.5, 1.5], wp: [0.25, 1], bn: [0.1, 0.5], bt: [0.1, 0.5],
   bd: [0.5, 0.9], bp: [0.5, 0.9], k1: [0.9, 1.6, 2], cover: [1.5, 3], syn: [0.8, 1.2],
-  assoc: [0.4, 0.8], syncover: [0.7, 1.3], ask: [0.2, 0.5], verb: [0.2, 0.5],
+  assoc: [0.4, 0.8], syncover: [0.7, 1.3], ask: [0.2, 0.5], verb: [0.2, 0.5], payload: [0.2, 0.5],
 };
 
 function run(c) {

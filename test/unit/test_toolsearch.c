@@ -4,6 +4,7 @@
  * forgetting what left, bounded per tool), query
  * checks and the per-dialog activations. */
 #include "gw/toolsearch_internal.h"
+#include "gw/util.h"
 
 #include <check.h>
 #include <stdarg.h>
@@ -619,11 +620,24 @@ START_TEST(test_summary)
 {
     struct gw_catalog *cat = gw_catalog_new();
     struct gw_toolsearch *ix = gw_toolsearch_new();
+    char *headings;
 
     whole(ix);
     put(cat, "photos", "photo_a", "Rotate a photo. Keeps the colours, the size and the metadata.",
         "photo_b", "Crop a photo. Rotate it if asked.", NULL);
     ck_assert_str_eq(first(ix, cat, "rotate", 0), "photo_a");
+    /* the first sentence past a blank line, a heading and a list marker */
+    put(cat, "images", "image_a",
+        "\n    Purpose:\n      1. Flips an image. Keeps the colours, the size and the metadata.",
+        "image_b", "Crop an image. Flip it if asked.", NULL);
+    ck_assert_str_eq(first(ix, cat, "flip", 0), "image_a");
+    /* past the bytes indexed, no sentence: nothing read beyond them */
+    headings = gw_xcalloc(3 * GW_TOOLSEARCH_TEXT_MAX + 1, 1);
+    for (size_t i = 0; i < 3 * GW_TOOLSEARCH_TEXT_MAX; i++)
+        headings[i] = "1.\n"[i % 3];
+    put(cat, "junk", "junk_tool", headings, NULL);
+    ck_assert_str_eq(first(ix, cat, "flip", 0), "image_a");
+    free(headings);
     gw_toolsearch_free(ix);
     gw_catalog_free(cat);
 }
@@ -659,6 +673,45 @@ START_TEST(test_verbs)
     ck_assert_uint_eq(gw_ts_name_verbs("browser_tab_close", "playwright"), 0);
     ck_assert_uint_eq(gw_ts_name_verbs("Notes-deleteLabel", "notes"), 1u << GW_TS_DELETE);
     ck_assert_uint_eq(gw_ts_name_verbs("API-get-self", "notion"), 1u << GW_TS_READ);
+    gw_toolsearch_free(ix);
+    gw_catalog_free(cat);
+}
+END_TEST
+
+/* A request's payload (a quoted name, a "that" clause) counts less than
+ * what it asks: the words of the fact to remember are not the tool. */
+START_TEST(test_payload)
+{
+    struct gw_catalog *cat = gw_catalog_new();
+    struct gw_toolsearch *ix = gw_toolsearch_new();
+
+    whole(ix);
+    put(cat, "notes", "remember_fact", "Remember a fact for later.", "send_email",
+        "Send an email to an email address or a phone.", "create_label", "Create a label.",
+        "create_receipt", "Create a receipt.", NULL);
+    ck_assert_str_eq(first(ix, cat, "remember that Alice prefers email over phone calls", 0),
+                     "remember_fact");
+    ck_assert_str_eq(first(ix, cat, "add a 'Receipts' label", 0), "create_label");
+    /* "that" before a noun is a determiner's: no payload */
+    ck_assert_str_eq(first(ix, cat, "send that email", 0), "send_email");
+    gw_toolsearch_free(ix);
+    gw_catalog_free(cat);
+}
+END_TEST
+
+/* A verb with its particle is read as one: "set up" creates. */
+START_TEST(test_phrasal)
+{
+    struct gw_catalog *cat = gw_catalog_new();
+    struct gw_toolsearch *ix = gw_toolsearch_new();
+
+    whole(ix);
+    put(cat, "repos", "create_repository", "Creates a repository of the account.",
+        "rename_repository", "Gives a repository a new name.", "delete_branches",
+        "Deletes merged branches of a repository.", "get_user", "Returns a user's profile.", NULL);
+    ck_assert_str_eq(first(ix, cat, "set up a repository", 0), "create_repository");
+    ck_assert_str_eq(first(ix, cat, "rename the repository", 0), "rename_repository");
+    ck_assert_str_eq(first(ix, cat, "clean up the repository's branches", 0), "delete_branches");
     gw_toolsearch_free(ix);
     gw_catalog_free(cat);
 }
@@ -758,6 +811,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_compounds);
     tcase_add_test(tc, test_summary);
     tcase_add_test(tc, test_verbs);
+    tcase_add_test(tc, test_payload);
+    tcase_add_test(tc, test_phrasal);
     tcase_add_test(tc, test_steps);
     tcase_add_test(tc, test_first_query);
     tcase_add_test(tc, test_reindex_changed);
