@@ -485,35 +485,42 @@ static size_t words_in(const char *d, size_t n)
     return words;
 }
 
+/* Whether a letter follows, before `end`. */
+static bool letters_after(const char *p, const char *end)
+{
+    for (; p < end; p++)
+        if (isalpha((unsigned char)*p))
+            return true;
+    return false;
+}
+
 const char *gw_ts_summary(const char *d, size_t *len)
 {
-    size_t end = strnlen(d, GW_TOOLSEARCH_TEXT_MAX), last = 0; /* after its last letter */
+    const char *end = d + strnlen(d, GW_TOOLSEARCH_TEXT_MAX);
 
-    for (size_t i = 0; i < end; i++)
-        if (isalpha((unsigned char)d[i]))
-            last = i + 1;
-    for (size_t at = 0; at < last;) {
-        const char *p = d + at + strspn(d + at, " \t\r"), *nl;
+    for (const char *line = d; line < end;) {
+        const char *p = line + strspn(line, " \t\r"), *nl;
         size_t n = 0, words;
         if (*p == '#' || *p == '-' || *p == '*' || *p == '>')
             p += strspn(p, "#-*> \t");
         else if (isdigit((unsigned char)*p) && p[strspn(p, "0123456789")] == '.')
             p += strspn(p, "0123456789") + 1;
         p += strspn(p, " \t");
-        if (p >= d + end)
+        if (p >= end)
             break;
-        while (n < SUMMARY_MAX && p + n < d + end && p[n] != '\n' &&
+        while (n < SUMMARY_MAX && p + n < end && p[n] != '\n' &&
                !(p[n] == '.' && (p[n + 1] == ' ' || p[n + 1] == '\0' || p[n + 1] == '\n')))
             n++;
         words = words_in(p, n);
-        nl = memchr(p + n, '\n', (size_t)(d + end - (p + n)));
-        if (words >= 3 || (words > 0 && p[n - 1] != ':' && (nl == NULL || nl > d + last))) {
+        nl = memchr(p + n, '\n', (size_t)(end - (p + n)));
+        if (words >= 3 ||
+            (words > 0 && p[n - 1] != ':' && (nl == NULL || !letters_after(nl, end)))) {
             *len = n;
             return p;
         }
         if (nl == NULL)
             break;
-        at = (size_t)(nl - d) + 1;
+        line = nl + 1;
     }
     *len = 0;
     return d;
