@@ -494,11 +494,40 @@ static bool letters_after(const char *p, const char *end)
     return false;
 }
 
-const char *gw_ts_summary(const char *d, size_t *len)
+/* Where a section headed as the tool's summary starts ("🎯 Purpose:",
+ * "Description"), or NULL: a description in sections may open with
+ * another (hubspot's write tools open with their guardrails). A heading
+ * is a short line. */
+static const char *summary_section(const char *d, const char *end)
 {
-    const char *end = d + strnlen(d, GW_TOOLSEARCH_TEXT_MAX);
+    static const char *const heads[] = {"purpose", "summary", "description", "overview"};
 
     for (const char *line = d; line < end;) {
+        const char *nl = memchr(line, '\n', (size_t)(end - line)), *w = line;
+        const char *stop = nl != NULL ? nl : end;
+        while (w < stop && stop - w <= 40 && !isalpha((unsigned char)*w))
+            w++;
+        for (size_t i = 0; stop - w <= 40 && i < sizeof heads / sizeof *heads; i++) {
+            size_t n = strlen(heads[i]);
+            const char *after = w + n;
+            if ((size_t)(stop - w) < n || strncasecmp(w, heads[i], n) != 0)
+                continue;
+            after += strspn(after, ": \t\r");
+            if (after >= stop)
+                return nl != NULL ? nl + 1 : NULL;
+        }
+        if (nl == NULL)
+            break;
+        line = nl + 1;
+    }
+    return NULL;
+}
+
+const char *gw_ts_summary(const char *d, size_t *len)
+{
+    const char *end = d + strnlen(d, GW_TOOLSEARCH_TEXT_MAX), *section = summary_section(d, end);
+
+    for (const char *line = section != NULL ? section : d; line < end;) {
         const char *p = line + strspn(line, " \t\r"), *nl;
         size_t n = 0, words;
         if (*p == '#' || *p == '-' || *p == '*' || *p == '>')

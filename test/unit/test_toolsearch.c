@@ -631,6 +631,12 @@ START_TEST(test_summary)
         "\n    Purpose:\n      1. Flips an image. Keeps the colours, the size and the metadata.",
         "image_b", "Crop an image. Flip it if asked.", NULL);
     ck_assert_str_eq(first(ix, cat, "flip", 0), "image_a");
+    /* the section headed as the summary, whatever comes first */
+    put(cat, "videos", "video_a",
+        "\n  Guardrails:\n    1. Warning: this tool changes the file.\n\n  Purpose:\n    1. "
+        "Reverses a video.\n",
+        "video_b", "Trim a video. Reverse it if asked.", NULL);
+    ck_assert_str_eq(first(ix, cat, "reverse", 0), "video_a");
     /* past the bytes indexed, no sentence: nothing read beyond them */
     headings = gw_xcalloc(3 * GW_TOOLSEARCH_TEXT_MAX + 1, 1);
     for (size_t i = 0; i < 3 * GW_TOOLSEARCH_TEXT_MAX; i++)
