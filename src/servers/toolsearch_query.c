@@ -527,6 +527,7 @@ static enum gw_ts_verb phrasal_kind(const char *p, size_t n)
         {"clean", "up", GW_TS_DELETE},   {"tear", "down", GW_TS_DELETE},
         {"take", "down", GW_TS_DELETE},  {"wipe", "out", GW_TS_DELETE},
         {"throw", "away", GW_TS_DELETE}, {"get", "rid", GW_TS_DELETE},
+        {"give", "me", GW_TS_READ},      {"tell", "me", GW_TS_READ},
     };
     const char *q = p + n;
     size_t m;
