@@ -625,7 +625,8 @@ int main(int argc, char **argv)
         quality(ecat, fold[0], "**external, fold A** (ranking tuned on it)", verbose);
         /* TS_TUNING: fold B stays unseen while a change is chosen */
         if (getenv("TS_TUNING") == NULL) {
-            quality(ecat, fold[1], "**external, fold B** (untouched: reported only)", verbose);
+            quality(ecat, fold[1], "**external, fold B** (not tuned on; its misses read once)",
+                    verbose);
             quality(ecat, etasks, "**external, all**", false);
         }
         json_decref(fold[0]);
