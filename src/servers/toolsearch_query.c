@@ -103,13 +103,24 @@ static void query_word(const char *w, void *arg)
  * what to do ("remember that Alice prefers email", "a 'Receipts' label").
  * Its words still count, weakly: they are the arguments, which a tool's
  * description rarely uses, and other tools' descriptions match them by
- * chance. The payload is a quoted span, and a clause "that" opens when a
- * name, a pronoun or an article follows it ("note that Bob…", "reply that
- * the fix…"; "that file" is a determiner's). */
+ * chance. The payload is a quoted span, and what follows a "that" before
+ * a name, a pronoun or an article ("note that Bob…", "reply that the
+ * fix…"; "that file" and "that PR" are a determiner's). */
 static bool quote_opens(const char *q, size_t i)
 {
     return (q[i] == '\'' || q[i] == '"') && (i == 0 || isspace((unsigned char)q[i - 1])) &&
            q[i + 1] != '\0' && !isspace((unsigned char)q[i + 1]);
+}
+
+/* The quote that closes the one at i (the same character, not before a
+ * letter or digit: "what's" is no end), or 0: a quote never closed is
+ * none. */
+static size_t quote_close(const char *q, size_t i, size_t n)
+{
+    for (size_t j = i + 2; j < n; j++)
+        if (q[j] == q[i] && !isalnum((unsigned char)q[j + 1]))
+            return j;
+    return 0;
 }
 
 static bool clause_opens(const char *q, size_t i)
@@ -125,8 +136,8 @@ static bool clause_opens(const char *q, size_t i)
         return false;
     w += strspn(w, " \t");
     n = strcspn(w, " \t\r\n,.;:!?");
-    if (n > 0 && isupper((unsigned char)w[0]))
-        return true;
+    if (n > 1 && isupper((unsigned char)w[0]) && islower((unsigned char)w[1]))
+        return true; /* a name; PR, API are not */
     for (size_t k = 0; k < sizeof next / sizeof *next; k++)
         if (strlen(next[k]) == n && strncasecmp(w, next[k], n) == 0)
             return true;
@@ -139,22 +150,20 @@ static bool clause_opens(const char *q, size_t i)
  * callers refuse it: gw_toolsearch_query_problem). */
 static void payload_split(const char *query, char *ask, char *pay)
 {
-    size_t n = strnlen(query, GW_TOOLSEARCH_QUERY_MAX);
-    char quote = 0;
-    bool clause = false;
+    size_t n = strnlen(query, GW_TOOLSEARCH_QUERY_MAX), close = 0;
+    bool quoted = false, clause = false;
 
     for (size_t i = 0; i < n; i++) {
         bool in;
-        if (quote == 0 && !clause && quote_opens(query, i))
-            quote = query[i];
-        else if (quote != 0 && query[i] == quote &&
-                 (query[i + 1] == '\0' || !isalnum((unsigned char)query[i + 1])))
-            quote = 0;
-        if (!clause && quote == 0 && clause_opens(query, i))
+        if (!quoted && !clause && quote_opens(query, i) && (close = quote_close(query, i, n)) > 0)
+            quoted = true;
+        if (!quoted && !clause && clause_opens(query, i))
             clause = true;
-        in = quote != 0 || clause;
+        in = quoted || clause;
         ask[i] = in ? ' ' : query[i];
         pay[i] = in ? query[i] : ' ';
+        if (quoted && i == close)
+            quoted = false;
     }
     ask[n] = pay[n] = '\0';
 }
@@ -512,7 +521,7 @@ static const char *first_word(const char *query, size_t *n)
 }
 
 /* A verb and its particle mean another thing than the verb: "set up a
- * repo" creates one, "look up a user" reads, "clean up the branches"
+ * repo" creates one, "pull up a ticket" reads, "clean up the branches"
  * deletes them. The kind of the phrasal verb whose verb is the n bytes at
  * `p`, or GW_TS_NONE. */
 static enum gw_ts_verb phrasal_kind(const char *p, size_t n)
@@ -521,13 +530,13 @@ static enum gw_ts_verb phrasal_kind(const char *p, size_t n)
         const char *verb, *particle;
         enum gw_ts_verb kind;
     } phrasals[] = {
-        {"set", "up", GW_TS_CREATE},     {"spin", "up", GW_TS_CREATE},
-        {"sign", "up", GW_TS_CREATE},    {"look", "up", GW_TS_READ},
-        {"pull", "up", GW_TS_READ},      {"dig", "up", GW_TS_READ},
-        {"clean", "up", GW_TS_DELETE},   {"tear", "down", GW_TS_DELETE},
-        {"take", "down", GW_TS_DELETE},  {"wipe", "out", GW_TS_DELETE},
-        {"throw", "away", GW_TS_DELETE}, {"get", "rid", GW_TS_DELETE},
-        {"give", "me", GW_TS_READ},      {"tell", "me", GW_TS_READ},
+        {"set", "up", GW_TS_CREATE},    {"spin", "up", GW_TS_CREATE},
+        {"sign", "up", GW_TS_CREATE},   {"pull", "up", GW_TS_READ},
+        {"dig", "up", GW_TS_READ},      {"clean", "up", GW_TS_DELETE},
+        {"tear", "down", GW_TS_DELETE}, {"take", "down", GW_TS_DELETE},
+        {"wipe", "out", GW_TS_DELETE},  {"throw", "away", GW_TS_DELETE},
+        {"get", "rid", GW_TS_DELETE},   {"give", "me", GW_TS_READ},
+        {"tell", "me", GW_TS_READ},
     };
     const char *q = p + n;
     size_t m;
@@ -644,14 +653,16 @@ size_t gw_toolsearch_query(struct gw_toolsearch *ix, const struct gw_catalog *ca
         ix->segs[i]->allowed = all || gw_csv_has(toolsets_csv, ix->segs[i]->name);
     if (bare) {
         gw_toolsearch_tokens(query, strlen(query), query_word, &q);
+        gw_toolsearch_compounds(query, strlen(query), compound_word,
+                                &(struct compound_arg){.ix = ix, .q = &q});
     } else {
         char ask[GW_TOOLSEARCH_QUERY_MAX + 1], pay[GW_TOOLSEARCH_QUERY_MAX + 1];
         payload_split(query, ask, pay);
         gw_toolsearch_tokens(ask, strlen(ask), query_word, &q);
         gw_toolsearch_tokens(pay, strlen(pay), payload_word, &q);
+        gw_toolsearch_compounds(ask, strlen(ask), compound_word,
+                                &(struct compound_arg){.ix = ix, .q = &q});
     }
-    gw_toolsearch_compounds(query, strlen(query), compound_word,
-                            &(struct compound_arg){.ix = ix, .q = &q});
     if (!bare)
         path_words(query, &q);
     if (!bare)

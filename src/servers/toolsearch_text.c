@@ -466,55 +466,119 @@ size_t gw_toolsearch_synonyms(const char *w, const char **out, double *weight, s
     return n;
 }
 
-/* A description's first sentence (to a full stop followed by a blank, or
- * a line's end), at most SUMMARY_MAX bytes: a tool without a title is
- * summed up there, before the notes on how to use it. Many descriptions
- * open with a blank line, an indent, a heading ("🎯 Purpose:") or a list
- * marker ("1. Retrieves…"): the sentence is the first line's text with
- * at least three words, past its marker, or a shorter one that is all
- * the description says ("Forecast."). */
-#define SUMMARY_MAX 200
+/* Summaries (gw_ts_summary). Many descriptions open with a blank line,
+ * an indent, a heading ("🎯 Purpose:") or a list marker ("1. Retrieves…"),
+ * or with a section that is not the summary (hubspot's write tools open
+ * with their guardrails, their purpose follows). */
+#define SUMMARY_MAX 200 /* bytes of a summary */
+#define HEADING_MAX 40  /* a section's heading is a line no longer */
 
-static size_t words_in(const char *d, size_t n)
+/* The bytes of the letter at p (before `end`), 0 if none: an ASCII
+ * letter, or a 2- or 3-byte UTF-8 character, as the tokenizer reads them;
+ * a 4-byte one is taken for a symbol (the emoji of a heading). */
+static size_t letter_at(const char *p, const char *end)
+{
+    unsigned char c = (unsigned char)*p;
+    size_t n = c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 1;
+
+    if (c < 0x80 ? !isalpha(c) : c < 0xC2 || c >= 0xF0)
+        return 0;
+    return (size_t)(end - p) >= n ? n : 0;
+}
+
+static size_t words_in(const char *p, const char *end)
 {
     size_t words = 0;
+    bool in = false;
 
-    for (size_t i = 0; i < n; i++)
-        if (isalpha((unsigned char)d[i]) && (i == 0 || !isalpha((unsigned char)d[i - 1])))
-            words++;
+    while (p < end) {
+        size_t n = letter_at(p, end);
+        words += n > 0 && !in;
+        in = n > 0;
+        p += n > 0 ? n : 1;
+    }
     return words;
 }
 
-/* Whether a letter follows, before `end`. */
 static bool letters_after(const char *p, const char *end)
 {
     for (; p < end; p++)
-        if (isalpha((unsigned char)*p))
+        if (letter_at(p, end) > 0)
             return true;
     return false;
 }
 
-/* Where a section headed as the tool's summary starts ("🎯 Purpose:",
- * "Description"), or NULL: a description in sections may open with
- * another (hubspot's write tools open with their guardrails). A heading
- * is a short line. */
+static const char *skip(const char *p, const char *end, const char *set)
+{
+    while (p < end && *p != '\0' && strchr(set, *p) != NULL)
+        p++;
+    return p;
+}
+
+/* Past a list marker at a line's start ("1. ", "- ", "## "); "1.5x" is
+ * no marker. */
+static const char *past_marker(const char *p, const char *end)
+{
+    const char *q = p;
+
+    if (p < end && strchr("#-*>", *p) != NULL)
+        return skip(p, end, "#-*> \t");
+    while (q < end && isdigit((unsigned char)*q))
+        q++;
+    if (q > p && q + 1 < end && (*q == '.' || *q == ')') && (q[1] == ' ' || q[1] == '\t'))
+        return skip(q + 1, end, " \t");
+    return p;
+}
+
+/* The first sentence from `p` on (to a full stop followed by a blank, or
+ * a line's end) that sums a tool up: one of three words or more, or a
+ * shorter one that is a sentence ("Search issues. Supports…",
+ * "Forecast.") or all that is left; not a heading ("🎯 Purpose",
+ * "Returns:"). NULL if none. */
+static const char *first_sentence(const char *p, const char *from, const char *end, size_t *len)
+{
+    while (p < end) {
+        const char *s = skip(p, end, " \t\r");
+        size_t n = 0, words;
+        if (p == from || p[-1] == '\n')
+            s = past_marker(s, end);
+        while (n < SUMMARY_MAX && s + n < end && s[n] != '\n' &&
+               !(s[n] == '.' && (s + n + 1 == end || isspace((unsigned char)s[n + 1]))))
+            n++;
+        words = words_in(s, s + n);
+        if (words >= 3 || (words > 0 && ((s + n < end && s[n] == '.') ||
+                                         (s[n - 1] != ':' && !letters_after(s + n, end))))) {
+            *len = n;
+            return s;
+        }
+        p = s + n < end ? s + n + 1 : end;
+    }
+    return NULL;
+}
+
+/* Where a section headed as the summary starts ("🎯 Purpose:",
+ * "Description"), or NULL: a line of the description's top level (its
+ * first line's indent: "  summary:" under "Args:" is a parameter) that
+ * holds no more than the heading. */
 static const char *summary_section(const char *d, const char *end)
 {
     static const char *const heads[] = {"purpose", "summary", "description", "overview"};
+    const char *first = skip(d, end, " \t\r\n"), *start = first;
 
+    while (start > d && start[-1] != '\n')
+        start--;
     for (const char *line = d; line < end;) {
-        const char *nl = memchr(line, '\n', (size_t)(end - line)), *w = line;
-        const char *stop = nl != NULL ? nl : end;
-        while (w < stop && stop - w <= 40 && !isalpha((unsigned char)*w))
-            w++;
-        for (size_t i = 0; stop - w <= 40 && i < sizeof heads / sizeof *heads; i++) {
-            size_t n = strlen(heads[i]);
-            const char *after = w + n;
-            if ((size_t)(stop - w) < n || strncasecmp(w, heads[i], n) != 0)
-                continue;
-            after += strspn(after, ": \t\r");
-            if (after >= stop)
-                return nl != NULL ? nl + 1 : NULL;
+        const char *nl = memchr(line, '\n', (size_t)(end - line)), *stop = nl ? nl : end;
+        const char *w = skip(line, stop, " \t");
+        if (w - line == first - start && stop - w <= HEADING_MAX) {
+            while (w < stop && !isalpha((unsigned char)*w))
+                w++;
+            for (size_t i = 0; i < sizeof heads / sizeof *heads; i++) {
+                size_t n = strlen(heads[i]);
+                if ((size_t)(stop - w) >= n && strncasecmp(w, heads[i], n) == 0 &&
+                    skip(w + n, stop, ": \t\r") == stop)
+                    return nl != NULL ? nl + 1 : NULL;
+            }
         }
         if (nl == NULL)
             break;
@@ -526,33 +590,11 @@ static const char *summary_section(const char *d, const char *end)
 const char *gw_ts_summary(const char *d, size_t *len)
 {
     const char *end = d + strnlen(d, GW_TOOLSEARCH_TEXT_MAX), *section = summary_section(d, end);
+    const char *s = section != NULL ? first_sentence(section, section, end, len) : NULL;
 
-    for (const char *line = section != NULL ? section : d; line < end;) {
-        const char *p = line + strspn(line, " \t\r"), *nl;
-        size_t n = 0, words;
-        if (*p == '#' || *p == '-' || *p == '*' || *p == '>')
-            p += strspn(p, "#-*> \t");
-        else if (isdigit((unsigned char)*p) && p[strspn(p, "0123456789")] == '.')
-            p += strspn(p, "0123456789") + 1;
-        p += strspn(p, " \t");
-        if (p >= end)
-            break;
-        while (n < SUMMARY_MAX && p + n < end && p[n] != '\n' &&
-               !(p[n] == '.' && (p[n + 1] == ' ' || p[n + 1] == '\0' || p[n + 1] == '\n')))
-            n++;
-        words = words_in(p, n);
-        nl = memchr(p + n, '\n', (size_t)(end - (p + n)));
-        if (words >= 3 ||
-            (words > 0 && p[n - 1] != ':' && (nl == NULL || !letters_after(nl, end)))) {
-            *len = n;
-            return p;
-        }
-        if (nl == NULL)
-            break;
-        line = nl + 1;
-    }
-    *len = 0;
-    return d;
+    if (s == NULL && (s = first_sentence(d, d, end, len)) == NULL)
+        *len = 0;
+    return s != NULL ? s : d;
 }
 
 /* The verbs of tool names and queries, by kind (toolsearch_internal.h). */

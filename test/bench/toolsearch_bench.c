@@ -582,8 +582,8 @@ int main(int argc, char **argv)
                 argv[0]);
         return 2;
     }
-    if (getenv("TS_TUNE") !=
-        NULL) { /* cross-validation: struct gw_ts_weights, its numbers in order */
+    /* cross-validation: struct gw_ts_weights, its numbers in order */
+    if (getenv("TS_TUNE") != NULL) {
         struct gw_ts_weights w;
         double *v = (double *)&w;
         const char *p = getenv("TS_TUNE");

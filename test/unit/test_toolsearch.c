@@ -620,7 +620,6 @@ START_TEST(test_summary)
 {
     struct gw_catalog *cat = gw_catalog_new();
     struct gw_toolsearch *ix = gw_toolsearch_new();
-    char *headings;
 
     whole(ix);
     put(cat, "photos", "photo_a", "Rotate a photo. Keeps the colours, the size and the metadata.",
@@ -637,15 +636,49 @@ START_TEST(test_summary)
         "Reverses a video.\n",
         "video_b", "Trim a video. Reverse it if asked.", NULL);
     ck_assert_str_eq(first(ix, cat, "reverse", 0), "video_a");
-    /* past the bytes indexed, no sentence: nothing read beyond them */
-    headings = gw_xcalloc(3 * GW_TOOLSEARCH_TEXT_MAX + 1, 1);
-    for (size_t i = 0; i < 3 * GW_TOOLSEARCH_TEXT_MAX; i++)
-        headings[i] = "1.\n"[i % 3];
-    put(cat, "junk", "junk_tool", headings, NULL);
-    ck_assert_str_eq(first(ix, cat, "flip", 0), "image_a");
-    free(headings);
     gw_toolsearch_free(ix);
     gw_catalog_free(cat);
+}
+END_TEST
+
+static const char *summed(const char *description)
+{
+    static char out[256];
+    size_t n;
+    const char *s = gw_ts_summary(description, &n);
+
+    snprintf(out, sizeof out, "%.*s", (int)n, s);
+    return out;
+}
+
+START_TEST(test_summary_text)
+{
+    char *headings = gw_xcalloc(3 * GW_TOOLSEARCH_TEXT_MAX + 1, 1);
+
+    ck_assert_str_eq(summed("Forecast."), "Forecast");
+    ck_assert_str_eq(summed("Search issues. Supports filters.\n\nArgs:\n  query: the text to use"),
+                     "Search issues");
+    ck_assert_str_eq(
+        summed("\n    \xf0\x9f\x8e\xaf Purpose\n      1. Lists the objects of a type.\n"),
+        "Lists the objects of a type");
+    ck_assert_str_eq(summed("1.5x faster search of files"), "1.5x faster search of files");
+    ck_assert_str_eq(summed("\xd0\x9f\xd0\xbe\xd0\xb3\xd0\xbe\xd0\xb4\xd0\xb0 "
+                            "\xd0\xb3\xd0\xbe\xd1\x80\xd0\xbe\xd0\xb4\xd0\xb0."),
+                     "\xd0\x9f\xd0\xbe\xd0\xb3\xd0\xbe\xd0\xb4\xd0\xb0 "
+                     "\xd0\xb3\xd0\xbe\xd1\x80\xd0\xbe\xd0\xb4\xd0\xb0");
+    /* a parameter named summary is no section; a heading with nothing after */
+    ck_assert_str_eq(summed("Create an issue.\n\nArgs:\n  summary:\n    The one-line summary"),
+                     "Create an issue");
+    ck_assert_str_eq(summed("Creates a widget.\nDescription:\n"), "Creates a widget");
+    ck_assert_str_eq(summed("  Guardrails:\n    1. Warning: it writes.\n  Purpose:\n    1. Makes "
+                            "a widget.\n"),
+                     "Makes a widget");
+    ck_assert_str_eq(summed(" \n\t\n:: --"), "");
+    /* no sentence in the bytes indexed: nothing read past them */
+    for (size_t i = 0; i < 3 * GW_TOOLSEARCH_TEXT_MAX; i++)
+        headings[i] = "1.\n"[i % 3];
+    ck_assert_str_eq(summed(headings), "");
+    free(headings);
 }
 END_TEST
 
@@ -694,12 +727,16 @@ START_TEST(test_payload)
     whole(ix);
     put(cat, "notes", "remember_fact", "Remember a fact for later.", "send_email",
         "Send an email to an email address or a phone.", "create_label", "Create a label.",
-        "create_receipt", "Create a receipt.", NULL);
+        "create_receipt", "Create a receipt.", "close_pull_request",
+        "Closes a pull request (PR) without merging it.", "close_issue", "Closes an issue.", NULL);
     ck_assert_str_eq(first(ix, cat, "remember that Alice prefers email over phone calls", 0),
                      "remember_fact");
     ck_assert_str_eq(first(ix, cat, "add a 'Receipts' label", 0), "create_label");
-    /* "that" before a noun is a determiner's: no payload */
+    /* "that" before a noun is a determiner's, before an acronym too; a
+     * quote never closed is none */
     ck_assert_str_eq(first(ix, cat, "send that email", 0), "send_email");
+    ck_assert_str_eq(first(ix, cat, "close that PR", 0), "close_pull_request");
+    ck_assert_str_eq(first(ix, cat, "'send email", 0), "send_email");
     gw_toolsearch_free(ix);
     gw_catalog_free(cat);
 }
@@ -816,6 +853,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_question);
     tcase_add_test(tc, test_compounds);
     tcase_add_test(tc, test_summary);
+    tcase_add_test(tc, test_summary_text);
     tcase_add_test(tc, test_verbs);
     tcase_add_test(tc, test_payload);
     tcase_add_test(tc, test_phrasal);
