@@ -476,7 +476,7 @@ size_t gw_toolsearch_synonyms(const char *w, const char **out, double *weight, s
 /* The bytes of the letter at p (before `end`), 0 if none: an ASCII
  * letter, or a 2- or 3-byte UTF-8 character, as the tokenizer reads them;
  * a 4-byte one is taken for a symbol (the emoji of a heading). */
-static size_t letter_at(const char *p, const char *end)
+static inline size_t letter_at(const char *p, const char *end)
 {
     unsigned char c = (unsigned char)*p;
     size_t n = c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 1;
@@ -510,8 +510,13 @@ static bool letters_after(const char *p, const char *end)
 
 static const char *skip(const char *p, const char *end, const char *set)
 {
-    while (p < end && *p != '\0' && strchr(set, *p) != NULL)
-        p++;
+    for (; p < end; p++) {
+        const char *c = set;
+        while (*c != '\0' && *c != *p)
+            c++;
+        if (*c == '\0')
+            break;
+    }
     return p;
 }
 
