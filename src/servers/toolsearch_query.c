@@ -86,17 +86,22 @@ struct qwords {
     size_t n;
 };
 
-static void query_word(const char *w, void *arg)
+/* Asks for `w` at `wt`, unless the query already asks for it (at the
+ * weight it was asked for first) or holds as many words as it may. */
+static void add_word(struct qwords *q, const char *w, double wt)
 {
-    struct qwords *q = arg;
-
     for (size_t i = 0; i < q->n; i++)
         if (strcmp(q->v[i].w, w) == 0)
             return;
     if (q->n < GW_TOOLSEARCH_TERMS_MAX) {
         snprintf(q->v[q->n].w, sizeof q->v[0].w, "%s", w);
-        q->v[q->n++].wt = 1.0;
+        q->v[q->n++].wt = wt;
     }
+}
+
+static void query_word(const char *w, void *arg)
+{
+    add_word(arg, w, 1.0);
 }
 
 /* A request's payload: what it says to store, send or name rather than
@@ -170,12 +175,7 @@ static void payload_split(const char *query, char *ask, char *pay)
 
 static void payload_word(const char *w, void *arg)
 {
-    struct qwords *q = arg;
-    size_t before = q->n;
-
-    query_word(w, q);
-    if (q->n > before)
-        q->v[before].wt = W.payload;
+    add_word(arg, w, W.payload);
 }
 
 /* A compound the query writes apart ("roll back", "sign-in") that the
@@ -239,12 +239,9 @@ static void path_words(const char *query, struct qwords *q)
         p += strspn(p, " \t\r\n");
         n = strcspn(p, " \t\r\n");
         k = path_kind(p, n);
-        if (k != 0 && !seen[k] && q->n < GW_TOOLSEARCH_TERMS_MAX) {
-            size_t before = q->n;
+        if (k != 0 && !seen[k]) {
             seen[k] = true;
-            query_word(word[k], q);
-            if (q->n > before)
-                q->v[before].wt = W.path;
+            add_word(q, word[k], W.path);
         }
         p += n;
     }
@@ -277,12 +274,8 @@ static void question_words(const char *query, struct qwords *q)
 
     if (!question(query))
         return;
-    for (size_t i = 0; i < sizeof word / sizeof *word && q->n < GW_TOOLSEARCH_TERMS_MAX; i++) {
-        size_t before = q->n;
-        query_word(word[i], q);
-        if (q->n > before)
-            q->v[before].wt = W.ask;
-    }
+    for (size_t i = 0; i < sizeof word / sizeof *word; i++)
+        add_word(q, word[i], W.ask);
 }
 
 static void scratch_fit(struct gw_toolsearch *ix)
@@ -637,6 +630,9 @@ size_t gw_toolsearch_query(struct gw_toolsearch *ix, const struct gw_catalog *ca
     bool all = toolsets_csv == NULL || toolsets_csv[strspn(toolsets_csv, ",")] == '\0';
     bool bare = flags & GW_TOOLSEARCH_NO_SYNONYMS;
     char qname[GW_TOOLSEARCH_QUERY_MAX + 1];
+    /* what the query asks and its payload (payload_split), but bare */
+    char ask[GW_TOOLSEARCH_QUERY_MAX + 1], pay[GW_TOOLSEARCH_QUERY_MAX + 1];
+    const char *asked = query;
     struct qwords q = {0};
     uint32_t as;
     size_t ncand, nout = 0, qlen;
@@ -651,18 +647,15 @@ size_t gw_toolsearch_query(struct gw_toolsearch *ix, const struct gw_catalog *ca
         avg[f] = ix->live && ix->lensum[f] > 0 ? ix->lensum[f] / (double)ix->live : 1.0;
     for (size_t i = 0; i < ix->nsegs; i++)
         ix->segs[i]->allowed = all || gw_csv_has(toolsets_csv, ix->segs[i]->name);
-    if (bare) {
-        gw_toolsearch_tokens(query, strlen(query), query_word, &q);
-        gw_toolsearch_compounds(query, strlen(query), compound_word,
-                                &(struct compound_arg){.ix = ix, .q = &q});
-    } else {
-        char ask[GW_TOOLSEARCH_QUERY_MAX + 1], pay[GW_TOOLSEARCH_QUERY_MAX + 1];
+    if (!bare) {
         payload_split(query, ask, pay);
-        gw_toolsearch_tokens(ask, strlen(ask), query_word, &q);
-        gw_toolsearch_tokens(pay, strlen(pay), payload_word, &q);
-        gw_toolsearch_compounds(ask, strlen(ask), compound_word,
-                                &(struct compound_arg){.ix = ix, .q = &q});
+        asked = ask;
     }
+    gw_toolsearch_tokens(asked, strlen(asked), query_word, &q);
+    if (!bare)
+        gw_toolsearch_tokens(pay, strlen(pay), payload_word, &q);
+    gw_toolsearch_compounds(asked, strlen(asked), compound_word,
+                            &(struct compound_arg){.ix = ix, .q = &q});
     if (!bare)
         path_words(query, &q);
     if (!bare)
